@@ -1,0 +1,1 @@
+//! `pmfedit-bake`: the map compiler and the `pmfc` command line.

@@ -1,0 +1,7 @@
+//! File formats: bounded binary I/O, LZ4 frames, and the PlatinumSrc formats built on them.
+
+pub mod bin;
+pub mod lz4f;
+pub mod paf;
+pub mod pmf;
+pub mod ptf;

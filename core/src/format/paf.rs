@@ -1,0 +1,1 @@
+//! PAF archives (see shared/spec/PAF.md).

@@ -1,0 +1,1 @@
+//! PTF textures (see shared/spec/PTF.md).

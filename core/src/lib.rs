@@ -1,0 +1,5 @@
+//! `pmfedit-core`: the editable map model and the PlatinumSrc file formats.
+//!
+//! No GUI and no threads live here (see `ARCHITECTURE.md`).
+
+pub mod format;

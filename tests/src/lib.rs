@@ -1,0 +1,1 @@
+//! Test-side builders for golden files and cross-crate tests.
