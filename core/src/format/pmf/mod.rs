@@ -1,7 +1,16 @@
 //! PMF 0.0 compiled maps (seed 000 and shared/spec/PMF-NOTES.md).
+//!
+//! [`read`] and [`write`] convert between bytes and [`File`]; `read.rs` and `write.rs` mirror each
+//! other record by record.
 
 pub mod entity;
 pub mod error;
+pub mod read;
 pub mod strings;
+pub mod types;
+pub mod write;
 
 pub use error::{WriteError, WriteResult};
+pub use read::read;
+pub use types::*;
+pub use write::write;
