@@ -1,1 +1,3 @@
 //! `pmfedit-bake`: the map compiler and the `pmfc` command line.
+
+pub mod inspect;

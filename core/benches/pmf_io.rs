@@ -1,1 +1,226 @@
-fn main() {}
+//! PMF write/read throughput on a generated 64-chunk map, and our LZ4 frames against the `lz4`
+//! command-line tool on the same uncompressed bytes. Prints figures; no targets are asserted.
+//!
+//! `cargo bench -p pmfedit-core --bench pmf_io`
+
+use std::io::Write as _;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use pmfedit_core::format::bin::Reader;
+use pmfedit_core::format::lz4f;
+use pmfedit_core::format::pmf::{
+    self, Chunk, ChunkClient, ChunkCommon, ChunkServer, ClientCube, ClientGeometry, ClientGeometryCube, Cube, CubeKind,
+    File, GeometryCube, GridSize, Level, Lightmap, Material, ParentCube, ServerCube, Vertex,
+};
+
+/// A deterministic 4×4×4-chunk map: each chunk is a two-level octree with about half of its 64
+/// small cubes solid, every solid cube with six quads, and a 32×32 lightmap.
+fn generate() -> File {
+    let grid = GridSize { y: 4, x: 4, z: 4 };
+    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+    let mut rand = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let chunks = (0..grid.len())
+        .map(|_| {
+            let mut cubes = vec![Cube { kind: CubeKind::Parent(ParentCube::default()), ..Cube::default() }];
+            let mut client = vec![ClientCube::default()];
+            let mut vertices = Vec::new();
+            let mut root_children = [None; 8];
+            for child in &mut root_children {
+                *child = Some(cubes.len() as u32);
+                let parent_at = cubes.len();
+                cubes.push(Cube { kind: CubeKind::Parent(ParentCube::default()), ..Cube::default() });
+                client.push(ClientCube::default());
+                let mut kids = [None; 8];
+                for kid in &mut kids {
+                    if rand() % 2 == 0 {
+                        continue;
+                    }
+                    *kid = Some(cubes.len() as u32);
+                    cubes.push(Cube {
+                        kind: CubeKind::Geometry(GeometryCube { material: (rand() % 2) as u8, ..Default::default() }),
+                        ..Cube::default()
+                    });
+                    let first_vertex = vertices.len() as u32;
+                    for q in 0..24 {
+                        let f = (rand() % 1000) as f32 / 100.0;
+                        vertices.push(Vertex { position: [f, f + 1.0, q as f32], uv: [f, 1.0], lightmap_uv: [0.5, f / 10.0] });
+                    }
+                    client.push(ClientCube {
+                        geometry: ClientGeometry::Geometry(ClientGeometryCube { lightmap: 0, first_vertex, faces: 0x3F }),
+                        ..ClientCube::default()
+                    });
+                }
+                cubes[parent_at].kind = CubeKind::Parent(ParentCube { children: kids });
+            }
+            cubes[0].kind = CubeKind::Parent(ParentCube { children: root_children });
+            let luxels = (0..Lightmap::byte_len(5)).map(|i| ((i * 31 + (rand() % 8) as usize) % 256) as u8).collect();
+            let n = cubes.len();
+            Chunk {
+                common: ChunkCommon {
+                    used_materials: vec!["stone".into(), "grass".into()],
+                    used_physics_materials: vec!["rock".into()],
+                    used_sound_materials: vec!["0".into()],
+                    cubes,
+                    ..ChunkCommon::default()
+                },
+                client: ChunkClient {
+                    lightmaps: vec![Lightmap { size_exp: 5, luxels }],
+                    vertices,
+                    cubes: client,
+                    ..ChunkClient::default()
+                },
+                server: ChunkServer { cubes: vec![ServerCube::default(); n], ..ChunkServer::default() },
+            }
+        })
+        .collect();
+    let mut level = Level { chunk_size_exp: 4, grid, chunks, ..Level::default() };
+    level.common.materials = ["stone", "grass"].iter().map(|n| Material { name: n.to_string(), ..Default::default() }).collect();
+    level.client.materials = vec![Default::default(); 2];
+    File { levels: vec![level], ..File::default() }
+}
+
+/// The decompressed bytes of every LZ4 block in the file, concatenated (walks the level layout).
+fn uncompressed_blocks(bytes: &[u8]) -> Vec<u8> {
+    let mut r = Reader::new(bytes, "bench");
+    r.skip(12).unwrap();
+    for _ in 0..4 {
+        r.cstr().unwrap();
+    }
+    let gamemodes = r.u8().unwrap();
+    for _ in 0..gamemodes {
+        r.cstr().unwrap();
+    }
+    let n = r.u32().unwrap() as usize;
+    r.skip(n).unwrap();
+    let n = r.u32().unwrap() as usize;
+    r.skip(n).unwrap();
+    let ext = r.u16().unwrap() as usize;
+    let sizes: Vec<usize> = (0..ext).map(|_| r.u32().unwrap() as usize).collect();
+    for s in sizes {
+        r.skip(s).unwrap();
+    }
+    let levels = r.u8().unwrap() as usize;
+    let sizes: Vec<usize> = (0..levels).map(|_| r.u32().unwrap() as usize).collect();
+    let mut out = Vec::new();
+    let mut frame = |r: &mut Reader<'_>, compressed: u32, decompressed: u32| {
+        let sub = r.sub_same(compressed as usize).unwrap();
+        out.extend(lz4f::decompress(&sub, decompressed.into()).unwrap());
+    };
+    for s in sizes {
+        let mut l = r.sub_same(s).unwrap();
+        l.u8().unwrap();
+        let sz: Vec<u32> = (0..6).map(|_| l.u32().unwrap()).collect();
+        for k in 0..3 {
+            frame(&mut l, sz[k], sz[k + 3]);
+        }
+        l.u8().unwrap();
+        let grid = GridSize::from_bits(l.u32().unwrap());
+        l.u32().unwrap();
+        let chunk_sizes: Vec<u32> = (0..grid.len() * 6).map(|_| l.u32().unwrap()).collect();
+        for c in chunk_sizes.chunks(6) {
+            for k in 0..3 {
+                frame(&mut l, c[k], c[k + 3]);
+            }
+        }
+    }
+    out
+}
+
+fn time<T>(min: Duration, mut f: impl FnMut() -> T) -> (Duration, u32) {
+    let start = Instant::now();
+    let mut n = 0;
+    while start.elapsed() < min || n < 3 {
+        std::hint::black_box(f());
+        n += 1;
+    }
+    (start.elapsed() / n, n)
+}
+
+fn mb_s(bytes: usize, d: Duration) -> f64 {
+    bytes as f64 / d.as_secs_f64() / 1e6
+}
+
+/// Runs `lz4 args` with `input` on stdin `reps` times; the mean time per run.
+fn lz4_cli(args: &[&str], input: &[u8], reps: u32) -> Option<Duration> {
+    let start = Instant::now();
+    for _ in 0..reps {
+        let mut child =
+            Command::new("lz4").args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().ok()?;
+        let mut stdin = child.stdin.take()?;
+        let input = input.to_vec();
+        let writer = std::thread::spawn(move || stdin.write_all(&input));
+        let out = child.wait_with_output().ok()?;
+        writer.join().ok()?.ok()?;
+        if !out.status.success() {
+            return None;
+        }
+    }
+    Some(start.elapsed() / reps)
+}
+
+fn main() {
+    let file = generate();
+    let bytes = pmf::write(&file).expect("generated map writes");
+    let raw = uncompressed_blocks(&bytes);
+    let min = Duration::from_millis(1500);
+    println!("generated map: 64 chunks, {} bytes compressed, {} bytes uncompressed", bytes.len(), raw.len());
+
+    let (w, n) = time(min, || pmf::write(&file).unwrap());
+    println!("pmf write: {:>8.2} ms  {:>7.1} MB/s (uncompressed)  [{n} runs]", w.as_secs_f64() * 1e3, mb_s(raw.len(), w));
+    let (r, n) = time(min, || pmf::read(&bytes).unwrap());
+    println!("pmf read:  {:>8.2} ms  {:>7.1} MB/s (uncompressed)  [{n} runs]", r.as_secs_f64() * 1e3, mb_s(raw.len(), r));
+
+    let (c, _) = time(min, || lz4f::compress(&raw));
+    let frame = lz4f::compress(&raw);
+    let (d, _) = time(min, || lz4f::decompress(&Reader::new(&frame, "bench"), raw.len() as u64).unwrap());
+    println!(
+        "ours  lz4 frame: compress {:>7.1} MB/s, decompress {:>7.1} MB/s, ratio {:.3}",
+        mb_s(raw.len(), c),
+        mb_s(raw.len(), d),
+        frame.len() as f64 / raw.len() as f64
+    );
+    // The CLI pays process start-up; a 1×-input run with empty input measures that and is subtracted.
+    let reps = 20;
+    match (lz4_cli(&["-1", "-c"], &raw, reps), lz4_cli(&["-1", "-c"], b"", reps)) {
+        (Some(tc), Some(t0)) => {
+            let theirs_c = tc.saturating_sub(t0).max(Duration::from_micros(1));
+            let cli_frame = Command::new("sh")
+                .arg("-c")
+                .arg("lz4 -1 -c")
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .spawn()
+                .ok()
+                .and_then(|mut ch| {
+                    let mut stdin = ch.stdin.take()?;
+                    let input = raw.clone();
+                    let w = std::thread::spawn(move || stdin.write_all(&input));
+                    let out = ch.wait_with_output().ok()?;
+                    w.join().ok()?.ok()?;
+                    Some(out.stdout)
+                })
+                .unwrap_or_default();
+            let theirs_d = lz4_cli(&["-d", "-c"], &cli_frame, reps)
+                .map(|t| t.saturating_sub(t0).max(Duration::from_micros(1)));
+            println!(
+                "lz4 CLI   frame: compress {:>7.1} MB/s, decompress {:>7.1} MB/s, ratio {:.3} (start-up {:.2} ms subtracted)",
+                mb_s(raw.len(), theirs_c),
+                theirs_d.map_or(f64::NAN, |t| mb_s(raw.len(), t)),
+                cli_frame.len() as f64 / raw.len() as f64,
+                t0.as_secs_f64() * 1e3
+            );
+            println!(
+                "ours/theirs: compress {:.2}×, decompress {:.2}×",
+                theirs_c.as_secs_f64() / c.as_secs_f64(),
+                theirs_d.map_or(f64::NAN, |t| t.as_secs_f64() / d.as_secs_f64())
+            );
+        }
+        _ => println!("lz4 command-line tool not found (apt-get install lz4): no comparison"),
+    }
+}

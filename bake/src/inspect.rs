@@ -1,0 +1,323 @@
+//! `pmfc inspect`: a summary of a `.pmf` file, as text or JSON.
+
+use serde::Serialize;
+
+use pmfedit_core::format::paf;
+use pmfedit_core::format::pmf::{self, ClientGeometry, CubeKind};
+
+/// Everything `pmfc inspect` prints.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Summary {
+    pub name: String,
+    pub description: String,
+    pub authors: String,
+    pub compiler_info: String,
+    pub creation_time: u64,
+    pub gamemodes: Vec<String>,
+    pub extensions: usize,
+    pub global_entities: Vec<EntitySummary>,
+    pub levels: Vec<LevelSummary>,
+    pub archive: Option<Vec<ArchiveEntry>>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct LevelSummary {
+    pub flags: u8,
+    pub chunk_edge: u32,
+    /// Chunk counts (x, y, z).
+    pub grid: [u16; 3],
+    /// Center chunk (x, y, z).
+    pub center_chunk: [u16; 3],
+    pub materials: Vec<String>,
+    pub physics_materials: Vec<String>,
+    pub sound_materials: usize,
+    pub environments: EnvironmentCounts,
+    pub entities: Vec<EntitySummary>,
+    pub totals: ChunkSummary,
+    pub chunks: Vec<ChunkSummary>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+pub struct EnvironmentCounts {
+    pub sound: usize,
+    pub weather: usize,
+    pub sky: usize,
+    pub gravity: usize,
+}
+
+/// Per-chunk counts (also used for level totals, where `index` is `None`).
+#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+pub struct ChunkSummary {
+    /// (x, y, z)
+    pub index: Option<[u16; 3]>,
+    pub cubes_empty: usize,
+    pub cubes_parent: usize,
+    pub cubes_geometry: usize,
+    pub cubes_ext_geometry: usize,
+    pub faces: usize,
+    pub triangles: usize,
+    pub vertices: usize,
+    pub lightmaps: usize,
+    pub luxels: usize,
+    pub dynamic_lights: usize,
+    pub fast_lights: usize,
+    pub visibility_cubes: usize,
+    pub lit_cubes: usize,
+    pub pathfinding_cubes: usize,
+    pub environment_regions: usize,
+    pub load_regions: usize,
+    pub entities: usize,
+}
+
+impl ChunkSummary {
+    fn add(&mut self, o: &ChunkSummary) {
+        self.cubes_empty += o.cubes_empty;
+        self.cubes_parent += o.cubes_parent;
+        self.cubes_geometry += o.cubes_geometry;
+        self.cubes_ext_geometry += o.cubes_ext_geometry;
+        self.faces += o.faces;
+        self.triangles += o.triangles;
+        self.vertices += o.vertices;
+        self.lightmaps += o.lightmaps;
+        self.luxels += o.luxels;
+        self.dynamic_lights += o.dynamic_lights;
+        self.fast_lights += o.fast_lights;
+        self.visibility_cubes += o.visibility_cubes;
+        self.lit_cubes += o.lit_cubes;
+        self.pathfinding_cubes += o.pathfinding_cubes;
+        self.environment_regions += o.environment_regions;
+        self.load_regions += o.load_regions;
+        self.entities += o.entities;
+    }
+
+    fn is_all_air(&self) -> bool {
+        self.cubes_geometry + self.cubes_ext_geometry + self.entities + self.load_regions + self.environment_regions
+            == 0
+    }
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct EntitySummary {
+    pub name: String,
+    pub kind: String,
+    pub position: Option<[f32; 3]>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ArchiveEntry {
+    pub path: String,
+    pub kind: String,
+    pub size: u64,
+    pub target: Option<String>,
+}
+
+fn entities(list: &[pmf::entity::Entity]) -> Vec<EntitySummary> {
+    list.iter()
+        .map(|e| EntitySummary { name: e.name.clone(), kind: e.data.type_name().to_owned(), position: e.data.position() })
+        .collect()
+}
+
+fn chunk_summary(index: pmf::ChunkIndex, c: &pmf::Chunk) -> ChunkSummary {
+    let mut s = ChunkSummary { index: Some([index.x, u16::from(index.y), index.z]), ..ChunkSummary::default() };
+    for (cube, client) in c.common.cubes.iter().zip(&c.client.cubes) {
+        match cube.kind {
+            CubeKind::Empty => s.cubes_empty += 1,
+            CubeKind::Parent(_) => s.cubes_parent += 1,
+            CubeKind::Geometry(_) => s.cubes_geometry += 1,
+            CubeKind::ExtGeometry(_) => s.cubes_ext_geometry += 1,
+        }
+        match &client.geometry {
+            ClientGeometry::None => {}
+            ClientGeometry::Geometry(g) => {
+                let faces = (g.faces & 0x3F).count_ones() as usize;
+                s.faces += faces;
+                s.triangles += 2 * faces;
+            }
+            ClientGeometry::ExtGeometry(g) => {
+                s.faces += g.triangle_counts.iter().filter(|&&n| n > 0).count();
+                s.triangles += g.triangle_counts.iter().map(|&n| usize::from(n)).sum::<usize>();
+            }
+        }
+        s.visibility_cubes += usize::from(cube.visibility.is_some());
+        s.lit_cubes += usize::from(client.lighting.is_some());
+    }
+    s.pathfinding_cubes = c.server.cubes.iter().filter(|c| c.pathfinding.is_some()).count();
+    s.vertices = c.client.vertices.len();
+    s.lightmaps = c.client.lightmaps.len();
+    s.luxels = c.client.lightmaps.iter().map(|l| l.edge() * l.edge()).sum();
+    s.dynamic_lights = c.common.dynamic_lights.len();
+    s.fast_lights = c.common.fast_lights.len();
+    s.environment_regions = c.common.weather_regions.len()
+        + c.common.gravity_regions.len()
+        + c.client.sound_regions.len()
+        + c.client.sky_regions.len();
+    s.load_regions = c.server.load_regions.len();
+    s.entities = c.server.entities.len();
+    s
+}
+
+/// Summarises a parsed file. The embedded archive is parsed too; an archive error is returned.
+pub fn summarize(file: &pmf::File) -> Result<Summary, paf::PafError> {
+    let levels = file
+        .levels
+        .iter()
+        .map(|l| {
+            let chunks: Vec<ChunkSummary> =
+                l.chunks.iter().enumerate().map(|(i, c)| chunk_summary(l.grid.index_of(i), c)).collect();
+            let mut totals = ChunkSummary::default();
+            for c in &chunks {
+                totals.add(c);
+            }
+            LevelSummary {
+                flags: l.flags,
+                chunk_edge: 1 << l.chunk_size_exp,
+                grid: [l.grid.x, l.grid.y, l.grid.z],
+                center_chunk: [l.center_chunk.x, u16::from(l.center_chunk.y), l.center_chunk.z],
+                materials: l.common.materials.iter().map(|m| m.name.clone()).collect(),
+                physics_materials: l.common.physics_materials.iter().map(|m| m.name.clone()).collect(),
+                sound_materials: l.common.sound_materials.len(),
+                environments: EnvironmentCounts {
+                    sound: l.client.sound_environments.len(),
+                    weather: l.common.weather_environments.len(),
+                    sky: l.client.sky_environments.len(),
+                    gravity: l.common.gravity_environments.len(),
+                },
+                entities: entities(&l.server.entities),
+                totals,
+                chunks,
+            }
+        })
+        .collect();
+    let archive = if file.archive.is_empty() {
+        None
+    } else {
+        let a = paf::Archive::from_bytes(&file.archive)?;
+        Some(archive_listing(&a))
+    };
+    Ok(Summary {
+        name: file.header.name.clone(),
+        description: file.header.description.clone(),
+        authors: file.header.authors.clone(),
+        compiler_info: file.header.compiler_info.clone(),
+        creation_time: file.header.creation_time,
+        gamemodes: file.header.gamemodes.clone(),
+        extensions: file.extensions.len(),
+        global_entities: entities(&file.entities),
+        levels,
+        archive,
+    })
+}
+
+/// The listing of a PAF archive, for `inspect` and `paf list`.
+pub fn archive_listing(a: &paf::Archive) -> Vec<ArchiveEntry> {
+    a.listing()
+        .into_iter()
+        .map(|e| ArchiveEntry { path: e.path, kind: e.kind.to_string(), size: e.size, target: e.target })
+        .collect()
+}
+
+/// Renders the summary as text. Chunks that hold only air are folded into one line per level.
+pub fn render_text(s: &Summary) -> String {
+    use std::fmt::Write as _;
+    let mut o = String::new();
+    let _ = writeln!(o, "name:          {}", s.name);
+    let _ = writeln!(o, "description:   {}", s.description);
+    let _ = writeln!(o, "authors:       {}", s.authors);
+    let _ = writeln!(o, "compiler:      {}", s.compiler_info);
+    let _ = writeln!(o, "created:       {} (unix seconds)", s.creation_time);
+    let _ = writeln!(o, "gamemodes:     {}", if s.gamemodes.is_empty() { "-".into() } else { s.gamemodes.join(", ") });
+    let _ = writeln!(o, "extensions:    {}", s.extensions);
+    let _ = writeln!(o, "levels:        {}", s.levels.len());
+    for (i, l) in s.levels.iter().enumerate() {
+        let _ = writeln!(o, "\nlevel {i}:");
+        let _ = writeln!(o, "  flags:        0x{:02x}", l.flags);
+        let _ = writeln!(o, "  chunk edge:   {} units", l.chunk_edge);
+        let _ = writeln!(
+            o,
+            "  chunk grid:   {}×{}×{} (x×y×z), center chunk x{} y{} z{}",
+            l.grid[0], l.grid[1], l.grid[2], l.center_chunk[0], l.center_chunk[1], l.center_chunk[2]
+        );
+        let _ = writeln!(o, "  materials:    {} [{}]", l.materials.len(), l.materials.join(", "));
+        let _ = writeln!(o, "  physics mats: {} [{}]", l.physics_materials.len(), l.physics_materials.join(", "));
+        let _ = writeln!(o, "  sound mats:   {}", l.sound_materials);
+        let e = &l.environments;
+        let _ = writeln!(o, "  environments: sound {}, weather {}, sky {}, gravity {}", e.sound, e.weather, e.sky, e.gravity);
+        let t = &l.totals;
+        let _ = writeln!(
+            o,
+            "  cubes:        {} empty, {} parent, {} geometry, {} extended geometry",
+            t.cubes_empty, t.cubes_parent, t.cubes_geometry, t.cubes_ext_geometry
+        );
+        let _ = writeln!(o, "  faces:        {} ({} triangles), {} vertices", t.faces, t.triangles, t.vertices);
+        let _ = writeln!(o, "  lightmaps:    {} ({} luxels)", t.lightmaps, t.luxels);
+        let _ = writeln!(o, "  lights:       {} dynamic, {} fast", t.dynamic_lights, t.fast_lights);
+        let _ = writeln!(
+            o,
+            "  air data:     {} with visibility, {} lit, {} with pathfinding",
+            t.visibility_cubes, t.lit_cubes, t.pathfinding_cubes
+        );
+        let _ = writeln!(o, "  regions:      {} environment, {} load", t.environment_regions, t.load_regions);
+        let _ = writeln!(o, "  entities:     {} level-wide, {} in chunks", l.entities.len(), t.entities);
+        for e in &l.entities {
+            let _ = writeln!(o, "    {}", entity_line(e));
+        }
+        let _ = writeln!(o, "  chunks:");
+        let air = l.chunks.iter().filter(|c| c.is_all_air()).count();
+        for c in l.chunks.iter().filter(|c| !c.is_all_air()) {
+            let [x, y, z] = c.index.unwrap_or_default();
+            let _ = writeln!(
+                o,
+                "    x{x} y{y} z{z}: cubes {}/{}/{}/{} (empty/parent/geo/ext), {} faces, {} tris, {} verts, {} lightmaps ({} luxels), {} dyn, {} fast lights, {} entities",
+                c.cubes_empty,
+                c.cubes_parent,
+                c.cubes_geometry,
+                c.cubes_ext_geometry,
+                c.faces,
+                c.triangles,
+                c.vertices,
+                c.lightmaps,
+                c.luxels,
+                c.dynamic_lights,
+                c.fast_lights,
+                c.entities
+            );
+        }
+        if air > 0 {
+            let _ = writeln!(o, "    ({air} chunks of air only)");
+        }
+    }
+    let _ = writeln!(o, "\nglobal entities: {}", s.global_entities.len());
+    for e in &s.global_entities {
+        let _ = writeln!(o, "  {}", entity_line(e));
+    }
+    match &s.archive {
+        None => {
+            let _ = writeln!(o, "\nembedded archive: none");
+        }
+        Some(entries) => {
+            let _ = writeln!(o, "\nembedded archive: {} entries", entries.len());
+            o.push_str(&render_listing(entries, "  "));
+        }
+    }
+    o
+}
+
+fn entity_line(e: &EntitySummary) -> String {
+    match e.position {
+        Some([x, y, z]) => format!("{} \"{}\" at ({x}, {y}, {z})", e.kind, e.name),
+        None => format!("{} \"{}\"", e.kind, e.name),
+    }
+}
+
+/// One line per archive entry.
+pub fn render_listing(entries: &[ArchiveEntry], indent: &str) -> String {
+    let mut o = String::new();
+    for e in entries {
+        match (&e.target, e.kind.as_str()) {
+            (Some(t), _) => o.push_str(&format!("{indent}{:<5} {:>10}  {} -> {t}\n", e.kind, "", e.path)),
+            (None, "dir") => o.push_str(&format!("{indent}{:<5} {:>10}  {}/\n", e.kind, "", e.path)),
+            (None, _) => o.push_str(&format!("{indent}{:<5} {:>10}  {}\n", e.kind, e.size, e.path)),
+        }
+    }
+    o
+}
