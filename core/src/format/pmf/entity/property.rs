@@ -23,7 +23,7 @@ use crate::format::bin::{ReadResult, Reader};
 use crate::format::pmf::error::WriteResult;
 use crate::format::pmf::strings::StringTable;
 
-/// A property value: dimensions and typed values.
+/// A property value: dimensions and typed values (row-major, last dimension fastest).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct PropertyData {
     /// Length of each dimension; empty for a scalar.
@@ -39,6 +39,9 @@ pub enum PropertyValues {
     /// Type 0: no value.
     #[default]
     None,
+    /// Type 1. A scalar bool is one byte, 0 or 1 (other bytes are read errors); the bools of an
+    /// array are a bitmap of `ceil(n / 8)` bytes, value `i` in bit `i % 8` (LSB first) of byte
+    /// `i / 8`, unused high bits of the last byte 0.
     Bool(Vec<bool>),
     I8(Vec<i8>),
     I16(Vec<i16>),
