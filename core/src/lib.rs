@@ -3,3 +3,4 @@
 //! No GUI and no threads live here (see `ARCHITECTURE.md`).
 
 pub mod format;
+pub mod map;

@@ -1,0 +1,1 @@
+//! Materials, physics and sound materials, environments, regions, lights and entities. STUB.
