@@ -7,7 +7,9 @@
 //! - Every read is bounds-checked by [`Reader`]; every level is parsed inside a sub-reader of exactly
 //!   its declared size and must consume it exactly; so must every decompressed block.
 //! - Every count is checked with [`Reader::count`] against the bytes that are left, using the
-//!   smallest encoding of one element, before anything is allocated. Forged counts fail fast.
+//!   smallest encoding of one element, before anything is allocated. Forged counts fail fast, and
+//!   no list is given more than a few thousand elements of capacity up front (records in memory are
+//!   larger than their encoding), so memory grows only with what is actually parsed.
 //! - LZ4 blocks go through [`lz4f::decompress`]: declared sizes are capped at 1 GiB and the output
 //!   must be exactly the declared size (PMF-NOTES L1, L5).
 //! - No input can make this module panic: no unchecked indexing, no unchecked arithmetic on values
@@ -83,6 +85,16 @@ mod min {
     pub const U32: usize = 4;
 }
 
+/// Most elements any list gets allocated up front. [`Reader::count`] bounds a count by the bytes
+/// left, but a record in memory can be much larger than its smallest encoding (a 1-byte empty cube
+/// becomes a ~200-byte [`Cube`]), so capacity beyond this grows only with records actually parsed.
+const MAX_PREALLOC: usize = 4096;
+
+/// An empty vector with room for `n` elements, at most [`MAX_PREALLOC`].
+fn alloc<T>(n: usize) -> Vec<T> {
+    Vec::with_capacity(n.min(MAX_PREALLOC))
+}
+
 /// The "has lighting / pathfinding data" bits of a common cube: they announce data stored in the
 /// client and server chunk blocks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -121,11 +133,11 @@ fn read_current(bytes: &[u8]) -> ReadResult<File> {
 
     let ext_count = r.u16()?;
     let n = r.count(ext_count.into(), min::U32, "extension sizes")?;
-    let mut ext_sizes = Vec::with_capacity(n);
+    let mut ext_sizes = alloc(n);
     for _ in 0..n {
         ext_sizes.push(r.u32()?);
     }
-    let mut extensions = Vec::with_capacity(n);
+    let mut extensions = alloc(n);
     for size in ext_sizes {
         extensions.push(r.bytes(size as usize)?.to_vec());
     }
@@ -136,11 +148,11 @@ fn read_current(bytes: &[u8]) -> ReadResult<File> {
         return Err(r.invalid_at(at, "level count is 0 (a file has at least one level)"));
     }
     let n = r.count(level_count.into(), min::U32, "level sizes")?;
-    let mut level_sizes = Vec::with_capacity(n);
+    let mut level_sizes = alloc(n);
     for _ in 0..n {
         level_sizes.push(r.u32()?);
     }
-    let mut levels = Vec::with_capacity(n);
+    let mut levels = alloc(n);
     for (i, size) in level_sizes.into_iter().enumerate() {
         let mut lr = r.sub(size as usize, format!("level {i}"))?;
         levels.push(read_level(&mut lr, i)?);
@@ -173,7 +185,7 @@ pub(crate) fn read_header(r: &mut Reader<'_>) -> ReadResult<Header> {
     if usize::from(count) > MAX_GAMEMODES {
         return Err(r.invalid_at(at, format!("{count} gamemodes (at most {MAX_GAMEMODES})")));
     }
-    let mut gamemodes = Vec::with_capacity(count.into());
+    let mut gamemodes = alloc(count.into());
     for i in 0..count {
         let at = r.offset();
         let g = r.cstr()?;
@@ -245,7 +257,7 @@ pub(crate) fn read_level(r: &mut Reader<'_>, li: usize) -> ReadResult<Level> {
 
     let total = u64::from(grid.y) * u64::from(grid.x) * u64::from(grid.z);
     let n = r.count(total, min::CHUNK_SIZES, "chunk size records")?;
-    let mut records = Vec::with_capacity(n);
+    let mut records = alloc(n);
     for _ in 0..n {
         let mut rec = [0u32; 6];
         for s in &mut rec {
@@ -253,7 +265,7 @@ pub(crate) fn read_level(r: &mut Reader<'_>, li: usize) -> ReadResult<Level> {
         }
         records.push(rec);
     }
-    let mut chunks = Vec::with_capacity(n);
+    let mut chunks = alloc(n);
     for (i, rec) in records.iter().enumerate() {
         let at = grid.index_of(i);
         chunks.push(read_chunk(r, &format!("{prefix} / chunk {at}"), rec, chunk_size_exp, grid)?);
@@ -305,32 +317,32 @@ pub(crate) fn read_level_common(r: &mut Reader<'_>) -> ReadResult<LevelCommon> {
     let table = StringTable::read(r)?;
     let n = r.u16()?;
     let n = r.count(n.into(), min::MATERIAL, "materials")?;
-    let mut materials = Vec::with_capacity(n);
+    let mut materials = alloc(n);
     for _ in 0..n {
         materials.push(read_material(r, &table)?);
     }
     let n = r.u16()?;
     let n = r.count(n.into(), min::PHYSICS_MATERIAL, "physics materials")?;
-    let mut physics_materials = Vec::with_capacity(n);
+    let mut physics_materials = alloc(n);
     for _ in 0..n {
         physics_materials.push(read_physics_material(r, &table)?);
     }
     let n = r.u16()?;
     let n = r.count(n.into(), min::SOUND_MATERIAL, "sound materials")?;
-    let mut sound_materials = Vec::with_capacity(n);
+    let mut sound_materials = alloc(n);
     for _ in 0..n {
         sound_materials.push(read_sound_material(r)?);
     }
     let air_physics_material = table.read_str(r)?;
     let n = r.u8()?;
     let n = r.count(n.into(), min::WEATHER_ENV, "weather environments")?;
-    let mut weather_environments = Vec::with_capacity(n);
+    let mut weather_environments = alloc(n);
     for _ in 0..n {
         weather_environments.push(read_weather_environment(r, &table)?);
     }
     let n = r.u8()?;
     let n = r.count(n.into(), min::GRAVITY_ENV, "gravity environments")?;
-    let mut gravity_environments = Vec::with_capacity(n);
+    let mut gravity_environments = alloc(n);
     for _ in 0..n {
         gravity_environments.push(read_gravity_environment(r, &table)?);
     }
@@ -353,20 +365,20 @@ pub(crate) fn read_level_client(r: &mut Reader<'_>, material_count: usize) -> Re
     let table = StringTable::read(r)?;
     let n = r.u8()?;
     let n = r.count(n.into(), min::SOUND_ENV, "sound environments")?;
-    let mut sound_environments = Vec::with_capacity(n);
+    let mut sound_environments = alloc(n);
     for _ in 0..n {
         sound_environments.push(read_sound_environment(r, &table)?);
     }
     let n = r.u8()?;
     let n = r.count(n.into(), min::SKY_ENV, "sky environments")?;
-    let mut sky_environments = Vec::with_capacity(n);
+    let mut sky_environments = alloc(n);
     for _ in 0..n {
         sky_environments.push(read_sky_environment(r, &table)?);
     }
     let default_sound = table.read_str(r)?;
     let default_sky = table.read_str(r)?;
     let n = r.count(material_count as u64, min::CLIENT_MATERIAL, "client-side materials")?;
-    let mut materials = Vec::with_capacity(n);
+    let mut materials = alloc(n);
     for _ in 0..n {
         materials.push(read_client_material(r, &table)?);
     }
@@ -439,7 +451,7 @@ pub(crate) fn read_client_material(r: &mut Reader<'_>, t: &StringTable<'_>) -> R
     let texture = t.read_str(r)?;
     let n = r.u8()?;
     let n = r.count(n.into(), min::STRING, "extra textures")?;
-    let mut extra_textures = Vec::with_capacity(n);
+    let mut extra_textures = alloc(n);
     for _ in 0..n {
         extra_textures.push(t.read_str(r)?);
     }
@@ -481,7 +493,7 @@ pub(crate) fn read_sound_material(r: &mut Reader<'_>) -> ReadResult<SoundMateria
 fn read_names(r: &mut Reader<'_>, t: &StringTable<'_>, what: &'static str) -> ReadResult<Vec<String>> {
     let n = r.u8()?;
     let n = r.count(n.into(), min::STRING, what)?;
-    let mut out = Vec::with_capacity(n);
+    let mut out = alloc(n);
     for _ in 0..n {
         out.push(t.read_str(r)?);
     }
@@ -495,7 +507,7 @@ fn read_environment_regions(
 ) -> ReadResult<Vec<EnvironmentRegion>> {
     let n = r.u8()?;
     let n = r.count(n.into(), min::ENV_REGION, what)?;
-    let mut out = Vec::with_capacity(n);
+    let mut out = alloc(n);
     for _ in 0..n {
         out.push(read_environment_region(r, t)?);
     }
@@ -517,13 +529,13 @@ pub(crate) fn read_chunk_common(
     let gravity_regions = read_environment_regions(r, t, "gravity environment regions")?;
     let n = r.u8()?;
     let n = r.count(n.into(), min::DYNAMIC_LIGHT, "dynamic lights")?;
-    let mut dynamic_lights = Vec::with_capacity(n);
+    let mut dynamic_lights = alloc(n);
     for _ in 0..n {
         dynamic_lights.push(read_dynamic_light(r)?);
     }
     let n = r.u8()?;
     let n = r.count(n.into(), min::FAST_LIGHT, "fast lights")?;
-    let mut fast_lights = Vec::with_capacity(n);
+    let mut fast_lights = alloc(n);
     for _ in 0..n {
         fast_lights.push(read_fast_light(r)?);
     }
@@ -533,9 +545,9 @@ pub(crate) fn read_chunk_common(
         return Err(r.invalid_at(at, "cube count is 0 (a chunk has at least its root cube)"));
     }
     let n = r.count(n.into(), min::CUBE, "cubes")?;
-    let mut cubes = Vec::with_capacity(n);
-    let mut headers = Vec::with_capacity(n);
-    let mut offsets = Vec::with_capacity(n);
+    let mut cubes = alloc(n);
+    let mut headers = alloc(n);
+    let mut offsets = alloc(n);
     for _ in 0..n {
         offsets.push(r.offset());
         let (cube, header) = read_cube(r)?;
@@ -571,25 +583,25 @@ pub(crate) fn read_chunk_client(
     let sky_regions = read_environment_regions(r, t, "sky environment regions")?;
     let n = r.u8()?;
     let n = r.count(n.into(), min::LIGHTMAP, "lightmaps")?;
-    let mut lightmaps = Vec::with_capacity(n);
+    let mut lightmaps = alloc(n);
     for _ in 0..n {
         lightmaps.push(read_lightmap(r)?);
     }
     let n = r.u32()?;
     let n = r.count(n.into(), min::VERTEX, "vertices")?;
-    let mut vertices = Vec::with_capacity(n);
+    let mut vertices = alloc(n);
     for _ in 0..n {
         vertices.push(read_vertex(r)?);
     }
-    let mut dynamic_lights = Vec::with_capacity(common.dynamic_lights.len());
+    let mut dynamic_lights = alloc(common.dynamic_lights.len());
     for _ in &common.dynamic_lights {
         dynamic_lights.push(read_client_dynamic_light(r, &lightmaps)?);
     }
-    let mut fast_lights = Vec::with_capacity(common.fast_lights.len());
+    let mut fast_lights = alloc(common.fast_lights.len());
     for _ in &common.fast_lights {
         fast_lights.push(read_client_fast_light(r)?);
     }
-    let mut cubes = Vec::with_capacity(common.cubes.len());
+    let mut cubes = alloc(common.cubes.len());
     for (i, (cube, header)) in common.cubes.iter().zip(headers).enumerate() {
         let at = r.offset();
         let c = read_client_cube(r, &cube.kind, *header)?;
@@ -607,14 +619,14 @@ pub(crate) fn read_chunk_server(r: &mut Reader<'_>, headers: &[CubeHeader], grid
     let table = StringTable::read(r)?;
     let n = r.u8()?;
     let n = r.count(n.into(), min::REGION, "load regions")?;
-    let mut load_regions = Vec::with_capacity(n);
+    let mut load_regions = alloc(n);
     for i in 0..n {
         let at = r.offset();
         let region = read_region(r)?;
         check_region(&region, grid).map_err(|why| r.invalid_at(at, format!("load region {i}: {why}")))?;
         load_regions.push(region);
     }
-    let mut cubes = Vec::with_capacity(headers.len());
+    let mut cubes = alloc(headers.len());
     for h in headers {
         cubes.push(read_server_cube(r, &table, *h)?);
     }
@@ -627,7 +639,7 @@ pub(crate) fn read_region(r: &mut Reader<'_>) -> ReadResult<Region> {
     let min = r.f32s()?;
     let n = r.u32()?;
     let n = r.count(n.into(), min::CHUNK_INDEX, "other active chunks")?;
-    let mut other_chunks = Vec::with_capacity(n);
+    let mut other_chunks = alloc(n);
     for _ in 0..n {
         other_chunks.push(read_chunk_index(r)?);
     }
@@ -667,7 +679,7 @@ pub(crate) fn read_client_dynamic_light(r: &mut Reader<'_>, lightmaps: &[Lightma
     let color = r.array()?;
     let n = r.u8()?;
     let n = r.count(n.into(), min::LIGHTMAP_LAYER, "lightmap layers")?;
-    let mut layers = Vec::with_capacity(n);
+    let mut layers = alloc(n);
     for _ in 0..n {
         let at = r.offset();
         let lightmap = r.u8()?;
@@ -691,7 +703,7 @@ pub(crate) fn read_client_fast_light(r: &mut Reader<'_>) -> ReadResult<ClientFas
     let color = r.array()?;
     let n = r.u32()?;
     let n = r.count(n.into(), min::FAST_LIGHT_RANGE, "fast light vertex ranges")?;
-    let mut ranges = Vec::with_capacity(n);
+    let mut ranges = alloc(n);
     for _ in 0..n {
         let skip = r.u32()?;
         let m = r.u32()?;
@@ -793,7 +805,7 @@ pub(crate) fn read_visibility(r: &mut Reader<'_>) -> ReadResult<Visibility> {
     let cubes = read_u32s(r, "visible cube indices")?;
     let n = r.u32()?;
     let n = r.count(n.into(), min::VISIBLE_CHUNK, "visible chunks")?;
-    let mut chunks = Vec::with_capacity(n);
+    let mut chunks = alloc(n);
     for _ in 0..n {
         let chunk = read_chunk_index(r)?;
         chunks.push(VisibleChunk { chunk, cubes: read_u32s(r, "visible cube indices")? });
@@ -804,7 +816,7 @@ pub(crate) fn read_visibility(r: &mut Reader<'_>) -> ReadResult<Visibility> {
 fn read_u32s(r: &mut Reader<'_>, what: &'static str) -> ReadResult<Vec<u32>> {
     let n = r.u32()?;
     let n = r.count(n.into(), min::U32, what)?;
-    let mut out = Vec::with_capacity(n);
+    let mut out = alloc(n);
     for _ in 0..n {
         out.push(r.u32()?);
     }
@@ -821,7 +833,7 @@ pub(crate) fn read_lighting(r: &mut Reader<'_>) -> ReadResult<CubeLighting> {
 fn read_light_refs(r: &mut Reader<'_>, what: &'static str) -> ReadResult<Vec<LightRef>> {
     let n = r.u8()?;
     let n = r.count(n.into(), min::LIGHT_REF, what)?;
-    let mut out = Vec::with_capacity(n);
+    let mut out = alloc(n);
     for _ in 0..n {
         out.push(LightRef { index: r.u8()?, amount: r.u8()? });
     }
@@ -831,7 +843,7 @@ fn read_light_refs(r: &mut Reader<'_>, what: &'static str) -> ReadResult<Vec<Lig
 pub(crate) fn read_pathfinding(r: &mut Reader<'_>, t: &StringTable<'_>) -> ReadResult<Vec<PathAttribute>> {
     let n = r.u8()?;
     let n = r.count(n.into(), min::PATH_ATTRIBUTE, "pathfinding attributes")?;
-    let mut out = Vec::with_capacity(n);
+    let mut out = alloc(n);
     for _ in 0..n {
         out.push(read_path_attribute(r, t)?);
     }
@@ -1022,7 +1034,7 @@ fn draft_first_level(bytes: &[u8]) -> ReadResult<()> {
     r.skip(archive as usize)?;
     let n = r.u16()?;
     let n = r.count(n.into(), min::U32, "extension sizes")?;
-    let mut sizes = Vec::with_capacity(n);
+    let mut sizes = alloc(n);
     for _ in 0..n {
         sizes.push(r.u32()?);
     }

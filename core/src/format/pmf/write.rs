@@ -267,7 +267,7 @@ pub(crate) fn write_chunk_index(w: &mut Writer, c: ChunkIndex) {
 }
 
 /// Returns the decompressed common, client and server blocks of one chunk.
-fn write_chunk(chunk: &Chunk, exp: u8, grid: GridSize, ctx: &str) -> WriteResult<[Vec<u8>; 3]> {
+pub(crate) fn write_chunk(chunk: &Chunk, exp: u8, grid: GridSize, ctx: &str) -> WriteResult<[Vec<u8>; 3]> {
     let mut b = StringTableBuilder::new();
     let mut common = Writer::new();
     write_chunk_common(&mut common, &mut b, chunk, exp, grid, ctx)?;
