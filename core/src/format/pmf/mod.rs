@@ -10,6 +10,9 @@ pub mod strings;
 pub mod types;
 pub mod write;
 
+#[cfg(test)]
+mod tests;
+
 pub use error::{WriteError, WriteResult};
 pub use read::read;
 pub use types::*;

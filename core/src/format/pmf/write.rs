@@ -1,9 +1,925 @@
-//! PMF writer. STUB.
+//! PMF 0.0 writer, the mirror of `read.rs` (record by record, same function names with
+//! `write_` for `read_`).
+//!
+//! # Decisions
+//! - **String tables (S1, S3).** Each section's table is built while its content is written:
+//!   `""` at offset 0, then every other string once, in order of first use. A section that interns
+//!   no string writes a 0-size table (S1 only requires `""` in *non-empty* tables). The common chunk
+//!   table is built from the common chunk's strings first, then the client chunk's sound / sky
+//!   region names (the client chunk has no table of its own).
+//! - **Derived flag bits.** Cube "has visibility" = `visibility.is_some()`, "has lighting" =
+//!   the client cube's `lighting.is_some()`, "has pathfinding" = the server cube's
+//!   `pathfinding.is_some()`; parent child bits and extended-geometry "point moved" bits = the
+//!   `Some` entries. Raw flag bytes of the model (level, material, physics, light, sky flags) are
+//!   written as they are.
+//! - **Moved points.** A `Some` point is written even if it equals its unmoved corner: dropping such
+//!   points (C4) is the compiler's job, not the writer's, so that `write(read(b)) == b` holds.
+//! - **Refusals.** The writer refuses everything the reader rejects (sharing the reader's checks:
+//!   `validate_octree`, `check_cube`, `check_lighting`, `check_region`) plus what cannot be
+//!   encoded (counts over their field width, sizes over `u32`, strings with NUL) and empty
+//!   gamemode names. Errors name the place (`level 0 / chunk y0 x1 z2 / cube 3`) and the problem.
+//! - **Determinism (X1).** The same [`File`] always gives the same bytes (LZ4 frames from
+//!   [`lz4f::compress`], tables in order of first use).
 
-use super::error::WriteResult;
-use super::types::File;
+use super::entity::write_entities;
+use super::error::{WriteError, WriteResult};
+use super::read::{
+    CubeHeader, FACE_RESERVED, MAX_CHUNK_SIZE_EXP, check_cube, check_lighting, check_region, grid_text, validate_octree,
+};
+use super::strings::StringTableBuilder;
+use super::types::*;
+use crate::format::bin::Writer;
+use crate::format::lz4f;
 
 /// Serialises a whole `.pmf` file.
-pub fn write(_file: &File) -> WriteResult<Vec<u8>> {
-    Ok(Vec::new())
+pub fn write(file: &File) -> WriteResult<Vec<u8>> {
+    let mut w = Writer::new();
+    write_header(&mut w, &file.header)?;
+
+    // Data's table is written first but filled by the global entities at the end.
+    let mut table = StringTableBuilder::new();
+    let mut entities = Writer::new();
+    write_entities(&mut entities, &mut table, &file.entities)?;
+    write_table(&mut w, &table, "data")?;
+
+    w.u32(len_u32(file.archive.len(), "data", "embedded archive size")?);
+    w.bytes(&file.archive);
+
+    let n = file.extensions.len();
+    w.u16(u16::try_from(n).map_err(|_| WriteError::new("data", format!("too many extensions: {n} (at most 65535)")))?);
+    for (i, e) in file.extensions.iter().enumerate() {
+        w.u32(len_u32(e.len(), &format!("extension {i}"), "extension size")?);
+    }
+    for e in &file.extensions {
+        w.bytes(e);
+    }
+
+    let n = file.levels.len();
+    if n == 0 {
+        return Err(WriteError::new("data", "a file needs at least one level"));
+    }
+    let count = u8::try_from(n).map_err(|_| WriteError::new("data", format!("too many levels: {n} (at most 255)")))?;
+    w.u8(count);
+    let mut levels = Vec::with_capacity(n);
+    for (i, level) in file.levels.iter().enumerate() {
+        levels.push(write_level(level, i)?);
+    }
+    for (i, l) in levels.iter().enumerate() {
+        w.u32(len_u32(l.len(), &format!("level {i}"), "level data size")?);
+    }
+    for l in &levels {
+        w.bytes(l);
+    }
+    w.bytes(entities.as_slice());
+    Ok(w.into_inner())
+}
+
+pub(crate) fn write_header(w: &mut Writer, h: &Header) -> WriteResult<()> {
+    w.bytes(b"PMF");
+    w.u8(0);
+    w.u64(h.creation_time);
+    for (s, what) in [
+        (&h.name, "name"),
+        (&h.description, "description"),
+        (&h.authors, "authors"),
+        (&h.compiler_info, "compiler info"),
+    ] {
+        check_no_nul(s, "header", what)?;
+        w.cstr(s);
+    }
+    let n = h.gamemodes.len();
+    if n > MAX_GAMEMODES {
+        return Err(WriteError::new("header", format!("too many gamemodes: {n} (at most {MAX_GAMEMODES})")));
+    }
+    w.u8(n as u8);
+    for (i, g) in h.gamemodes.iter().enumerate() {
+        let ctx = format!("header / gamemode {i}");
+        check_no_nul(g, &ctx, "gamemode name")?;
+        if g.is_empty() {
+            return Err(WriteError::new(ctx, "gamemode name is empty"));
+        }
+        if g.len() > MAX_GAMEMODE_LEN {
+            return Err(WriteError::new(
+                ctx,
+                format!("gamemode name {g:?} is {} bytes long (at most {MAX_GAMEMODE_LEN})", g.len()),
+            ));
+        }
+        w.cstr(g);
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+
+fn check_no_nul(s: &str, ctx: &str, what: &str) -> WriteResult<()> {
+    if s.as_bytes().contains(&0) {
+        Err(WriteError::new(ctx, format!("{what} {s:?} contains a NUL byte")))
+    } else {
+        Ok(())
+    }
+}
+
+/// Writes a `String` field (offset into `b`), refusing strings with NUL.
+fn write_str(w: &mut Writer, b: &mut StringTableBuilder, s: &str, ctx: &str) -> WriteResult<()> {
+    check_no_nul(s, ctx, "string")?;
+    b.write_str(w, s);
+    Ok(())
+}
+
+fn len_u32(n: usize, ctx: &str, what: &str) -> WriteResult<u32> {
+    u32::try_from(n).map_err(|_| WriteError::new(ctx, format!("{what} {n} does not fit in a u32")))
+}
+
+fn count_u8(n: usize, ctx: &str, what: &str) -> WriteResult<u8> {
+    u8::try_from(n).map_err(|_| WriteError::new(ctx, format!("too many {what}: {n} (at most 255)")))
+}
+
+fn count_u16(n: usize, ctx: &str, what: &str) -> WriteResult<u16> {
+    u16::try_from(n).map_err(|_| WriteError::new(ctx, format!("too many {what}: {n} (at most 65535)")))
+}
+
+fn count_u32(n: usize, ctx: &str, what: &str) -> WriteResult<u32> {
+    u32::try_from(n).map_err(|_| WriteError::new(ctx, format!("too many {what}: {n} (at most 4294967295)")))
+}
+
+fn write_table(w: &mut Writer, b: &StringTableBuilder, ctx: &str) -> WriteResult<()> {
+    len_u32(b.len(), ctx, "string table size")?;
+    b.write_table(w);
+    Ok(())
+}
+
+/// `u32 table size` + table + `content`: a section whose table precedes the strings' uses.
+fn with_table(b: &StringTableBuilder, content: Writer, ctx: &str) -> WriteResult<Vec<u8>> {
+    let mut out = Writer::with_capacity(4 + b.len() + content.len());
+    write_table(&mut out, b, ctx)?;
+    out.bytes(content.as_slice());
+    Ok(out.into_inner())
+}
+
+/// An LZ4 frame and the size of the data it holds, both checked to fit a `u32`.
+struct Frame {
+    bytes: Vec<u8>,
+    compressed: u32,
+    decompressed: u32,
+}
+
+fn compress(data: &[u8], ctx: &str) -> WriteResult<Frame> {
+    let decompressed = len_u32(data.len(), ctx, "decompressed size")?;
+    if u64::from(decompressed) > lz4f::MAX_DECOMPRESSED {
+        return Err(WriteError::new(ctx, format!("decompressed size {decompressed} is over the 1 GiB limit")));
+    }
+    let bytes = lz4f::compress(data);
+    let compressed = len_u32(bytes.len(), ctx, "compressed size")?;
+    Ok(Frame { bytes, compressed, decompressed })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Levels
+
+pub(crate) fn write_level(level: &Level, li: usize) -> WriteResult<Vec<u8>> {
+    let ctx = format!("level {li}");
+    if level.chunk_size_exp > MAX_CHUNK_SIZE_EXP {
+        return Err(WriteError::new(
+            &ctx,
+            format!("chunk size exponent {} is out of range (0..=15)", level.chunk_size_exp),
+        ));
+    }
+    let grid = level.grid;
+    if !grid.is_valid() {
+        return Err(WriteError::new(
+            &ctx,
+            format!("grid of {} is out of range (Y 1..=256, X and Z 1..=4096)", grid_text(grid)),
+        ));
+    }
+    if level.chunks.len() != grid.len() {
+        return Err(WriteError::new(
+            &ctx,
+            format!("{} chunks, but the grid of {} needs {}", level.chunks.len(), grid_text(grid), grid.len()),
+        ));
+    }
+    if grid.linear(level.center_chunk).is_none() {
+        return Err(WriteError::new(
+            &ctx,
+            format!("center chunk {} lies outside the grid of {}", level.center_chunk, grid_text(grid)),
+        ));
+    }
+
+    let common = compress(&write_level_common(&level.common, &ctx)?, &format!("{ctx} / common data"))?;
+    let client = compress(
+        &write_level_client(&level.client, level.common.materials.len(), &ctx)?,
+        &format!("{ctx} / client data"),
+    )?;
+    let server = compress(&write_level_server(&level.server, &ctx)?, &format!("{ctx} / server data"))?;
+
+    let mut chunks = Vec::with_capacity(level.chunks.len());
+    for (i, chunk) in level.chunks.iter().enumerate() {
+        let cctx = format!("{ctx} / chunk {}", grid.index_of(i));
+        let [c, l, s] = write_chunk(chunk, level.chunk_size_exp, grid, &cctx)?;
+        chunks.push([
+            compress(&c, &format!("{cctx} / common data"))?,
+            compress(&l, &format!("{cctx} / client data"))?,
+            compress(&s, &format!("{cctx} / server data"))?,
+        ]);
+    }
+
+    let mut w = Writer::new();
+    w.u8(level.flags);
+    write_frame_sizes(&mut w, [&common, &client, &server]);
+    for f in [&common, &client, &server] {
+        w.bytes(&f.bytes);
+    }
+    w.u8(level.chunk_size_exp);
+    write_grid_size(&mut w, grid, &ctx)?;
+    write_chunk_index(&mut w, level.center_chunk);
+    for [c, l, s] in &chunks {
+        write_frame_sizes(&mut w, [c, l, s]);
+    }
+    for frames in &chunks {
+        for f in frames {
+            w.bytes(&f.bytes);
+        }
+    }
+    Ok(w.into_inner())
+}
+
+/// Three compressed sizes, then three decompressed sizes.
+fn write_frame_sizes(w: &mut Writer, frames: [&Frame; 3]) {
+    for f in frames {
+        w.u32(f.compressed);
+    }
+    for f in frames {
+        w.u32(f.decompressed);
+    }
+}
+
+pub(crate) fn write_grid_size(w: &mut Writer, g: GridSize, ctx: &str) -> WriteResult<()> {
+    let bits = g.to_bits().ok_or_else(|| {
+        WriteError::new(ctx, format!("grid of {} is out of range (Y 1..=256, X and Z 1..=4096)", grid_text(g)))
+    })?;
+    w.u32(bits);
+    Ok(())
+}
+
+/// Writes a chunk index. Callers check that it is valid (x, z < 4096) or inside the grid.
+pub(crate) fn write_chunk_index(w: &mut Writer, c: ChunkIndex) {
+    w.u32(c.to_bits());
+}
+
+/// Returns the decompressed common, client and server blocks of one chunk.
+pub(crate) fn write_chunk(chunk: &Chunk, exp: u8, grid: GridSize, ctx: &str) -> WriteResult<[Vec<u8>; 3]> {
+    let mut b = StringTableBuilder::new();
+    let mut common = Writer::new();
+    write_chunk_common(&mut common, &mut b, chunk, exp, grid, ctx)?;
+    let mut client = Writer::new();
+    write_chunk_client(&mut client, &mut b, &chunk.client, &chunk.common, ctx)?;
+    let common = with_table(&b, common, &format!("{ctx} / common data"))?;
+    let server = write_chunk_server(&chunk.server, chunk.common.cubes.len(), grid, ctx)?;
+    Ok([common, client.into_inner(), server])
+}
+
+// ---------------------------------------------------------------------------------------------
+// Level blocks
+
+/// Common level data, with its string table.
+pub(crate) fn write_level_common(c: &LevelCommon, ctx: &str) -> WriteResult<Vec<u8>> {
+    let ctx = format!("{ctx} / common data");
+    let mut b = StringTableBuilder::new();
+    let mut w = Writer::new();
+    w.u16(count_u16(c.materials.len(), &ctx, "materials")?);
+    for (i, m) in c.materials.iter().enumerate() {
+        write_material(&mut w, &mut b, m, &format!("{ctx} / material {i}"))?;
+    }
+    w.u16(count_u16(c.physics_materials.len(), &ctx, "physics materials")?);
+    for (i, m) in c.physics_materials.iter().enumerate() {
+        write_physics_material(&mut w, &mut b, m, &format!("{ctx} / physics material {i}"))?;
+    }
+    w.u16(count_u16(c.sound_materials.len(), &ctx, "sound materials")?);
+    for m in &c.sound_materials {
+        write_sound_material(&mut w, m);
+    }
+    write_str(&mut w, &mut b, &c.air_physics_material, &format!("{ctx} / air physics material"))?;
+    w.u8(count_u8(c.weather_environments.len(), &ctx, "weather environments")?);
+    for (i, e) in c.weather_environments.iter().enumerate() {
+        write_weather_environment(&mut w, &mut b, e, &format!("{ctx} / weather environment {i}"))?;
+    }
+    w.u8(count_u8(c.gravity_environments.len(), &ctx, "gravity environments")?);
+    for (i, e) in c.gravity_environments.iter().enumerate() {
+        write_gravity_environment(&mut w, &mut b, e, &format!("{ctx} / gravity environment {i}"))?;
+    }
+    write_str(&mut w, &mut b, &c.default_weather, &format!("{ctx} / default weather environment"))?;
+    write_str(&mut w, &mut b, &c.default_gravity, &format!("{ctx} / default gravity environment"))?;
+    with_table(&b, w, &ctx)
+}
+
+/// Client level data, with its string table; `material_count` is the level's material count.
+pub(crate) fn write_level_client(c: &LevelClient, material_count: usize, ctx: &str) -> WriteResult<Vec<u8>> {
+    let ctx = format!("{ctx} / client data");
+    if c.materials.len() != material_count {
+        return Err(WriteError::new(
+            &ctx,
+            format!(
+                "{} client-side materials, but the level has {material_count} materials (one each)",
+                c.materials.len()
+            ),
+        ));
+    }
+    let mut b = StringTableBuilder::new();
+    let mut w = Writer::new();
+    w.u8(count_u8(c.sound_environments.len(), &ctx, "sound environments")?);
+    for (i, e) in c.sound_environments.iter().enumerate() {
+        write_sound_environment(&mut w, &mut b, e, &format!("{ctx} / sound environment {i}"))?;
+    }
+    w.u8(count_u8(c.sky_environments.len(), &ctx, "sky environments")?);
+    for (i, e) in c.sky_environments.iter().enumerate() {
+        write_sky_environment(&mut w, &mut b, e, &format!("{ctx} / sky environment {i}"))?;
+    }
+    write_str(&mut w, &mut b, &c.default_sound, &format!("{ctx} / default sound environment"))?;
+    write_str(&mut w, &mut b, &c.default_sky, &format!("{ctx} / default sky environment"))?;
+    for (i, m) in c.materials.iter().enumerate() {
+        write_client_material(&mut w, &mut b, m, &format!("{ctx} / client-side material {i}"))?;
+    }
+    with_table(&b, w, &ctx)
+}
+
+/// Server level data, with its string table.
+pub(crate) fn write_level_server(s: &LevelServer, ctx: &str) -> WriteResult<Vec<u8>> {
+    let ctx = format!("{ctx} / server data");
+    let mut b = StringTableBuilder::new();
+    let mut w = Writer::new();
+    check_count_u32(s.entities.len(), &ctx, "entities")?;
+    write_entities(&mut w, &mut b, &s.entities)?;
+    with_table(&b, w, &ctx)
+}
+
+fn check_count_u32(n: usize, ctx: &str, what: &str) -> WriteResult<()> {
+    count_u32(n, ctx, what).map(|_| ())
+}
+
+pub(crate) fn write_sound_environment(
+    w: &mut Writer,
+    b: &mut StringTableBuilder,
+    e: &SoundEnvironment,
+    ctx: &str,
+) -> WriteResult<()> {
+    write_str(w, b, &e.name, ctx)?;
+    w.f32s(&[
+        e.low_pass,
+        e.high_pass,
+        e.reverb_delay,
+        e.reverb_feedback,
+        e.reverb_mix,
+        e.reverb_low_pass,
+        e.reverb_high_pass,
+    ]);
+    Ok(())
+}
+
+pub(crate) fn write_weather_environment(
+    w: &mut Writer,
+    b: &mut StringTableBuilder,
+    e: &WeatherEnvironment,
+    ctx: &str,
+) -> WriteResult<()> {
+    write_str(w, b, &e.name, ctx)?;
+    w.f32s(&e.wind);
+    w.u32(e.wind_direction_seed);
+    w.f32s(&e.wind_direction_randomness);
+    w.f32(e.wind_direction_noise_speed);
+    w.u32(e.wind_velocity_seed);
+    w.f32(e.wind_velocity_randomness);
+    w.f32(e.wind_velocity_noise_speed);
+    Ok(())
+}
+
+pub(crate) fn write_sky_environment(
+    w: &mut Writer,
+    b: &mut StringTableBuilder,
+    e: &SkyEnvironment,
+    ctx: &str,
+) -> WriteResult<()> {
+    if !e.skybox_chunk.is_valid() {
+        return Err(WriteError::new(
+            ctx,
+            format!("3D skybox chunk {} does not fit a chunk index (x and z < 4096)", e.skybox_chunk),
+        ));
+    }
+    write_str(w, b, &e.name, ctx)?;
+    w.u8(e.flags);
+    for s in &e.skybox {
+        write_str(w, b, s, ctx)?;
+    }
+    write_str(w, b, &e.cloud_top, ctx)?;
+    write_str(w, b, &e.cloud_bottom, ctx)?;
+    write_chunk_index(w, e.skybox_chunk);
+    Ok(())
+}
+
+pub(crate) fn write_gravity_environment(
+    w: &mut Writer,
+    b: &mut StringTableBuilder,
+    e: &GravityEnvironment,
+    ctx: &str,
+) -> WriteResult<()> {
+    write_str(w, b, &e.name, ctx)?;
+    w.f32s(&e.gravity);
+    Ok(())
+}
+
+pub(crate) fn write_material(w: &mut Writer, b: &mut StringTableBuilder, m: &Material, ctx: &str) -> WriteResult<()> {
+    write_str(w, b, &m.name, ctx)?;
+    write_str(w, b, &m.user_type, ctx)?;
+    w.u8(m.flags);
+    w.u8(m.render_mode as u8);
+    Ok(())
+}
+
+pub(crate) fn write_client_material(
+    w: &mut Writer,
+    b: &mut StringTableBuilder,
+    m: &ClientMaterial,
+    ctx: &str,
+) -> WriteResult<()> {
+    write_str(w, b, &m.texture, ctx)?;
+    w.u8(count_u8(m.extra_textures.len(), ctx, "extra textures")?);
+    for t in &m.extra_textures {
+        write_str(w, b, t, ctx)?;
+    }
+    w.u32(m.texture_advance_time_us);
+    w.f32s(&m.uv_scroll);
+    w.bytes(&m.color);
+    w.u8(m.alpha);
+    w.bytes(&m.emission);
+    w.u8(m.shading);
+    w.u8(m.shine);
+    write_str(w, b, &m.matcap_texture, ctx)?;
+    w.f32s(&m.wave.velocity);
+    w.f32s(&[m.wave.wind_influence, m.wave.offset, m.wave.scale]);
+    Ok(())
+}
+
+pub(crate) fn write_physics_material(
+    w: &mut Writer,
+    b: &mut StringTableBuilder,
+    m: &PhysicsMaterial,
+    ctx: &str,
+) -> WriteResult<()> {
+    write_str(w, b, &m.name, ctx)?;
+    w.u8(m.flags);
+    w.f32s(&[m.friction_or_max_speed, m.traction, m.bounce, m.damage_min_speed, m.damage_base, m.damage_per_mps]);
+    Ok(())
+}
+
+pub(crate) fn write_sound_material(w: &mut Writer, m: &SoundMaterial) {
+    w.f32s(&[m.volume_dampening, m.frequency_dampening]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Chunk blocks
+
+fn write_names(w: &mut Writer, b: &mut StringTableBuilder, names: &[String], ctx: &str, what: &str) -> WriteResult<()> {
+    w.u8(count_u8(names.len(), ctx, what)?);
+    for s in names {
+        write_str(w, b, s, ctx)?;
+    }
+    Ok(())
+}
+
+fn write_environment_regions(
+    w: &mut Writer,
+    b: &mut StringTableBuilder,
+    regions: &[EnvironmentRegion],
+    ctx: &str,
+    what: &str,
+) -> WriteResult<()> {
+    w.u8(count_u8(regions.len(), ctx, what)?);
+    for (i, r) in regions.iter().enumerate() {
+        write_environment_region(w, b, r, &format!("{ctx} / {what} {i}"))?;
+    }
+    Ok(())
+}
+
+/// Writes common chunk data (without its string table, which the caller emits after the client
+/// chunk has added its region names). Cube flag bits come from the client / server cubes.
+pub(crate) fn write_chunk_common(
+    w: &mut Writer,
+    b: &mut StringTableBuilder,
+    chunk: &Chunk,
+    exp: u8,
+    grid: GridSize,
+    ctx: &str,
+) -> WriteResult<()> {
+    let c = &chunk.common;
+    let n = c.cubes.len();
+    if n == 0 {
+        return Err(WriteError::new(ctx, "the chunk has no cubes (it needs at least its root cube)"));
+    }
+    if chunk.client.cubes.len() != n {
+        return Err(WriteError::new(
+            ctx,
+            format!("{} client cubes, but the chunk has {n} cubes (one each)", chunk.client.cubes.len()),
+        ));
+    }
+    if chunk.server.cubes.len() != n {
+        return Err(WriteError::new(
+            ctx,
+            format!("{} server cubes, but the chunk has {n} cubes (one each)", chunk.server.cubes.len()),
+        ));
+    }
+    let depths = validate_octree(&c.cubes).map_err(|(i, why)| WriteError::new(format!("{ctx} / cube {i}"), why))?;
+    for (i, (cube, &depth)) in c.cubes.iter().zip(&depths).enumerate() {
+        check_cube(c, i, cube, depth, exp, grid).map_err(|why| WriteError::new(format!("{ctx} / cube {i}"), why))?;
+    }
+
+    write_names(w, b, &c.used_materials, ctx, "used materials")?;
+    write_names(w, b, &c.used_physics_materials, ctx, "used physics materials")?;
+    write_names(w, b, &c.used_sound_materials, ctx, "used sound materials")?;
+    write_environment_regions(w, b, &c.weather_regions, ctx, "weather environment regions")?;
+    write_environment_regions(w, b, &c.gravity_regions, ctx, "gravity environment regions")?;
+    w.u8(count_u8(c.dynamic_lights.len(), ctx, "dynamic lights")?);
+    for l in &c.dynamic_lights {
+        write_dynamic_light(w, l);
+    }
+    w.u8(count_u8(c.fast_lights.len(), ctx, "fast lights")?);
+    for l in &c.fast_lights {
+        write_fast_light(w, l);
+    }
+    w.u32(count_u32(n, ctx, "cubes")?);
+    for (cube, (cc, sc)) in c.cubes.iter().zip(chunk.client.cubes.iter().zip(&chunk.server.cubes)) {
+        let header = CubeHeader { lighting: cc.lighting.is_some(), pathfinding: sc.pathfinding.is_some() };
+        write_cube(w, cube, header, ctx)?;
+    }
+    Ok(())
+}
+
+/// Writes client chunk data; region names go into the common chunk's table `b`.
+pub(crate) fn write_chunk_client(
+    w: &mut Writer,
+    b: &mut StringTableBuilder,
+    c: &ChunkClient,
+    common: &ChunkCommon,
+    ctx: &str,
+) -> WriteResult<()> {
+    let n_dyn = common.dynamic_lights.len();
+    let n_fast = common.fast_lights.len();
+    if c.dynamic_lights.len() != n_dyn {
+        return Err(WriteError::new(
+            ctx,
+            format!("{} client-side dynamic lights, but the chunk has {n_dyn} dynamic lights", c.dynamic_lights.len()),
+        ));
+    }
+    if c.fast_lights.len() != n_fast {
+        return Err(WriteError::new(
+            ctx,
+            format!("{} client-side fast lights, but the chunk has {n_fast} fast lights", c.fast_lights.len()),
+        ));
+    }
+    write_environment_regions(w, b, &c.sound_regions, ctx, "sound environment regions")?;
+    write_environment_regions(w, b, &c.sky_regions, ctx, "sky environment regions")?;
+    w.u8(count_u8(c.lightmaps.len(), ctx, "lightmaps")?);
+    for (i, l) in c.lightmaps.iter().enumerate() {
+        write_lightmap(w, l, &format!("{ctx} / lightmap {i}"))?;
+    }
+    w.u32(count_u32(c.vertices.len(), ctx, "vertices")?);
+    for v in &c.vertices {
+        write_vertex(w, v);
+    }
+    for (i, l) in c.dynamic_lights.iter().enumerate() {
+        write_client_dynamic_light(w, l, &c.lightmaps, &format!("{ctx} / client-side dynamic light {i}"))?;
+    }
+    for (i, l) in c.fast_lights.iter().enumerate() {
+        write_client_fast_light(w, l, &format!("{ctx} / client-side fast light {i}"))?;
+    }
+    for (i, (cc, cube)) in c.cubes.iter().zip(&common.cubes).enumerate() {
+        let cctx = format!("{ctx} / client cube {i}");
+        if let Some(l) = &cc.lighting {
+            check_lighting(l, n_dyn, n_fast).map_err(|why| WriteError::new(&cctx, why))?;
+        }
+        write_client_cube(w, cc, &cube.kind, &cctx)?;
+    }
+    Ok(())
+}
+
+/// Server chunk data, with its string table; `cube_count` server cubes are expected.
+pub(crate) fn write_chunk_server(
+    s: &ChunkServer,
+    cube_count: usize,
+    grid: GridSize,
+    ctx: &str,
+) -> WriteResult<Vec<u8>> {
+    let ctx = format!("{ctx} / server data");
+    if s.cubes.len() != cube_count {
+        return Err(WriteError::new(
+            &ctx,
+            format!("{} server cubes, but the chunk has {cube_count} cubes (one each)", s.cubes.len()),
+        ));
+    }
+    let mut b = StringTableBuilder::new();
+    let mut w = Writer::new();
+    w.u8(count_u8(s.load_regions.len(), &ctx, "load regions")?);
+    for (i, r) in s.load_regions.iter().enumerate() {
+        let rctx = format!("{ctx} / load region {i}");
+        check_region(r, grid).map_err(|why| WriteError::new(&rctx, why))?;
+        write_region(&mut w, r, &rctx)?;
+    }
+    for (i, c) in s.cubes.iter().enumerate() {
+        write_server_cube(&mut w, &mut b, c, &format!("{ctx} / server cube {i}"))?;
+    }
+    check_count_u32(s.entities.len(), &ctx, "entities")?;
+    write_entities(&mut w, &mut b, &s.entities)?;
+    with_table(&b, w, &ctx)
+}
+
+pub(crate) fn write_region(w: &mut Writer, r: &Region, ctx: &str) -> WriteResult<()> {
+    w.f32s(&r.max);
+    w.f32s(&r.min);
+    w.u32(count_u32(r.other_chunks.len(), ctx, "other active chunks")?);
+    for &c in &r.other_chunks {
+        if !c.is_valid() {
+            return Err(WriteError::new(ctx, format!("chunk {c} does not fit a chunk index (x and z < 4096)")));
+        }
+        write_chunk_index(w, c);
+    }
+    Ok(())
+}
+
+pub(crate) fn write_environment_region(
+    w: &mut Writer,
+    b: &mut StringTableBuilder,
+    r: &EnvironmentRegion,
+    ctx: &str,
+) -> WriteResult<()> {
+    for c in &r.corners {
+        w.f32s(c);
+    }
+    write_str(w, b, &r.environment, ctx)
+}
+
+pub(crate) fn write_lightmap(w: &mut Writer, l: &Lightmap, ctx: &str) -> WriteResult<()> {
+    if l.size_exp > MAX_LIGHTMAP_EXP {
+        return Err(WriteError::new(
+            ctx,
+            format!("lightmap size exponent {} is out of range (0..={MAX_LIGHTMAP_EXP})", l.size_exp),
+        ));
+    }
+    let want = Lightmap::byte_len(l.size_exp);
+    if l.luxels.len() != want {
+        return Err(WriteError::new(
+            ctx,
+            format!("lightmap has {} luxel bytes, but size exponent {} needs {want}", l.luxels.len(), l.size_exp),
+        ));
+    }
+    w.u8(l.size_exp);
+    w.bytes(&l.luxels);
+    Ok(())
+}
+
+pub(crate) fn write_vertex(w: &mut Writer, v: &Vertex) {
+    w.f32s(&v.position);
+    w.f32s(&v.uv);
+    w.f32s(&v.lightmap_uv);
+}
+
+pub(crate) fn write_dynamic_light(w: &mut Writer, l: &DynamicLight) {
+    w.u8(l.flags);
+    w.u32(l.global_id);
+}
+
+pub(crate) fn write_client_dynamic_light(
+    w: &mut Writer,
+    l: &ClientDynamicLight,
+    lightmaps: &[Lightmap],
+    ctx: &str,
+) -> WriteResult<()> {
+    w.bytes(&l.color);
+    w.u8(count_u8(l.layers.len(), ctx, "lightmap layers")?);
+    for (i, layer) in l.layers.iter().enumerate() {
+        let Some(target) = lightmaps.get(usize::from(layer.lightmap)) else {
+            return Err(WriteError::new(
+                format!("{ctx} / layer {i}"),
+                format!(
+                    "lightmap layer targets lightmap {}, but the chunk has {} lightmaps",
+                    layer.lightmap,
+                    lightmaps.len()
+                ),
+            ));
+        };
+        let want = Lightmap::byte_len(target.size_exp);
+        if layer.luxels.len() != want {
+            return Err(WriteError::new(
+                format!("{ctx} / layer {i}"),
+                format!(
+                    "lightmap layer has {} luxel bytes, but its lightmap {} has {want}",
+                    layer.luxels.len(),
+                    layer.lightmap
+                ),
+            ));
+        }
+        w.u8(layer.lightmap);
+        w.bytes(&layer.luxels);
+    }
+    Ok(())
+}
+
+pub(crate) fn write_fast_light(w: &mut Writer, l: &FastLight) {
+    w.u8(l.flags);
+    w.u8(l.initial_intensity);
+    w.u32(l.global_id);
+}
+
+pub(crate) fn write_client_fast_light(w: &mut Writer, l: &ClientFastLight, ctx: &str) -> WriteResult<()> {
+    w.bytes(&l.color);
+    w.u32(count_u32(l.ranges.len(), ctx, "fast light vertex ranges")?);
+    for r in &l.ranges {
+        w.u32(r.skip);
+        w.u32(count_u32(r.multipliers.len(), ctx, "multipliers")?);
+        w.bytes(&r.multipliers);
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cubes
+
+/// Writes one common cube; `header` gives the "has lighting / pathfinding" bits.
+pub(crate) fn write_cube(w: &mut Writer, cube: &Cube, header: CubeHeader, ctx: &str) -> WriteResult<()> {
+    let mut flags = cube.kind.type_id();
+    if cube.visibility.is_some() {
+        flags |= cube_flags::HAS_VISIBILITY;
+    }
+    if header.lighting {
+        flags |= cube_flags::HAS_LIGHTING;
+    }
+    if header.pathfinding {
+        flags |= cube_flags::HAS_PATHFINDING;
+    }
+    if cube.draw_backfaces {
+        flags |= cube_flags::DRAW_BACKFACES;
+    }
+    w.u8(flags);
+    if let Some(v) = &cube.visibility {
+        write_visibility(w, v, ctx)?;
+    }
+    match &cube.kind {
+        CubeKind::Empty => {}
+        CubeKind::Parent(p) => write_parent_cube(w, p),
+        CubeKind::Geometry(g) => write_geometry_cube(w, g),
+        CubeKind::ExtGeometry(g) => write_ext_geometry_cube(w, g),
+    }
+    Ok(())
+}
+
+pub(crate) fn write_parent_cube(w: &mut Writer, p: &ParentCube) {
+    let mut flags = 0u8;
+    for (bit, c) in p.children.iter().enumerate() {
+        if c.is_some() {
+            flags |= 1 << bit;
+        }
+    }
+    w.u8(flags);
+    for &c in p.children.iter().flatten() {
+        w.u32(c);
+    }
+}
+
+pub(crate) fn write_geometry_cube(w: &mut Writer, g: &GeometryCube) {
+    w.u8(g.material);
+    w.u8(g.physics_material);
+    w.u8(g.sound_material);
+}
+
+pub(crate) fn write_ext_geometry_cube(w: &mut Writer, g: &ExtGeometryCube) {
+    w.bytes(&g.materials);
+    w.bytes(&g.physics_materials);
+    w.u8(g.sound_material);
+    let mut moved = 0u8;
+    for (bit, p) in g.points.iter().enumerate() {
+        if p.is_some() {
+            moved |= 1 << bit;
+        }
+    }
+    w.u8(moved);
+    for p in g.points.iter().flatten() {
+        w.f32s(p);
+    }
+}
+
+/// Writes a client-side cube; its geometry must match the common cube's `kind`.
+pub(crate) fn write_client_cube(w: &mut Writer, c: &ClientCube, kind: &CubeKind, ctx: &str) -> WriteResult<()> {
+    if let Some(l) = &c.lighting {
+        write_lighting(w, l, ctx)?;
+    }
+    match (kind, &c.geometry) {
+        (CubeKind::Empty | CubeKind::Parent(_), ClientGeometry::None) => Ok(()),
+        (CubeKind::Geometry(_), ClientGeometry::Geometry(g)) => write_client_geometry_cube(w, g, ctx),
+        (CubeKind::ExtGeometry(_), ClientGeometry::ExtGeometry(g)) => {
+            write_client_ext_geometry_cube(w, g);
+            Ok(())
+        }
+        (kind, g) => Err(WriteError::new(
+            ctx,
+            format!(
+                "client-side geometry {} does not match the cube type {}",
+                match g {
+                    ClientGeometry::None => "none",
+                    ClientGeometry::Geometry(_) => "geometry",
+                    ClientGeometry::ExtGeometry(_) => "extended geometry",
+                },
+                match kind {
+                    CubeKind::Empty => "empty",
+                    CubeKind::Parent(_) => "parent",
+                    CubeKind::Geometry(_) => "geometry",
+                    CubeKind::ExtGeometry(_) => "extended geometry",
+                }
+            ),
+        )),
+    }
+}
+
+pub(crate) fn write_client_geometry_cube(w: &mut Writer, g: &ClientGeometryCube, ctx: &str) -> WriteResult<()> {
+    if g.faces & FACE_RESERVED != 0 {
+        return Err(WriteError::new(ctx, format!("face bits {:#010b} have reserved bits 6–7 set", g.faces)));
+    }
+    w.u8(g.lightmap);
+    w.u32(g.first_vertex);
+    w.u8(g.faces);
+    Ok(())
+}
+
+pub(crate) fn write_client_ext_geometry_cube(w: &mut Writer, g: &ClientExtGeometryCube) {
+    w.u32(g.first_vertex);
+    w.bytes(&g.lightmaps);
+    w.bytes(&g.triangle_counts);
+}
+
+pub(crate) fn write_server_cube(
+    w: &mut Writer,
+    b: &mut StringTableBuilder,
+    c: &ServerCube,
+    ctx: &str,
+) -> WriteResult<()> {
+    if let Some(p) = &c.pathfinding {
+        write_pathfinding(w, b, p, ctx)?;
+    }
+    Ok(())
+}
+
+pub(crate) fn write_visibility(w: &mut Writer, v: &Visibility, ctx: &str) -> WriteResult<()> {
+    write_u32s(w, &v.cubes, ctx, "visible cube indices")?;
+    w.u32(count_u32(v.chunks.len(), ctx, "visible chunks")?);
+    for c in &v.chunks {
+        if !c.chunk.is_valid() {
+            return Err(WriteError::new(ctx, format!("visible chunk {} does not fit a chunk index", c.chunk)));
+        }
+        write_chunk_index(w, c.chunk);
+        write_u32s(w, &c.cubes, ctx, "visible cube indices")?;
+    }
+    Ok(())
+}
+
+fn write_u32s(w: &mut Writer, v: &[u32], ctx: &str, what: &str) -> WriteResult<()> {
+    w.u32(count_u32(v.len(), ctx, what)?);
+    for &x in v {
+        w.u32(x);
+    }
+    Ok(())
+}
+
+pub(crate) fn write_lighting(w: &mut Writer, l: &CubeLighting, ctx: &str) -> WriteResult<()> {
+    w.bytes(&l.base);
+    write_light_refs(w, &l.dynamic, ctx, "dynamic light references")?;
+    write_light_refs(w, &l.fast, ctx, "fast light references")
+}
+
+fn write_light_refs(w: &mut Writer, refs: &[LightRef], ctx: &str, what: &str) -> WriteResult<()> {
+    w.u8(count_u8(refs.len(), ctx, what)?);
+    for r in refs {
+        w.u8(r.index);
+        w.u8(r.amount);
+    }
+    Ok(())
+}
+
+pub(crate) fn write_pathfinding(
+    w: &mut Writer,
+    b: &mut StringTableBuilder,
+    attrs: &[PathAttribute],
+    ctx: &str,
+) -> WriteResult<()> {
+    w.u8(count_u8(attrs.len(), ctx, "pathfinding attributes")?);
+    for a in attrs {
+        write_path_attribute(w, b, a, ctx)?;
+    }
+    Ok(())
+}
+
+pub(crate) fn write_path_attribute(
+    w: &mut Writer,
+    b: &mut StringTableBuilder,
+    a: &PathAttribute,
+    ctx: &str,
+) -> WriteResult<()> {
+    write_str(w, b, &a.name, ctx)?;
+    w.f32s(&a.direction);
+    Ok(())
 }
