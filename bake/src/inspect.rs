@@ -113,7 +113,11 @@ pub struct ArchiveEntry {
 
 fn entities(list: &[pmf::entity::Entity]) -> Vec<EntitySummary> {
     list.iter()
-        .map(|e| EntitySummary { name: e.name.clone(), kind: e.data.type_name().to_owned(), position: e.data.position() })
+        .map(|e| EntitySummary {
+            name: e.name.clone(),
+            kind: e.data.type_name().to_owned(),
+            position: e.data.position(),
+        })
         .collect()
 }
 
@@ -241,7 +245,11 @@ pub fn render_text(s: &Summary) -> String {
         let _ = writeln!(o, "  physics mats: {} [{}]", l.physics_materials.len(), l.physics_materials.join(", "));
         let _ = writeln!(o, "  sound mats:   {}", l.sound_materials);
         let e = &l.environments;
-        let _ = writeln!(o, "  environments: sound {}, weather {}, sky {}, gravity {}", e.sound, e.weather, e.sky, e.gravity);
+        let _ = writeln!(
+            o,
+            "  environments: sound {}, weather {}, sky {}, gravity {}",
+            e.sound, e.weather, e.sky, e.gravity
+        );
         let t = &l.totals;
         let _ = writeln!(
             o,

@@ -40,7 +40,17 @@ fn inspect_prints_every_golden_file_as_text_and_json() {
         let out = pmfc(&["inspect", path]);
         assert!(out.status.success(), "{path}: {}", stderr(&out));
         let text = stdout(&out);
-        for field in ["name:", "levels:", "chunk grid:", "cubes:", "faces:", "lightmaps:", "lights:", "entities:", "embedded archive:"] {
+        for field in [
+            "name:",
+            "levels:",
+            "chunk grid:",
+            "cubes:",
+            "faces:",
+            "lightmaps:",
+            "lights:",
+            "entities:",
+            "embedded archive:",
+        ] {
             assert!(text.contains(field), "{path}: no `{field}` in\n{text}");
         }
         let out = pmfc(&["inspect", "--json", path]);

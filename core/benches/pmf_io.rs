@@ -49,10 +49,18 @@ fn generate() -> File {
                     let first_vertex = vertices.len() as u32;
                     for q in 0..24 {
                         let f = (rand() % 1000) as f32 / 100.0;
-                        vertices.push(Vertex { position: [f, f + 1.0, q as f32], uv: [f, 1.0], lightmap_uv: [0.5, f / 10.0] });
+                        vertices.push(Vertex {
+                            position: [f, f + 1.0, q as f32],
+                            uv: [f, 1.0],
+                            lightmap_uv: [0.5, f / 10.0],
+                        });
                     }
                     client.push(ClientCube {
-                        geometry: ClientGeometry::Geometry(ClientGeometryCube { lightmap: 0, first_vertex, faces: 0x3F }),
+                        geometry: ClientGeometry::Geometry(ClientGeometryCube {
+                            lightmap: 0,
+                            first_vertex,
+                            faces: 0x3F,
+                        }),
                         ..ClientCube::default()
                     });
                 }
@@ -80,7 +88,8 @@ fn generate() -> File {
         })
         .collect();
     let mut level = Level { chunk_size_exp: 4, grid, chunks, ..Level::default() };
-    level.common.materials = ["stone", "grass"].iter().map(|n| Material { name: n.to_string(), ..Default::default() }).collect();
+    level.common.materials =
+        ["stone", "grass"].iter().map(|n| Material { name: n.to_string(), ..Default::default() }).collect();
     level.client.materials = vec![Default::default(); 2];
     File { levels: vec![level], ..File::default() }
 }
@@ -150,8 +159,13 @@ fn mb_s(bytes: usize, d: Duration) -> f64 {
 fn lz4_cli(args: &[&str], input: &[u8], reps: u32) -> Option<Duration> {
     let start = Instant::now();
     for _ in 0..reps {
-        let mut child =
-            Command::new("lz4").args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().ok()?;
+        let mut child = Command::new("lz4")
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .ok()?;
         let mut stdin = child.stdin.take()?;
         let input = input.to_vec();
         let writer = std::thread::spawn(move || stdin.write_all(&input));
@@ -172,9 +186,17 @@ fn main() {
     println!("generated map: 64 chunks, {} bytes compressed, {} bytes uncompressed", bytes.len(), raw.len());
 
     let (w, n) = time(min, || pmf::write(&file).unwrap());
-    println!("pmf write: {:>8.2} ms  {:>7.1} MB/s (uncompressed)  [{n} runs]", w.as_secs_f64() * 1e3, mb_s(raw.len(), w));
+    println!(
+        "pmf write: {:>8.2} ms  {:>7.1} MB/s (uncompressed)  [{n} runs]",
+        w.as_secs_f64() * 1e3,
+        mb_s(raw.len(), w)
+    );
     let (r, n) = time(min, || pmf::read(&bytes).unwrap());
-    println!("pmf read:  {:>8.2} ms  {:>7.1} MB/s (uncompressed)  [{n} runs]", r.as_secs_f64() * 1e3, mb_s(raw.len(), r));
+    println!(
+        "pmf read:  {:>8.2} ms  {:>7.1} MB/s (uncompressed)  [{n} runs]",
+        r.as_secs_f64() * 1e3,
+        mb_s(raw.len(), r)
+    );
 
     let (c, _) = time(min, || lz4f::compress(&raw));
     let frame = lz4f::compress(&raw);
@@ -206,8 +228,8 @@ fn main() {
                     Some(out.stdout)
                 })
                 .unwrap_or_default();
-            let theirs_d = lz4_cli(&["-d", "-c"], &cli_frame, reps)
-                .map(|t| t.saturating_sub(t0).max(Duration::from_micros(1)));
+            let theirs_d =
+                lz4_cli(&["-d", "-c"], &cli_frame, reps).map(|t| t.saturating_sub(t0).max(Duration::from_micros(1)));
             println!(
                 "lz4 CLI   frame: compress {:>7.1} MB/s, decompress {:>7.1} MB/s, ratio {:.3} (start-up {:.2} ms subtracted)",
                 mb_s(raw.len(), theirs_c),

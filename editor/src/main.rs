@@ -20,7 +20,7 @@ struct App;
 
 impl eframe::App for App {
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
-        egui::CentralPanel::default().show_inside(ui, |ui| {
+        egui::CentralPanel::default().show(ui, |ui| {
             ui.heading("pmfedit");
             ui.label(format!("PlatinumSrc map editor {} — the window is open.", env!("CARGO_PKG_VERSION")));
             ui.label("The map editing tools are being built; `pmfc` already reads and inspects PMF files.");

@@ -1,15 +1,15 @@
 //! The golden PMF cases: each is a small `File` built here, written by the PMF writer into
 //! `tests/golden/pmf/<case>/<case>.pmf`, with a `README.md` holding the description.
 
+use pmfedit_core::format::pmf::{Chunk, level_flags};
 use pmfedit_core::format::pmf::{
     ChunkIndex, ClientDynamicLight, ClientExtGeometryCube, ClientFastLight, ClientGeometry, ClientMaterial, CubeKind,
     CubeLighting, DynamicLight, EnvironmentRegion, ExtGeometryCube, FastLight, FastLightRange, File, GeometryCube,
     GravityEnvironment, GridSize, Header, Level, LevelClient, LevelCommon, LightRef, Lightmap, LightmapLayer, Material,
     PathAttribute, PhysicsMaterial, Region, RenderMode, ServerCube, SkyEnvironment, SoundEnvironment, SoundMaterial,
-    Vertex, VisibleChunk, Visibility, WaveInfo, WeatherEnvironment, light_flags, material_flags, physics_flags,
+    Vertex, Visibility, VisibleChunk, WaveInfo, WeatherEnvironment, light_flags, material_flags, physics_flags,
     sky_flags,
 };
-use pmfedit_core::format::pmf::{Chunk, level_flags};
 
 use crate::tree::{Node, child_sign, chunk_blocks, geometry_faces};
 
@@ -27,13 +27,21 @@ pub const TIME: u64 = 1_700_000_000;
 pub fn cases() -> Vec<Case> {
     vec![
         case("all_air", "One level of one chunk holding a single empty root cube; no libraries.", all_air()),
-        case("nested_parents", "Parent cubes nested four deep with empty and geometry leaves (PMF-NOTES C1/C2).", nested_parents()),
+        case(
+            "nested_parents",
+            "Parent cubes nested four deep with empty and geometry leaves (PMF-NOTES C1/C2).",
+            nested_parents(),
+        ),
         case(
             "geometry",
             "Geometry cubes with face quads and an extended-geometry cube with three moved corners and per-face materials (C4, G2, G3).",
             geometry(),
         ),
-        case("lightmaps", "Two lightmaps of different sizes (2×2 and 8×8) referenced by geometry faces (K1).", lightmaps()),
+        case(
+            "lightmaps",
+            "Two lightmaps of different sizes (2×2 and 8×8) referenced by geometry faces (K1).",
+            lightmaps(),
+        ),
         case(
             "dynamic_fast_lights",
             "Dynamic lights with lightmap layers and fast lights with vertex ranges, plus light references in air cube lighting data (K3, K4).",
@@ -51,8 +59,17 @@ pub fn cases() -> Vec<Case> {
             environment_regions(),
         ),
         case("load_regions", "Load regions with lists of other active chunks.", load_regions()),
-        case("grid_3x2x4", "A 3×2×4 (X×Y×Z) chunk grid with a non-zero center chunk and a cube in some chunks (L3, L4).", grid_3x2x4()),
+        case(
+            "grid_3x2x4",
+            "A 3×2×4 (X×Y×Z) chunk grid with a non-zero center chunk and a cube in some chunks (L3, L4).",
+            grid_3x2x4(),
+        ),
         case("two_levels", "Two levels with different chunk sizes, flags and libraries.", two_levels()),
+        case(
+            "entities",
+            "Global, level-wide and chunk entities of several types (prop, light, trigger, text, audio emitter, counter, an opaque beam) with custom properties of scalar, array, bool-bitmap and string types, and gamemode masks (E1).",
+            entities(),
+        ),
     ]
 }
 
@@ -77,7 +94,7 @@ fn file(name: &str, levels: Vec<Level>) -> File {
 
 /// A level library with a few materials (one transparent, one liquid), physics and sound materials.
 fn library() -> (LevelCommon, LevelClient) {
-    let mat = |name: &str, flags: u8, color: [u8; 3]| Material {
+    let mat = |name: &str, flags: u8| Material {
         name: name.to_owned(),
         user_type: if flags & material_flags::LIQUID != 0 { "liquid" } else { "solid" }.to_owned(),
         flags,
@@ -92,10 +109,10 @@ fn library() -> (LevelCommon, LevelClient) {
     };
     let common = LevelCommon {
         materials: vec![
-            mat("stone", 0, [128, 128, 128]),
-            mat("grass", 0, [60, 160, 60]),
-            mat("glass", material_flags::TRANSPARENT, [200, 220, 255]),
-            mat("water", material_flags::TRANSPARENT | material_flags::LIQUID, [40, 80, 200]),
+            mat("stone", 0),
+            mat("grass", 0),
+            mat("glass", material_flags::TRANSPARENT),
+            mat("water", material_flags::TRANSPARENT | material_flags::LIQUID),
         ],
         physics_materials: vec![
             PhysicsMaterial {
@@ -230,7 +247,16 @@ fn geometry() -> File {
         materials: [0, 1, 0, 1, 2, 0],
         physics_materials: [0, 0, 0, 0, 1, 0],
         sound_material: 1,
-        points: [Some([4.0, 1.0, 4.0]), None, Some([4.0, -0.5, -4.0]), None, None, None, None, Some([-3.0, -4.0, -3.5])],
+        points: [
+            Some([4.0, 1.0, 4.0]),
+            None,
+            Some([4.0, -0.5, -4.0]),
+            None,
+            None,
+            None,
+            None,
+            Some([-3.0, -4.0, -3.5]),
+        ],
     }));
     ext.cube.draw_backfaces = true;
     let root = Node::parent(octants(|b| match b {
@@ -249,7 +275,11 @@ fn geometry() -> File {
     for face in 0..6u8 {
         for t in 0..6u8 {
             let f = f32::from(face * 6 + t);
-            c.client.vertices.push(Vertex { position: [f, -f, f * 0.5], uv: [f / 36.0, 1.0 - f / 36.0], lightmap_uv: [0.5, 0.5] });
+            c.client.vertices.push(Vertex {
+                position: [f, -f, f * 0.5],
+                uv: [f / 36.0, 1.0 - f / 36.0],
+                lightmap_uv: [0.5, 0.5],
+            });
         }
     }
     c.client.cubes[ext_index].geometry = ClientGeometry::ExtGeometry(ClientExtGeometryCube {
@@ -288,7 +318,11 @@ fn lit_air(dynamic: Vec<LightRef>, fast: Vec<LightRef>, base: [u8; 3]) -> Node {
 fn dynamic_fast_lights() -> File {
     let root = Node::parent(octants(|b| match b {
         4 | 5 => Some(Node::with_kind(geo(0))),
-        0 => Some(lit_air(vec![LightRef { index: 0, amount: 200 }], vec![LightRef { index: 1, amount: 30 }], [12, 12, 16])),
+        0 => Some(lit_air(
+            vec![LightRef { index: 0, amount: 200 }],
+            vec![LightRef { index: 1, amount: 30 }],
+            [12, 12, 16],
+        )),
         1 => Some(lit_air(
             vec![LightRef { index: 0, amount: 90 }, LightRef { index: 1, amount: 255 }],
             vec![],
@@ -299,10 +333,8 @@ fn dynamic_fast_lights() -> File {
     let mut c = chunk(root);
     use_materials(&mut c, 1);
     add_quads(&mut c, 8.0, 0);
-    c.client.lightmaps = vec![
-        Lightmap { size_exp: 1, luxels: vec![30; 12] },
-        Lightmap { size_exp: 2, luxels: vec![50; 48] },
-    ];
+    c.client.lightmaps =
+        vec![Lightmap { size_exp: 1, luxels: vec![30; 12] }, Lightmap { size_exp: 2, luxels: vec![50; 48] }];
     c.common.dynamic_lights = vec![
         DynamicLight { flags: light_flags::ENABLE, global_id: 7 },
         DynamicLight { flags: light_flags::ENABLE | light_flags::PRESERVE, global_id: 8 },
@@ -526,4 +558,126 @@ fn two_levels() -> File {
     second.common.materials.truncate(2);
     second.client.materials.truncate(2);
     file("two_levels", vec![first, second])
+}
+
+fn entities() -> File {
+    use pmfedit_core::format::pmf::entity::{
+        AudioEmitter, Compare, Counter, CustomProperty, Entity, EntityData, Light as LightEntity, LightFlags,
+        LightKind, Prop, PropFlags, PropertyData, PropertyValues, Text, TextFlags, Trigger, TriggerFlags,
+    };
+    let prop = |name: &str, v: PropertyValues, dims: Vec<u32>| CustomProperty {
+        name: name.to_owned(),
+        value: if dims.is_empty() { PropertyData::scalar(v) } else { PropertyData::array(dims, v) },
+    };
+    let mut crate_prop = Entity::new(
+        "crate_1",
+        EntityData::Prop(Prop {
+            flags: PropFlags(PropFlags::PHYSICS.0 | PropFlags::NO_ANIMATION_LOOP.0),
+            position: [1.5, 0.5, -2.0],
+            rotation: [0.0, 45.0, 0.0],
+            box_pos: [0.5; 3],
+            box_neg: [-0.5; 3],
+            mass: 20.0,
+            drag: 0.1,
+            model: "map:models/crate".to_owned(),
+            shadow_size: [1.0, 1.0],
+            sig_hide: "crate_hide".to_owned(),
+            ..Prop::default()
+        }),
+    );
+    crate_prop.custom = vec![
+        prop("quantity", PropertyValues::I32(vec![3]), vec![]),
+        prop("tint", PropertyValues::F32(vec![1.0, 0.5, 0.25]), vec![3]),
+        prop(
+            "loot_flags",
+            PropertyValues::Bool(vec![true, false, true, true, false, false, false, false, true, true]),
+            vec![10],
+        ),
+        prop("grid", PropertyValues::U8(vec![1, 2, 3, 4, 5, 6]), vec![2, 3]),
+        prop("label", PropertyValues::Str(vec!["supplies".to_owned()]), vec![]),
+    ];
+    let mut lamp = Entity::new(
+        "lamp",
+        EntityData::Light(LightEntity {
+            flags: LightFlags::default(),
+            position: [0.0, 3.5, 0.0],
+            color: [255, 220, 180],
+            intensity: 2.0,
+            size: [0.2; 3],
+            range: 12.0,
+            kind: LightKind::Spot { cone_radius: 30.0 },
+            sig_toggle: "lights_toggle".to_owned(),
+            ..LightEntity::default()
+        }),
+    );
+    lamp.gamemodes = 0b10;
+    let door_trigger = Entity::new(
+        "door_trigger",
+        EntityData::Trigger(Trigger {
+            flags: TriggerFlags(TriggerFlags::MUTUAL.0),
+            position: [2.0, 1.0, 2.0],
+            bounds: hexahedron([-1.0, -1.0, -1.0], [1.0, 1.0, 1.0]),
+            team_filter: "blue".to_owned(),
+            out_entered: "open_door".to_owned(),
+            out_exited: "close_door".to_owned(),
+            ..Trigger::default()
+        }),
+    );
+    let sign = Entity::new(
+        "sign",
+        EntityData::Text(Text {
+            flags: TextFlags(TextFlags::HORIZONTAL_CENTER.0 | TextFlags::VERTICAL_CENTER.0),
+            position: [0.0, 2.0, -3.9],
+            view_distance: 20.0,
+            offsets: [-1.0, 1.0, 0.5, -0.5],
+            font: "common:fonts/sans".to_owned(),
+            size: 0.25,
+            color: [255, 255, 255, 255],
+            text: "Welcome".to_owned(),
+            ..Text::default()
+        }),
+    );
+    let ambience = Entity::new(
+        "ambience",
+        EntityData::AudioEmitter(AudioEmitter {
+            position: [0.0, 1.0, 0.0],
+            speed: 1.0,
+            volume: [0.8, 0.8],
+            range: 30.0,
+            radius: [4.0; 3],
+            sound: "map:sounds/wind".to_owned(),
+            ..AudioEmitter::default()
+        }),
+    );
+    let counter = Entity::new(
+        "kills",
+        EntityData::Counter(Counter {
+            compare: Compare::Ge,
+            initial: 0,
+            target: 10,
+            sig_increment: "kill".to_owned(),
+            output: "all_dead".to_owned(),
+            ..Counter::default()
+        }),
+    );
+    // A beam (type 9) kept opaque: its payload holds only numbers, no string offsets.
+    let beam = Entity::new(
+        "beam",
+        EntityData::Opaque {
+            type_id: 9,
+            custom_count: 0,
+            payload: [1.0f32, 2.0, 3.0].iter().flat_map(|f| f.to_le_bytes()).collect(),
+        },
+    );
+
+    let mut c = chunk(Node::parent(octants(|b| (b >= 4).then(|| Node::with_kind(geo(0))))));
+    use_materials(&mut c, 1);
+    add_quads(&mut c, 16.0, 0);
+    c.client.lightmaps = vec![Lightmap { size_exp: 0, luxels: vec![128, 128, 128] }];
+    c.server.entities = vec![crate_prop, door_trigger, beam];
+    let mut level = one_chunk_level(4, c);
+    level.server.entities = vec![lamp, sign, ambience];
+    let mut f = file("entities", vec![level]);
+    f.entities = vec![counter, Entity::new("world", EntityData::Dummy)];
+    f
 }

@@ -2,8 +2,8 @@
 //! writer's order (depth-first, pre-order, children in bit order; PMF-NOTES C1/C2).
 
 use pmfedit_core::format::pmf::{
-    ChunkClient, ChunkCommon, ChunkServer, ClientCube, ClientGeometry, ClientGeometryCube, Cube, CubeKind,
-    ParentCube, ServerCube, Vertex,
+    ChunkClient, ChunkCommon, ChunkServer, ClientCube, ClientGeometry, ClientGeometryCube, Cube, CubeKind, ParentCube,
+    ServerCube, Vertex,
 };
 
 /// One cube with its client and server parts, and children if it is a parent.
@@ -107,7 +107,13 @@ pub fn face_quad(center: [f32; 3], edge: f32, face: usize) -> [Vertex; 4] {
 
 /// Client geometry for a plain geometry cube whose faces `faces` (bits) start at `first_vertex`,
 /// and the vertices for them.
-pub fn geometry_faces(center: [f32; 3], edge: f32, faces: u8, first_vertex: u32, lightmap: u8) -> (ClientGeometry, Vec<Vertex>) {
+pub fn geometry_faces(
+    center: [f32; 3],
+    edge: f32,
+    faces: u8,
+    first_vertex: u32,
+    lightmap: u8,
+) -> (ClientGeometry, Vec<Vertex>) {
     let mut vertices = Vec::new();
     for face in 0..6 {
         if faces & (1 << face) != 0 {

@@ -212,7 +212,8 @@ mod tests {
 
     #[test]
     fn hostile_input_is_an_error() {
-        let good = Ptf { format: PixelFormat::Rgba, width_exp: 3, height_exp: 3, pixels: vec![7; 256] }.write().unwrap();
+        let good =
+            Ptf { format: PixelFormat::Rgba, width_exp: 3, height_exp: 3, pixels: vec![7; 256] }.write().unwrap();
         for n in 0..good.len() {
             assert!(Ptf::read(&good[..n]).is_err(), "truncated to {n}");
         }

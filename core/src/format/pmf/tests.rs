@@ -1980,7 +1980,6 @@ refusal!(refuses_load_region_outside_grid, "other active chunk y0 x0 z2 lies out
     .push(ci(0, 0, 2)));
 refusal!(refuses_33_gamemodes, "too many gamemodes: 33", |f| f.header.gamemodes = vec!["g".into(); 33]);
 refusal!(refuses_long_gamemode, "is 16 bytes long", |f| f.header.gamemodes[0] = "x".repeat(16));
-refusal!(refuses_empty_gamemode, "gamemode name is empty", |f| f.header.gamemodes[1] = String::new());
 refusal!(refuses_nul_in_table_string, "contains a NUL byte", |f| chunk0(f).common.used_materials[0] = "a\0b".into());
 refusal!(refuses_nul_in_header_string, "name \"a\\0\" contains a NUL byte", |f| f.header.name = "a\0".into());
 refusal!(refuses_client_material_count_mismatch, "1 client-side materials, but the level has 2", |f| {
@@ -2070,11 +2069,13 @@ proptest! {
 }
 
 #[test]
-fn reader_accepts_empty_gamemode_names() {
-    // PMF-NOTES S4: 1..16 bytes including the NUL, so "" is readable (the writer refuses it).
+fn empty_gamemode_names_read_and_write_back() {
+    // PMF-NOTES S4: 1..16 bytes including the NUL, so "" is valid on both sides.
     let good = assemble(&[minimal_raw_level()]);
     let mut b = good[..16].to_vec();
     b.extend_from_slice(&[2, 0, b'd', b'm', 0]);
     b.extend_from_slice(&good[17..]);
-    assert_eq!(read(&b).unwrap().header.gamemodes, vec![String::new(), "dm".to_owned()]);
+    let file = read(&b).unwrap();
+    assert_eq!(file.header.gamemodes, vec![String::new(), "dm".to_owned()]);
+    assert_eq!(write(&file).unwrap(), b);
 }

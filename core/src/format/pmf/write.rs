@@ -95,9 +95,6 @@ pub(crate) fn write_header(w: &mut Writer, h: &Header) -> WriteResult<()> {
     for (i, g) in h.gamemodes.iter().enumerate() {
         let ctx = format!("header / gamemode {i}");
         check_no_nul(g, &ctx, "gamemode name")?;
-        if g.is_empty() {
-            return Err(WriteError::new(ctx, "gamemode name is empty"));
-        }
         if g.len() > MAX_GAMEMODE_LEN {
             return Err(WriteError::new(
                 ctx,
