@@ -163,7 +163,7 @@ impl fmt::Display for Problem {
                     ids.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", #")
                 )
             }
-            Self::TooMany { kind, count, max } => write!(f, "{count} {kind}s; a level holds at most {max}"),
+            Self::TooMany { kind, count, max } => write!(f, "{count} {kind} records; a PMF level holds at most {max}"),
             Self::MaterialMissingPhysics { material, physics } => {
                 write!(f, "material {material} paints physics material {physics}, which does not exist")
             }
