@@ -1,1 +1,0 @@
-//! Materials, physics and sound materials, environments, regions, lights and entities. STUB.

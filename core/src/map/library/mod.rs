@@ -1,0 +1,554 @@
+//! The map's libraries and a level's objects.
+//!
+//! - [`Library`] (map-wide): materials, physics materials, sound materials, the four kinds of
+//!   environments, the default environment of each kind and the air physics material. Names are
+//!   unique per kind; references between records (a material's default physics and sound
+//!   materials, a sky's materials, the defaults) are always valid: every change is checked, and a
+//!   record in use can only be removed with a replacement.
+//! - [`LevelObjects`] (per level): lights, entities, environment regions and load regions, with
+//!   [`LevelObjects::validate`] listing dangling references and clashes as [`Problem`]s.
+//!
+//! Usage that lives outside this module (cubes in the octree, regions in each level) is passed in
+//! as a closure, and removals return a [`Remap`] that the caller applies there.
+//!
+//! Ids: see [`table`] (stable, never reused). Records are changed as whole values
+//! ([`Library::replace`], [`Library::modify`]) so that an undo step is "old value, new value".
+
+mod entity;
+mod environment;
+mod error;
+pub mod ids;
+mod light;
+mod material;
+mod region;
+mod scene;
+pub mod table;
+mod validate;
+
+#[cfg(test)]
+mod tests;
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+pub use self::entity::{EntityScope, LightSwitchRef, MapEntity};
+pub use self::environment::{
+    EnvKind, EnvRef, Environment, EnvironmentDefaults, GravityEnvironment, SkyEnvironment, SkySlot, SoundEnvironment,
+    WeatherEnvironment,
+};
+pub use self::error::{ItemKind, LibraryError, LibraryResult};
+pub use self::ids::{
+    EntityId, GravityEnvId, LightId, LoadRegionId, MaterialId, PhysicsId, RegionId, SkyEnvId, SoundEnvId, SoundId,
+    TableId, WeatherEnvId,
+};
+pub use self::light::{Light, LightMode, LightShape, RealtimeLight, SwitchKind};
+pub use self::material::{Material, PhysicsMaterial, RenderMode, SoundMaterial, Wave};
+pub use self::region::{BOX_CORNER_SIGNS, EnvironmentRegion, LoadRegion};
+pub use self::scene::{LevelObjects, SceneId, SceneItem, cross_level_global_ids};
+pub use self::table::{Named, Table, unique_name};
+pub use self::validate::{Problem, Severity};
+
+/// A record kind kept in a [`Library`].
+pub trait LibraryItem: Named + Clone + fmt::Debug + PartialEq + sealed::Access {
+    /// Its id.
+    type Id: LibraryId<Item = Self>;
+    /// Most records of this kind a map can hold (PMF counts).
+    const MAX_COUNT: usize;
+    /// Checks the fields other than the name and references: finite numbers, NUL-free text, PMF
+    /// limits.
+    fn check(&self) -> LibraryResult<()>;
+}
+
+/// The id of a [`LibraryItem`] kind, so that `library.get(id)` knows the record type.
+pub trait LibraryId: TableId {
+    /// The record kind.
+    type Item: LibraryItem<Id = Self>;
+}
+
+impl LibraryId for MaterialId {
+    type Item = Material;
+}
+impl LibraryId for PhysicsId {
+    type Item = PhysicsMaterial;
+}
+impl LibraryId for SoundId {
+    type Item = SoundMaterial;
+}
+impl LibraryId for SoundEnvId {
+    type Item = SoundEnvironment;
+}
+impl LibraryId for WeatherEnvId {
+    type Item = WeatherEnvironment;
+}
+impl LibraryId for SkyEnvId {
+    type Item = SkyEnvironment;
+}
+impl LibraryId for GravityEnvId {
+    type Item = GravityEnvironment;
+}
+
+mod sealed {
+    //! Table access and cross-references, callable only inside `library`.
+    use super::{Library, LibraryItem, LibraryResult, Referrer, Table};
+
+    /// Implemented by every [`LibraryItem`]; not nameable outside, so its methods cannot be called
+    /// there.
+    pub trait Access: Sized {
+        /// Who can use records of this kind outside the library, in words.
+        const OUTSIDE_USERS: &'static str;
+        /// The kind's table.
+        fn table(lib: &Library) -> &Table<<Self as LibraryItem>::Id, Self>
+        where
+            Self: LibraryItem;
+        /// The kind's table, mutably.
+        fn table_mut(lib: &mut Library) -> &mut Table<<Self as LibraryItem>::Id, Self>
+        where
+            Self: LibraryItem;
+        /// The record's references to other library records exist.
+        fn check_refs(&self, _lib: &Library) -> LibraryResult<()> {
+            Ok(())
+        }
+        /// Library records that refer to `id`.
+        fn referrers(lib: &Library, id: <Self as LibraryItem>::Id) -> Vec<Referrer>
+        where
+            Self: LibraryItem;
+        /// Re-points the references to `from` at `to`; returns what changed.
+        fn relink(lib: &mut Library, from: <Self as LibraryItem>::Id, to: <Self as LibraryItem>::Id) -> Vec<Referrer>
+        where
+            Self: LibraryItem;
+    }
+}
+
+/// A library record (or setting) that refers to another library record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Referrer {
+    /// A material (its default physics or sound material).
+    Material(MaterialId),
+    /// A slot of a sky environment.
+    Sky(SkyEnvId, SkySlot),
+    /// The air physics material setting.
+    AirPhysics,
+    /// The default environment of a kind.
+    DefaultEnvironment(EnvKind),
+}
+
+/// What the caller must do to data outside the library after a removal: nothing, or replace every
+/// use of `from` with `to` (in the chunks for materials, in the regions for environments).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Remap<I> {
+    /// Nothing outside used the removed record.
+    Nothing,
+    /// Replace `from` with `to` everywhere outside the library.
+    Replace {
+        /// The removed record.
+        from: I,
+        /// Its replacement.
+        to: I,
+    },
+}
+
+impl<I: Copy + PartialEq> Remap<I> {
+    /// What `id` becomes.
+    pub fn apply(&self, id: I) -> I {
+        match *self {
+            Self::Replace { from, to } if id == from => to,
+            _ => id,
+        }
+    }
+}
+
+/// A removed library record, and what the removal changed or asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Removed<I: LibraryId> {
+    /// Its id (never handed out again; [`Library::restore`] puts it back).
+    pub id: I,
+    /// The record.
+    pub item: I::Item,
+    /// What the caller must apply outside the library.
+    pub remap: Remap<I>,
+    /// Library records re-pointed at the replacement.
+    pub relinked: Vec<Referrer>,
+}
+
+/// A removed environment (see [`Library::remove_environment`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RemovedEnvironment {
+    /// Its reference.
+    pub env: EnvRef,
+    /// The record.
+    pub item: Environment,
+    /// What the caller must apply to the regions of every level
+    /// ([`LevelObjects::remap_environment`]).
+    pub remap: Remap<EnvRef>,
+    /// Library settings re-pointed at the replacement (defaults).
+    pub relinked: Vec<Referrer>,
+}
+
+/// The map-wide libraries and environments. See the module docs.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Library {
+    materials: Table<MaterialId, Material>,
+    physics: Table<PhysicsId, PhysicsMaterial>,
+    sounds: Table<SoundId, SoundMaterial>,
+    sound_envs: Table<SoundEnvId, SoundEnvironment>,
+    weather_envs: Table<WeatherEnvId, WeatherEnvironment>,
+    sky_envs: Table<SkyEnvId, SkyEnvironment>,
+    gravity_envs: Table<GravityEnvId, GravityEnvironment>,
+    defaults: EnvironmentDefaults,
+    /// PMF "Air physics material"; `None` exports as the empty string (M5).
+    air_physics: Option<PhysicsId>,
+}
+
+impl Library {
+    /// An empty library.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// What a new map starts with: physics material `"default"`, sound material `"default"` and
+    /// material `"default"` painting them (ids 0).
+    pub fn starter() -> Self {
+        let mut lib = Self::new();
+        let physics = lib.add(PhysicsMaterial::new("default")).expect("empty library");
+        let sound = lib.add(SoundMaterial::new("default")).expect("empty library");
+        lib.add(Material::new("default", physics, sound)).expect("references exist");
+        lib
+    }
+
+    /// Materials.
+    pub fn materials(&self) -> &Table<MaterialId, Material> {
+        &self.materials
+    }
+    /// Physics materials.
+    pub fn physics_materials(&self) -> &Table<PhysicsId, PhysicsMaterial> {
+        &self.physics
+    }
+    /// Sound materials.
+    pub fn sound_materials(&self) -> &Table<SoundId, SoundMaterial> {
+        &self.sounds
+    }
+    /// Sound environments.
+    pub fn sound_environments(&self) -> &Table<SoundEnvId, SoundEnvironment> {
+        &self.sound_envs
+    }
+    /// Weather environments.
+    pub fn weather_environments(&self) -> &Table<WeatherEnvId, WeatherEnvironment> {
+        &self.weather_envs
+    }
+    /// Sky environments.
+    pub fn sky_environments(&self) -> &Table<SkyEnvId, SkyEnvironment> {
+        &self.sky_envs
+    }
+    /// Gravity environments.
+    pub fn gravity_environments(&self) -> &Table<GravityEnvId, GravityEnvironment> {
+        &self.gravity_envs
+    }
+
+    /// The table of a kind, e.g. `lib.table::<Material>()`.
+    pub fn table<T: LibraryItem>(&self) -> &Table<T::Id, T> {
+        T::table(self)
+    }
+
+    /// The record with this id.
+    pub fn get<I: LibraryId>(&self, id: I) -> Option<&I::Item> {
+        <I::Item as sealed::Access>::table(self).get(id)
+    }
+
+    /// Whether the environment exists.
+    pub fn contains_environment(&self, env: EnvRef) -> bool {
+        self.environment_name(env).is_some()
+    }
+
+    /// The name of an environment of any kind.
+    pub fn environment_name(&self, env: EnvRef) -> Option<&str> {
+        match env {
+            EnvRef::Sound(i) => self.sound_envs.get(i).map(|e| e.name.as_str()),
+            EnvRef::Weather(i) => self.weather_envs.get(i).map(|e| e.name.as_str()),
+            EnvRef::Sky(i) => self.sky_envs.get(i).map(|e| e.name.as_str()),
+            EnvRef::Gravity(i) => self.gravity_envs.get(i).map(|e| e.name.as_str()),
+        }
+    }
+
+    /// The default environment of each kind.
+    pub fn defaults(&self) -> &EnvironmentDefaults {
+        &self.defaults
+    }
+
+    /// Makes `env` the default of its kind; it must exist.
+    pub fn set_default_environment(&mut self, env: EnvRef) -> LibraryResult<()> {
+        if !self.contains_environment(env) {
+            return Err(LibraryError::NotFound { kind: env.kind().item_kind(), id: env.raw() });
+        }
+        self.defaults.set(env);
+        Ok(())
+    }
+
+    /// Removes the default of `kind` (exported as the empty string).
+    pub fn clear_default_environment(&mut self, kind: EnvKind) {
+        self.defaults.clear(kind);
+    }
+
+    /// The air physics material.
+    pub fn air_physics(&self) -> Option<PhysicsId> {
+        self.air_physics
+    }
+
+    /// Sets the air physics material; it must exist.
+    pub fn set_air_physics(&mut self, physics: Option<PhysicsId>) -> LibraryResult<()> {
+        if let Some(p) = physics
+            && !self.physics.contains(p)
+        {
+            return Err(LibraryError::NotFound { kind: ItemKind::PhysicsMaterial, id: p.raw() });
+        }
+        self.air_physics = physics;
+        Ok(())
+    }
+
+    /// Checks everything about `item` as record `except` (or a new record): name, fields,
+    /// references.
+    fn check_item<T: LibraryItem>(&self, item: &T, except: Option<T::Id>) -> LibraryResult<()> {
+        let kind = T::Id::KIND;
+        let name = item.name();
+        if name.is_empty() {
+            return Err(LibraryError::EmptyName { kind });
+        }
+        error::Checker { kind, name }.text("name", name)?;
+        if T::table(self).name_taken(name, except) {
+            return Err(LibraryError::DuplicateName { kind, name: name.to_owned() });
+        }
+        item.check()?;
+        item.check_refs(self)
+    }
+
+    fn not_found<I: TableId>(id: I) -> LibraryError {
+        LibraryError::NotFound { kind: I::KIND, id: id.raw() }
+    }
+
+    fn insert<T: LibraryItem>(&mut self, item: T) -> LibraryResult<T::Id> {
+        if T::table(self).len() >= T::MAX_COUNT {
+            return Err(LibraryError::Full { kind: T::Id::KIND, max: T::MAX_COUNT });
+        }
+        T::table_mut(self).insert_new(item).ok_or(LibraryError::Full { kind: T::Id::KIND, max: T::MAX_COUNT })
+    }
+
+    /// Adds a record; refuses a name another record of its kind has.
+    pub fn add<T: LibraryItem>(&mut self, item: T) -> LibraryResult<T::Id> {
+        self.check_item(&item, None)?;
+        self.insert(item)
+    }
+
+    /// Adds a record, renaming it `name 2`, `name 3`, … if its name is taken. The name must still
+    /// be valid (non-empty, no NUL).
+    pub fn add_unique<T: LibraryItem>(&mut self, mut item: T) -> LibraryResult<T::Id> {
+        let name = T::table(self).unique_name(item.name());
+        item.set_name(name);
+        self.add(item)
+    }
+
+    /// Adds a copy of a record under a unique name derived from its own (`stone` → `stone 2`).
+    pub fn duplicate<I: LibraryId>(&mut self, id: I) -> LibraryResult<I> {
+        let item = self.get(id).ok_or_else(|| Self::not_found(id))?.clone();
+        self.add_unique(item)
+    }
+
+    /// Renames a record; refuses an empty, NUL-holding or taken name. Returns the old name.
+    pub fn rename<I: LibraryId>(&mut self, id: I, name: impl Into<String>) -> LibraryResult<String> {
+        let name = name.into();
+        self.modify(id, |item| {
+            let old = item.name().to_owned();
+            item.set_name(name);
+            old
+        })
+    }
+
+    /// Replaces a record by a new value (an inspector form's "apply"); checked like
+    /// [`add`](Self::add). Returns the old value.
+    pub fn replace<I: LibraryId>(&mut self, id: I, item: I::Item) -> LibraryResult<I::Item> {
+        let old = self.get(id).ok_or_else(|| Self::not_found(id))?;
+        if *old == item {
+            return Ok(item);
+        }
+        self.check_item(&item, Some(id))?;
+        let slot = <I::Item as sealed::Access>::table_mut(self).get_mut(id).expect("checked above");
+        Ok(std::mem::replace(slot, item))
+    }
+
+    /// Changes a record in place; if the result fails the checks of [`replace`](Self::replace) the
+    /// record is left as it was and the error returned.
+    pub fn modify<I: LibraryId, R>(&mut self, id: I, f: impl FnOnce(&mut I::Item) -> R) -> LibraryResult<R> {
+        let mut item = self.get(id).ok_or_else(|| Self::not_found(id))?.clone();
+        let r = f(&mut item);
+        self.replace(id, item)?;
+        Ok(r)
+    }
+
+    /// Puts a removed record back under its old id (undo of a removal); checked like
+    /// [`add`](Self::add).
+    pub fn restore<I: LibraryId>(&mut self, id: I, item: I::Item) -> LibraryResult<()> {
+        if self.get(id).is_some() {
+            return Err(LibraryError::IdTaken { kind: I::KIND, id: id.raw() });
+        }
+        if id.raw() > I::MAX {
+            return Err(Self::not_found(id));
+        }
+        if <I::Item as sealed::Access>::table(self).len() >= I::Item::MAX_COUNT {
+            return Err(LibraryError::Full { kind: I::KIND, max: I::Item::MAX_COUNT });
+        }
+        self.check_item(&item, None)?;
+        <I::Item as sealed::Access>::table_mut(self).insert_at(id, item);
+        Ok(())
+    }
+
+    /// Library records and settings that refer to `id`.
+    pub fn referrers<I: LibraryId>(&self, id: I) -> Vec<Referrer> {
+        <I::Item as sealed::Access>::referrers(self, id)
+    }
+
+    /// Describes a referrer in words: `material "stone"`, `sky environment "day" (+X skybox)`, …
+    pub fn describe(&self, r: &Referrer) -> String {
+        match *r {
+            Referrer::Material(id) => match self.materials.get(id) {
+                Some(m) => format!("material {:?}", m.name),
+                None => format!("material {id}"),
+            },
+            Referrer::Sky(id, slot) => match self.sky_envs.get(id) {
+                Some(s) => format!("sky environment {:?} ({})", s.name, slot.label()),
+                None => format!("sky environment {id} ({})", slot.label()),
+            },
+            Referrer::AirPhysics => "the air physics material setting".to_owned(),
+            Referrer::DefaultEnvironment(kind) => format!("the default {kind} environment"),
+        }
+    }
+
+    /// Removes a record.
+    ///
+    /// `used_outside(id)` tells whether data outside the library uses it (cubes for materials,
+    /// regions for environments). If it is used there or by library records and `replacement` is
+    /// `None`, nothing changes and [`LibraryError::InUse`] lists the users. With a replacement,
+    /// library records are re-pointed at it here and the returned [`Remap`] says what the caller
+    /// must re-point outside. A replacement must exist and differ from `id`.
+    pub fn remove<I: LibraryId>(
+        &mut self,
+        id: I,
+        replacement: Option<I>,
+        used_outside: &dyn Fn(I) -> bool,
+    ) -> LibraryResult<Removed<I>> {
+        let name = self.get(id).ok_or_else(|| Self::not_found(id))?.name().to_owned();
+        if let Some(r) = replacement {
+            let bad = |reason: &str| LibraryError::BadReplacement {
+                kind: I::KIND,
+                name: name.clone(),
+                reason: reason.to_owned(),
+            };
+            if r == id {
+                return Err(bad("the replacement is the record itself"));
+            }
+            if self.get(r).is_none() {
+                return Err(bad(&format!("the replacement {} {r} does not exist", I::KIND)));
+            }
+        }
+        let internal = self.referrers(id);
+        let outside = used_outside(id);
+        let Some(to) = replacement else {
+            if outside || !internal.is_empty() {
+                let mut users: Vec<String> = internal.iter().map(|r| self.describe(r)).collect();
+                if outside {
+                    users.push(<I::Item as sealed::Access>::OUTSIDE_USERS.to_owned());
+                }
+                return Err(LibraryError::InUse { kind: I::KIND, name, users });
+            }
+            let item = <I::Item as sealed::Access>::table_mut(self).remove(id).expect("exists");
+            return Ok(Removed { id, item, remap: Remap::Nothing, relinked: Vec::new() });
+        };
+        let relinked = <I::Item as sealed::Access>::relink(self, id, to);
+        let item = <I::Item as sealed::Access>::table_mut(self).remove(id).expect("exists");
+        let remap = if outside { Remap::Replace { from: id, to } } else { Remap::Nothing };
+        Ok(Removed { id, item, remap, relinked })
+    }
+
+    /// [`remove`](Self::remove) for a material; `used_in_chunks` asks the octree.
+    pub fn remove_material(
+        &mut self,
+        id: MaterialId,
+        replacement: Option<MaterialId>,
+        used_in_chunks: &dyn Fn(MaterialId) -> bool,
+    ) -> LibraryResult<Removed<MaterialId>> {
+        self.remove(id, replacement, used_in_chunks)
+    }
+
+    /// [`remove`](Self::remove) for a physics material; materials' defaults and the air physics
+    /// setting are re-pointed here.
+    pub fn remove_physics(
+        &mut self,
+        id: PhysicsId,
+        replacement: Option<PhysicsId>,
+        used_in_chunks: &dyn Fn(PhysicsId) -> bool,
+    ) -> LibraryResult<Removed<PhysicsId>> {
+        self.remove(id, replacement, used_in_chunks)
+    }
+
+    /// [`remove`](Self::remove) for a sound material; materials' defaults are re-pointed here.
+    pub fn remove_sound(
+        &mut self,
+        id: SoundId,
+        replacement: Option<SoundId>,
+        used_in_chunks: &dyn Fn(SoundId) -> bool,
+    ) -> LibraryResult<Removed<SoundId>> {
+        self.remove(id, replacement, used_in_chunks)
+    }
+
+    /// [`remove`](Self::remove) for an environment of any kind. `used_by_regions` asks every
+    /// level ([`LevelObjects::uses_environment`]); being a default counts as a use. The
+    /// replacement must be of the same kind.
+    pub fn remove_environment(
+        &mut self,
+        env: EnvRef,
+        replacement: Option<EnvRef>,
+        used_by_regions: &dyn Fn(EnvRef) -> bool,
+    ) -> LibraryResult<RemovedEnvironment> {
+        if let Some(r) = replacement
+            && r.kind() != env.kind()
+        {
+            return Err(LibraryError::BadReplacement {
+                kind: env.kind().item_kind(),
+                name: self.environment_name(env).unwrap_or_default().to_owned(),
+                reason: format!("the replacement is a {} environment", r.kind()),
+            });
+        }
+        macro_rules! remove_kind {
+            ($variant:ident, $id:expr) => {{
+                let rep = replacement.map(|r| match r {
+                    EnvRef::$variant(i) => i,
+                    _ => unreachable!("kinds checked above"),
+                });
+                let removed = self.remove($id, rep, &|i| used_by_regions(EnvRef::$variant(i)))?;
+                RemovedEnvironment {
+                    env,
+                    item: Environment::$variant(removed.item),
+                    remap: match removed.remap {
+                        Remap::Nothing => Remap::Nothing,
+                        Remap::Replace { from, to } => {
+                            Remap::Replace { from: EnvRef::$variant(from), to: EnvRef::$variant(to) }
+                        }
+                    },
+                    relinked: removed.relinked,
+                }
+            }};
+        }
+        Ok(match env {
+            EnvRef::Sound(i) => remove_kind!(Sound, i),
+            EnvRef::Weather(i) => remove_kind!(Weather, i),
+            EnvRef::Sky(i) => remove_kind!(Sky, i),
+            EnvRef::Gravity(i) => remove_kind!(Gravity, i),
+        })
+    }
+
+    /// Everything wrong with the library: invalid records, duplicate names, dangling references,
+    /// too many records. Empty for a library only changed through its methods; a loaded manifest
+    /// may not be.
+    pub fn validate(&self) -> Vec<Problem> {
+        validate::library(self)
+    }
+}
