@@ -205,7 +205,8 @@ impl<'a> Reader<'a> {
         };
         let bytes = &rest[..len];
         self.pos += len + 1;
-        std::str::from_utf8(bytes).map_err(|e| self.invalid_at(start + e.valid_up_to() as u64, "string is not valid UTF-8"))
+        std::str::from_utf8(bytes)
+            .map_err(|e| self.invalid_at(start + e.valid_up_to() as u64, "string is not valid UTF-8"))
     }
 
     pub fn u8(&mut self) -> ReadResult<u8> {
