@@ -33,6 +33,18 @@
 //! expand into a huge tree. Links are kept as their target path and only resolved on lookup
 //! ([`Archive::resolve`]) or extraction.
 //!
+//! Where PAF.md leaves room, this reader decides:
+//!
+//! * Only Directories and Free space trackers have spare slots. The segments of a File or String
+//!   must hold exactly the declared total (no spare bytes); spare directory and tracker slots are
+//!   not parsed at all.
+//! * A File continuation's "previous segment" position must be the segment that points to it.
+//! * Positions 1 to 11 (inside the header) are refused like position 0 where a record is required.
+//! * Sharing a File or String record between entries is accepted (within the bounds above); a
+//!   Directory segment reached twice is refused, even when it is not strictly a cycle (A4).
+//! * Used free space tracker ranges must lie within the archive after the header; bytes that are
+//!   not reachable from the header (free space, trailing bytes) are accepted and ignored.
+//!
 //! # Writing ([`Archive::to_bytes`])
 //!
 //! The writer follows decision A2: compact (every record in one segment, no spare slots, free space
@@ -74,7 +86,7 @@ use std::path::PathBuf;
 
 use super::bin::ReadError;
 
-pub use fs_io::{ExtractReport, SkippedLink};
+pub use fs_io::{ExtractReport, LINK_COPY_MAX_BYTES, LINK_COPY_MAX_ENTRIES, SkippedLink};
 
 /// The magic bytes at the start of every archive.
 pub const MAGIC: [u8; 3] = *b"PAF";
@@ -107,7 +119,7 @@ const NAME_CRC_ALGORITHM: crc::Algorithm<u32> = crc::Algorithm {
     check: 0x2DFD_2D88,
     residue: 0,
 };
-const NAME_CRC: crc::Crc<u32> = crc::Crc::<u32>::new(&NAME_CRC_ALGORITHM);
+static NAME_CRC: crc::Crc<u32> = crc::Crc::<u32>::new(&NAME_CRC_ALGORITHM);
 
 /// The CRC-32 stored next to every name (decision A1): PlatinumSrc's `crc32`, i.e. the reflected
 /// polynomial 0xEDB88320 with initial value 0 and no final XOR.

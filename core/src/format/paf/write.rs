@@ -37,9 +37,7 @@ fn dir_record_len(dir: &Dir) -> u64 {
 /// only the size limit is checked, before anything is allocated.
 pub(super) fn encode_unchecked(archive: &Archive) -> Result<Vec<u8>, PafError> {
     let size = encoded_len(archive);
-    if size > u64::from(u32::MAX) {
-        return Err(PafError::TooLarge { size });
-    }
+    check_size(size)?;
     let mut w = Writer::with_capacity(size as usize);
     w.bytes(&MAGIC);
     w.u8(VERSION);
@@ -65,6 +63,11 @@ pub(super) fn encode_unchecked(archive: &Archive) -> Result<Vec<u8>, PafError> {
     }
     debug_assert_eq!(w.len() as u64, size);
     Ok(w.into_inner())
+}
+
+/// Every position must fit in a `u32`, so the whole archive must too.
+pub(super) fn check_size(size: u64) -> Result<(), PafError> {
+    if size > u64::from(u32::MAX) { Err(PafError::TooLarge { size }) } else { Ok(()) }
 }
 
 /// Points `slot` at the current end of the output (which fits in `u32`: the size was checked).
