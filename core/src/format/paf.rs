@@ -1,1 +1,0 @@
-//! PAF archives (see shared/spec/PAF.md).
