@@ -1,0 +1,694 @@
+//! A level: a sparse grid of chunk octrees plus level-wide settings.
+//!
+//! Positions are level lattice positions (see [`coords`](crate::map::coords)): chunk
+//! `(0, 0, 0)` starts at lattice `(0, 0, 0)` and the grid is limited to PMF's 12/8/12-bit chunk
+//! indices (`x`, `z` in `0..4096`, `y` in `0..256`); edits reaching outside are refused with
+//! [`LevelError::OutsideGrid`] and change nothing.
+//!
+//! Chunks are `Arc<Chunk>`; every mutation goes through `Arc::make_mut`, so [`Level::snapshot`]
+//! is a cheap copy that later edits leave untouched (copy-on-write, one chunk at a time). Each
+//! change stamps the chunk with a new generation from a level-wide counter, so generations only
+//! grow, even across a chunk being dropped and recreated.
+//!
+//! Every mutating operation returns [`ChunkChanges`]: per touched chunk, the chunk-local lattice
+//! box of the cubes whose content changed. For undo, [`Level::capture`] copies what an edit of a
+//! region can change (a few [`Subtree`]s, never whole chunks unless the region is that big) and
+//! [`Level::restore`] writes it back.
+
+use std::collections::BTreeMap;
+use std::collections::btree_map;
+use std::sync::Arc;
+
+use glam::{DVec3, IVec3};
+use serde::{Deserialize, Serialize};
+
+use crate::format::pmf::types::level_flags;
+use crate::map::coords::{ChunkCoord, CubeAddr, Face, LatticeBox, LevelFrame, MAX_CHUNK_SIZE_LOG2, MIN_CUBE_EDGE};
+use crate::map::ids::{MaterialId, PathAttrs, PhysicsId};
+use crate::map::octree::Ray;
+use crate::map::octree::{Cube, Octree, OctreeError, Subtree};
+
+/// One chunk: its octree and the generation of its last change.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Chunk {
+    octree: Octree,
+    generation: u64,
+}
+
+impl Chunk {
+    /// The chunk's cubes (chunk-local lattice space).
+    pub fn octree(&self) -> &Octree {
+        &self.octree
+    }
+
+    /// Strictly increases with every change of this chunk (level-wide counter).
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+}
+
+/// Per changed chunk, the chunk-local lattice box of the cubes whose content changed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChunkChanges(BTreeMap<ChunkCoord, LatticeBox>);
+
+impl ChunkChanges {
+    /// No change.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Whether nothing changed.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Number of changed chunks.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// The changed box of `chunk`, if it changed.
+    pub fn get(&self, chunk: ChunkCoord) -> Option<LatticeBox> {
+        self.0.get(&chunk).copied()
+    }
+
+    /// Changed chunks and boxes, in PMF grid order.
+    pub fn iter(&self) -> impl Iterator<Item = (ChunkCoord, LatticeBox)> + '_ {
+        self.0.iter().map(|(c, b)| (*c, *b))
+    }
+
+    /// Changed chunks, in PMF grid order.
+    pub fn chunks(&self) -> impl Iterator<Item = ChunkCoord> + '_ {
+        self.0.keys().copied()
+    }
+
+    /// Records a change of `region` in `chunk` (merged with what is already recorded).
+    pub fn insert(&mut self, chunk: ChunkCoord, region: LatticeBox) {
+        if region.is_empty() {
+            return;
+        }
+        let e = self.0.entry(chunk).or_insert(region);
+        *e = e.union(&region);
+    }
+
+    /// Adds every change of `other`.
+    pub fn merge(&mut self, other: &ChunkChanges) {
+        for (c, b) in other.iter() {
+            self.insert(c, b);
+        }
+    }
+
+    /// The changed boxes in level lattice space.
+    pub fn level_boxes(&self, frame: &LevelFrame) -> impl Iterator<Item = (ChunkCoord, LatticeBox)> + '_ {
+        let frame = *frame;
+        self.iter().map(move |(c, b)| (c, b.translated(frame.chunk_min_lattice(c))))
+    }
+}
+
+/// The level flags (PMF `level_flags`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct LevelFlags {
+    pub keep_velocity: bool,
+    pub keep_chunk_offset: bool,
+    pub keep_in_chunk_offset: bool,
+}
+
+impl LevelFlags {
+    /// The PMF flag byte.
+    pub fn to_bits(self) -> u8 {
+        (if self.keep_velocity { level_flags::KEEP_VELOCITY } else { 0 })
+            | (if self.keep_chunk_offset { level_flags::KEEP_CHUNK_OFFSET } else { 0 })
+            | (if self.keep_in_chunk_offset { level_flags::KEEP_IN_CHUNK_OFFSET } else { 0 })
+    }
+
+    /// From the PMF flag byte (unknown bits ignored).
+    pub fn from_bits(b: u8) -> Self {
+        Self {
+            keep_velocity: b & level_flags::KEEP_VELOCITY != 0,
+            keep_chunk_offset: b & level_flags::KEEP_CHUNK_OFFSET != 0,
+            keep_in_chunk_offset: b & level_flags::KEEP_IN_CHUNK_OFFSET != 0,
+        }
+    }
+}
+
+/// Default environment names of a level (`None` = none, PMF-NOTES M5).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct DefaultEnvironments {
+    pub sound: Option<String>,
+    pub weather: Option<String>,
+    pub sky: Option<String>,
+    pub gravity: Option<String>,
+}
+
+/// Errors of level operations; nothing is changed when one is returned.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LevelError {
+    #[error("chunk size exponent {0} is not in 0..=15")]
+    ChunkSize(u8),
+    #[error("lattice box {min:?}..{max:?} reaches outside the level grid (chunks x and z in 0..4096, y in 0..256)")]
+    OutsideGrid { min: IVec3, max: IVec3 },
+    #[error("chunk {0:?} is outside the level grid (x and z in 0..4096, y in 0..256)")]
+    ChunkOutsideGrid(ChunkCoord),
+    #[error("cube {0:?} is not aligned to its edge")]
+    Misaligned(CubeAddr),
+    #[error("cube {0:?} is bigger than a chunk")]
+    BiggerThanChunk(CubeAddr),
+    #[error("the chunk size can only change while the level is empty")]
+    NotEmpty,
+    #[error(transparent)]
+    Octree(#[from] OctreeError),
+}
+
+/// The first solid cube a ray meets in a level.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LevelHit {
+    pub chunk: ChunkCoord,
+    /// The leaf hit, chunk-local.
+    pub addr: CubeAddr,
+    /// The leaf hit, level lattice space.
+    pub level_addr: CubeAddr,
+    /// The face through which the ray enters the leaf (see [`crate::map::octree::Hit::face`]).
+    pub face: Face,
+    /// Distance along the normalized direction, in lattice units.
+    pub distance: f64,
+    /// The hit point, level lattice space.
+    pub point: DVec3,
+    pub cube: Cube,
+}
+
+impl LevelHit {
+    /// The distance in map units.
+    pub fn world_distance(&self) -> f64 {
+        self.distance * MIN_CUBE_EDGE
+    }
+}
+
+/// Copies of part of a level, taken by [`Level::capture`] and written back by
+/// [`Level::restore`]: chunk-local [`Subtree`]s.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Backup {
+    pub parts: Vec<(ChunkCoord, Subtree)>,
+}
+
+impl Backup {
+    /// Bytes of RAM held by the copies.
+    pub fn memory_bytes(&self) -> usize {
+        self.parts.iter().map(|(_, s)| size_of::<ChunkCoord>() + s.memory_bytes()).sum()
+    }
+}
+
+/// A level. See the [module documentation](self).
+#[derive(Debug, Clone)]
+pub struct Level {
+    /// Display name (not exported).
+    pub name: String,
+    frame: LevelFrame,
+    chunks: BTreeMap<ChunkCoord, Arc<Chunk>>,
+    pub flags: LevelFlags,
+    pub environments: DefaultEnvironments,
+    pub air_physics_material: Option<PhysicsId>,
+    next_generation: u64,
+}
+
+impl Level {
+    /// The default center chunk: the middle of the grid in X and Z, half way up in Y.
+    pub const DEFAULT_CENTER: ChunkCoord = ChunkCoord::new(2048, 128, 2048);
+
+    /// An empty level with chunks of `2^chunk_size_log2` map units, centered on
+    /// [`DEFAULT_CENTER`](Level::DEFAULT_CENTER).
+    pub fn new(name: impl Into<String>, chunk_size_log2: u8) -> Result<Level, LevelError> {
+        if chunk_size_log2 > MAX_CHUNK_SIZE_LOG2 {
+            return Err(LevelError::ChunkSize(chunk_size_log2));
+        }
+        Ok(Level {
+            name: name.into(),
+            frame: LevelFrame { chunk_size_log2, center_chunk: Self::DEFAULT_CENTER },
+            chunks: BTreeMap::new(),
+            flags: LevelFlags::default(),
+            environments: DefaultEnvironments::default(),
+            air_physics_material: None,
+            next_generation: 1,
+        })
+    }
+
+    /// Chunk size and center chunk.
+    pub fn frame(&self) -> LevelFrame {
+        self.frame
+    }
+
+    /// Chunk edge is `2^chunk_size_log2` map units.
+    pub fn chunk_size_log2(&self) -> u8 {
+        self.frame.chunk_size_log2
+    }
+
+    /// Changes the chunk size; only allowed while every chunk is empty.
+    pub fn set_chunk_size_log2(&mut self, n: u8) -> Result<(), LevelError> {
+        if n > MAX_CHUNK_SIZE_LOG2 {
+            return Err(LevelError::ChunkSize(n));
+        }
+        if self.chunks.values().any(|c| !c.octree.is_empty()) {
+            return Err(LevelError::NotEmpty);
+        }
+        self.chunks.clear();
+        self.frame.chunk_size_log2 = n;
+        Ok(())
+    }
+
+    /// The chunk whose center is the world origin.
+    pub fn center_chunk(&self) -> ChunkCoord {
+        self.frame.center_chunk
+    }
+
+    /// Moves the world origin to the center of `c` (cubes keep their lattice positions).
+    pub fn set_center_chunk(&mut self, c: ChunkCoord) -> Result<(), LevelError> {
+        if !c.is_in_grid() {
+            return Err(LevelError::ChunkOutsideGrid(c));
+        }
+        self.frame.center_chunk = c;
+        Ok(())
+    }
+
+    /// A copy for readers (bake workers): `O(chunks)` pointer copies; later edits of `self`
+    /// copy the chunks they touch and leave the snapshot as it was.
+    pub fn snapshot(&self) -> Level {
+        self.clone()
+    }
+
+    /// The chunk at `c`, if it was ever written.
+    pub fn chunk(&self, c: ChunkCoord) -> Option<&Arc<Chunk>> {
+        self.chunks.get(&c)
+    }
+
+    /// Every stored chunk, in PMF grid order. Missing chunks are air.
+    pub fn chunks(&self) -> btree_map::Iter<'_, ChunkCoord, Arc<Chunk>> {
+        self.chunks.iter()
+    }
+
+    /// Number of stored chunks.
+    pub fn chunk_count(&self) -> usize {
+        self.chunks.len()
+    }
+
+    /// The inclusive min and max chunk of the non-empty chunks (what the exporter's dense grid
+    /// must cover), or `None` for an empty level.
+    pub fn occupied_bounds(&self) -> Option<(ChunkCoord, ChunkCoord)> {
+        let mut it = self.chunks.iter().filter(|(_, ch)| !ch.octree.is_empty()).map(|(c, _)| c.as_ivec3());
+        let first = it.next()?;
+        let (lo, hi) = it.fold((first, first), |(lo, hi), c| (lo.min(c), hi.max(c)));
+        Some((ChunkCoord::from_ivec3(lo), ChunkCoord::from_ivec3(hi)))
+    }
+
+    /// Every leaf of every stored chunk: chunk, chunk-local address, cube.
+    pub fn leaves(&self) -> impl Iterator<Item = (ChunkCoord, CubeAddr, Cube)> + '_ {
+        self.chunks.iter().flat_map(|(c, ch)| ch.octree.leaves().map(move |(a, cube)| (*c, a, cube)))
+    }
+
+    /// A stable hash of the content (non-empty chunks, their coordinates and cubes).
+    pub fn content_hash(&self) -> u64 {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        let mut eat = |v: u64| {
+            for b in v.to_le_bytes() {
+                h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+            }
+        };
+        eat(u64::from(self.frame.chunk_size_log2));
+        for (c, ch) in &self.chunks {
+            if !ch.octree.is_empty() {
+                for v in c.as_ivec3().to_array() {
+                    eat(v as u32 as u64);
+                }
+                eat(ch.octree.content_hash());
+            }
+        }
+        h
+    }
+
+    // ----- reading ------------------------------------------------------------------------
+
+    fn check_box(&self, b: &LatticeBox) -> Result<(), LevelError> {
+        if b.is_empty() || self.frame.grid_box().contains_box(b) {
+            Ok(())
+        } else {
+            Err(LevelError::OutsideGrid { min: b.min, max: b.max })
+        }
+    }
+
+    fn check_addr(&self, a: &CubeAddr) -> Result<(), LevelError> {
+        if !a.is_aligned() || a.size_log2 > 30 {
+            return Err(LevelError::Misaligned(*a));
+        }
+        self.check_box(&a.lattice_box())
+    }
+
+    /// The leaf holding level lattice position `pos` and its level lattice address. A missing
+    /// chunk reads as one air leaf.
+    pub fn get(&self, pos: IVec3) -> Result<(Cube, CubeAddr), LevelError> {
+        self.check_box(&LatticeBox::new(pos, pos + IVec3::ONE))?;
+        let c = self.frame.chunk_from_lattice(pos);
+        let base = self.frame.chunk_min_lattice(c);
+        Ok(match self.chunks.get(&c) {
+            Some(ch) => {
+                let (cube, a) = ch.octree.get(pos - base).expect("inside the chunk");
+                (cube, a.translated(base))
+            }
+            None => (Cube::EMPTY, self.frame.chunk_addr(c)),
+        })
+    }
+
+    // ----- editing ------------------------------------------------------------------------
+
+    fn bump(&mut self) -> u64 {
+        let g = self.next_generation;
+        self.next_generation += 1;
+        g
+    }
+
+    /// Runs `f` on the octree of every chunk that `region` (level lattice, inside the grid)
+    /// touches, with the chunk-local part of `region`.
+    fn edit_chunks(
+        &mut self,
+        region: LatticeBox,
+        mut f: impl FnMut(&mut Octree, LatticeBox) -> Option<LatticeBox>,
+    ) -> ChunkChanges {
+        let mut changes = ChunkChanges::new();
+        if region.is_empty() {
+            return changes;
+        }
+        let lo = self.frame.chunk_from_lattice(region.min).as_ivec3();
+        let hi = self.frame.chunk_from_lattice(region.max - IVec3::ONE).as_ivec3();
+        for y in lo.y..=hi.y {
+            for x in lo.x..=hi.x {
+                for z in lo.z..=hi.z {
+                    let c = ChunkCoord::new(x, y, z);
+                    let base = self.frame.chunk_min_lattice(c);
+                    let local = region.translated(-base);
+                    if let Some(b) = self.edit_chunk(c, |o| f(o, local)) {
+                        changes.insert(c, b);
+                    }
+                }
+            }
+        }
+        changes
+    }
+
+    /// Runs `f` on chunk `c`'s octree (a new empty one if missing, kept only if `f` changed it);
+    /// bumps the generation on change.
+    fn edit_chunk<T>(&mut self, c: ChunkCoord, f: impl FnOnce(&mut Octree) -> Option<T>) -> Option<T> {
+        let g = self.next_generation;
+        let out = match self.chunks.get_mut(&c) {
+            Some(ch) => {
+                let ch = Arc::make_mut(ch);
+                let out = f(&mut ch.octree);
+                if out.is_some() {
+                    ch.generation = g;
+                }
+                out
+            }
+            None => {
+                let mut octree = Octree::new(self.frame.chunk_lattice_log2());
+                let out = f(&mut octree);
+                if out.is_some() {
+                    self.chunks.insert(c, Arc::new(Chunk { octree, generation: g }));
+                }
+                out
+            }
+        };
+        if out.is_some() {
+            self.bump();
+        }
+        out
+    }
+
+    /// Makes the aligned cube `addr` (level lattice) one `cube`. A cube bigger than a chunk is
+    /// filled chunk by chunk (a cube with pushed corners then gets them per chunk).
+    pub fn set_cube(&mut self, addr: CubeAddr, cube: Cube) -> Result<ChunkChanges, LevelError> {
+        self.check_addr(&addr)?;
+        if addr.size_log2 > self.frame.chunk_lattice_log2() {
+            return self.fill_box(addr.lattice_box(), cube);
+        }
+        let c = self.frame.chunk_from_lattice(addr.min);
+        let local = addr.translated(-self.frame.chunk_min_lattice(c));
+        let mut changes = ChunkChanges::new();
+        if let Some(b) = self.edit_chunk(c, |o| o.set_cube(local, cube).expect("checked")) {
+            changes.insert(c, b);
+        }
+        Ok(changes)
+    }
+
+    /// Makes the aligned cube `addr` air.
+    pub fn clear_cube(&mut self, addr: CubeAddr) -> Result<ChunkChanges, LevelError> {
+        self.set_cube(addr, Cube::EMPTY)
+    }
+
+    /// Sets every lattice cell of `region` to `cube`, across chunk borders.
+    pub fn fill_box(&mut self, region: LatticeBox, cube: Cube) -> Result<ChunkChanges, LevelError> {
+        self.check_box(&region)?;
+        Ok(self.edit_chunks(region, |o, b| o.fill_box(b, cube)))
+    }
+
+    /// Makes every lattice cell of `region` air.
+    pub fn clear_box(&mut self, region: LatticeBox) -> Result<ChunkChanges, LevelError> {
+        self.fill_box(region, Cube::EMPTY)
+    }
+
+    /// Replaces every leaf in `region` by `f(leaf)`; see [`Octree::map_box`].
+    pub fn map_box(&mut self, region: LatticeBox, f: &dyn Fn(Cube) -> Cube) -> Result<ChunkChanges, LevelError> {
+        self.check_box(&region)?;
+        Ok(self.edit_chunks(region, |o, b| o.map_box(b, f)))
+    }
+
+    /// Paints `face` of every solid cube in `region`.
+    pub fn paint_face_box(
+        &mut self,
+        region: LatticeBox,
+        face: Face,
+        material: MaterialId,
+    ) -> Result<ChunkChanges, LevelError> {
+        self.map_box(region, &|c| c.with_face_material(face, material))
+    }
+
+    /// Paints `face` of every solid cube inside `addr`.
+    pub fn paint_face(&mut self, addr: CubeAddr, face: Face, material: MaterialId) -> Result<ChunkChanges, LevelError> {
+        self.check_addr(&addr)?;
+        self.paint_face_box(addr.lattice_box(), face, material)
+    }
+
+    /// Paints every face of every solid cube in `region`.
+    pub fn paint_box(&mut self, region: LatticeBox, material: MaterialId) -> Result<ChunkChanges, LevelError> {
+        self.map_box(region, &|c| c.with_material(material))
+    }
+
+    /// Paints every face of every solid cube inside `addr`.
+    pub fn paint_cube(&mut self, addr: CubeAddr, material: MaterialId) -> Result<ChunkChanges, LevelError> {
+        self.check_addr(&addr)?;
+        self.paint_box(addr.lattice_box(), material)
+    }
+
+    /// Sets the pathfinding attributes of every leaf in `region`.
+    pub fn set_path_attrs_box(&mut self, region: LatticeBox, attrs: PathAttrs) -> Result<ChunkChanges, LevelError> {
+        self.map_box(region, &|c| Cube { path: attrs, ..c })
+    }
+
+    /// Sets "draw backfaces" on every solid leaf in `region`.
+    pub fn set_draw_backfaces_box(&mut self, region: LatticeBox, on: bool) -> Result<ChunkChanges, LevelError> {
+        self.map_box(region, &|c| if c.is_solid() { Cube { draw_backfaces: on, ..c } } else { c })
+    }
+
+    fn chunk_local(&self, addr: &CubeAddr) -> Result<(ChunkCoord, CubeAddr), LevelError> {
+        self.check_addr(addr)?;
+        if addr.size_log2 > self.frame.chunk_lattice_log2() {
+            return Err(LevelError::BiggerThanChunk(*addr));
+        }
+        let c = self.frame.chunk_from_lattice(addr.min);
+        Ok((c, addr.translated(-self.frame.chunk_min_lattice(c))))
+    }
+
+    /// Pushes corner `corner` of the cube at `addr`; see [`Octree::push_corner`].
+    pub fn push_corner(&mut self, addr: CubeAddr, corner: usize, delta: IVec3) -> Result<ChunkChanges, LevelError> {
+        let (c, local) = self.chunk_local(&addr)?;
+        let mut err = None;
+        let changed = self.edit_chunk(c, |o| match o.push_corner(local, corner, delta) {
+            Ok(b) => b,
+            Err(e) => {
+                err = Some(e);
+                None
+            }
+        });
+        if let Some(e) = err {
+            return Err(e.into());
+        }
+        let mut changes = ChunkChanges::new();
+        if let Some(b) = changed {
+            changes.insert(c, b);
+        }
+        Ok(changes)
+    }
+
+    /// Subdivides the cube at `addr`; see [`Octree::subdivide`].
+    pub fn subdivide(&mut self, addr: CubeAddr) -> Result<ChunkChanges, LevelError> {
+        let (c, local) = self.chunk_local(&addr)?;
+        if local.size_log2 == 0 {
+            return Err(OctreeError::TooSmall(addr).into());
+        }
+        let mut changes = ChunkChanges::new();
+        if let Some(b) = self.edit_chunk(c, |o| o.subdivide(local).expect("checked")) {
+            changes.insert(c, b);
+        }
+        Ok(changes)
+    }
+
+    // ----- undo ---------------------------------------------------------------------------
+
+    /// A copy of the cubes at `addr` (level lattice, at most a chunk): its chunk and the
+    /// chunk-local [`Subtree`] (see [`Octree::read_subtree`]).
+    pub fn read_region(&self, addr: CubeAddr) -> Result<(ChunkCoord, Subtree), LevelError> {
+        let (c, local) = self.chunk_local(&addr)?;
+        let s = match self.chunks.get(&c) {
+            Some(ch) => ch.octree.read_subtree(local)?,
+            None => Subtree::leaf(local, Cube::EMPTY),
+        };
+        Ok((c, s))
+    }
+
+    /// Writes the chunk-local `subtree` into chunk `c`, returning what it replaced and the
+    /// change; see [`Octree::replace_region`].
+    pub fn replace_region(&mut self, c: ChunkCoord, subtree: &Subtree) -> Result<(Subtree, ChunkChanges), LevelError> {
+        if !c.is_in_grid() {
+            return Err(LevelError::ChunkOutsideGrid(c));
+        }
+        let root = CubeAddr { min: IVec3::ZERO, size_log2: self.frame.chunk_lattice_log2() };
+        if !root.contains_addr(&subtree.addr()) || !subtree.addr().is_aligned() {
+            return Err(OctreeError::OutOfBounds { addr: subtree.addr(), edge: root.edge() }.into());
+        }
+        let mut old = None;
+        let changed = self.edit_chunk(c, |o| {
+            let (prev, changed) = o.replace_region(subtree).expect("checked");
+            old = Some(prev);
+            changed
+        });
+        let mut changes = ChunkChanges::new();
+        if let Some(b) = changed {
+            changes.insert(c, b);
+        }
+        Ok((old.expect("ran"), changes))
+    }
+
+    /// Copies everything an edit confined to `region` (level lattice) can change, per chunk a
+    /// few subtrees about the region's size (see [`Octree::capture`]).
+    pub fn capture(&self, region: LatticeBox) -> Result<Backup, LevelError> {
+        self.check_box(&region)?;
+        let mut parts = Vec::new();
+        if region.is_empty() {
+            return Ok(Backup { parts });
+        }
+        let lo = self.frame.chunk_from_lattice(region.min).as_ivec3();
+        let hi = self.frame.chunk_from_lattice(region.max - IVec3::ONE).as_ivec3();
+        for y in lo.y..=hi.y {
+            for x in lo.x..=hi.x {
+                for z in lo.z..=hi.z {
+                    let c = ChunkCoord::new(x, y, z);
+                    let local = region.translated(-self.frame.chunk_min_lattice(c));
+                    match self.chunks.get(&c) {
+                        Some(ch) => parts.extend(ch.octree.capture(local).into_iter().map(|s| (c, s))),
+                        None => {
+                            let o = Octree::new(self.frame.chunk_lattice_log2());
+                            parts.extend(o.capture(local).into_iter().map(|s| (c, s)));
+                        }
+                    }
+                }
+            }
+        }
+        Ok(Backup { parts })
+    }
+
+    /// Writes a [`Backup`] back; returns the backup of what it overwrote (for redo) and the
+    /// changes.
+    pub fn restore(&mut self, backup: &Backup) -> Result<(Backup, ChunkChanges), LevelError> {
+        let mut redo = Backup::default();
+        let mut changes = ChunkChanges::new();
+        for (c, s) in &backup.parts {
+            let (old, ch) = self.replace_region(*c, s)?;
+            redo.parts.push((*c, old));
+            changes.merge(&ch);
+        }
+        Ok((redo, changes))
+    }
+
+    // ----- ray casting --------------------------------------------------------------------
+
+    /// The first solid cube along the ray from `origin` (level lattice space) in direction `dir`
+    /// within `max_dist` lattice units: a DDA over the chunk grid, then an octree ray cast in
+    /// each stored chunk.
+    pub fn ray_cast(&self, origin: DVec3, dir: DVec3, max_dist: f64) -> Option<LevelHit> {
+        let ray = Ray::new(origin, dir)?;
+        let grid = self.frame.grid_box();
+        let (t_in, t_out, _) = ray.slab(grid.min.as_dvec3(), grid.max.as_dvec3())?;
+        let t_end = t_out.min(max_dist);
+        let t_start = t_in.max(0.0);
+        if t_start > t_end {
+            return None;
+        }
+        let edge = f64::from(self.frame.chunk_edge());
+        let grid_chunks = grid.max / self.frame.chunk_edge();
+        let p = ray.origin + ray.dir * t_start;
+        let mut cell = (p / edge).floor().as_ivec3().clamp(IVec3::ZERO, grid_chunks - IVec3::ONE);
+        let mut t_next = DVec3::ZERO;
+        let mut t_delta = DVec3::ZERO;
+        let mut step = IVec3::ZERO;
+        for a in 0..3 {
+            let d = ray.dir[a];
+            if d > 0.0 {
+                step[a] = 1;
+                t_next[a] = (f64::from(cell[a] + 1) * edge - ray.origin[a]) / d;
+                t_delta[a] = edge / d;
+            } else if d < 0.0 {
+                step[a] = -1;
+                t_next[a] = (f64::from(cell[a]) * edge - ray.origin[a]) / d;
+                t_delta[a] = -edge / d;
+            } else {
+                t_next[a] = f64::INFINITY;
+                t_delta[a] = f64::INFINITY;
+            }
+        }
+        loop {
+            let c = ChunkCoord::from_ivec3(cell);
+            if let Some(ch) = self.chunks.get(&c) {
+                let base = self.frame.chunk_min_lattice(c);
+                let local = ray.translated(base.as_dvec3());
+                if let Some(h) = ch.octree.ray_cast_prepared(&local, max_dist) {
+                    return Some(LevelHit {
+                        chunk: c,
+                        addr: h.addr,
+                        level_addr: h.addr.translated(base),
+                        face: h.face,
+                        distance: h.distance,
+                        point: ray.origin + ray.dir * h.distance,
+                        cube: h.cube,
+                    });
+                }
+            }
+            let a = if t_next.x <= t_next.y && t_next.x <= t_next.z {
+                0
+            } else if t_next.y <= t_next.z {
+                1
+            } else {
+                2
+            };
+            if t_next[a] > t_end {
+                return None;
+            }
+            cell[a] += step[a];
+            if cell[a] < 0 || cell[a] >= grid_chunks[a] {
+                return None;
+            }
+            t_next[a] += t_delta[a];
+        }
+    }
+
+    /// [`ray_cast`](Level::ray_cast) in world space: `origin` in map units from the center
+    /// chunk's center, `max_dist` in map units. Use [`LevelHit::world_distance`] and
+    /// [`LevelFrame::world_from_lattice_f`] on the result.
+    pub fn ray_cast_world(&self, origin: DVec3, dir: DVec3, max_dist: f64) -> Option<LevelHit> {
+        self.ray_cast(self.frame.lattice_from_world_f(origin), dir, max_dist / MIN_CUBE_EDGE)
+    }
+}
