@@ -187,7 +187,10 @@ impl LevelHit {
 /// [`Level::restore`]: chunk-local [`Subtree`]s.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Backup {
+    /// Chunk-local copies.
     pub parts: Vec<(ChunkCoord, Subtree)>,
+    /// The inclusive chunk range captured; chunks in it without a part were not stored.
+    pub chunk_range: Option<(ChunkCoord, ChunkCoord)>,
 }
 
 impl Backup {
@@ -195,6 +198,13 @@ impl Backup {
     pub fn memory_bytes(&self) -> usize {
         self.parts.iter().map(|(_, s)| size_of::<ChunkCoord>() + s.memory_bytes()).sum()
     }
+}
+
+/// Every chunk coordinate of the inclusive range, in grid order.
+fn chunk_coords_in(lo: ChunkCoord, hi: ChunkCoord) -> Vec<ChunkCoord> {
+    (lo.y..=hi.y)
+        .flat_map(|y| (lo.x..=hi.x).flat_map(move |x| (lo.z..=hi.z).map(move |z| ChunkCoord::new(x, y, z))))
+        .collect()
 }
 
 /// A level. See the [module documentation](self).
@@ -368,27 +378,40 @@ impl Level {
     fn edit_chunks(
         &mut self,
         region: LatticeBox,
+        creates: bool,
         mut f: impl FnMut(&mut Octree, LatticeBox) -> Option<LatticeBox>,
     ) -> ChunkChanges {
         let mut changes = ChunkChanges::new();
-        if region.is_empty() {
+        let Some((lo, hi)) = self.chunk_range(&region) else {
             return changes;
-        }
-        let lo = self.frame.chunk_from_lattice(region.min).as_ivec3();
-        let hi = self.frame.chunk_from_lattice(region.max - IVec3::ONE).as_ivec3();
-        for y in lo.y..=hi.y {
-            for x in lo.x..=hi.x {
-                for z in lo.z..=hi.z {
-                    let c = ChunkCoord::new(x, y, z);
-                    let base = self.frame.chunk_min_lattice(c);
-                    let local = region.translated(-base);
-                    if let Some(b) = self.edit_chunk(c, |o| f(o, local)) {
-                        changes.insert(c, b);
-                    }
-                }
+        };
+        let coords = if creates { chunk_coords_in(lo, hi) } else { self.stored_chunks_in(lo, hi) };
+        for c in coords {
+            let local = region.translated(-self.frame.chunk_min_lattice(c));
+            if let Some(b) = self.edit_chunk(c, |o| f(o, local)) {
+                changes.insert(c, b);
             }
         }
         changes
+    }
+
+    /// The inclusive chunk range a non-empty level lattice box touches.
+    fn chunk_range(&self, region: &LatticeBox) -> Option<(ChunkCoord, ChunkCoord)> {
+        (!region.is_empty()).then(|| {
+            (self.frame.chunk_from_lattice(region.min), self.frame.chunk_from_lattice(region.max - IVec3::ONE))
+        })
+    }
+
+    /// The stored chunks in the inclusive range, in grid order, in `O(log n + stored chunks in
+    /// the Y range)` (an edit of a huge box of mostly missing chunks stays cheap).
+    fn stored_chunks_in(&self, lo: ChunkCoord, hi: ChunkCoord) -> Vec<ChunkCoord> {
+        let from = ChunkCoord { y: lo.y, x: i32::MIN, z: i32::MIN };
+        let to = ChunkCoord { y: hi.y, x: i32::MAX, z: i32::MAX };
+        self.chunks
+            .range(from..=to)
+            .map(|(c, _)| *c)
+            .filter(|c| (lo.x..=hi.x).contains(&c.x) && (lo.z..=hi.z).contains(&c.z))
+            .collect()
     }
 
     /// Runs `f` on chunk `c`'s octree (a new empty one if missing, kept only if `f` changed it);
@@ -443,7 +466,7 @@ impl Level {
     /// Sets every lattice cell of `region` to `cube`, across chunk borders.
     pub fn fill_box(&mut self, region: LatticeBox, cube: Cube) -> Result<ChunkChanges, LevelError> {
         self.check_box(&region)?;
-        Ok(self.edit_chunks(region, |o, b| o.fill_box(b, cube)))
+        Ok(self.edit_chunks(region, cube.normalized() != Cube::EMPTY, |o, b| o.fill_box(b, cube)))
     }
 
     /// Makes every lattice cell of `region` air.
@@ -454,7 +477,7 @@ impl Level {
     /// Replaces every leaf in `region` by `f(leaf)`; see [`Octree::map_box`].
     pub fn map_box(&mut self, region: LatticeBox, f: &dyn Fn(Cube) -> Cube) -> Result<ChunkChanges, LevelError> {
         self.check_box(&region)?;
-        Ok(self.edit_chunks(region, |o, b| o.map_box(b, f)))
+        Ok(self.edit_chunks(region, f(Cube::EMPTY).normalized() != Cube::EMPTY, |o, b| o.map_box(b, f)))
     }
 
     /// Paints `face` of every solid cube in `region`.
@@ -573,43 +596,46 @@ impl Level {
         Ok((old.expect("ran"), changes))
     }
 
-    /// Copies everything an edit confined to `region` (level lattice) can change, per chunk a
-    /// few subtrees about the region's size (see [`Octree::capture`]).
+    /// Copies everything an edit confined to `region` (level lattice) can change: per stored
+    /// chunk a few subtrees about the region's size (see [`Octree::capture`]), plus the chunk
+    /// range, so that [`restore`](Level::restore) also empties chunks the edit created.
     pub fn capture(&self, region: LatticeBox) -> Result<Backup, LevelError> {
         self.check_box(&region)?;
-        let mut parts = Vec::new();
-        if region.is_empty() {
-            return Ok(Backup { parts });
+        let mut backup = Backup::default();
+        let Some((lo, hi)) = self.chunk_range(&region) else {
+            return Ok(backup);
+        };
+        backup.chunk_range = Some((lo, hi));
+        for c in self.stored_chunks_in(lo, hi) {
+            let local = region.translated(-self.frame.chunk_min_lattice(c));
+            backup.parts.extend(self.chunks[&c].octree.capture(local).into_iter().map(|s| (c, s)));
         }
-        let lo = self.frame.chunk_from_lattice(region.min).as_ivec3();
-        let hi = self.frame.chunk_from_lattice(region.max - IVec3::ONE).as_ivec3();
-        for y in lo.y..=hi.y {
-            for x in lo.x..=hi.x {
-                for z in lo.z..=hi.z {
-                    let c = ChunkCoord::new(x, y, z);
-                    let local = region.translated(-self.frame.chunk_min_lattice(c));
-                    match self.chunks.get(&c) {
-                        Some(ch) => parts.extend(ch.octree.capture(local).into_iter().map(|s| (c, s))),
-                        None => {
-                            let o = Octree::new(self.frame.chunk_lattice_log2());
-                            parts.extend(o.capture(local).into_iter().map(|s| (c, s)));
-                        }
-                    }
+        Ok(backup)
+    }
+
+    /// Writes a [`Backup`] back: its subtrees, and air over every chunk of its range that was
+    /// not stored when it was captured. Returns the backup of what it overwrote (for redo) and
+    /// the changes.
+    pub fn restore(&mut self, backup: &Backup) -> Result<(Backup, ChunkChanges), LevelError> {
+        let mut redo = Backup { parts: Vec::new(), chunk_range: backup.chunk_range };
+        let mut changes = ChunkChanges::new();
+        let mut write = |level: &mut Level, c: ChunkCoord, s: &Subtree| -> Result<(), LevelError> {
+            let (old, ch) = level.replace_region(c, s)?;
+            redo.parts.push((c, old));
+            changes.merge(&ch);
+            Ok(())
+        };
+        if let Some((lo, hi)) = backup.chunk_range {
+            let root =
+                Subtree::leaf(CubeAddr { min: IVec3::ZERO, size_log2: self.frame.chunk_lattice_log2() }, Cube::EMPTY);
+            for c in self.stored_chunks_in(lo, hi) {
+                if !backup.parts.iter().any(|(p, _)| *p == c) && !self.chunks[&c].octree.is_empty() {
+                    write(self, c, &root)?;
                 }
             }
         }
-        Ok(Backup { parts })
-    }
-
-    /// Writes a [`Backup`] back; returns the backup of what it overwrote (for redo) and the
-    /// changes.
-    pub fn restore(&mut self, backup: &Backup) -> Result<(Backup, ChunkChanges), LevelError> {
-        let mut redo = Backup::default();
-        let mut changes = ChunkChanges::new();
         for (c, s) in &backup.parts {
-            let (old, ch) = self.replace_region(*c, s)?;
-            redo.parts.push((*c, old));
-            changes.merge(&ch);
+            write(self, *c, s)?;
         }
         Ok((redo, changes))
     }
@@ -784,6 +810,21 @@ mod tests {
         assert_eq!(level.set_chunk_size_log2(3), Err(LevelError::NotEmpty));
         assert_eq!(level.content_hash(), after_ok);
         assert_eq!(level.occupied_bounds(), Some((ChunkCoord::new(4095, 255, 4095), ChunkCoord::new(4095, 255, 4095))));
+        // Edits of the whole grid that cannot create chunks visit only the stored ones.
+        let whole = level.frame().grid_box();
+        let backup = level.capture(whole).unwrap();
+        assert_eq!(backup.parts.len(), 1);
+        assert_eq!(level.paint_box(whole, MaterialId(7)).unwrap().len(), 1);
+        assert_eq!(level.clear_box(whole).unwrap().len(), 1);
+        assert_eq!(level.occupied_bounds(), None);
+        level.restore(&backup).unwrap();
+        assert_eq!(level.content_hash(), after_ok);
+        // Undo of an edit that created chunks empties them again.
+        let region = LatticeBox::new(IVec3::new(40, 40, 40), IVec3::new(100, 50, 60));
+        let backup = level.capture(region).unwrap();
+        assert_eq!(level.fill_box(region, stone(3)).unwrap().len(), 3);
+        level.restore(&backup).unwrap();
+        assert_eq!(level.content_hash(), after_ok);
     }
 
     #[test]
