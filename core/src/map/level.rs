@@ -419,11 +419,16 @@ impl Level {
     fn edit_chunk<T>(&mut self, c: ChunkCoord, f: impl FnOnce(&mut Octree) -> Option<T>) -> Option<T> {
         let g = self.next_generation;
         let out = match self.chunks.get_mut(&c) {
-            Some(ch) => {
-                let ch = Arc::make_mut(ch);
+            Some(arc) => {
+                // If a snapshot shares the chunk, keep the shared original so that a no-op edit
+                // can put it back instead of leaving a private copy.
+                let original = (Arc::strong_count(arc) > 1).then(|| Arc::clone(arc));
+                let ch = Arc::make_mut(arc);
                 let out = f(&mut ch.octree);
                 if out.is_some() {
                     ch.generation = g;
+                } else if let Some(o) = original {
+                    *arc = o;
                 }
                 out
             }
@@ -854,9 +859,13 @@ mod tests {
         let gen_a2 = level.chunk(a).unwrap().generation();
         assert!(gen_a2 > gen_a && gen_a2 > gen_b);
         assert_eq!(level.chunk(b).unwrap().generation(), gen_b);
-        // A no-op edit does not bump.
+        // A no-op edit does not bump, nor unshare a chunk a snapshot holds.
         assert!(level.set_cube(CubeAddr::new(IVec3::new(2, 6, 2), 1).unwrap(), stone(5)).unwrap().is_empty());
         assert_eq!(level.chunk(a).unwrap().generation(), gen_a2);
+        assert!(
+            level.fill_box(LatticeBox::new(IVec3::new(8, 0, 0), IVec3::new(9, 1, 1)), stone(1)).unwrap().is_empty()
+        );
+        assert!(Arc::ptr_eq(snap.chunk(b).unwrap(), level.chunk(b).unwrap()));
         // Every change bumps, even a paint.
         level.paint_face(CubeAddr::new(IVec3::new(2, 6, 2), 1).unwrap(), Face::PosY, MaterialId(9)).unwrap();
         assert!(level.chunk(a).unwrap().generation() > gen_a2);

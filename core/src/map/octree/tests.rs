@@ -527,6 +527,7 @@ fn terrain_memory_per_solid_cube() {
     let stone = Cube::solid(MaterialId(1), PhysicsId(0), SoundId(0));
     let grass = Cube::solid(MaterialId(2), PhysicsId(0), SoundId(0));
     let mut solid: u64 = 0;
+    let started = std::time::Instant::now();
     for x in 0..e {
         for z in 0..e {
             let (fx, fz) = (f64::from(x) / 40.0, f64::from(z) / 55.0);
@@ -536,17 +537,21 @@ fn terrain_memory_per_solid_cube() {
             solid += h as u64;
         }
     }
+    let build = started.elapsed();
     t.compact();
     assert!(t.check_invariants().is_ok());
     let bytes = t.memory_bytes();
     let per_cube = bytes as f64 / solid as f64;
     eprintln!(
-        "terrain 256²: {} solid cubes, {} nodes, {} bytes ({} B/node), {:.4} B per solid cube",
+        "terrain 256²: {} solid cubes, {} nodes, {} bytes ({} B/node), {:.4} B per solid cube; \
+         {} column fills in {:?}",
         solid,
         t.node_count(),
         bytes,
         Octree::NODE_BYTES,
-        per_cube
+        per_cube,
+        2 * e * e,
+        build
     );
     assert_eq!(Octree::NODE_BYTES, 10);
     assert!(per_cube <= 1.0, "{per_cube} bytes per solid cube");
