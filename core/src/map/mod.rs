@@ -6,3 +6,7 @@
 
 pub mod library;
 pub mod octree;
+
+pub mod coords;
+pub mod ids;
+pub mod level;

@@ -1,1 +1,0 @@
-//! The chunk octree. STUB.
