@@ -216,7 +216,7 @@ pub fn summarize(file: &pmf::File) -> Result<Summary, paf::PafError> {
 pub fn archive_listing(a: &paf::Archive) -> Vec<ArchiveEntry> {
     a.listing()
         .into_iter()
-        .map(|e| ArchiveEntry { path: e.path, kind: e.kind.to_string(), size: e.size, target: e.target })
+        .map(|e| ArchiveEntry { path: e.path, kind: e.kind.to_string(), size: e.size, target: e.link_target })
         .collect()
 }
 

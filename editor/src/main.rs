@@ -11,7 +11,7 @@ fn main() -> anyhow::Result<()> {
         viewport: egui::ViewportBuilder::default().with_title("pmfedit").with_inner_size([1024.0, 640.0]),
         ..Default::default()
     };
-    eframe::run_native("pmfedit", options, Box::new(|_cc| Ok(Box::new(App::default()))))
+    eframe::run_native("pmfedit", options, Box::new(|_cc| Ok(Box::new(App))))
         .map_err(|e| anyhow::anyhow!("could not open the editor window: {e}"))
 }
 

@@ -414,7 +414,7 @@ fn pathfinding() -> File {
     let mut bare = Node::empty();
     bare.server = ServerCube { pathfinding: Some(vec![]) };
     let root = Node::parent(octants(|b| match b {
-        4 | 5 | 6 => Some(Node::with_kind(geo(0))),
+        4..=6 => Some(Node::with_kind(geo(0))),
         0 => Some(over.clone()),
         1 => Some(guard.clone()),
         2 => Some(bare.clone()),
