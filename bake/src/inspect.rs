@@ -67,6 +67,8 @@ pub struct ChunkSummary {
     pub environment_regions: usize,
     pub load_regions: usize,
     pub entities: usize,
+    /// The chunk's entities (empty in level totals).
+    pub entity_list: Vec<EntitySummary>,
 }
 
 impl ChunkSummary {
@@ -157,6 +159,7 @@ fn chunk_summary(index: pmf::ChunkIndex, c: &pmf::Chunk) -> ChunkSummary {
         + c.client.sky_regions.len();
     s.load_regions = c.server.load_regions.len();
     s.entities = c.server.entities.len();
+    s.entity_list = entities(&c.server.entities);
     s
 }
 
@@ -289,6 +292,9 @@ pub fn render_text(s: &Summary) -> String {
                 c.fast_lights,
                 c.entities
             );
+            for e in &c.entity_list {
+                let _ = writeln!(o, "      {}", entity_line(e));
+            }
         }
         if air > 0 {
             let _ = writeln!(o, "    ({air} chunks of air only)");

@@ -66,6 +66,11 @@ pub fn cases() -> Vec<Case> {
         ),
         case("two_levels", "Two levels with different chunk sizes, flags and libraries.", two_levels()),
         case(
+            "archive",
+            "An embedded PAF archive with nested folders (textures/walls, scripts), a PTF texture converted from a generated image, a script and a link, referenced by a material as map:textures/walls/brick (T1, PTF T3).",
+            archive(),
+        ),
+        case(
             "entities",
             "Global, level-wide and chunk entities of several types (prop, light, trigger, text, audio emitter, counter, an opaque beam) with custom properties of scalar, array, bool-bitmap and string types, and gamemode masks (E1).",
             entities(),
@@ -679,5 +684,32 @@ fn entities() -> File {
     level.server.entities = vec![lamp, sign, ambience];
     let mut f = file("entities", vec![level]);
     f.entities = vec![counter, Entity::new("world", EntityData::Dummy)];
+    f
+}
+
+fn archive() -> File {
+    use pmfedit_core::format::paf::Archive;
+    use pmfedit_core::format::ptf::Ptf;
+    // A 16×8 brick pattern, generated so the case needs no binary inputs.
+    let img = image::RgbaImage::from_fn(16, 8, |x, y| {
+        let mortar = y % 4 == 0 || (x + if (y / 4) % 2 == 0 { 0 } else { 4 }) % 8 == 0;
+        if mortar { image::Rgba([200, 200, 190, 255]) } else { image::Rgba([150, 50 + (x * 3) as u8, 40, 255]) }
+    });
+    let (ptf, warnings) = Ptf::from_image(&image::DynamicImage::ImageRgba8(img), "textures/walls/brick.png").unwrap();
+    assert!(warnings.is_empty());
+    let mut a = Archive::new();
+    a.insert_file("textures/walls/brick.ptf", ptf.write().unwrap()).unwrap();
+    a.insert_file("scripts/init.txt", b"print(\"hello from the map archive\")\n".to_vec()).unwrap();
+    a.insert_file("README", b"pmfedit golden archive\n".to_vec()).unwrap();
+    a.insert_link("textures/default", "textures/walls/brick.ptf").unwrap();
+
+    let mut c = chunk(Node::parent(octants(|b| (b >= 4).then(|| Node::with_kind(geo(0))))));
+    use_materials(&mut c, 1);
+    add_quads(&mut c, 8.0, 0);
+    c.client.lightmaps = vec![Lightmap { size_exp: 0, luxels: vec![128, 128, 128] }];
+    let mut level = one_chunk_level(3, c);
+    level.client.materials[0].texture = "map:textures/walls/brick".to_owned();
+    let mut f = file("archive", vec![level]);
+    f.archive = a.to_bytes().unwrap();
     f
 }

@@ -60,6 +60,9 @@ fn every_truncation_of_every_golden_file_is_an_error() {
 
 #[test]
 fn every_case_has_a_description_and_no_stray_folders() {
+    if bless() {
+        return; // the other tests are writing the folders right now
+    }
     let names: Vec<_> = cases().iter().map(|c| c.name).collect();
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("golden/pmf");
     let mut on_disk: Vec<String> =
