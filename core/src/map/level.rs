@@ -217,6 +217,8 @@ pub struct Level {
     pub flags: LevelFlags,
     pub environments: DefaultEnvironments,
     pub air_physics_material: Option<PhysicsId>,
+    /// Lights, entities, environment regions and load regions of this level.
+    pub objects: crate::map::library::LevelObjects,
     next_generation: u64,
 }
 
@@ -237,6 +239,7 @@ impl Level {
             flags: LevelFlags::default(),
             environments: DefaultEnvironments::default(),
             air_physics_material: None,
+            objects: crate::map::library::LevelObjects::default(),
             next_generation: 1,
         })
     }

@@ -1,8 +1,7 @@
 //! Ids of library records and level objects.
 //!
-//! **Merge note:** [`MaterialId`], [`PhysicsId`] and [`SoundId`] are provisional copies of the
-//! newtypes that `core/src/map/ids.rs` (owned by the octree) will define with the same shape; at
-//! merge time they are replaced by re-exports of those. The other ids belong to this module.
+//! [`MaterialId`], [`PhysicsId`] and [`SoundId`] are the octree's ids from `map::ids`, re-exported;
+//! the other ids belong to this module.
 //!
 //! Ids are handed out by a [`Table`](super::Table) counter that only grows (see its docs), so an id
 //! names the same record for the whole life of a project, across saves, unless the id space of its
@@ -27,15 +26,9 @@ pub trait TableId: 'static + Copy + Ord + Eq + Hash + fmt::Debug + fmt::Display 
     fn raw(self) -> u32;
 }
 
-macro_rules! ids {
-    ($( $(#[$m:meta])* $name:ident($raw:ty) = $kind:ident, max $max:expr; )*) => {$(
-        $(#[$m])*
-        #[derive(
-            Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize,
-        )]
-        #[serde(transparent)]
-        pub struct $name(pub $raw);
-
+/// Implements [`TableId`] and `Display` for an id type.
+macro_rules! table_id {
+    ($name:ident($raw:ty) = $kind:ident, max $max:expr) => {
         impl TableId for $name {
             const KIND: ItemKind = ItemKind::$kind;
             const MAX: u32 = $max;
@@ -52,19 +45,30 @@ macro_rules! ids {
                 write!(f, "#{}", self.0)
             }
         }
+    };
+}
+
+macro_rules! ids {
+    ($( $(#[$m:meta])* $name:ident($raw:ty) = $kind:ident, max $max:expr; )*) => {$(
+        $(#[$m])*
+        #[derive(
+            Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize,
+        )]
+        #[serde(transparent)]
+        pub struct $name(pub $raw);
+
+        table_id!($name($raw) = $kind, max $max);
     )*};
 }
 
+pub use crate::map::ids::{MaterialId, PhysicsId, SoundId};
+
+// At most 65 535 of each (PMF's `u16` counts), so raw ids stop at 65 534.
+table_id!(MaterialId(u16) = Material, max u16::MAX as u32 - 1);
+table_id!(PhysicsId(u16) = PhysicsMaterial, max u16::MAX as u32 - 1);
+table_id!(SoundId(u16) = SoundMaterial, max u16::MAX as u32 - 1);
+
 ids! {
-    /// A [`Material`](super::Material). PROVISIONAL: to be replaced by `map::ids::MaterialId`.
-    /// At most 65 535 materials (PMF's `u16` count), so raw ids stop at 65 534.
-    MaterialId(u16) = Material, max u16::MAX as u32 - 1;
-    /// A [`PhysicsMaterial`](super::PhysicsMaterial). PROVISIONAL: to be replaced by
-    /// `map::ids::PhysicsId`.
-    PhysicsId(u16) = PhysicsMaterial, max u16::MAX as u32 - 1;
-    /// A [`SoundMaterial`](super::SoundMaterial). PROVISIONAL: to be replaced by
-    /// `map::ids::SoundId`.
-    SoundId(u16) = SoundMaterial, max u16::MAX as u32 - 1;
     /// A [`SoundEnvironment`](super::SoundEnvironment).
     SoundEnvId(u16) = SoundEnvironment, max u16::MAX as u32;
     /// A [`WeatherEnvironment`](super::WeatherEnvironment).

@@ -93,7 +93,7 @@ macro_rules! record {
         }
     ) => {
         $(#[$m])*
-        #[derive(Debug, Clone, PartialEq, Default)]
+        #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
         pub struct $name {
             $( $(#[$fm])* pub $field: $ty, )*
         }
@@ -145,7 +145,7 @@ macro_rules! flags {
         }
     ) => {
         $(#[$m])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize)]
         pub struct $name(pub $raw);
 
         impl $name {

@@ -52,7 +52,7 @@ const MIN_RECORD_SIZE: usize = 1 + 4 + 4 + 4 + 4;
 const MIN_CUSTOM_PROPERTY_SIZE: usize = 4 + 1 + 4;
 
 /// One entity record.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Entity {
     /// Bit i = header gamemode i; 0 = all.
     pub gamemodes: u32,
@@ -71,14 +71,14 @@ impl Entity {
 }
 
 /// A custom property: `str name` + property data.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct CustomProperty {
     pub name: String,
     pub value: PropertyData,
 }
 
 /// Type data, typed where ENTITIES.md defines it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[allow(clippy::large_enum_variant, reason = "entities are edited in place; boxing every variant buys nothing")]
 pub enum EntityData {
     /// Type 0: no type data.

@@ -24,7 +24,7 @@ use crate::format::pmf::error::WriteResult;
 use crate::format::pmf::strings::StringTable;
 
 /// A property value: dimensions and typed values (row-major, last dimension fastest).
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct PropertyData {
     /// Length of each dimension; empty for a scalar.
     pub dims: Vec<u32>,
@@ -34,7 +34,7 @@ pub struct PropertyData {
 }
 
 /// The values of a property, one variant per property type.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub enum PropertyValues {
     /// Type 0: no value.
     #[default]

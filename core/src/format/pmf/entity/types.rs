@@ -108,7 +108,7 @@ record! {
 }
 
 /// The kind of an intersectable (bits 7..4 of its flag byte) and the trailing shape data it selects.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum IntersectableShape {
     /// Kind 0.
     Aabb { bounds: BoxCorners },
@@ -140,7 +140,7 @@ impl IntersectableShape {
 }
 
 /// Type 5.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Intersectable {
     /// Bits 3..0 of the flag byte; bits 7..4 are the kind, in `shape`.
     pub flags: IntersectableFlags,
@@ -246,7 +246,7 @@ record! {
 
 /// The kind of a light (bits 3..0 of its flag byte) and the trailing data it selects (after
 /// `range`). Kinds 3..=15 have no layout in ENTITIES.md and are read errors.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub enum LightKind {
     /// Kind 0.
     #[default]
@@ -269,7 +269,7 @@ impl LightKind {
 }
 
 /// Type 8.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Light {
     /// Bits 7..4 of the flag byte; bits 3..0 are the kind.
     pub flags: LightFlags,
@@ -463,7 +463,7 @@ record! {
 }
 
 /// A counter's comparison (`u8`: 0 eq, 1 ne, 2 lt, 3 le, 4 gt, 5 ge; other values are read errors).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize)]
 pub enum Compare {
     #[default]
     Eq = 0,
@@ -595,7 +595,7 @@ fn write_ctl_byte(o: &mut Out<'_>, what: &str, flags: u8, pattern_len: u8) -> Wr
 }
 
 /// Type 25.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DynLightCtl {
     /// Bits 7..5 of the flag byte.
     pub flags: DynLightCtlFlags,
@@ -651,7 +651,7 @@ impl Codec for DynLightCtl {
 }
 
 /// Type 26.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct FastLightCtl {
     /// Bits 7..5 of the flag byte.
     pub flags: FastLightCtlFlags,
