@@ -155,16 +155,31 @@ impl Builder<'_> {
         let base = (self.heights.iter().copied().min().unwrap_or(1) - 4).max(0);
         let p = self.p;
         self.fill([0, 0, 0], [w, base, d], p.stone);
+        // Stone up to the lowest soil of each chunk footprint in one box per footprint, so that
+        // the columns' own boxes rarely cross a chunk border.
+        let soil_of = |top: i32| (top - 3).max(base);
+        let mut block_stone = Vec::new();
+        for bx in (0..w).step_by(CHUNK_UNITS as usize) {
+            for bz in (0..d).step_by(CHUNK_UNITS as usize) {
+                let (lo, _) = self.footprint(bx, bz, CHUNK_UNITS.min(w - bx), CHUNK_UNITS.min(d - bz));
+                let top = soil_of(lo);
+                self.fill([bx, base, bz], [bx + CHUNK_UNITS, top, bz + CHUNK_UNITS], p.stone);
+                block_stone.push(top);
+            }
+        }
+        let blocks_z = (d + CHUNK_UNITS - 1) / CHUNK_UNITS;
         for x in 0..w {
             let mut z = 0;
             while z < d {
                 let top = self.column(x, z);
+                let block_end = ((z / CHUNK_UNITS + 1) * CHUNK_UNITS).min(d);
                 let mut end = z + 1;
-                while end < d && self.column(x, end) == top {
+                while end < block_end && self.column(x, end) == top {
                     end += 1;
                 }
-                let soil = (top - 3).max(base);
-                self.fill([x, base, z], [x + 1, soil, end], p.stone);
+                let stone = block_stone[((x / CHUNK_UNITS) * blocks_z + z / CHUNK_UNITS) as usize];
+                let soil = soil_of(top);
+                self.fill([x, stone, z], [x + 1, soil, end], p.stone);
                 if top <= sea + 1 {
                     self.fill([x, soil, z], [x + 1, top, end], p.sand);
                     self.fill([x, top, z], [x + 1, sea, end], p.water);
