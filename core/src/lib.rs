@@ -2,5 +2,6 @@
 //!
 //! No GUI and no threads live here (see `ARCHITECTURE.md`).
 
+pub mod edit;
 pub mod format;
 pub mod map;
