@@ -2,6 +2,7 @@
 //!
 //! No GUI and no threads live here (see `ARCHITECTURE.md`).
 
+pub mod edit;
 pub mod format;
 pub mod map;
 pub mod sample;

@@ -24,7 +24,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::format::pmf::types::level_flags;
 use crate::map::coords::{ChunkCoord, CubeAddr, Face, LatticeBox, LevelFrame, MAX_CHUNK_SIZE_LOG2, MIN_CUBE_EDGE};
-use crate::map::ids::{MaterialId, PathAttrs, PhysicsId};
+use crate::map::ids::{MaterialId, PathAttrs, PhysicsId, SoundId};
+use crate::map::library::EnvironmentDefaults;
 use crate::map::octree::Ray;
 use crate::map::octree::{Cube, Octree, OctreeError, Subtree};
 
@@ -131,15 +132,6 @@ impl LevelFlags {
     }
 }
 
-/// Default environment names of a level (`None` = none, PMF-NOTES M5).
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct DefaultEnvironments {
-    pub sound: Option<String>,
-    pub weather: Option<String>,
-    pub sky: Option<String>,
-    pub gravity: Option<String>,
-}
-
 /// Errors of level operations; nothing is changed when one is returned.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LevelError {
@@ -200,6 +192,41 @@ impl Backup {
     }
 }
 
+/// A library id to re-point in cubes: every use of `from` becomes `to`
+/// ([`Level::remap_ids`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum IdRemap {
+    /// Face materials.
+    Material { from: MaterialId, to: MaterialId },
+    /// Face physics materials.
+    Physics { from: PhysicsId, to: PhysicsId },
+    /// Sound materials.
+    Sound { from: SoundId, to: SoundId },
+}
+
+impl IdRemap {
+    /// Whether `cube` uses the `from` id.
+    pub fn uses(&self, cube: &Cube) -> bool {
+        match *self {
+            IdRemap::Material { from, .. } => cube.uses_material(from),
+            IdRemap::Physics { from, .. } => cube.uses_physics(from),
+            IdRemap::Sound { from, .. } => cube.uses_sound(from),
+        }
+    }
+
+    /// `cube` with `from` replaced by `to`.
+    pub fn apply(&self, cube: Cube) -> Cube {
+        fn keep<T>(x: T) -> T {
+            x
+        }
+        match *self {
+            IdRemap::Material { from, to } => cube.with_ids_mapped(|m| if m == from { to } else { m }, keep, keep),
+            IdRemap::Physics { from, to } => cube.with_ids_mapped(keep, |p| if p == from { to } else { p }, keep),
+            IdRemap::Sound { from, to } => cube.with_ids_mapped(keep, keep, |s| if s == from { to } else { s }),
+        }
+    }
+}
+
 /// Every chunk coordinate of the inclusive range, in grid order.
 fn chunk_coords_in(lo: ChunkCoord, hi: ChunkCoord) -> Vec<ChunkCoord> {
     (lo.y..=hi.y)
@@ -215,7 +242,11 @@ pub struct Level {
     frame: LevelFrame,
     chunks: BTreeMap<ChunkCoord, Arc<Chunk>>,
     pub flags: LevelFlags,
-    pub environments: DefaultEnvironments,
+    /// The default environment of each kind (PMF level data), ids into the map's
+    /// [`Library`](crate::map::Library). Kept valid by [`Map`](crate::map::Map)'s removal
+    /// wrappers and checked by [`Map::validate`](crate::map::Map::validate).
+    pub environments: EnvironmentDefaults,
+    /// PMF "Air physics material"; `None` exports as the empty string (M5).
     pub air_physics_material: Option<PhysicsId>,
     /// Lights, entities, environment regions and load regions of this level.
     pub objects: crate::map::library::LevelObjects,
@@ -237,7 +268,7 @@ impl Level {
             frame: LevelFrame { chunk_size_log2, center_chunk: Self::DEFAULT_CENTER },
             chunks: BTreeMap::new(),
             flags: LevelFlags::default(),
-            environments: DefaultEnvironments::default(),
+            environments: EnvironmentDefaults::default(),
             air_physics_material: None,
             objects: crate::map::library::LevelObjects::default(),
             next_generation: 1,
@@ -314,6 +345,31 @@ impl Level {
     /// Every leaf of every stored chunk: chunk, chunk-local address, cube.
     pub fn leaves(&self) -> impl Iterator<Item = (ChunkCoord, CubeAddr, Cube)> + '_ {
         self.chunks.iter().flat_map(|(c, ch)| ch.octree.leaves().map(move |(a, cube)| (*c, a, cube)))
+    }
+
+    /// Whether two levels have the same content: name, frame, flags, default environments, air
+    /// physics, objects (by id; id counters ignored) and cubes (empty chunks, stored or not, and
+    /// generations ignored).
+    pub fn content_eq(&self, other: &Level) -> bool {
+        let (a, b) = (&self.objects, &other.objects);
+        self.name == other.name
+            && self.frame == other.frame
+            && self.flags == other.flags
+            && self.environments == other.environments
+            && self.air_physics_material == other.air_physics_material
+            && a.lights().iter().eq(b.lights().iter())
+            && a.entities().iter().eq(b.entities().iter())
+            && a.regions().iter().eq(b.regions().iter())
+            && a.load_regions().iter().eq(b.load_regions().iter())
+            && self.same_cubes(other)
+    }
+
+    /// Whether the non-empty chunks of both levels are the same, cube for cube.
+    pub fn same_cubes(&self, other: &Level) -> bool {
+        fn non_empty(l: &Level) -> impl Iterator<Item = (&ChunkCoord, &Octree)> {
+            l.chunks.iter().filter(|(_, ch)| !ch.octree.is_empty()).map(|(c, ch)| (c, &ch.octree))
+        }
+        self.frame.chunk_size_log2 == other.frame.chunk_size_log2 && non_empty(self).eq(non_empty(other))
     }
 
     /// A stable hash of the content (non-empty chunks, their coordinates and cubes).
@@ -566,6 +622,32 @@ impl Level {
             changes.insert(c, b);
         }
         Ok(changes)
+    }
+
+    // ----- library ids in cubes -----------------------------------------------------------
+
+    /// Whether any cube of the level uses the `from` id of `remap`.
+    pub fn uses_id(&self, remap: IdRemap) -> bool {
+        self.chunks.values().any(|ch| ch.octree.any_leaf(|c| remap.uses(c)))
+    }
+
+    /// Re-points every use of the `from` id of `remap` at its `to` id (after a library record was
+    /// removed with a replacement). Only chunks that use the id are visited further than a scan;
+    /// each of them is copied whole into the returned [`Backup`] (the remap can touch any of its
+    /// cubes), so [`restore`](Level::restore) undoes it.
+    pub fn remap_ids(&mut self, remap: IdRemap) -> (Backup, ChunkChanges) {
+        let mut backup = Backup::default();
+        let mut changes = ChunkChanges::new();
+        let using: Vec<ChunkCoord> =
+            self.chunks.iter().filter(|(_, ch)| ch.octree.any_leaf(|c| remap.uses(c))).map(|(c, _)| *c).collect();
+        for c in using {
+            let octree = &self.chunks[&c].octree;
+            backup.parts.push((c, octree.read_subtree(octree.root_addr()).expect("the root is valid")));
+            if let Some(b) = self.edit_chunk(c, |o| o.map_box(o.bounds(), &|cube| remap.apply(cube))) {
+                changes.insert(c, b);
+            }
+        }
+        (backup, changes)
     }
 
     // ----- undo ---------------------------------------------------------------------------

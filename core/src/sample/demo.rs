@@ -118,16 +118,13 @@ pub fn demo() -> Map {
     add_lights(level);
     add_entities(level);
     let sky = add_environments(&mut map.library, &mut map.levels[0], &palette);
-    set_level_defaults(&mut map.levels[0], &map.library, sky);
+    set_level_defaults(&mut map.levels[0], sky);
     map
 }
 
-/// The one place that sets default environments: the level's default sky is `day`.
-///
-/// Default environments are moving from the library into the level (as ids); this is the only
-/// function to change when they do.
-fn set_level_defaults(level: &mut Level, library: &Library, sky: SkyEnvId) {
-    level.environments.sky = library.get(sky).map(|s| s.name.clone());
+/// The level's default sky is `day`.
+fn set_level_defaults(level: &mut Level, sky: SkyEnvId) {
+    level.environments.sky = Some(sky);
 }
 
 fn fill(level: &mut Level, b: LatticeBox, cube: Cube) {

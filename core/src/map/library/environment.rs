@@ -1,8 +1,9 @@
 //! Sound, weather, sky and gravity environments (PMF "Sound environment" … "Gravity environment"),
 //! the typed reference [`EnvRef`] regions use, and the default environment of each kind.
 //!
-//! Environments are map-wide (exported into every level, `map/mod.rs` issue 3); so are the
-//! defaults. Regions live in a level's [`LevelObjects`](super::LevelObjects).
+//! Environments are map-wide (exported into every level, `map/mod.rs` issue 3). The defaults are
+//! per level (PMF level data), kept in [`Level::environments`](crate::map::Level::environments);
+//! regions live in a level's [`LevelObjects`](super::LevelObjects).
 
 use std::fmt;
 
@@ -327,6 +328,16 @@ pub enum Environment {
 }
 
 impl Environment {
+    /// The kind.
+    pub fn kind(&self) -> EnvKind {
+        match self {
+            Self::Sound(_) => EnvKind::Sound,
+            Self::Weather(_) => EnvKind::Weather,
+            Self::Sky(_) => EnvKind::Sky,
+            Self::Gravity(_) => EnvKind::Gravity,
+        }
+    }
+
     /// The name.
     pub fn name(&self) -> &str {
         match self {
@@ -339,7 +350,7 @@ impl Environment {
 }
 
 /// The default environment of each kind (PMF level data "Default … environment"; `None` exports
-/// as the empty string, M5). Map-wide like the environments.
+/// as the empty string, M5). A level setting: see [`Level::environments`](crate::map::Level).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct EnvironmentDefaults {
@@ -370,7 +381,7 @@ impl EnvironmentDefaults {
     }
 
     /// Clears the default of `kind`.
-    pub(super) fn clear(&mut self, kind: EnvKind) {
+    pub fn clear(&mut self, kind: EnvKind) {
         match kind {
             EnvKind::Sound => self.sound = None,
             EnvKind::Weather => self.weather = None,
@@ -380,7 +391,7 @@ impl EnvironmentDefaults {
     }
 
     /// Makes `env` the default of its kind.
-    pub(super) fn set(&mut self, env: EnvRef) {
+    pub fn set(&mut self, env: EnvRef) {
         match env {
             EnvRef::Sound(i) => self.sound = Some(i),
             EnvRef::Weather(i) => self.weather = Some(i),
@@ -407,7 +418,7 @@ macro_rules! environment_item {
         }
 
         impl sealed::Access for $ty {
-            const OUTSIDE_USERS: &'static str = "environment regions";
+            const OUTSIDE_USERS: &'static str = "environment regions or level defaults";
 
             fn table(lib: &Library) -> &Table<$id, Self> {
                 &lib.$field
@@ -420,17 +431,13 @@ macro_rules! environment_item {
                 env_check_refs(self, lib)
             }
 
-            fn referrers(lib: &Library, id: $id) -> Vec<Referrer> {
-                let env = EnvRef::$variant(id);
-                lib.defaults.iter().filter(|&d| d == env).map(|d| Referrer::DefaultEnvironment(d.kind())).collect()
+            /// Nothing in the library refers to an environment (defaults are level settings).
+            fn referrers(_lib: &Library, _id: $id) -> Vec<Referrer> {
+                Vec::new()
             }
 
-            fn relink(lib: &mut Library, from: $id, to: $id) -> Vec<Referrer> {
-                let referrers = Self::referrers(lib, from);
-                if !referrers.is_empty() {
-                    lib.defaults.set(EnvRef::$variant(to));
-                }
-                referrers
+            fn relink(_lib: &mut Library, _from: $id, _to: $id) -> Vec<Referrer> {
+                Vec::new()
             }
         }
     };

@@ -359,7 +359,7 @@ impl LibraryItem for PhysicsMaterial {
 }
 
 impl sealed::Access for PhysicsMaterial {
-    const OUTSIDE_USERS: &'static str = "cubes in the levels";
+    const OUTSIDE_USERS: &'static str = "cubes or the air physics setting of the levels";
 
     fn table(lib: &Library) -> &super::Table<PhysicsId, Self> {
         &lib.physics
@@ -369,12 +369,7 @@ impl sealed::Access for PhysicsMaterial {
     }
 
     fn referrers(lib: &Library, id: PhysicsId) -> Vec<Referrer> {
-        let mut out: Vec<Referrer> =
-            lib.materials.iter().filter(|(_, m)| m.physics == id).map(|(mid, _)| Referrer::Material(mid)).collect();
-        if lib.air_physics == Some(id) {
-            out.push(Referrer::AirPhysics);
-        }
-        out
+        lib.materials.iter().filter(|(_, m)| m.physics == id).map(|(mid, _)| Referrer::Material(mid)).collect()
     }
 
     fn relink(lib: &mut Library, from: PhysicsId, to: PhysicsId) -> Vec<Referrer> {
@@ -384,10 +379,6 @@ impl sealed::Access for PhysicsMaterial {
                 m.physics = to;
                 out.push(Referrer::Material(mid));
             }
-        }
-        if lib.air_physics == Some(from) {
-            lib.air_physics = Some(to);
-            out.push(Referrer::AirPhysics);
         }
         out
     }

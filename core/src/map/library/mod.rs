@@ -1,10 +1,12 @@
 //! The map's libraries and a level's objects.
 //!
-//! - [`Library`] (map-wide): materials, physics materials, sound materials, the four kinds of
-//!   environments, the default environment of each kind and the air physics material. Names are
-//!   unique per kind; references between records (a material's default physics and sound
-//!   materials, a sky's materials, the defaults) are always valid: every change is checked, and a
-//!   record in use can only be removed with a replacement.
+//! - [`Library`] (map-wide): materials, physics materials, sound materials and the four kinds of
+//!   environments. Names are unique per kind; references between records (a material's default
+//!   physics and sound materials, a sky's materials) are always valid: every change is checked,
+//!   and a record in use can only be removed with a replacement. The default environments and the
+//!   air physics material are level settings (PMF has them per level): they live in
+//!   [`Level`](crate::map::Level), and [`Map`](crate::map::Map)'s removal wrappers count them as
+//!   uses.
 //! - [`LevelObjects`] (per level): lights, entities, environment regions and load regions, with
 //!   [`LevelObjects::validate`] listing dangling references and clashes as [`Problem`]s.
 //!
@@ -127,10 +129,6 @@ pub enum Referrer {
     Material(MaterialId),
     /// A slot of a sky environment.
     Sky(SkyEnvId, SkySlot),
-    /// The air physics material setting.
-    AirPhysics,
-    /// The default environment of a kind.
-    DefaultEnvironment(EnvKind),
 }
 
 /// What the caller must do to data outside the library after a removal: nothing, or replace every
@@ -178,10 +176,11 @@ pub struct RemovedEnvironment {
     pub env: EnvRef,
     /// The record.
     pub item: Environment,
-    /// What the caller must apply to the regions of every level
-    /// ([`LevelObjects::remap_environment`]).
+    /// What the caller must apply to every level: its regions
+    /// ([`LevelObjects::remap_environment`]) and its default environments.
     pub remap: Remap<EnvRef>,
-    /// Library settings re-pointed at the replacement (defaults).
+    /// Library records re-pointed at the replacement (none today: nothing in the library refers
+    /// to an environment).
     pub relinked: Vec<Referrer>,
 }
 
@@ -196,9 +195,6 @@ pub struct Library {
     weather_envs: Table<WeatherEnvId, WeatherEnvironment>,
     sky_envs: Table<SkyEnvId, SkyEnvironment>,
     gravity_envs: Table<GravityEnvId, GravityEnvironment>,
-    defaults: EnvironmentDefaults,
-    /// PMF "Air physics material"; `None` exports as the empty string (M5).
-    air_physics: Option<PhysicsId>,
 }
 
 impl Library {
@@ -269,41 +265,6 @@ impl Library {
             EnvRef::Sky(i) => self.sky_envs.get(i).map(|e| e.name.as_str()),
             EnvRef::Gravity(i) => self.gravity_envs.get(i).map(|e| e.name.as_str()),
         }
-    }
-
-    /// The default environment of each kind.
-    pub fn defaults(&self) -> &EnvironmentDefaults {
-        &self.defaults
-    }
-
-    /// Makes `env` the default of its kind; it must exist.
-    pub fn set_default_environment(&mut self, env: EnvRef) -> LibraryResult<()> {
-        if !self.contains_environment(env) {
-            return Err(LibraryError::NotFound { kind: env.kind().item_kind(), id: env.raw() });
-        }
-        self.defaults.set(env);
-        Ok(())
-    }
-
-    /// Removes the default of `kind` (exported as the empty string).
-    pub fn clear_default_environment(&mut self, kind: EnvKind) {
-        self.defaults.clear(kind);
-    }
-
-    /// The air physics material.
-    pub fn air_physics(&self) -> Option<PhysicsId> {
-        self.air_physics
-    }
-
-    /// Sets the air physics material; it must exist.
-    pub fn set_air_physics(&mut self, physics: Option<PhysicsId>) -> LibraryResult<()> {
-        if let Some(p) = physics
-            && !self.physics.contains(p)
-        {
-            return Err(LibraryError::NotFound { kind: ItemKind::PhysicsMaterial, id: p.raw() });
-        }
-        self.air_physics = physics;
-        Ok(())
     }
 
     /// Checks everything about `item` as record `except` (or a new record): name, fields,
@@ -417,8 +378,6 @@ impl Library {
                 Some(s) => format!("sky environment {:?} ({})", s.name, slot.label()),
                 None => format!("sky environment {id} ({})", slot.label()),
             },
-            Referrer::AirPhysics => "the air physics material setting".to_owned(),
-            Referrer::DefaultEnvironment(kind) => format!("the default {kind} environment"),
         }
     }
 
@@ -478,8 +437,9 @@ impl Library {
         self.remove(id, replacement, used_in_chunks)
     }
 
-    /// [`remove`](Self::remove) for a physics material; materials' defaults and the air physics
-    /// setting are re-pointed here.
+    /// [`remove`](Self::remove) for a physics material; materials' defaults are re-pointed here.
+    /// `used_in_chunks` should also count the levels' air physics setting (see
+    /// [`Map::remove_physics_material`](crate::map::Map::remove_physics_material)).
     pub fn remove_physics(
         &mut self,
         id: PhysicsId,
@@ -500,8 +460,9 @@ impl Library {
     }
 
     /// [`remove`](Self::remove) for an environment of any kind. `used_by_regions` asks every
-    /// level ([`LevelObjects::uses_environment`]); being a default counts as a use. The
-    /// replacement must be of the same kind.
+    /// level: its regions ([`LevelObjects::uses_environment`]) and its default environments (see
+    /// [`Map::remove_environment`](crate::map::Map::remove_environment)). The replacement must be
+    /// of the same kind.
     pub fn remove_environment(
         &mut self,
         env: EnvRef,
@@ -545,10 +506,126 @@ impl Library {
         })
     }
 
+    /// Undoes a [`remove`](Self::remove): puts the record back under its id and points the
+    /// library records it relinked back at it. The caller undoes the outside [`Remap`].
+    pub fn unremove<I: LibraryId>(&mut self, removed: &Removed<I>) -> LibraryResult<()> {
+        self.restore(removed.id, removed.item.clone())?;
+        for r in &removed.relinked {
+            self.point_back(*r, I::KIND, removed.id.raw());
+        }
+        Ok(())
+    }
+
+    /// Points referrer `r` back at record `raw` of kind `kind` (undo of a relink).
+    fn point_back(&mut self, r: Referrer, kind: ItemKind, raw: u32) {
+        match (r, kind) {
+            (Referrer::Material(mid), ItemKind::PhysicsMaterial) => {
+                if let Some(m) = self.materials.get_mut(mid) {
+                    m.physics = PhysicsId::from_raw(raw);
+                }
+            }
+            (Referrer::Material(mid), ItemKind::SoundMaterial) => {
+                if let Some(m) = self.materials.get_mut(mid) {
+                    m.sound = SoundId::from_raw(raw);
+                }
+            }
+            (Referrer::Sky(sky, slot), ItemKind::Material) => {
+                if let Some(e) = self.sky_envs.get_mut(sky) {
+                    *e.slot_mut(slot) = Some(MaterialId::from_raw(raw));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Removes a record without any check and returns it: the undo of an add, when nothing can
+    /// refer to the record yet. Elsewhere use [`remove`](Self::remove), which keeps references
+    /// valid.
+    pub(crate) fn take<I: LibraryId>(&mut self, id: I) -> Option<I::Item> {
+        <I::Item as sealed::Access>::table_mut(self).remove(id)
+    }
+
+    /// A copy of an environment of any kind.
+    pub fn environment(&self, env: EnvRef) -> Option<Environment> {
+        Some(match env {
+            EnvRef::Sound(i) => Environment::Sound(self.sound_envs.get(i)?.clone()),
+            EnvRef::Weather(i) => Environment::Weather(self.weather_envs.get(i)?.clone()),
+            EnvRef::Sky(i) => Environment::Sky(self.sky_envs.get(i)?.clone()),
+            EnvRef::Gravity(i) => Environment::Gravity(self.gravity_envs.get(i)?.clone()),
+        })
+    }
+
+    /// [`add`](Self::add) for an environment of any kind.
+    pub fn add_environment(&mut self, item: Environment) -> LibraryResult<EnvRef> {
+        Ok(match item {
+            Environment::Sound(e) => EnvRef::Sound(self.add(e)?),
+            Environment::Weather(e) => EnvRef::Weather(self.add(e)?),
+            Environment::Sky(e) => EnvRef::Sky(self.add(e)?),
+            Environment::Gravity(e) => EnvRef::Gravity(self.add(e)?),
+        })
+    }
+
+    fn env_kind_mismatch(&self, env: EnvRef, item: &Environment) -> LibraryError {
+        LibraryError::BadReplacement {
+            kind: env.kind().item_kind(),
+            name: self.environment_name(env).unwrap_or_default().to_owned(),
+            reason: format!("the new value is a {} environment", item.kind()),
+        }
+    }
+
+    /// [`replace`](Self::replace) for an environment of any kind; `item` must be of `env`'s kind.
+    pub fn replace_environment(&mut self, env: EnvRef, item: Environment) -> LibraryResult<Environment> {
+        Ok(match (env, item) {
+            (EnvRef::Sound(i), Environment::Sound(e)) => Environment::Sound(self.replace(i, e)?),
+            (EnvRef::Weather(i), Environment::Weather(e)) => Environment::Weather(self.replace(i, e)?),
+            (EnvRef::Sky(i), Environment::Sky(e)) => Environment::Sky(self.replace(i, e)?),
+            (EnvRef::Gravity(i), Environment::Gravity(e)) => Environment::Gravity(self.replace(i, e)?),
+            (env, item) => return Err(self.env_kind_mismatch(env, &item)),
+        })
+    }
+
+    /// [`restore`](Self::restore) for an environment of any kind; `item` must be of `env`'s kind.
+    pub fn restore_environment(&mut self, env: EnvRef, item: Environment) -> LibraryResult<()> {
+        match (env, item) {
+            (EnvRef::Sound(i), Environment::Sound(e)) => self.restore(i, e),
+            (EnvRef::Weather(i), Environment::Weather(e)) => self.restore(i, e),
+            (EnvRef::Sky(i), Environment::Sky(e)) => self.restore(i, e),
+            (EnvRef::Gravity(i), Environment::Gravity(e)) => self.restore(i, e),
+            (env, item) => Err(self.env_kind_mismatch(env, &item)),
+        }
+    }
+
+    /// [`take`](Self::take) for an environment of any kind.
+    pub(crate) fn take_environment(&mut self, env: EnvRef) -> Option<Environment> {
+        Some(match env {
+            EnvRef::Sound(i) => Environment::Sound(self.take(i)?),
+            EnvRef::Weather(i) => Environment::Weather(self.take(i)?),
+            EnvRef::Sky(i) => Environment::Sky(self.take(i)?),
+            EnvRef::Gravity(i) => Environment::Gravity(self.take(i)?),
+        })
+    }
+
+    /// Whether two libraries hold the same records under the same ids (id counters ignored).
+    pub fn content_eq(&self, other: &Library) -> bool {
+        self.materials.iter().eq(other.materials.iter())
+            && self.physics.iter().eq(other.physics.iter())
+            && self.sounds.iter().eq(other.sounds.iter())
+            && self.sound_envs.iter().eq(other.sound_envs.iter())
+            && self.weather_envs.iter().eq(other.weather_envs.iter())
+            && self.sky_envs.iter().eq(other.sky_envs.iter())
+            && self.gravity_envs.iter().eq(other.gravity_envs.iter())
+    }
+
     /// Everything wrong with the library: invalid records, duplicate names, dangling references,
     /// too many records. Empty for a library only changed through its methods; a loaded manifest
     /// may not be.
     pub fn validate(&self) -> Vec<Problem> {
         validate::library(self)
+    }
+
+    /// Problems of a level's settings against this library: a default environment or an air
+    /// physics material it lacks.
+    pub fn validate_level_settings(&self, defaults: &EnvironmentDefaults, air: Option<PhysicsId>) -> Vec<Problem> {
+        validate::level_settings(self, defaults, air)
     }
 }

@@ -192,22 +192,28 @@ fn remove_material_used_by_sky() {
 }
 
 #[test]
-fn remove_physics_remaps_material_defaults_and_air() {
+fn remove_physics_remaps_material_defaults() {
     let mut lib = lib();
     let (rock, metal) = (PhysicsId(0), PhysicsId(1));
-    lib.set_air_physics(Some(metal)).unwrap();
     let before = lib.clone();
-    let err = lib.remove_physics(metal, None, &|_| false).unwrap_err();
+    let err = lib.remove_physics(metal, None, &|_| true).unwrap_err();
     let LibraryError::InUse { users, .. } = &err else { panic!("{err}") };
-    assert_eq!(users, &vec!["material \"iron\"".to_owned(), "the air physics material setting".to_owned()]);
+    assert_eq!(
+        users,
+        &vec!["material \"iron\"".to_owned(), "cubes or the air physics setting of the levels".to_owned()]
+    );
     assert_eq!(lib, before);
 
     let removed = lib.remove_physics(metal, Some(rock), &|id| id == metal).unwrap();
     assert_eq!(removed.remap, Remap::Replace { from: metal, to: rock });
-    assert_eq!(removed.relinked, vec![Referrer::Material(MaterialId(1)), Referrer::AirPhysics]);
+    assert_eq!(removed.relinked, vec![Referrer::Material(MaterialId(1))]);
     assert_eq!(lib.get(MaterialId(1)).unwrap().physics, rock);
-    assert_eq!(lib.air_physics(), Some(rock));
     assert_eq!(lib.validate(), vec![]);
+
+    // Undo: the record is back under its id and the material points at it again.
+    lib.unremove(&removed).unwrap();
+    assert!(lib.content_eq(&before));
+    assert_eq!(lib.get(MaterialId(1)).unwrap().physics, metal);
 }
 
 #[test]
@@ -241,7 +247,7 @@ fn environment_removal_integrity() {
     // In use by a region.
     let err = lib.remove_environment(cave.into(), None, &used).unwrap_err();
     assert!(
-        matches!(&err, LibraryError::InUse { users, .. } if users == &vec!["environment regions".to_owned()]),
+        matches!(&err, LibraryError::InUse { users, .. } if users == &vec!["environment regions or level defaults".to_owned()]),
         "{err}"
     );
     // Replacement of another kind.
@@ -249,24 +255,20 @@ fn environment_removal_integrity() {
     assert!(matches!(err, LibraryError::BadReplacement { .. }), "{err}");
     assert!(lib.contains_environment(cave.into()));
 
-    // In use as the default.
-    lib.set_default_environment(hall.into()).unwrap();
-    let err = lib.remove_environment(hall.into(), None, &used).unwrap_err();
-    assert!(err.to_string().contains("the default sound environment"), "{err}");
-
-    // With a replacement: the default is relinked here, the region remap is returned.
+    // Unused: goes without a replacement; restore puts it back under its id.
     let removed = lib.remove_environment(hall.into(), Some(cave.into()), &used).unwrap();
     assert_eq!(removed.remap, Remap::Nothing);
-    assert_eq!(removed.relinked, vec![Referrer::DefaultEnvironment(EnvKind::Sound)]);
-    assert_eq!(lib.defaults().sound, Some(cave));
+    assert_eq!(removed.relinked, vec![]);
     assert!(matches!(removed.item, Environment::Sound(ref e) if e.name == "hall"));
+    lib.restore_environment(hall.into(), removed.item.clone()).unwrap();
+    assert_eq!(lib.environment_name(hall.into()), Some("hall"));
+    lib.remove_environment(hall.into(), None, &used).unwrap();
 
     let hall2 = lib.add(SoundEnvironment { name: "hall".into(), ..Default::default() }).unwrap();
     assert_ne!(hall2, hall);
     let used = |e: EnvRef| level.uses_environment(e);
     let removed = lib.remove_environment(cave.into(), Some(hall2.into()), &used).unwrap();
     assert_eq!(removed.remap, Remap::Replace { from: EnvRef::Sound(cave), to: EnvRef::Sound(hall2) });
-    assert_eq!(lib.defaults().sound, Some(hall2));
     assert_eq!(level.remap_environment(&removed.remap), vec![r]);
     assert_eq!(level.get(r).unwrap().environment, EnvRef::Sound(hall2));
     assert_eq!(lib.validate(), vec![]);
@@ -274,7 +276,7 @@ fn environment_removal_integrity() {
 
     // Unused weather environment goes without a replacement.
     assert_eq!(lib.remove_environment(storm.into(), None, &|_| false).unwrap().remap, Remap::Nothing);
-    assert!(lib.set_default_environment(storm.into()).is_err());
+    assert!(!lib.contains_environment(storm.into()));
 }
 
 #[test]
@@ -301,18 +303,14 @@ fn region_corners_follow_pmf_order() {
 
 /// A library that only deserialization can produce: dangling references and duplicate names.
 fn broken_library() -> Library {
-    let (mut lib, cave, _, _) = env_lib();
+    let (mut lib, _, _, _) = env_lib();
     let day = lib.add(SkyEnvironment { name: "day".into(), ..Default::default() }).unwrap();
     lib.modify(day, |s| s.skybox[0] = Some(MaterialId(0))).unwrap();
-    lib.set_default_environment(cave.into()).unwrap();
-    lib.set_air_physics(Some(PhysicsId(0))).unwrap();
     let mut v = serde_json::to_value(&lib).unwrap();
     v["sky_envs"]["items"]["0"]["skybox"][0] = 99.into();
     v["materials"]["items"]["1"]["physics"] = 50.into();
     v["materials"]["items"]["1"]["sound"] = 51.into();
     v["materials"]["items"]["1"]["name"] = "stone".into();
-    v["air_physics"] = 60.into();
-    v["defaults"]["sound"] = 61.into();
     v["weather_envs"]["items"]["0"]["name"] = "".into();
     serde_json::from_value(v).unwrap()
 }
@@ -326,8 +324,6 @@ fn library_validate_finds_each_kind() {
     assert!(has(&|p| matches!(p, Problem::SkyMissingMaterial { slot: SkySlot::PosX, material: MaterialId(99), .. })));
     assert!(has(&|p| matches!(p, Problem::MaterialMissingPhysics { material: MaterialId(1), physics: PhysicsId(50) })));
     assert!(has(&|p| matches!(p, Problem::MaterialMissingSound { material: MaterialId(1), sound: SoundId(51) })));
-    assert!(has(&|p| matches!(p, Problem::MissingAirPhysics { physics: PhysicsId(60) })));
-    assert!(has(&|p| matches!(p, Problem::MissingDefaultEnvironment { env: EnvRef::Sound(SoundEnvId(61)) })));
     assert!(has(
         &|p| matches!(p, Problem::DuplicateName { kind: ItemKind::Material, name, ids } if name == "stone" && ids == &[0, 1])
     ));
@@ -335,7 +331,7 @@ fn library_validate_finds_each_kind() {
         p,
         Problem::Invalid { kind: ItemKind::WeatherEnvironment, id: 0, error: LibraryError::EmptyName { .. } }
     )));
-    assert_eq!(problems.len(), 7, "{problems:#?}");
+    assert_eq!(problems.len(), 5, "{problems:#?}");
     assert!(problems.iter().all(|p| p.severity() == Severity::Error && !p.to_string().is_empty()));
 }
 
@@ -516,7 +512,7 @@ fn pmf_records() {
 
 #[test]
 fn serde_json_round_trip() {
-    let (mut lib, cave, _, storm) = env_lib();
+    let (mut lib, _, _, storm) = env_lib();
     lib.add(SkyEnvironment {
         name: "night".into(),
         skybox: [Some(MaterialId(1)), None, None, None, None, Some(MaterialId(0))],
@@ -525,9 +521,6 @@ fn serde_json_round_trip() {
     })
     .unwrap();
     lib.add(GravityEnvironment { name: "moon".into(), gravity: Vec3::new(0.0, -1.6, 0.0) }).unwrap();
-    lib.set_default_environment(cave.into()).unwrap();
-    lib.set_default_environment(storm.into()).unwrap();
-    lib.set_air_physics(Some(PhysicsId(1))).unwrap();
     let gone = lib.add(SoundMaterial::new("temp")).unwrap();
     lib.remove_sound(gone, None, &|_| false).unwrap();
 
@@ -568,6 +561,23 @@ fn serde_json_round_trip() {
     );
     let json = serde_json::to_string(&regions).unwrap();
     assert_eq!(serde_json::from_str::<(EnvironmentRegion, LoadRegion)>(&json).unwrap(), regions);
+}
+
+#[test]
+fn level_settings_are_checked_against_the_library() {
+    let (lib, cave, _, _) = env_lib();
+    let mut defaults = EnvironmentDefaults::default();
+    defaults.set(cave.into());
+    assert_eq!(lib.validate_level_settings(&defaults, Some(PhysicsId(1))), vec![]);
+    defaults.set(EnvRef::Sound(SoundEnvId(61)));
+    let problems = lib.validate_level_settings(&defaults, Some(PhysicsId(60)));
+    assert_eq!(
+        problems,
+        vec![
+            Problem::MissingAirPhysics { physics: PhysicsId(60) },
+            Problem::MissingDefaultEnvironment { env: EnvRef::Sound(SoundEnvId(61)) }
+        ]
+    );
 }
 
 #[test]

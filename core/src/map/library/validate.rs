@@ -1,15 +1,18 @@
-//! [`Problem`]s found by [`Library::validate`] and [`LevelObjects::validate`].
+//! [`Problem`]s found by [`Library::validate`], [`LevelObjects::validate`],
+//! [`Library::validate_level_settings`] and (all of them together)
+//! [`Map::validate`](crate::map::Map::validate).
 
 use std::collections::BTreeMap;
 use std::fmt;
 
 use super::entity::MapEntity;
-use super::environment::{EnvRef, SkySlot};
+use super::environment::{EnvRef, EnvironmentDefaults, SkySlot};
 use super::error::{Checker, ItemKind, LibraryError};
 use super::ids::{EntityId, LightId, MaterialId, PhysicsId, RegionId, SkyEnvId, SoundId, TableId};
 use super::light::{LightMode, SwitchKind};
 use super::scene::LevelObjects;
 use super::{Library, LibraryItem};
+use crate::map::MetaError;
 
 /// How bad a [`Problem`] is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -73,16 +76,20 @@ pub enum Problem {
         /// The missing material.
         material: MaterialId,
     },
-    /// The air physics material is missing.
+    /// A level's air physics material is missing.
     MissingAirPhysics {
         /// The missing physics material.
         physics: PhysicsId,
     },
-    /// A default environment is missing.
+    /// A level's default environment is missing.
     MissingDefaultEnvironment {
         /// The missing environment.
         env: EnvRef,
     },
+    /// The map metadata breaks a PMF limit.
+    Metadata(MetaError),
+    /// The map has no level.
+    NoLevels,
     /// An environment region's environment is missing.
     MissingEnvironment {
         /// The region.
@@ -175,6 +182,8 @@ impl fmt::Display for Problem {
             }
             Self::MissingAirPhysics { physics } => write!(f, "air physics material {physics} does not exist"),
             Self::MissingDefaultEnvironment { env } => write!(f, "default {env} does not exist"),
+            Self::Metadata(e) => write!(f, "map metadata: {e}"),
+            Self::NoLevels => f.write_str("the map has no level"),
             Self::MissingEnvironment { region, env } => write!(f, "environment region {region}: {env} does not exist"),
             Self::DuplicateGlobalId { global_id, lights } => {
                 write!(f, "lights {} share global ID {global_id}", ids_text(lights))
@@ -258,12 +267,17 @@ pub(super) fn library(lib: &Library) -> Vec<Problem> {
             }
         }
     }
-    if let Some(physics) = lib.air_physics()
+    out
+}
+
+pub(super) fn level_settings(lib: &Library, defaults: &EnvironmentDefaults, air: Option<PhysicsId>) -> Vec<Problem> {
+    let mut out = Vec::new();
+    if let Some(physics) = air
         && !lib.physics_materials().contains(physics)
     {
         out.push(Problem::MissingAirPhysics { physics });
     }
-    for env in lib.defaults().iter() {
+    for env in defaults.iter() {
         if !lib.contains_environment(env) {
             out.push(Problem::MissingDefaultEnvironment { env });
         }

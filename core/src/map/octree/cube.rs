@@ -148,6 +148,56 @@ impl Cube {
         self.normalized()
     }
 
+    /// Whether any face is painted `material`.
+    pub fn uses_material(&self, material: MaterialId) -> bool {
+        match &self.kind {
+            CubeKind::Empty => false,
+            CubeKind::Geometry(g) => g.material == material,
+            CubeKind::Extended(e) => e.face_materials.contains(&material),
+        }
+    }
+
+    /// Whether any face has physics material `physics`.
+    pub fn uses_physics(&self, physics: PhysicsId) -> bool {
+        match &self.kind {
+            CubeKind::Empty => false,
+            CubeKind::Geometry(g) => g.physics == physics,
+            CubeKind::Extended(e) => e.face_physics.contains(&physics),
+        }
+    }
+
+    /// Whether the cube has sound material `sound`.
+    pub fn uses_sound(&self, sound: SoundId) -> bool {
+        match &self.kind {
+            CubeKind::Empty => false,
+            CubeKind::Geometry(g) => g.sound == sound,
+            CubeKind::Extended(e) => e.sound == sound,
+        }
+    }
+
+    /// The cube with its material, physics and sound ids passed through the maps (air stays
+    /// air), normalized.
+    pub fn with_ids_mapped(
+        self,
+        material: impl Fn(MaterialId) -> MaterialId,
+        physics: impl Fn(PhysicsId) -> PhysicsId,
+        sound: impl Fn(SoundId) -> SoundId,
+    ) -> Cube {
+        let mut c = self;
+        match &mut c.kind {
+            CubeKind::Empty => return self,
+            CubeKind::Geometry(g) => {
+                *g = Geometry { material: material(g.material), physics: physics(g.physics), sound: sound(g.sound) };
+            }
+            CubeKind::Extended(e) => {
+                e.face_materials = e.face_materials.map(&material);
+                e.face_physics = e.face_physics.map(&physics);
+                e.sound = sound(e.sound);
+            }
+        }
+        c.normalized()
+    }
+
     /// The material of `face`, `None` for air.
     pub fn face_material(&self, face: Face) -> Option<MaterialId> {
         match &self.kind {

@@ -325,6 +325,35 @@ impl Octree {
         self.pre_order().filter_map(|(a, c)| c.map(|c| (a, c)))
     }
 
+    /// Whether any leaf satisfies `pred`; stops at the first that does. Walks the nodes without
+    /// building addresses (`O(nodes)`, no allocation beyond a small stack).
+    pub fn any_leaf(&self, pred: impl Fn(&Cube) -> bool) -> bool {
+        let mut stack = vec![self.root];
+        while let Some(n) = stack.pop() {
+            if n.is_parent() {
+                stack.extend_from_slice(self.children(n));
+            } else if pred(&self.decode(n)) {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Whether any face of any cube is painted `material`.
+    pub fn uses_material(&self, material: MaterialId) -> bool {
+        self.any_leaf(|c| c.uses_material(material))
+    }
+
+    /// Whether any face of any cube has physics material `physics`.
+    pub fn uses_physics(&self, physics: PhysicsId) -> bool {
+        self.any_leaf(|c| c.uses_physics(physics))
+    }
+
+    /// Whether any cube has sound material `sound`.
+    pub fn uses_sound(&self, sound: SoundId) -> bool {
+        self.any_leaf(|c| c.uses_sound(sound))
+    }
+
     /// Number of nodes (parents and leaves).
     pub fn node_count(&self) -> usize {
         1 + 8 * (self.blocks.len() - self.free_blocks.len())

@@ -1,0 +1,97 @@
+//! [`ChangeSet`]: what an edit, undo or redo changed, for the bake scheduler and the panels.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::{LibRef, ObjRef};
+use crate::map::level::ChunkChanges;
+
+/// What changed in one level.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LevelChanges {
+    /// Per chunk, the chunk-local lattice box of the cubes whose content changed (merged over
+    /// every operation of the step).
+    pub chunks: ChunkChanges,
+    /// Objects added, changed or removed. A light's old range is in the snapshot the scheduler
+    /// baked from; its new range in the map.
+    pub objects: BTreeSet<ObjRef>,
+    /// Whether a level setting changed (flags, default environments, air physics, center chunk,
+    /// chunk size, name).
+    pub settings: bool,
+}
+
+impl LevelChanges {
+    /// Whether nothing changed.
+    pub fn is_empty(&self) -> bool {
+        self.chunks.is_empty() && self.objects.is_empty() && !self.settings
+    }
+
+    /// Adds everything `other` changed.
+    pub fn merge(&mut self, other: &LevelChanges) {
+        self.chunks.merge(&other.chunks);
+        self.objects.extend(other.objects.iter().copied());
+        self.settings |= other.settings;
+    }
+}
+
+/// What an edit, undo or redo changed in a [`Map`](crate::map::Map).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChangeSet {
+    /// Per level index, what changed there (levels with no change are absent).
+    pub levels: BTreeMap<usize, LevelChanges>,
+    /// Library records added, changed or removed (including records re-pointed by a removal).
+    /// A changed material changes how every cube painted with it looks.
+    pub library: BTreeSet<LibRef>,
+    /// Whether the metadata changed.
+    pub meta: bool,
+    /// Whether levels were added or removed: indices in [`levels`](Self::levels) and in earlier
+    /// change sets may then name other levels, so everything should be re-read.
+    pub level_list: bool,
+}
+
+impl ChangeSet {
+    /// No change.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Whether nothing changed.
+    pub fn is_empty(&self) -> bool {
+        self.levels.values().all(LevelChanges::is_empty) && self.library.is_empty() && !self.meta && !self.level_list
+    }
+
+    /// The changes of level `i`, created empty if missing.
+    pub fn level_mut(&mut self, i: usize) -> &mut LevelChanges {
+        self.levels.entry(i).or_default()
+    }
+
+    /// Records chunk changes of level `i` (nothing if empty).
+    pub fn add_chunks(&mut self, i: usize, chunks: &ChunkChanges) {
+        if !chunks.is_empty() {
+            self.level_mut(i).chunks.merge(chunks);
+        }
+    }
+
+    /// Adds everything `other` changed.
+    pub fn merge(&mut self, other: &ChangeSet) {
+        for (i, l) in &other.levels {
+            self.level_mut(*i).merge(l);
+        }
+        self.library.extend(other.library.iter().copied());
+        self.meta |= other.meta;
+        self.level_list |= other.level_list;
+    }
+
+    /// The union of several change sets (e.g. the outputs of a jump through the history).
+    pub fn merged<'a>(sets: impl IntoIterator<Item = &'a ChangeSet>) -> ChangeSet {
+        let mut out = ChangeSet::new();
+        for s in sets {
+            out.merge(s);
+        }
+        out
+    }
+
+    /// Number of chunks touched, over all levels.
+    pub fn chunk_count(&self) -> usize {
+        self.levels.values().map(|l| l.chunks.len()).sum()
+    }
+}
