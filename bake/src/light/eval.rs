@@ -181,7 +181,7 @@ fn smoothstep(e0: f64, e1: f64, x: f64) -> f64 {
 /// `range` (continuous, with a continuous slope: no visible ring). Distances under 1/16 unit
 /// count as 1/16.
 pub fn falloff(d: f64, range: f64) -> f64 {
-    if !(d < range) {
+    if d.is_nan() || d >= range {
         return 0.0;
     }
     let window = 1.0 - smoothstep(FADE_START * range, range, d);
@@ -293,7 +293,7 @@ impl<'a> LightScene<'a> {
         for &e in &light.emitters {
             let to = e - point;
             let d = to.length();
-            if !(d < range) {
+            if d.is_nan() || d >= range {
                 continue;
             }
             let dir = if d > 0.0 { to / d } else { normal.unwrap_or(DVec3::Y) };

@@ -249,6 +249,35 @@ fn shadows_cross_chunk_borders_and_soft_lights_give_penumbrae() {
     assert!(part > 0.2 * part_open && part < 0.5 * part_open, "{part} vs {part_open}");
 }
 
+#[test]
+fn sloped_faces_of_pushed_cubes_do_not_shadow_themselves() {
+    let mut lv = level();
+    solid(&mut lv, [-4.0, -1.0, -4.0], [4.0, 0.0, 4.0]);
+    solid(&mut lv, [0.0; 3], [1.0; 3]);
+    let f = lv.frame();
+    let addr = pmfedit_core::map::coords::CubeAddr::new(f.lattice_from_world(DVec3::ZERO), 3).unwrap();
+    // Both top corners on +X pushed down to the bottom: a wedge sloping down towards +X.
+    for corner in [0, 2] {
+        lv.push_corner(addr, corner, glam::IVec3::new(0, -16, 0)).unwrap();
+    }
+    assert!(lv.get(addr.min).unwrap().0.has_pushed_corners());
+    add_light(&mut lv, light([3.0, 3.0, 0.5], 20.0, 20.0, LightMode::Static));
+    let slope = SurfaceFace::new(
+        0,
+        vec![
+            DVec3::new(0.0, 1.0, 0.0),
+            DVec3::new(0.0, 1.0, 1.0),
+            DVec3::new(1.0, 0.0, 1.0),
+            DVec3::new(1.0, 0.0, 0.0),
+        ],
+        DVec3::new(1.0, 1.0, 0.0),
+    );
+    let out = bake(&lv, dark(), &[slope], &[]);
+    let lux = static_luxels(&out, 0);
+    assert!(lux.len() > 4);
+    assert!(lux.iter().all(|l| l[0] > 20), "{lux:?}");
+}
+
 // ----- falloff, spot ---------------------------------------------------------------------------
 
 #[test]
