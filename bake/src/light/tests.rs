@@ -184,7 +184,12 @@ fn ambient_occlusion_darkens_corners_only() {
     let mut lv = level();
     room(&mut lv);
     let faces = room_faces();
-    let settings = LightSettings { ambient: [100; 3], ao: Some(AoSettings::default()), ..LightSettings::default() };
+    let settings = LightSettings {
+        ambient: [100; 3],
+        ao: Some(AoSettings::default()),
+        luxels_per_unit: 1.0,
+        ..LightSettings::default()
+    };
     let out = bake(&lv, settings, &faces, &[]);
     // Floor (face 3 = -Y side, normal +Y): centre open, corner occluded.
     let floor = faces.iter().position(|f| f.normal == DVec3::Y && f.corners[0].y == -5.0).unwrap();
@@ -663,7 +668,7 @@ fn busy_scene() -> (Level, Vec<SurfaceFace>, Vec<DVec3>) {
     room(&mut lv);
     solid(&mut lv, [-1.0, -5.0, -1.0], [1.0, 1.0, 1.0]);
     add_light(&mut lv, light([3.0, 2.0, 3.0], 15.0, 20.0, LightMode::Static));
-    add_light(&mut lv, Light { size: Vec3::splat(1.0), ..light([-3.0, 3.0, -3.0], 8.0, 12.0, dynamic(4)) });
+    add_light(&mut lv, Light { size: Vec3::new(1.0, 0.0, 1.0), ..light([-3.0, 3.0, -3.0], 8.0, 12.0, dynamic(4)) });
     add_light(&mut lv, light([3.0, -3.0, -3.0], 8.0, 12.0, fast(9)));
     let mut faces = box_faces(0, [-5.0; 3], [5.0; 3], false);
     faces.extend(box_faces(6, [-1.0, -5.0, -1.0], [1.0, 1.0, 1.0], true));
@@ -674,7 +679,11 @@ fn busy_scene() -> (Level, Vec<SurfaceFace>, Vec<DVec3>) {
 #[test]
 fn bake_is_deterministic_and_independent_of_face_order() {
     let (lv, faces, cells) = busy_scene();
-    let settings = LightSettings { ao: Some(AoSettings { rays: 8, distance: 1.5 }), ..LightSettings::default() };
+    let settings = LightSettings {
+        ao: Some(AoSettings { rays: 4, distance: 1.5 }),
+        luxels_per_unit: 1.0,
+        ..LightSettings::default()
+    };
     let a = bake(&lv, settings.clone(), &faces, &cells);
     let b = bake(&lv, settings.clone(), &faces, &cells);
     assert_eq!(a, b);
@@ -726,14 +735,18 @@ fn light_throughput() {
     }
     let scene = LightScene::new(&lv, dark());
     let input = ChunkInput { chunk: chunk_at(&lv, [0.0; 3]), faces: &faces, vertices: &[], air_cells: &[] };
-    let t = std::time::Instant::now();
-    let out = bake_chunk(&scene, &input).unwrap();
-    let secs = t.elapsed().as_secs_f64();
+    let mut best = f64::INFINITY;
+    let mut out = ChunkLighting::default();
+    for _ in 0..5 {
+        let t = std::time::Instant::now();
+        out = bake_chunk(&scene, &input).unwrap();
+        best = best.min(t.elapsed().as_secs_f64());
+    }
     let luxels: usize = out.faces.iter().map(|f| f.patch.len()).sum();
     println!(
-        "{luxels} luxels × 4 lights in {secs:.3} s: {:.0} luxels/s, {:.0} luxel-lights/s; {} pages",
-        luxels as f64 / secs,
-        4.0 * luxels as f64 / secs,
+        "{luxels} luxels × 4 lights, best of 5: {best:.4} s: {:.0} luxels/s, {:.0} luxel-lights/s; {} pages",
+        luxels as f64 / best,
+        4.0 * luxels as f64 / best,
         out.lightmaps.len()
     );
 }
