@@ -1,3 +1,4 @@
 //! `pmfedit-bake`: the map compiler and the `pmfc` command line.
 
 pub mod inspect;
+pub mod light;

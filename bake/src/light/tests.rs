@@ -1,0 +1,752 @@
+//! Tests of the lighting stage, on small levels built with the core Level API.
+
+use glam::{DVec3, Vec3};
+use pmfedit_core::format::pmf;
+use pmfedit_core::map::Level;
+use pmfedit_core::map::coords::{ChunkCoord, LatticeBox};
+use pmfedit_core::map::ids::{MaterialId, PhysicsId, SoundId};
+use pmfedit_core::map::library::{Light, LightId, LightMode, LightShape, RealtimeLight};
+use pmfedit_core::map::octree::Cube;
+use proptest::prelude::*;
+
+use super::*;
+
+fn stone() -> Cube {
+    Cube::solid(MaterialId(1), PhysicsId(0), SoundId(0))
+}
+
+/// A level of 8-unit chunks whose world origin is the center of chunk (2, 2, 2): world
+/// coordinates from -20 to +20 stay inside chunks 0..5.
+fn level() -> Level {
+    let mut l = Level::new("light", 3).unwrap();
+    l.set_center_chunk(ChunkCoord::new(2, 2, 2)).unwrap();
+    l
+}
+
+fn lattice_box(level: &Level, lo: [f64; 3], hi: [f64; 3]) -> LatticeBox {
+    let f = level.frame();
+    LatticeBox::new(f.lattice_from_world(DVec3::from(lo)), f.lattice_from_world(DVec3::from(hi)))
+}
+
+fn solid(level: &mut Level, lo: [f64; 3], hi: [f64; 3]) {
+    let b = lattice_box(level, lo, hi);
+    level.fill_box(b, stone()).unwrap();
+}
+
+fn air(level: &mut Level, lo: [f64; 3], hi: [f64; 3]) {
+    let b = lattice_box(level, lo, hi);
+    level.clear_box(b).unwrap();
+}
+
+fn add_light(level: &mut Level, light: Light) -> LightId {
+    level.objects.add(light).unwrap()
+}
+
+fn light(pos: [f32; 3], intensity: f32, range: f32, mode: LightMode) -> Light {
+    Light { position: Vec3::from(pos), intensity, range, mode, ..Light::default() }
+}
+
+fn dynamic(id: u32) -> LightMode {
+    LightMode::Dynamic { global_id: id, enabled: true, preserve: false }
+}
+
+fn fast(id: u32) -> LightMode {
+    LightMode::Fast { global_id: id, initial_intensity: 200, enabled: true, preserve: true }
+}
+
+fn dark() -> LightSettings {
+    LightSettings { ambient: [0; 3], ..LightSettings::default() }
+}
+
+/// The axis-aligned rectangle `lo..hi` (flat on `axis`) as a face with normal `±axis`.
+fn rect(id: u32, axis: usize, positive: bool, lo: [f64; 3], hi: [f64; 3]) -> SurfaceFace {
+    let (b, c) = ((axis + 1) % 3, (axis + 2) % 3);
+    let corner = |sb: bool, sc: bool| {
+        let mut p = DVec3::from(lo);
+        p[axis] = lo[axis];
+        p[b] = if sb { hi[b] } else { lo[b] };
+        p[c] = if sc { hi[c] } else { lo[c] };
+        p
+    };
+    let mut n = DVec3::ZERO;
+    n[axis] = if positive { 1.0 } else { -1.0 };
+    SurfaceFace::new(id, vec![corner(false, false), corner(true, false), corner(true, true), corner(false, true)], n)
+}
+
+/// The six faces of the box `lo..hi`, normals pointing out of the box (`outward`) or into it.
+fn box_faces(first_id: u32, lo: [f64; 3], hi: [f64; 3], outward: bool) -> Vec<SurfaceFace> {
+    let mut out = Vec::new();
+    for axis in 0..3 {
+        for positive in [true, false] {
+            let mut flo = lo;
+            let mut fhi = hi;
+            let at = if positive { hi[axis] } else { lo[axis] };
+            flo[axis] = at;
+            fhi[axis] = at;
+            let id = first_id + out.len() as u32;
+            out.push(rect(id, axis, positive == outward, flo, fhi));
+        }
+    }
+    out
+}
+
+fn chunk_at(level: &Level, p: [f64; 3]) -> ChunkCoord {
+    let f = level.frame();
+    f.chunk_from_lattice(f.lattice_from_world(DVec3::from(p)))
+}
+
+fn bake(level: &Level, settings: LightSettings, faces: &[SurfaceFace], cells: &[DVec3]) -> ChunkLighting {
+    let vertices = LitVertex::for_faces(faces);
+    let scene = LightScene::new(level, settings);
+    let input = ChunkInput { chunk: chunk_at(level, [0.0; 3]), faces, vertices: &vertices, air_cells: cells };
+    bake_chunk(&scene, &input).unwrap()
+}
+
+/// The RGB luxels of face `k`'s patch in a lightmap (or layer) of the chunk, row-major.
+fn patch_luxels(out: &ChunkLighting, k: usize, page_bytes: &[u8]) -> Vec<[u8; 3]> {
+    let f = &out.faces[k];
+    let edge = 1usize << f.placement.page_log2;
+    let r = f.placement.rect;
+    let mut v = Vec::new();
+    for j in 0..r.height as usize {
+        for i in 0..r.width as usize {
+            let at = 3 * ((r.y as usize + j) * edge + r.x as usize + i);
+            v.push([page_bytes[at], page_bytes[at + 1], page_bytes[at + 2]]);
+        }
+    }
+    v
+}
+
+fn static_luxels(out: &ChunkLighting, k: usize) -> Vec<[u8; 3]> {
+    patch_luxels(out, k, &out.lightmaps[usize::from(out.faces[k].page())].luxels)
+}
+
+/// The luxel of face `k` whose sample lies nearest to `p`.
+fn luxel_near(out: &ChunkLighting, k: usize, p: [f64; 3]) -> [u8; 3] {
+    let patch = &out.faces[k].patch;
+    let p = DVec3::from(p);
+    let best =
+        (0..patch.len()).min_by(|&a, &b| patch.luxels[a].distance(p).total_cmp(&patch.luxels[b].distance(p))).unwrap();
+    static_luxels(out, k)[best]
+}
+
+// ----- room ----------------------------------------------------------------------------------
+
+/// A closed room: walls 1 unit thick, inside -5..5 on every axis, spanning several chunks.
+fn room(level: &mut Level) {
+    solid(level, [-6.0; 3], [6.0; 3]);
+    air(level, [-5.0; 3], [5.0; 3]);
+}
+
+/// Inner faces (ids 0..6), outer faces (6..12), and a floor below the room, outside (12).
+fn room_faces() -> Vec<SurfaceFace> {
+    let mut faces = box_faces(0, [-5.0; 3], [5.0; 3], false);
+    faces.extend(box_faces(6, [-6.0; 3], [6.0; 3], true));
+    faces.push(rect(12, 1, true, [-14.0, -9.0, -14.0], [14.0, -9.0, 14.0]));
+    faces
+}
+
+#[test]
+fn light_in_a_closed_room_lights_the_inside_and_nothing_outside() {
+    let mut lv = level();
+    room(&mut lv);
+    add_light(&mut lv, light([0.0; 3], 20.0, 30.0, LightMode::Static));
+    let faces = room_faces();
+    let out = bake(&lv, dark(), &faces, &[]);
+    for k in 0..6 {
+        let lux = static_luxels(&out, k);
+        assert!(lux.iter().all(|l| l.iter().all(|&c| c > 0)), "inner face {k} has a dark luxel: {lux:?}");
+    }
+    for k in 6..13 {
+        assert!(static_luxels(&out, k).iter().all(|l| *l == [0; 3]), "outside face {k} is lit");
+    }
+    // The same light without the room lights the floor outside: the shadow test can fail.
+    let mut open = level();
+    add_light(&mut open, light([0.0; 3], 20.0, 30.0, LightMode::Static));
+    let out = bake(&open, dark(), &faces, &[]);
+    assert!(static_luxels(&out, 12).iter().any(|l| l[0] > 10));
+}
+
+#[test]
+fn ambient_reaches_every_luxel_and_is_exact() {
+    let mut lv = level();
+    room(&mut lv);
+    let faces = room_faces();
+    let settings = LightSettings { ambient: [8, 9, 10], ..LightSettings::default() };
+    let out = bake(&lv, settings, &faces, &[]);
+    for k in 0..faces.len() {
+        assert!(static_luxels(&out, k).iter().all(|l| *l == [8, 9, 10]));
+    }
+}
+
+#[test]
+fn ambient_occlusion_darkens_corners_only() {
+    let mut lv = level();
+    room(&mut lv);
+    let faces = room_faces();
+    let settings = LightSettings {
+        ambient: [100; 3],
+        ao: Some(AoSettings::default()),
+        luxels_per_unit: 1.0,
+        ..LightSettings::default()
+    };
+    let out = bake(&lv, settings, &faces, &[]);
+    // Floor (face 3 = -Y side, normal +Y): centre open, corner occluded.
+    let floor = faces.iter().position(|f| f.normal == DVec3::Y && f.corners[0].y == -5.0).unwrap();
+    assert_eq!(luxel_near(&out, floor, [0.0, -5.0, 0.0]), [100; 3]);
+    let corner = luxel_near(&out, floor, [-5.0, -5.0, -5.0]);
+    assert!(corner[0] < 80, "{corner:?}");
+}
+
+// ----- shadows -------------------------------------------------------------------------------
+
+#[test]
+fn a_wall_casts_a_shadow() {
+    let build = |wall: bool| {
+        let mut lv = level();
+        solid(&mut lv, [-10.0, -1.0, -10.0], [10.0, 0.0, 10.0]);
+        if wall {
+            solid(&mut lv, [2.0, 0.0, -2.0], [3.0, 4.0, 2.0]);
+        }
+        add_light(&mut lv, light([0.0, 2.0, 0.0], 10.0, 30.0, LightMode::Static));
+        let faces = vec![rect(0, 1, true, [-10.0, 0.0, -10.0], [10.0, 0.0, 10.0])];
+        bake(&lv, dark(), &faces, &[])
+    };
+    let with = build(true);
+    let without = build(false);
+    let behind = luxel_near(&with, 0, [6.0, 0.0, 0.0]);
+    let beside = luxel_near(&with, 0, [6.0, 0.0, 6.0]);
+    assert_eq!(behind, [0; 3]);
+    assert!(beside[0] > 5, "{beside:?}");
+    // Without the wall, the luxel behind it is the brighter one (it is closer to the light).
+    let open_behind = luxel_near(&without, 0, [6.0, 0.0, 0.0]);
+    assert!(open_behind[0] > beside[0], "{open_behind:?} vs {beside:?}");
+    assert_eq!(luxel_near(&without, 0, [6.0, 0.0, 6.0]), beside);
+}
+
+#[test]
+fn shadows_cross_chunk_borders_and_soft_lights_give_penumbrae() {
+    // A big emitter: the luxel at the shadow's edge is partly lit.
+    let mut lv = level();
+    solid(&mut lv, [-10.0, -1.0, -10.0], [10.0, 0.0, 10.0]);
+    solid(&mut lv, [2.0, 0.0, -2.0], [3.0, 4.0, 2.0]);
+    let id = add_light(
+        &mut lv,
+        Light { size: Vec3::new(0.0, 0.0, 2.0), ..light([0.0, 2.0, 0.0], 10.0, 30.0, LightMode::Static) },
+    );
+    let scene = LightScene::new(&lv, dark());
+    let l = scene.light(id).unwrap();
+    assert_eq!(l.emitters.len(), 3);
+    let n = Some(DVec3::Y);
+    let full = scene.amount(l, DVec3::new(6.0, 0.0, 8.0), n);
+    let none = scene.amount(l, DVec3::new(6.0, 0.0, 0.0), n);
+    // From (8, 0, 7) only the emitter at z = +2/3 sees past the wall's edge (z = 2).
+    let part = scene.amount(l, DVec3::new(8.0, 0.0, 7.0), n);
+    let mut open = level();
+    let id2 = add_light(
+        &mut open,
+        Light { size: Vec3::new(0.0, 0.0, 2.0), ..light([0.0, 2.0, 0.0], 10.0, 30.0, LightMode::Static) },
+    );
+    let s = LightScene::new(&open, dark());
+    let part_open = s.amount(s.light(id2).unwrap(), DVec3::new(8.0, 0.0, 7.0), n);
+    assert!(full > 0.0);
+    assert_eq!(none, 0.0);
+    assert!(part > 0.2 * part_open && part < 0.5 * part_open, "{part} vs {part_open}");
+}
+
+#[test]
+fn sloped_faces_of_pushed_cubes_do_not_shadow_themselves() {
+    let mut lv = level();
+    solid(&mut lv, [-4.0, -1.0, -4.0], [4.0, 0.0, 4.0]);
+    solid(&mut lv, [0.0; 3], [1.0; 3]);
+    let f = lv.frame();
+    let addr = pmfedit_core::map::coords::CubeAddr::new(f.lattice_from_world(DVec3::ZERO), 3).unwrap();
+    // Both top corners on +X pushed down to the bottom: a wedge sloping down towards +X.
+    for corner in [0, 2] {
+        lv.push_corner(addr, corner, glam::IVec3::new(0, -16, 0)).unwrap();
+    }
+    assert!(lv.get(addr.min).unwrap().0.has_pushed_corners());
+    add_light(&mut lv, light([3.0, 3.0, 0.5], 20.0, 20.0, LightMode::Static));
+    let slope = SurfaceFace::new(
+        0,
+        vec![
+            DVec3::new(0.0, 1.0, 0.0),
+            DVec3::new(0.0, 1.0, 1.0),
+            DVec3::new(1.0, 0.0, 1.0),
+            DVec3::new(1.0, 0.0, 0.0),
+        ],
+        DVec3::new(1.0, 1.0, 0.0),
+    );
+    let out = bake(&lv, dark(), &[slope], &[]);
+    let lux = static_luxels(&out, 0);
+    assert!(lux.len() > 4);
+    assert!(lux.iter().all(|l| l[0] > 20), "{lux:?}");
+}
+
+// ----- falloff, spot ---------------------------------------------------------------------------
+
+#[test]
+fn falloff_is_inverse_square_and_fades_to_zero_at_the_range() {
+    let mut lv = level();
+    let id = add_light(&mut lv, light([0.0; 3], 1.0, 100.0, LightMode::Static));
+    let scene = LightScene::new(&lv, dark());
+    let l = scene.light(id).unwrap();
+    for d in [0.25, 0.5, 1.0, 2.0, 3.5, 10.0, 40.0, 74.0] {
+        let got = scene.amount(l, DVec3::new(d, 0.0, 0.0), Some(-DVec3::X));
+        let want = 255.0 / (d * d);
+        assert!((got - want).abs() <= 1e-9 * want, "d = {d}: {got} vs {want}");
+    }
+    // 255 = a white light of intensity 1 at unit distance (K2).
+    assert_eq!(scene.amount(l, DVec3::new(0.0, 1.0, 0.0), Some(-DVec3::Y)), 255.0);
+    // Lambert: 60° off the normal gives half.
+    let tilted = DVec3::new(-0.5, 0.75f64.sqrt(), 0.0);
+    let got = scene.amount(l, DVec3::new(2.0, 0.0, 0.0), Some(tilted));
+    assert!((got - 255.0 / 8.0).abs() < 1e-9, "{got}");
+    // Behind the surface: nothing.
+    assert_eq!(scene.amount(l, DVec3::new(2.0, 0.0, 0.0), Some(DVec3::X)), 0.0);
+    // Zero at and beyond the range, and no step before it.
+    assert_eq!(falloff(100.0, 100.0), 0.0);
+    assert_eq!(falloff(150.0, 100.0), 0.0);
+    let mut prev = falloff(74.0, 100.0);
+    let mut d = 74.0;
+    while d < 100.0 {
+        d += 0.01;
+        let f = falloff(d, 100.0);
+        assert!(f <= prev && prev - f < 1e-5, "step at {d}: {prev} → {f}");
+        prev = f;
+    }
+    assert!(falloff(99.99, 100.0) < 1e-7);
+}
+
+#[test]
+fn spot_cone_lights_inside_and_fades_at_the_edge() {
+    let mut lv = level();
+    let shape = LightShape::Spot { direction: Vec3::new(0.0, -1.0, 0.0), cone_radius: 30.0 };
+    let id = add_light(&mut lv, Light { shape, ..light([0.0, 10.0, 0.0], 100.0, 50.0, LightMode::Static) });
+    let scene = LightScene::new(&lv, dark());
+    let l = scene.light(id).unwrap();
+    let at = |x: f64| scene.amount(l, DVec3::new(x, 0.0, 0.0), Some(DVec3::Y));
+    let tan = |deg: f64| 10.0 * deg.to_radians().tan();
+    assert!(at(0.0) > 0.0);
+    // Full strength up to 24° (with cosine and distance), nothing past 30°, in between a fade.
+    let unlit = |x: f64| {
+        let d2 = 100.0 + x * x;
+        255.0 * 100.0 * (10.0 / d2.sqrt()) / d2
+    };
+    assert!((at(tan(20.0)) - unlit(tan(20.0))).abs() < 1e-9);
+    assert_eq!(at(tan(30.5)), 0.0);
+    let mid = at(tan(27.0));
+    assert!(mid > 0.0 && mid < unlit(tan(27.0)));
+}
+
+// ----- dynamic and fast lights ---------------------------------------------------------------
+
+#[test]
+fn dynamic_light_gets_a_layer_and_no_static_contribution() {
+    let mut lv = level();
+    solid(&mut lv, [-10.0, -1.0, -10.0], [10.0, 0.0, 10.0]);
+    let id = add_light(&mut lv, Light { color: [255, 128, 0], ..light([0.0, 2.0, 0.0], 10.0, 12.0, dynamic(7)) });
+    let faces = vec![rect(0, 1, true, [-10.0, 0.0, -10.0], [10.0, 0.0, 10.0])];
+    let settings = LightSettings { ambient: [8; 3], ..LightSettings::default() };
+    let cells = [DVec3::new(0.0, 1.0, 0.0), DVec3::new(0.0, 1.0, 19.0)];
+    let out = bake(&lv, settings, &faces, &cells);
+    assert_eq!(out.dynamic_ids, vec![id]);
+    assert_eq!(out.dynamic_lights, vec![pmf::DynamicLight { flags: pmf::light_flags::ENABLE, global_id: 7 }]);
+    let client = &out.client_dynamic_lights[0];
+    assert_eq!(client.color, [255, 128, 0]);
+    assert_eq!(client.layers.len(), 1);
+    let layer = &client.layers[0];
+    let page = &out.lightmaps[usize::from(layer.lightmap)];
+    assert_eq!(layer.luxels.len(), page.luxels.len());
+    assert_eq!(layer.luxels.len(), pmf::Lightmap::byte_len(page.size_exp));
+    let lux = patch_luxels(&out, 0, &layer.luxels);
+    assert!(lux.iter().any(|l| l[0] > 100 && l[2] == 0 && l[1] < l[0]), "no coloured luxel");
+    // The static lightmap holds only the ambient term.
+    assert!(static_luxels(&out, 0).iter().all(|l| *l == [8; 3]));
+    assert!(out.fast_lights.is_empty());
+    // The cell near the light refers to it; base = ambient only. The far one has no reference.
+    let near = out.cells[0].as_ref().unwrap();
+    assert_eq!(near.base, [8; 3]);
+    assert_eq!(near.dynamic.len(), 1);
+    assert_eq!(near.dynamic[0].index, 0);
+    assert!(near.dynamic[0].amount > 0);
+    assert_eq!(out.cells[1], Some(pmf::CubeLighting { base: [8; 3], dynamic: vec![], fast: vec![] }));
+}
+
+#[test]
+fn dynamic_light_layers_only_for_pages_it_lights() {
+    let mut lv = level();
+    add_light(&mut lv, light([0.0, 2.0, 0.0], 10.0, 6.0, dynamic(1)));
+    // Two faces too big to share a 64-luxel page: the far one is out of the light's range.
+    let faces = vec![
+        rect(0, 1, true, [-15.0, 0.0, -15.0], [15.0, 0.0, 15.0]),
+        rect(1, 1, true, [-15.0, -15.0, -15.0], [15.0, -15.0, 15.0]),
+    ];
+    let settings =
+        LightSettings { ambient: [0; 3], max_page_log2: 6, luxels_per_unit: 2.0, ..LightSettings::default() };
+    let out = bake(&lv, settings, &faces, &[]);
+    assert_eq!(out.lightmaps.len(), 2);
+    let layers = &out.client_dynamic_lights[0].layers;
+    assert_eq!(layers.len(), 1);
+    assert_eq!(layers[0].lightmap, out.faces[0].page());
+}
+
+#[test]
+fn unreached_switchable_lights_are_left_out_of_the_chunk() {
+    let mut lv = level();
+    room(&mut lv);
+    // Inside the closed room but the faces baked are outside: nothing is lit.
+    add_light(&mut lv, light([0.0; 3], 10.0, 30.0, dynamic(1)));
+    add_light(&mut lv, light([1.0; 3], 10.0, 30.0, fast(2)));
+    let faces = box_faces(0, [-6.0; 3], [6.0; 3], true);
+    let out = bake(&lv, dark(), &faces, &[DVec3::new(0.0, -8.0, 0.0)]);
+    assert!(out.dynamic_lights.is_empty() && out.client_dynamic_lights.is_empty());
+    assert!(out.fast_lights.is_empty() && out.client_fast_lights.is_empty());
+    assert_eq!(out.cells, vec![None]);
+}
+
+#[test]
+fn fast_light_multipliers_only_for_vertices_in_range() {
+    let mut lv = level();
+    let id = add_light(&mut lv, Light { color: [10, 20, 30], ..light([0.0, 1.0, 0.0], 4.0, 10.0, fast(5)) });
+    // Vertices on a line across the floor, then a gap of far ones, then near ones again.
+    let mut verts: Vec<LitVertex> = (0..40)
+        .map(|k| {
+            let p = DVec3::new(f64::from(k) * 0.5, 0.0, 0.0);
+            LitVertex { position: p, normal: DVec3::Y, inside: p }
+        })
+        .collect();
+    let far = DVec3::new(0.0, 0.0, 15.0);
+    verts.extend((0..20).map(|_| LitVertex { position: far, normal: DVec3::Y, inside: far }));
+    verts.extend((0..3).map(|k| {
+        let p = DVec3::new(f64::from(k), 0.0, 1.0);
+        LitVertex { position: p, normal: DVec3::Y, inside: p }
+    }));
+    let scene = LightScene::new(&lv, dark());
+    let cells = [DVec3::new(2.0, 1.0, 0.0), DVec3::new(0.0, 1.0, 19.0)];
+    let input = ChunkInput { chunk: chunk_at(&lv, [0.0; 3]), faces: &[], vertices: &verts, air_cells: &cells };
+    let out = bake_chunk(&scene, &input).unwrap();
+    assert_eq!(out.fast_ids, vec![id]);
+    assert_eq!(
+        out.fast_lights,
+        vec![pmf::FastLight {
+            flags: pmf::light_flags::ENABLE | pmf::light_flags::PRESERVE,
+            initial_intensity: 200,
+            global_id: 5
+        }]
+    );
+    let client = &out.client_fast_lights[0];
+    assert_eq!(client.color, [10, 20, 30]);
+    let m = decode_fast_ranges(&client.ranges, verts.len());
+    let light_pos = DVec3::new(0.0, 1.0, 0.0);
+    for (k, v) in verts.iter().enumerate() {
+        let d = v.position.distance(light_pos);
+        if d >= 10.0 {
+            assert_eq!(m[k], 0, "vertex {k} at distance {d} is out of range");
+        } else if d < 7.0 {
+            assert!(m[k] > 0, "vertex {k} at distance {d} is in range");
+        }
+    }
+    // White-light units: a vertex right under the light gets 255 · 4 / 1 → clamped 255.
+    assert_eq!(m[0], 255);
+    // Two ranges: the far vertices are skipped, not stored.
+    assert_eq!(client.ranges.len(), 2);
+    assert!(client.ranges[1].skip >= 20);
+    let stored: usize = client.ranges.iter().map(|r| r.multipliers.len()).sum();
+    assert!(stored <= 20 + 3, "{stored}");
+    // Cells: the near one refers to the fast light.
+    let near = out.cells[0].as_ref().unwrap();
+    assert_eq!(
+        near.fast,
+        vec![pmf::LightRef { index: 0, amount: to_amount(scene.amount(scene.light(id).unwrap(), cells[0], None)) }]
+    );
+    assert!(near.dynamic.is_empty());
+    assert_eq!(out.cells[1], None);
+    // Nothing was baked into lightmaps.
+    assert!(out.lightmaps.is_empty());
+}
+
+fn to_amount(v: f64) -> u8 {
+    v.round().clamp(0.0, 255.0) as u8
+}
+
+#[test]
+fn fast_range_encoding_examples() {
+    assert!(encode_fast_ranges(&[0, 0, 0]).is_empty());
+    let r = encode_fast_ranges(&[0, 0, 5, 6, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 9, 0]);
+    assert_eq!(
+        r,
+        vec![
+            pmf::FastLightRange { skip: 2, multipliers: vec![5, 6, 0, 0, 7] },
+            pmf::FastLightRange { skip: 9, multipliers: vec![9] },
+        ]
+    );
+}
+
+proptest! {
+    #[test]
+    fn fast_ranges_round_trip(m in prop::collection::vec(prop_oneof![3 => Just(0u8), 1 => any::<u8>()], 0..200)) {
+        let r = encode_fast_ranges(&m);
+        prop_assert_eq!(decode_fast_ranges(&r, m.len()), m.clone());
+        for range in &r {
+            prop_assert!(range.multipliers.first().is_some_and(|&x| x != 0));
+            prop_assert!(range.multipliers.last().is_some_and(|&x| x != 0));
+        }
+    }
+}
+
+// ----- packing -------------------------------------------------------------------------------
+
+fn fake_patch(face: u32, width: u32, height: u32) -> Patch {
+    Patch {
+        face,
+        index: face as usize,
+        width,
+        height,
+        normal: DVec3::Y,
+        u_axis: DVec3::Z,
+        v_axis: DVec3::X,
+        u_min: 0.0,
+        v_min: 0.0,
+        u_step: 0.5,
+        v_step: 0.5,
+        luxels: vec![DVec3::ZERO; (width * height) as usize],
+    }
+}
+
+fn check_packing(patches: &[Patch], packing: &Packing, cap_log2: u8) {
+    assert_eq!(packing.placements.len(), patches.len());
+    assert!(packing.pages.len() <= 255);
+    let mut seen = vec![false; patches.len()];
+    for (pi, page) in packing.pages.iter().enumerate() {
+        assert!(page.size_log2 <= cap_log2);
+        let edge = page.edge();
+        for (a, &k) in page.patches.iter().enumerate() {
+            assert!(!seen[k]);
+            seen[k] = true;
+            let pl = packing.placements[k];
+            assert_eq!(usize::from(pl.page), pi);
+            assert_eq!(pl.page_log2, page.size_log2);
+            assert_eq!((pl.rect.width, pl.rect.height), (patches[k].width, patches[k].height));
+            assert!(pl.rect.x + pl.rect.width <= edge && pl.rect.y + pl.rect.height <= edge, "{pl:?} on {edge}");
+            for &other in &page.patches[..a] {
+                assert!(!pl.rect.overlaps(&packing.placements[other].rect), "{k} overlaps {other}");
+            }
+            let [u0, v0, u1, v1] = pl.uv_rect;
+            assert!(0.0 < u0 && u0 <= u1 && u1 < 1.0 && 0.0 < v0 && v0 <= v1 && v1 < 1.0);
+        }
+    }
+    assert!(seen.iter().all(|&s| s));
+}
+
+#[test]
+fn packing_examples() {
+    // One 33×33 patch (a 16-unit face at 2 luxels/unit) gets a 64-luxel page.
+    let p = vec![fake_patch(0, 33, 33)];
+    let pk = pack(&p, 9).unwrap();
+    assert_eq!(pk.pages.len(), 1);
+    assert_eq!(pk.pages[0].size_log2, 6);
+    // A single luxel gets a 1×1 page.
+    let pk = pack(&[fake_patch(0, 1, 1)], 9).unwrap();
+    assert_eq!(pk.pages[0].size_log2, 0);
+    assert_eq!(pk.placements[0].uv_rect, [0.5; 4]);
+    // Four 32×32 patches fill exactly one 64 page.
+    let p: Vec<Patch> = (0..4).map(|k| fake_patch(k, 32, 32)).collect();
+    let pk = pack(&p, 9).unwrap();
+    assert_eq!(pk.pages.len(), 1);
+    assert_eq!(pk.pages[0].size_log2, 6);
+    check_packing(&p, &pk, 9);
+    // Pages grow only to the cap; then new pages open.
+    let p: Vec<Patch> = (0..5).map(|k| fake_patch(k, 40, 40)).collect();
+    let pk = pack(&p, 6).unwrap();
+    assert_eq!(pk.pages.len(), 5);
+    check_packing(&p, &pk, 6);
+    // Errors.
+    assert!(matches!(pack(&[fake_patch(3, 65, 1)], 6), Err(LightError::PatchTooBig { id: 3, .. })));
+    let many: Vec<Patch> = (0..256).map(|k| fake_patch(k, 2, 2)).collect();
+    assert_eq!(pack(&many, 1), Err(LightError::TooManyPages(256)));
+    assert!(pack(&many[..255], 1).is_ok());
+    assert_eq!(pack(&[], 13), Err(LightError::PageSize(13)));
+}
+
+proptest! {
+    #[test]
+    fn packing_never_overlaps_and_respects_the_page_size(
+        sizes in prop::collection::vec((1u32..=128, 1u32..=128), 0..120),
+        cap in 7u8..=9,
+    ) {
+        let patches: Vec<Patch> = sizes.iter().enumerate().map(|(k, &(w, h))| fake_patch(k as u32 % 7, w, h)).collect();
+        let packing = pack(&patches, cap).unwrap();
+        check_packing(&patches, &packing, cap);
+        prop_assert_eq!(pack(&patches, cap).unwrap(), packing);
+    }
+}
+
+// ----- patches and UVs -----------------------------------------------------------------------
+
+#[test]
+fn patches_pad_half_a_luxel_and_uvs_hit_luxel_centres() {
+    let faces = vec![
+        rect(0, 1, true, [0.0, 0.0, 0.0], [4.0, 0.0, 2.0]),
+        rect(1, 0, false, [3.0, 0.0, 0.0], [3.0, 0.125, 0.125]),
+        SurfaceFace::new(2, vec![DVec3::ZERO, DVec3::new(2.0, 0.0, 0.0), DVec3::new(0.0, 2.0, 0.0)], DVec3::Z),
+    ];
+    let s = LightSettings::default();
+    let patches = plan_patches(&faces, &s).unwrap();
+    // 4 × 2 units at 2 luxels/unit: 9 × 5 luxel centres, 0.5 apart, on the face's extent.
+    let p = &patches[0];
+    assert_eq!((p.width, p.height), (5, 9)); // u = Z (2 units), v = X (4 units) for a +Y face
+    assert_eq!((p.u_step, p.v_step), (0.5, 0.5));
+    // Samples stay inside the face by the inset.
+    for l in &p.luxels {
+        assert!(l.x >= s.edge_inset - 1e-12 && l.x <= 4.0 - s.edge_inset + 1e-12, "{l}");
+        assert!(l.z >= s.edge_inset - 1e-12 && l.z <= 2.0 - s.edge_inset + 1e-12, "{l}");
+        assert_eq!(l.y, 0.0);
+    }
+    // A 1/8-unit face gets one luxel.
+    assert_eq!((patches[1].width, patches[1].height), (1, 1));
+    assert!((patches[1].luxels[0] - DVec3::new(3.0, 0.0625, 0.0625)).length() < 1e-12);
+    // Triangle: every sample inside the triangle.
+    for l in &patches[2].luxels {
+        assert!(l.x >= 0.0 && l.y >= 0.0 && l.x + l.y <= 2.0 + 1e-9, "{l}");
+    }
+    let packing = pack(&patches, s.max_page_log2).unwrap();
+    for (face, (patch, pl)) in faces.iter().zip(patches.iter().zip(&packing.placements)) {
+        let [u0, v0, u1, v1] = pl.uv_rect;
+        for &c in &face.corners {
+            let [u, v] = pl.uv_at(patch, c);
+            assert!(
+                u >= u0 - 1e-6 && u <= u1 + 1e-6 && v >= v0 - 1e-6 && v <= v1 + 1e-6,
+                "{u},{v} vs {:?}",
+                pl.uv_rect
+            );
+        }
+    }
+    // The quad's corners are exactly the corner luxels' centres.
+    let pl = &packing.placements[0];
+    let corner_uvs: Vec<[f32; 2]> = faces[0].corners.iter().map(|&c| pl.uv_at(&patches[0], c)).collect();
+    let [u0, v0, u1, v1] = pl.uv_rect;
+    for uv in [[u0, v0], [u1, v0], [u1, v1], [u0, v1]] {
+        assert!(corner_uvs.iter().any(|c| (c[0] - uv[0]).abs() < 1e-6 && (c[1] - uv[1]).abs() < 1e-6));
+    }
+    // Bad input.
+    let bad = SurfaceFace::new(9, vec![DVec3::ZERO, DVec3::X], DVec3::Y);
+    assert_eq!(plan_patches(&[bad], &s), Err(LightError::BadFace { id: 9, reason: "fewer than 3 corners" }));
+}
+
+// ----- dependencies --------------------------------------------------------------------------
+
+#[test]
+fn chunk_dependencies_follow_the_light_sphere() {
+    let mut lv = level();
+    // World origin is the centre of chunk (2, 2, 2); chunks are 8 units.
+    let a = add_light(&mut lv, light([0.0; 3], 1.0, 5.0, LightMode::Static));
+    let b = add_light(&mut lv, light([3.0, 0.0, 0.0], 1.0, 2.0, dynamic(1)));
+    let rt =
+        Light { mode: LightMode::Realtime(RealtimeLight::default()), ..light([0.0; 3], 1.0, 50.0, LightMode::Static) };
+    add_light(&mut lv, rt);
+    let sized = add_light(
+        &mut lv,
+        Light { size: Vec3::new(6.0, 0.0, 0.0), ..light([-13.0, 0.0, 0.0], 1.0, 1.5, LightMode::Static) },
+    );
+    let home = ChunkCoord::new(2, 2, 2);
+    assert_eq!(chunk_light_deps(&lv, home), vec![a, b]);
+    // +X neighbour starts at x = 4: a (range 5) and b (3 + 2 = 5) reach it.
+    assert_eq!(chunk_light_deps(&lv, ChunkCoord::new(3, 2, 2)), vec![a, b]);
+    // -X neighbour spans x in [-12, -4): a, and the sized light, whose reach is its range plus
+    // half its size (1.5 + 3 around x = -13).
+    assert_eq!(chunk_light_deps(&lv, ChunkCoord::new(1, 2, 2)), vec![a, sized]);
+    // Chunk 0 spans x in [-20, -12): only the sized light.
+    assert_eq!(chunk_light_deps(&lv, ChunkCoord::new(0, 2, 2)), vec![sized]);
+    assert!(chunk_light_deps(&lv, ChunkCoord::new(4, 4, 4)).is_empty());
+}
+
+// ----- determinism ---------------------------------------------------------------------------
+
+fn busy_scene() -> (Level, Vec<SurfaceFace>, Vec<DVec3>) {
+    let mut lv = level();
+    room(&mut lv);
+    solid(&mut lv, [-1.0, -5.0, -1.0], [1.0, 1.0, 1.0]);
+    add_light(&mut lv, light([3.0, 2.0, 3.0], 15.0, 20.0, LightMode::Static));
+    add_light(&mut lv, Light { size: Vec3::new(1.0, 0.0, 1.0), ..light([-3.0, 3.0, -3.0], 8.0, 12.0, dynamic(4)) });
+    add_light(&mut lv, light([3.0, -3.0, -3.0], 8.0, 12.0, fast(9)));
+    let mut faces = box_faces(0, [-5.0; 3], [5.0; 3], false);
+    faces.extend(box_faces(6, [-1.0, -5.0, -1.0], [1.0, 1.0, 1.0], true));
+    let cells = (0..8).map(|k| DVec3::new(f64::from(k) - 4.0, 2.5, -3.5)).collect();
+    (lv, faces, cells)
+}
+
+#[test]
+fn bake_is_deterministic_and_independent_of_face_order() {
+    let (lv, faces, cells) = busy_scene();
+    let settings = LightSettings {
+        ao: Some(AoSettings { rays: 4, distance: 1.5 }),
+        luxels_per_unit: 1.0,
+        ..LightSettings::default()
+    };
+    let a = bake(&lv, settings.clone(), &faces, &cells);
+    let b = bake(&lv, settings.clone(), &faces, &cells);
+    assert_eq!(a, b);
+    assert!(!a.client_dynamic_lights.is_empty() && !a.client_fast_lights.is_empty());
+    assert!(a.cells.iter().all(|c| c.is_some()));
+    // Reversed faces with the same ids: the same pages, the same placement per face id.
+    let mut rev = faces.clone();
+    rev.reverse();
+    let c = bake(&lv, settings, &rev, &cells);
+    assert_eq!(a.lightmaps, c.lightmaps);
+    assert_eq!(a.client_dynamic_lights, c.client_dynamic_lights);
+    for f in &a.faces {
+        let g = c.faces.iter().find(|g| g.patch.face == f.patch.face).unwrap();
+        assert_eq!(g.placement, f.placement);
+    }
+}
+
+#[test]
+fn scene_from_map_and_missing_level() {
+    let mut map = pmfedit_core::map::Map::new("m");
+    map.levels[0].objects.add(light([0.0; 3], 1.0, 5.0, LightMode::Static)).unwrap();
+    let s = LightScene::from_level(&map, 0, LightSettings::default()).unwrap();
+    assert_eq!(s.lights().len(), 1);
+    assert!(matches!(LightScene::from_level(&map, 1, LightSettings::default()), Err(LightError::NoLevel(1))));
+}
+
+// ----- throughput ----------------------------------------------------------------------------
+
+/// Direct lighting with shadows on a simple scene: a 32 × 32-unit floor with a grid of pillars,
+/// 4 static point lights. Run with
+/// `cargo test --release -p pmfedit-bake light_throughput -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn light_throughput() {
+    let mut lv = Level::new("bench", 4).unwrap();
+    lv.set_center_chunk(ChunkCoord::new(2, 2, 2)).unwrap();
+    solid(&mut lv, [-16.0, -1.0, -16.0], [16.0, 0.0, 16.0]);
+    let mut faces = vec![rect(0, 1, true, [-16.0, 0.0, -16.0], [16.0, 0.0, 16.0])];
+    for x in (-12..=12).step_by(6) {
+        for z in (-12..=12).step_by(6) {
+            let (x, z) = (f64::from(x), f64::from(z));
+            solid(&mut lv, [x, 0.0, z], [x + 1.0, 4.0, z + 1.0]);
+            let first = faces.len() as u32;
+            faces.extend(box_faces(first, [x, 0.0, z], [x + 1.0, 4.0, z + 1.0], true));
+        }
+    }
+    for p in [[-8.0, 3.0, -8.0], [8.0, 3.0, -8.0], [-8.0, 3.0, 8.0], [8.0, 3.0, 8.0]] {
+        add_light(&mut lv, light(p, 30.0, 24.0, LightMode::Static));
+    }
+    let scene = LightScene::new(&lv, dark());
+    let input = ChunkInput { chunk: chunk_at(&lv, [0.0; 3]), faces: &faces, vertices: &[], air_cells: &[] };
+    let mut best = f64::INFINITY;
+    let mut out = ChunkLighting::default();
+    for _ in 0..5 {
+        let t = std::time::Instant::now();
+        out = bake_chunk(&scene, &input).unwrap();
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    let luxels: usize = out.faces.iter().map(|f| f.patch.len()).sum();
+    println!(
+        "{luxels} luxels × 4 lights, best of 5: {best:.4} s: {:.0} luxels/s, {:.0} luxel-lights/s; {} pages",
+        luxels as f64 / best,
+        4.0 * luxels as f64 / best,
+        out.lightmaps.len()
+    );
+}
