@@ -1,3 +1,8 @@
 //! `pmfedit-bake`: the map compiler and the `pmfc` command line.
 
+pub mod chunk;
 pub mod inspect;
+pub mod layout;
+pub mod mesh;
+
+pub use layout::BakeSettings;
