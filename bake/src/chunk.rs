@@ -63,11 +63,9 @@ impl fmt::Display for BakeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             BakeError::NoSuchLevel { level, count } => write!(f, "level {level} does not exist (the map has {count})"),
-            BakeError::ChunkOutsideGrid { level, chunk } => write!(
-                f,
-                "{}: outside the level grid (x and z in 0..4096, y in 0..256)",
-                Place(level, chunk)
-            ),
+            BakeError::ChunkOutsideGrid { level, chunk } => {
+                write!(f, "{}: outside the level grid (x and z in 0..4096, y in 0..256)", Place(level, chunk))
+            }
             BakeError::TooManyUsed { level, chunk, kind, count } => write!(
                 f,
                 "{}: uses {count} {kind}s, but a PMF chunk can list at most {MAX_USED} (PMF-NOTES M1); \

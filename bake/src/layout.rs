@@ -305,9 +305,8 @@ mod tests {
         assert!(l.cubes()[leaf as usize].addr.contains(IVec3::new(100, 5, 77)));
         assert!(l.cubes()[leaf as usize].is_air());
         assert_eq!(l.cube_containing(IVec3::new(128, 0, 0)), None);
-        assert_eq!(l.cubes()[l.cube_containing(IVec3::new(7, 7, 7)).unwrap() as usize].is_solid(), true);
-        let volume: u64 =
-            l.cubes().iter().filter(|c| !c.is_parent()).map(|c| c.addr.lattice_box().volume()).sum();
+        assert!(l.cubes()[l.cube_containing(IVec3::new(7, 7, 7)).unwrap() as usize].is_solid());
+        let volume: u64 = l.cubes().iter().filter(|c| !c.is_parent()).map(|c| c.addr.lattice_box().volume()).sum();
         assert_eq!(volume, 128u64.pow(3));
         // Air cells: 7 of edge 1 unit, and the rest of the chunk in 2-unit cells.
         assert_eq!(l.air_cells().len(), 7 + 511);

@@ -17,12 +17,15 @@
 //! covered: every neighbouring leaf touching the square covers its part of it. A neighbour covers
 //! when its touching face is flat and full (plain geometry, or extended geometry whose four
 //! corners of that face are at rest: pushed neighbours never cover, conservatively) and:
-//! - its touching face material is opaque (neither transparent nor liquid), or
-//! - both materials are transparent/liquid and the same material (glass against glass).
+//! - for an opaque face (material neither transparent nor liquid): the neighbour's touching face
+//!   material is opaque;
+//! - for a transparent or liquid face: the neighbour's touching face has the **same** material
+//!   (G4: such faces are kept against different materials, culled against the same one).
 //!
-//! So glass next to stone keeps both faces, water next to glass keeps both, and a transparent
-//! face is culled against the same material only. A face of an extended cube that does not lie in
-//! its cube's boundary plane (a corner pushed along the face normal) is never culled.
+//! So glass next to stone keeps both faces (the stone is seen through the glass; the glass face
+//! is kept as G4 says), water next to glass keeps both, glass against glass culls both. A face of
+//! an extended cube that does not lie in its cube's boundary plane (a corner pushed along the
+//! face normal) is never culled.
 //!
 //! **Partial coverage**: a face is emitted whole if any part of it is uncovered. PMF draws a
 //! geometry cube's face as one quad, so a face cannot be split without changing the octree; the
@@ -52,7 +55,9 @@ use glam::{DVec3, IVec3, Vec3};
 use pmfedit_core::format::pmf::Vertex;
 use pmfedit_core::map::Level;
 use pmfedit_core::map::Library;
-use pmfedit_core::map::coords::{ChunkCoord, CubeAddr, Face, LATTICE_PER_UNIT, LevelFrame, octant_index, octant_offset};
+use pmfedit_core::map::coords::{
+    ChunkCoord, CubeAddr, Face, LATTICE_PER_UNIT, LevelFrame, octant_index, octant_offset,
+};
 use pmfedit_core::map::octree::{CORNER_STEPS, Cube, CubeKind, ExtGeometry, MaterialId, Octree};
 
 use crate::layout::{BakeSettings, ChunkLayout};
@@ -360,9 +365,11 @@ fn covers(cube: &Cube, touching: Face, mat: MaterialId, mats: &Materials) -> boo
             e.face_materials[touching.index()]
         }
     };
-    match mats.get(m) {
-        Opacity::Opaque => true,
-        Opacity::Clear => m == mat && mats.get(mat) == Opacity::Clear,
+    match mats.get(mat) {
+        // An opaque face hides behind opaque geometry only.
+        Opacity::Opaque => mats.get(m) == Opacity::Opaque,
+        // A transparent or liquid face is kept against anything but its own material.
+        Opacity::Clear => m == mat,
     }
 }
 
@@ -534,16 +541,12 @@ pub fn mesh_chunk(
 ) -> Mesh {
     let frame = level.frame();
     let base = frame.chunk_min_lattice(chunk);
-    let hood = Neighbourhood {
-        level,
-        frame,
-        base,
-        edge: frame.chunk_edge(),
-        own: level.chunk(chunk).map(|c| c.octree()),
-    };
+    let hood =
+        Neighbourhood { level, frame, base, edge: frame.chunk_edge(), own: level.chunk(chunk).map(|c| c.octree()) };
     let uv_scale = 2f64.powi(-i32::from(settings.texture_repeat_log2)) / f64::from(LATTICE_PER_UNIT);
     let chunk_center = frame.world_from_lattice(base + IVec3::splat(frame.chunk_edge() / 2));
-    let mut m = Mesher { hood, mats: Materials::new(library), uv_scale, mesh: Mesh { chunk_center, ..Mesh::default() } };
+    let mut m =
+        Mesher { hood, mats: Materials::new(library), uv_scale, mesh: Mesh { chunk_center, ..Mesh::default() } };
     for &i in layout.solid_cubes() {
         let c = &layout.cubes()[i as usize];
         if let Some(cube) = &c.cube {
