@@ -110,7 +110,12 @@ impl ChunkLayout {
         let air_cell_log2 = settings.air_cell_lattice_log2(octree.size_log2());
         let split_air = settings.subdivide_empty_chunks || !octree.is_empty();
         let mut b = Builder {
-            out: ChunkLayout { cubes: Vec::new(), air: Vec::new(), solid: Vec::new(), air_cell_log2 },
+            out: ChunkLayout {
+                cubes: Vec::with_capacity(octree.node_count()),
+                air: Vec::new(),
+                solid: Vec::new(),
+                air_cell_log2,
+            },
             stack: Vec::new(),
         };
         for (addr, cube) in octree.pre_order() {

@@ -89,32 +89,51 @@ pub enum FaceShape {
 pub struct MeshFace {
     /// The cube's index in the chunk layout.
     pub cube: u32,
-    /// Which face of the cube.
-    pub face: Face,
-    /// The face's material (library id).
-    pub material: MaterialId,
-    /// Vertex grouping.
-    pub shape: FaceShape,
     /// First vertex in [`Mesh::vertices`].
     pub first_vertex: u32,
     /// Number of vertices (4 for a quad, 3 per triangle).
     pub vertex_count: u32,
+    /// Which face of the cube.
+    pub face: Face,
+    /// Vertex grouping.
+    pub shape: FaceShape,
+    /// The face's material (library id).
+    pub material: MaterialId,
     /// The cube's "draw backfaces" flag.
     pub draw_backfaces: bool,
     /// World position (map units from the level origin, PMF-NOTES L4) of the face square's corner
     /// with the smallest (u, v). For a pushed face, the square is the cube face at rest; the
     /// face's vertices project inside it.
     pub origin: DVec3,
-    /// Unit tangent along which texture `u` grows.
-    pub u_dir: DVec3,
-    /// Unit tangent along which texture `v` grows.
-    pub v_dir: DVec3,
-    /// Outward unit normal of the face square.
-    pub normal: DVec3,
     /// Edge of the face square in map units.
     pub size: f64,
     /// Assigned lightmap page and rectangle, once [`Mesh::assign_lightmap`] ran.
     pub lightmap: Option<(u8, LightmapRect)>,
+}
+
+impl MeshFace {
+    /// Unit tangent along which texture `u` grows (and lightmap `u`, see
+    /// [`Mesh::assign_lightmap`]).
+    pub fn u_dir(&self) -> DVec3 {
+        tangent(self.face, 0).as_dvec3()
+    }
+
+    /// Unit tangent along which texture `v` grows.
+    pub fn v_dir(&self) -> DVec3 {
+        tangent(self.face, 1).as_dvec3()
+    }
+
+    /// Outward unit normal of the face square.
+    pub fn normal(&self) -> DVec3 {
+        self.face.normal().as_dvec3()
+    }
+
+    /// World position of the point at `(s, t)` of the face square, `s` and `t` in `[0, 1]`
+    /// along [`u_dir`](Self::u_dir) and [`v_dir`](Self::v_dir): where a luxel of a lightmap rect
+    /// lands.
+    pub fn square_point(&self, s: f64, t: f64) -> DVec3 {
+        self.origin + (self.u_dir() * s + self.v_dir() * t) * self.size
+    }
 }
 
 /// The geometry of one solid cube of the layout.
@@ -211,7 +230,7 @@ impl Mesh {
     pub fn assign_lightmap(&mut self, face: FaceId, page: u8, rect: LightmapRect) {
         let f = &mut self.faces[face.0 as usize];
         f.lightmap = Some((page, rect));
-        let (origin, u_dir, v_dir, size) = (f.origin - self.chunk_center, f.u_dir, f.v_dir, f.size);
+        let (origin, u_dir, v_dir, size) = (f.origin - self.chunk_center, f.u_dir(), f.v_dir(), f.size);
         let range = f.first_vertex as usize..(f.first_vertex + f.vertex_count) as usize;
         for v in &mut self.vertices[range] {
             let d = Vec3::from_array(v.position).as_dvec3() - origin;
@@ -420,16 +439,13 @@ impl Mesher<'_> {
         let origin = self.hood.frame.world_from_lattice(self.hood.base + c0);
         self.mesh.faces.push(MeshFace {
             cube,
-            face,
-            material,
-            shape: FaceShape::Quad,
             first_vertex: self.mesh.vertices.len() as u32,
             vertex_count: 0,
+            face,
+            shape: FaceShape::Quad,
+            material,
             draw_backfaces: backfaces,
             origin,
-            u_dir: tangent(face, 0).as_dvec3(),
-            v_dir: tangent(face, 1).as_dvec3(),
-            normal: face.normal().as_dvec3(),
             size: f64::from(addr.edge()) / f64::from(LATTICE_PER_UNIT),
             lightmap: None,
         });
@@ -452,7 +468,25 @@ impl Mesher<'_> {
         !self.hood.covered(min, addr.size_log2, face, mat, &self.mats)
     }
 
-    fn cube(&mut self, index: u32, addr: CubeAddr, cube: &Cube) {
+    /// The faces of `cube` that pass culling (bits in PMF face order), before dropping faces
+    /// collapsed to nothing.
+    fn visible_faces(&self, addr: CubeAddr, cube: &Cube) -> u8 {
+        let mut bits = 0;
+        for face in Face::ALL {
+            let shown = match &cube.kind {
+                CubeKind::Empty => false,
+                CubeKind::Geometry(g) => self.visible(addr, face, g.material),
+                CubeKind::Extended(e) => {
+                    !face_in_plane(e, face) || self.visible(addr, face, e.face_materials[face.index()])
+                }
+            };
+            bits |= u8::from(shown) << face.index();
+        }
+        bits
+    }
+
+    /// Emits the faces `bits` of `cube` (layout index `index`).
+    fn cube(&mut self, index: u32, addr: CubeAddr, cube: &Cube, bits: u8) {
         let mut cm = CubeMesh {
             cube: index,
             extended: false,
@@ -462,13 +496,11 @@ impl Mesher<'_> {
             first_face: self.mesh.faces.len() as u32,
             face_count: 0,
         };
+        let faces = Face::ALL.into_iter().filter(|f| bits & (1 << f.index()) != 0);
         match &cube.kind {
             CubeKind::Empty => return,
             CubeKind::Geometry(g) => {
-                for face in Face::ALL {
-                    if !self.visible(addr, face, g.material) {
-                        continue;
-                    }
+                for face in faces {
                     let shift = self.begin_face(index, addr, face, g.material, cube.draw_backfaces);
                     for c in FACE_CORNERS[face.index()] {
                         let fine = (addr.min + octant_offset(c) * addr.edge()) * 16;
@@ -482,28 +514,25 @@ impl Mesher<'_> {
             }
             CubeKind::Extended(e) => {
                 cm.extended = true;
-                for face in Face::ALL {
+                for face in faces {
                     let mat = e.face_materials[face.index()];
-                    if face_in_plane(e, face) && !self.visible(addr, face, mat) {
-                        continue;
-                    }
                     let corners = FACE_CORNERS[face.index()].map(|c| corner_steps(e, c));
-                    let tris = triangulate(&corners);
-                    if tris.is_empty() {
+                    let (tris, n) = triangulate(&corners);
+                    if n == 0 {
                         continue;
                     }
                     let shift = self.begin_face(index, addr, face, mat, cube.draw_backfaces);
-                    for t in &tris {
+                    for t in &tris[..n] {
                         for &k in t {
                             let fine = addr.min * 16 + corners[k] * addr.edge();
                             self.vertex(face, fine, shift);
                         }
                     }
                     let f = self.mesh.faces.last_mut().expect("just pushed");
-                    f.shape = FaceShape::Triangles(tris.len() as u8);
-                    f.vertex_count = 3 * tris.len() as u32;
+                    f.shape = FaceShape::Triangles(n as u8);
+                    f.vertex_count = 3 * n as u32;
                     cm.face_bits |= 1 << face.index();
-                    cm.triangle_counts[face.index()] = tris.len() as u8;
+                    cm.triangle_counts[face.index()] = n as u8;
                     cm.face_count += 1;
                 }
             }
@@ -514,7 +543,8 @@ impl Mesher<'_> {
 
 /// Triangles (indices into `p`, counter-clockwise from outside) for a face whose corners `p`
 /// are given in vertex order (integer positions, exact). Degenerate triangles are dropped.
-pub(crate) fn triangulate(p: &[IVec3; 4]) -> Vec<[usize; 3]> {
+/// Returns the triangles and how many of them are used (0..=2).
+pub(crate) fn triangulate(p: &[IVec3; 4]) -> ([[usize; 3]; 2], usize) {
     let cross = |a: usize, b: usize, c: usize| (p[b] - p[a]).cross(p[c] - p[a]);
     let volume = cross(0, 1, 2).dot(p[3] - p[0]);
     // Split along 0–2 (A) or 1–3 (B). Non-planar: the convex fold (vertex 3 below the plane of
@@ -525,7 +555,15 @@ pub(crate) fn triangulate(p: &[IVec3; 4]) -> Vec<[usize; 3]> {
         _ => cross(0, 1, 2).dot(cross(0, 2, 3)) >= 0,
     };
     let tris: [[usize; 3]; 2] = if use_a { [[0, 1, 2], [0, 2, 3]] } else { [[0, 1, 3], [1, 2, 3]] };
-    tris.into_iter().filter(|&[a, b, c]| cross(a, b, c) != IVec3::ZERO).collect()
+    let mut out = [[0; 3]; 2];
+    let mut n = 0;
+    for [a, b, c] in tris {
+        if cross(a, b, c) != IVec3::ZERO {
+            out[n] = [a, b, c];
+            n += 1;
+        }
+    }
+    (out, n)
 }
 
 /// The mesh of chunk `chunk` of `level` over its `layout` (which must be the layout of that
@@ -547,11 +585,28 @@ pub fn mesh_chunk(
     let chunk_center = frame.world_from_lattice(base + IVec3::splat(frame.chunk_edge() / 2));
     let mut m =
         Mesher { hood, mats: Materials::new(library), uv_scale, mesh: Mesh { chunk_center, ..Mesh::default() } };
-    for &i in layout.solid_cubes() {
-        let c = &layout.cubes()[i as usize];
-        if let Some(cube) = &c.cube {
-            m.cube(i, c.addr, cube);
-        }
+    // Cull first, then allocate the output once (large chunks spend more time growing vectors
+    // than meshing otherwise).
+    let solid: Vec<(u32, CubeAddr, &Cube)> = layout
+        .solid_cubes()
+        .iter()
+        .filter_map(|&i| {
+            let c = &layout.cubes()[i as usize];
+            c.cube.as_ref().map(|cube| (i, c.addr, cube))
+        })
+        .collect();
+    let bits: Vec<u8> = solid.iter().map(|&(_, addr, cube)| m.visible_faces(addr, cube)).collect();
+    let (mut faces, mut vertices) = (0, 0);
+    for (&(_, _, cube), &b) in solid.iter().zip(&bits) {
+        let n = b.count_ones() as usize;
+        faces += n;
+        vertices += n * if matches!(cube.kind, CubeKind::Extended(_)) { 6 } else { 4 };
+    }
+    m.mesh.faces.reserve_exact(faces);
+    m.mesh.vertices.reserve_exact(vertices);
+    m.mesh.cubes.reserve_exact(solid.len());
+    for (&(i, addr, cube), &b) in solid.iter().zip(&bits) {
+        m.cube(i, addr, cube, b);
     }
     m.mesh
 }
@@ -586,6 +641,10 @@ mod tests {
         let q = |v: [[i32; 3]; 4]| v.map(IVec3::from_array);
         // A flat +Y face (corners in vertex order, y = 16).
         let flat = FACE_CORNERS[Face::PosY.index()].map(|c| octant_offset(c) * 16);
+        let triangulate = |p: &[IVec3; 4]| {
+            let (t, n) = triangulate(p);
+            t[..n].to_vec()
+        };
         assert_eq!(triangulate(&flat), vec![[0, 1, 2], [0, 2, 3]]);
         // Collapsed to a line (two corners on each end) and to a point.
         assert!(triangulate(&q([[0, 0, 0], [0, 0, 0], [16, 0, 0], [16, 0, 0]])).is_empty());

@@ -445,3 +445,72 @@ fn layout_indices_match_the_pmf_cubes() {
     assert_eq!(g.layout.solid_cubes().len(), 1);
     assert!(g.layout.air_cells().len() > 500);
 }
+
+#[test]
+fn culling_matches_a_cell_by_cell_check() {
+    // Random unit cubes of three materials over chunk C and its +X neighbour; merged 2-unit and
+    // bigger cubes appear where eight equal cubes meet, so partial coverage is exercised.
+    for seed in [1u32, 77, 4242] {
+        let mut w = world();
+        let mut s = seed;
+        let mut rnd = move || {
+            s ^= s << 13;
+            s ^= s >> 17;
+            s ^= s << 5;
+            s
+        };
+        let f = w.map.levels[0].frame();
+        // A solid 4-unit block to get big faces, then holes and different materials around it.
+        let block = CubeAddr::new(f.chunk_min_lattice(C) + v(12, 4, 4) * 8, 5).unwrap();
+        w.set(block, Cube::solid(w.stone, PhysicsId(0), SoundId(0)));
+        for _ in 0..1500 {
+            let p = v((rnd() % 24) as i32, (rnd() % 16) as i32, (rnd() % 16) as i32);
+            match rnd() % 5 {
+                0 => {
+                    let a = w.unit(p);
+                    w.level().clear_cube(a).unwrap();
+                }
+                1 => w.put(p, w.glass),
+                2 => w.put(p, w.water),
+                _ => w.put(p, w.stone),
+            }
+        }
+        let lib = &w.map.library;
+        let clear = |m: MaterialId| lib.materials().get(m).is_some_and(|m| m.transparent || m.liquid);
+        let level = &w.map.levels[0];
+        let g = w.bake(C);
+        let mut checked = 0;
+        for &i in g.layout.solid_cubes() {
+            let c = &g.layout.cubes()[i as usize];
+            let CubeKind::Geometry(geo) = c.cube.unwrap().kind else { panic!("only plain cubes here") };
+            let addr = c.addr.translated(f.chunk_min_lattice(C));
+            let cells = addr.edge() / 8;
+            let mut expected = 0u8;
+            for face in Face::ALL {
+                let (a, b) = ((face.axis() + 1) % 3, (face.axis() + 2) % 3);
+                let mut visible = false;
+                for da in 0..cells {
+                    for db in 0..cells {
+                        let mut p = addr.min;
+                        p[a] += da * 8;
+                        p[b] += db * 8;
+                        p[face.axis()] =
+                            if face.is_positive() { addr.max()[face.axis()] } else { addr.min[face.axis()] - 1 };
+                        let (n, _) = level.get(p).unwrap();
+                        let covered = match n.kind {
+                            CubeKind::Geometry(ng) if clear(geo.material) => ng.material == geo.material,
+                            CubeKind::Geometry(ng) => !clear(ng.material),
+                            _ => false,
+                        };
+                        visible |= !covered;
+                    }
+                }
+                expected |= u8::from(visible) << face.index();
+            }
+            assert_eq!(g.mesh.cube_mesh(i).unwrap().face_bits, expected, "seed {seed}, cube {:?}", c.addr);
+            checked += 1;
+        }
+        assert!(checked > 500, "{checked}");
+        assert!(g.layout.solid_cubes().iter().any(|&i| g.layout.cubes()[i as usize].addr.size_log2 > 3));
+    }
+}
