@@ -1,0 +1,138 @@
+//! Meshing speed on 32³-cell chunks (chunk edge 32 map units, 1-unit voxels).
+//!
+//! `cargo bench -p pmfedit-bake --bench mesh` prints µs per chunk for the layout, the mesh alone
+//! and the whole geometry bake (layout + mesh + PMF cube records), and quads per second; each
+//! the fastest of 30 runs.
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use glam::IVec3;
+use pmfedit_bake::BakeSettings;
+use pmfedit_bake::chunk::bake_geometry;
+use pmfedit_bake::layout::ChunkLayout;
+use pmfedit_bake::mesh::mesh_chunk;
+use pmfedit_core::map::coords::{ChunkCoord, CubeAddr, LatticeBox};
+use pmfedit_core::map::library::Material;
+use pmfedit_core::map::octree::{Cube, MaterialId, PhysicsId, SoundId};
+use pmfedit_core::map::{Level, Map};
+
+const C: ChunkCoord = Level::DEFAULT_CENTER;
+const N: i32 = 32;
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+fn new_map() -> (Map, [MaterialId; 3]) {
+    let mut map = Map::new("bench");
+    map.levels[0] = Level::new("main", 5).unwrap();
+    let (p, s) = (PhysicsId(0), SoundId(0));
+    let grass = map.library.add(Material::new("grass", p, s)).unwrap();
+    let glass = map.library.add(Material { transparent: true, ..Material::new("glass", p, s) }).unwrap();
+    (map, [MaterialId(0), grass, glass])
+}
+
+fn unit(map: &Map, chunk: ChunkCoord, p: IVec3) -> CubeAddr {
+    CubeAddr::new(map.levels[0].frame().chunk_min_lattice(chunk) + p * 8, 3).unwrap()
+}
+
+/// Each 1-unit cell solid with probability `fill`, materials mixed (a tenth glass).
+fn random(fill: f64, seed: u64) -> Map {
+    let (mut map, mats) = new_map();
+    let mut rng = Rng(seed);
+    for x in 0..N {
+        for y in 0..N {
+            for z in 0..N {
+                if (rng.next() % 1000) as f64 >= fill * 1000.0 {
+                    continue;
+                }
+                let m = match rng.next() % 10 {
+                    0 => mats[2],
+                    1..=4 => mats[1],
+                    _ => mats[0],
+                };
+                let a = unit(&map, C, IVec3::new(x, y, z));
+                map.levels[0].set_cube(a, Cube::solid(m, PhysicsId(0), SoundId(0))).unwrap();
+            }
+        }
+    }
+    map
+}
+
+/// Rolling height field over the chunk and its 8 horizontal neighbours: stone below, grass top.
+fn terrain() -> Map {
+    let (mut map, mats) = new_map();
+    let f = map.levels[0].frame();
+    for cx in -1..=1 {
+        for cz in -1..=1 {
+            let chunk = ChunkCoord::new(C.x + cx, C.y, C.z + cz);
+            let base = f.chunk_min_lattice(chunk);
+            for x in 0..N {
+                for z in 0..N {
+                    let (wx, wz) = (f64::from(x + cx * N), f64::from(z + cz * N));
+                    let h = 14.0 + 6.0 * (wx * 0.21).sin() + 5.0 * (wz * 0.17).cos() + 2.0 * ((wx + wz) * 0.5).sin();
+                    let h = h.clamp(1.0, 31.0) as i32;
+                    let col = |y0: i32, y1: i32| {
+                        LatticeBox::new(base + IVec3::new(x, y0, z) * 8, base + IVec3::new(x + 1, y1, z + 1) * 8)
+                    };
+                    let lvl = &mut map.levels[0];
+                    lvl.fill_box(col(0, h - 1), Cube::solid(mats[0], PhysicsId(0), SoundId(0))).unwrap();
+                    lvl.fill_box(col(h - 1, h), Cube::solid(mats[1], PhysicsId(0), SoundId(0))).unwrap();
+                }
+            }
+        }
+    }
+    map
+}
+
+/// Fastest of `iters` runs, in seconds (the machine is shared: the minimum is the least noisy).
+fn time<T>(iters: u32, mut f: impl FnMut() -> T) -> f64 {
+    black_box(f());
+    (0..iters)
+        .map(|_| {
+            let t = Instant::now();
+            black_box(f());
+            t.elapsed().as_secs_f64()
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+fn bench(name: &str, map: &Map) {
+    let s = BakeSettings::default();
+    let level = &map.levels[0];
+    let octree = level.chunk(C).unwrap().octree();
+    let layout = ChunkLayout::build(octree, &s);
+    let mesh = mesh_chunk(level, &map.library, C, &layout, &s);
+    let iters = 30;
+    let t_layout = time(iters, || ChunkLayout::build(octree, &s));
+    let t_mesh = time(iters, || mesh_chunk(level, &map.library, C, &layout, &s));
+    let t_bake = time(iters, || bake_geometry(map, 0, C, &s).unwrap());
+    let quads = mesh.quad_count();
+    println!(
+        "{name:<22} leaves {:>6}  cubes {:>6}  quads {:>6}  layout {:>8.0} µs  mesh {:>8.0} µs  bake {:>8.0} µs  \
+         {:>5.1} M quads/s (mesh)",
+        octree.leaf_count(),
+        layout.len(),
+        quads,
+        t_layout * 1e6,
+        t_mesh * 1e6,
+        t_bake * 1e6,
+        quads as f64 / t_mesh / 1e6,
+    );
+}
+
+fn main() {
+    println!("32³ cells of 1 map unit per chunk, default settings (2-unit air cells)");
+    bench("random 50 %", &random(0.5, 7));
+    bench("random 10 %", &random(0.1, 9));
+    bench("random 90 %", &random(0.9, 11));
+    bench("terrain (3×3 chunks)", &terrain());
+}
