@@ -114,14 +114,16 @@ fn ceil_log2(v: u64) -> u8 {
 
 /// Packs patches onto square pages of edge at most `2^max_page_log2` (≤ 2^12).
 ///
-/// Deterministic: patches are taken by height (descending), then width (descending), then face
-/// id, then input index; each goes to the first shelf with room on the first page with room
-/// (first-fit shelf packing), a new page opening when none has. Then every page is shrunk to the
-/// smallest power-of-two edge on which its patches, repacked in the same order, still fit.
-/// Patches touch edge to edge: the half-luxel padding is inside each patch (see
-/// [`Patch`]), so no gutter is needed for bilinear filtering.
+/// Patches of one [`Patch::group`] always share a page: each group is first laid out in a box of
+/// its own (shelf packing at the cap's width, patches by height, width, face id, input index), and
+/// the group boxes are packed onto pages. Deterministic: boxes are taken by height (descending),
+/// then width (descending), then group id; each goes to the first shelf with room on the first
+/// page with room (first-fit shelf packing), a new page opening when none has. Then every page is
+/// shrunk to the smallest power-of-two edge on which its boxes, repacked in the same order, still
+/// fit. Patches touch edge to edge: the half-luxel padding is inside each patch (see [`Patch`]),
+/// so no gutter is needed for bilinear filtering.
 ///
-/// Errors: a patch larger than the cap, more than 255 pages, a cap above 2^12.
+/// Errors: a patch or group larger than the cap, more than 255 pages, a cap above 2^12.
 pub fn pack(patches: &[Patch], max_page_log2: u8) -> Result<Packing, LightError> {
     if max_page_log2 > pmfedit_core::format::pmf::MAX_LIGHTMAP_EXP {
         return Err(LightError::PageSize(max_page_log2));
@@ -130,20 +132,52 @@ pub fn pack(patches: &[Patch], max_page_log2: u8) -> Result<Packing, LightError>
     if let Some(p) = patches.iter().find(|p| p.width > cap || p.height > cap) {
         return Err(LightError::PatchTooBig { id: p.face, size: (p.width, p.height), max_edge: cap });
     }
-    let mut order: Vec<usize> = (0..patches.len()).collect();
+    // Lay out each group in a box of its own.
+    let mut groups: std::collections::BTreeMap<u32, Vec<usize>> = std::collections::BTreeMap::new();
+    for (k, p) in patches.iter().enumerate() {
+        groups.entry(p.group).or_default().push(k);
+    }
+    struct GroupBox {
+        group: u32,
+        width: u32,
+        height: u32,
+        /// (patch, x, y) inside the box.
+        members: Vec<(usize, u32, u32)>,
+    }
+    let mut boxes = Vec::with_capacity(groups.len());
+    for (group, mut members) in groups {
+        members.sort_by(|&a, &b| {
+            let (pa, pb) = (&patches[a], &patches[b]);
+            pb.height.cmp(&pa.height).then(pb.width.cmp(&pa.width)).then(pa.face.cmp(&pb.face)).then(a.cmp(&b))
+        });
+        let mut shelves = Shelves::default();
+        let mut placed = Vec::with_capacity(members.len());
+        let (mut width, mut height) = (0, 0);
+        for k in members {
+            let p = &patches[k];
+            let Some((x, y)) = shelves.place(p.width, p.height, cap) else {
+                return Err(LightError::PatchTooBig { id: p.face, size: (cap + 1, cap + 1), max_edge: cap });
+            };
+            width = width.max(x + p.width);
+            height = height.max(y + p.height);
+            placed.push((k, x, y));
+        }
+        boxes.push(GroupBox { group, width, height, members: placed });
+    }
+    let mut order: Vec<usize> = (0..boxes.len()).collect();
     order.sort_by(|&a, &b| {
-        let (pa, pb) = (&patches[a], &patches[b]);
-        pb.height.cmp(&pa.height).then(pb.width.cmp(&pa.width)).then(pa.face.cmp(&pb.face)).then(a.cmp(&b))
+        let (ba, bb) = (&boxes[a], &boxes[b]);
+        bb.height.cmp(&ba.height).then(bb.width.cmp(&ba.width)).then(ba.group.cmp(&bb.group))
     });
     // First fit over pages of the cap's size.
     let mut pages: Vec<(Shelves, Vec<usize>)> = Vec::new();
     for &k in &order {
-        let (w, h) = (patches[k].width, patches[k].height);
+        let (w, h) = (boxes[k].width, boxes[k].height);
         match pages.iter_mut().find_map(|(s, list)| s.place(w, h, cap).map(|_| list)) {
             Some(list) => list.push(k),
             None => {
                 let mut s = Shelves::default();
-                s.place(w, h, cap).expect("a patch fits an empty page of the cap");
+                s.place(w, h, cap).expect("a group box fits an empty page of the cap");
                 pages.push((s, vec![k]));
                 if pages.len() > 255 {
                     return Err(LightError::TooManyPages(pages.len()));
@@ -156,35 +190,40 @@ pub fn pack(patches: &[Patch], max_page_log2: u8) -> Result<Packing, LightError>
         vec![Placement { page: 0, page_log2: 0, rect: LuxelRect::default(), uv_rect: [0.0; 4] }; patches.len()];
     let mut out = Vec::with_capacity(pages.len());
     for (page_index, (_, list)) in pages.into_iter().enumerate() {
-        let area: u64 = list.iter().map(|&k| u64::from(patches[k].width) * u64::from(patches[k].height)).sum();
-        let longest = list.iter().map(|&k| patches[k].width.max(patches[k].height)).max().unwrap_or(1);
+        let area: u64 = list.iter().map(|&k| u64::from(boxes[k].width) * u64::from(boxes[k].height)).sum();
+        let longest = list.iter().map(|&k| boxes[k].width.max(boxes[k].height)).max().unwrap_or(1);
         let area_edge = (area as f64).sqrt().ceil() as u64;
         let mut log2 = ceil_log2(u64::from(longest)).max(ceil_log2(area_edge)).min(max_page_log2);
         let spots = loop {
             let edge = 1u32 << log2;
             let mut s = Shelves::default();
             let spots: Option<Vec<(u32, u32)>> =
-                list.iter().map(|&k| s.place(patches[k].width, patches[k].height, edge)).collect();
+                list.iter().map(|&k| s.place(boxes[k].width, boxes[k].height, edge)).collect();
             match spots {
                 Some(v) => break v,
-                // The cap always fits: this page was filled at the cap with exactly these patches
+                // The cap always fits: this page was filled at the cap with exactly these boxes
                 // in this order.
                 None => log2 += 1,
             }
         };
         let edge = f64::from(1u32 << log2);
-        for (&k, &(x, y)) in list.iter().zip(&spots) {
-            let p = &patches[k];
-            let rect = LuxelRect { x, y, width: p.width, height: p.height };
-            let uv_rect = [
-                ((f64::from(x) + 0.5) / edge) as f32,
-                ((f64::from(y) + 0.5) / edge) as f32,
-                ((f64::from(x + p.width) - 0.5) / edge) as f32,
-                ((f64::from(y + p.height) - 0.5) / edge) as f32,
-            ];
-            placements[k] = Placement { page: page_index as u8, page_log2: log2, rect, uv_rect };
+        let mut page_patches = Vec::new();
+        for (&b, &(bx, by)) in list.iter().zip(&spots) {
+            for &(k, dx, dy) in &boxes[b].members {
+                let p = &patches[k];
+                let (x, y) = (bx + dx, by + dy);
+                let rect = LuxelRect { x, y, width: p.width, height: p.height };
+                let uv_rect = [
+                    ((f64::from(x) + 0.5) / edge) as f32,
+                    ((f64::from(y) + 0.5) / edge) as f32,
+                    ((f64::from(x + p.width) - 0.5) / edge) as f32,
+                    ((f64::from(y + p.height) - 0.5) / edge) as f32,
+                ];
+                placements[k] = Placement { page: page_index as u8, page_log2: log2, rect, uv_rect };
+                page_patches.push(k);
+            }
         }
-        out.push(Page { size_log2: log2, patches: list });
+        out.push(Page { size_log2: log2, patches: page_patches });
     }
     Ok(Packing { pages: out, placements })
 }

@@ -11,6 +11,10 @@ pub struct SurfaceFace {
     /// The mesher's id for the face; used as the tie-break of the packing order and reported in
     /// errors. Should be unique within a chunk (ties fall back to the input order).
     pub id: u32,
+    /// Faces with the same group go onto the same lightmap page (PMF stores one lightmap index
+    /// per geometry cube, so all faces of such a cube share a group). [`SurfaceFace::new`] uses
+    /// the id, i.e. a group of one.
+    pub group: u32,
     /// 3 or more corners (quads and triangles in practice), in order around the polygon.
     pub corners: Vec<DVec3>,
     /// Outward normal (normalized here; need not be unit length).
@@ -20,7 +24,13 @@ pub struct SurfaceFace {
 impl SurfaceFace {
     /// A face from its id, corners and outward normal.
     pub fn new(id: u32, corners: Vec<DVec3>, normal: DVec3) -> Self {
-        Self { id, corners, normal }
+        Self { id, group: id, corners, normal }
+    }
+
+    /// The same face in group `group` (see [`SurfaceFace::group`]).
+    pub fn in_group(mut self, group: u32) -> Self {
+        self.group = group;
+        self
     }
 
     /// The mean of the corners.
@@ -38,6 +48,8 @@ impl SurfaceFace {
 /// wide has its single centre in the middle of the extent and `u_step = 0`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Patch {
+    /// The face's [`SurfaceFace::group`].
+    pub group: u32,
     /// The face's id.
     pub face: u32,
     /// The face's index in the input of [`plan_patches`].
@@ -213,5 +225,19 @@ fn plan_one(index: usize, face: &SurfaceFace, density: f64, max_edge: u32, inset
             luxels.push(u_axis * p.x + v_axis * p.y + normal * plane);
         }
     }
-    Ok(Patch { face: face.id, index, width, height, normal, u_axis, v_axis, u_min, v_min, u_step, v_step, luxels })
+    Ok(Patch {
+        group: face.group,
+        face: face.id,
+        index,
+        width,
+        height,
+        normal,
+        u_axis,
+        v_axis,
+        u_min,
+        v_min,
+        u_step,
+        v_step,
+        luxels,
+    })
 }

@@ -499,6 +499,7 @@ proptest! {
 
 fn fake_patch(face: u32, width: u32, height: u32) -> Patch {
     Patch {
+        group: face,
         face,
         index: face as usize,
         width,
@@ -540,6 +541,24 @@ fn check_packing(patches: &[Patch], packing: &Packing, cap_log2: u8) {
 }
 
 #[test]
+fn patches_of_one_group_share_a_page() {
+    // Three cubes' worth of six 20×20 faces each: at a 64-luxel cap a group needs most of a page
+    // (its box is 60×40), so the groups land on different pages, never split.
+    let p: Vec<Patch> = (0..18).map(|k| Patch { group: 100 + k / 6, ..fake_patch(k, 20, 20) }).collect();
+    let pk = pack(&p, 6).unwrap();
+    check_packing(&p, &pk, 6);
+    for g in 0..3 {
+        let pages: std::collections::BTreeSet<u8> =
+            (0..18).filter(|k| k / 6 == g).map(|k| pk.placements[k as usize].page).collect();
+        assert_eq!(pages.len(), 1, "group {g} split over pages {pages:?}");
+    }
+    assert_eq!(pk.pages.len(), 3);
+    // A group that cannot fit one page is refused.
+    let p: Vec<Patch> = (0..5).map(|k| Patch { group: 7, ..fake_patch(k, 40, 40) }).collect();
+    assert!(matches!(pack(&p, 6), Err(LightError::PatchTooBig { .. })));
+}
+
+#[test]
 fn packing_examples() {
     // One 33×33 patch (a 16-unit face at 2 luxels/unit) gets a 64-luxel page.
     let p = vec![fake_patch(0, 33, 33)];
@@ -575,10 +594,36 @@ proptest! {
         sizes in prop::collection::vec((1u32..=128, 1u32..=128), 0..120),
         cap in 7u8..=9,
     ) {
-        let patches: Vec<Patch> = sizes.iter().enumerate().map(|(k, &(w, h))| fake_patch(k as u32 % 7, w, h)).collect();
+        let patches: Vec<Patch> = sizes
+            .iter()
+            .enumerate()
+            .map(|(k, &(w, h))| Patch { face: k as u32 % 7, ..fake_patch(k as u32, w, h) })
+            .collect();
         let packing = pack(&patches, cap).unwrap();
         check_packing(&patches, &packing, cap);
         prop_assert_eq!(pack(&patches, cap).unwrap(), packing);
+    }
+
+    #[test]
+    fn grouped_packing_keeps_groups_together(
+        sizes in prop::collection::vec((1u32..=32, 1u32..=32, 0u32..20), 0..120),
+        cap in 7u8..=9,
+    ) {
+        // Cube-like groups: at most six faces each (the group id is the index / 6 plus noise).
+        let patches: Vec<Patch> = sizes
+            .iter()
+            .enumerate()
+            .map(|(k, &(w, h, g))| Patch { group: (k as u32 / 6) * 20 + g % 2, ..fake_patch(k as u32, w, h) })
+            .collect();
+        let packing = pack(&patches, cap).unwrap();
+        check_packing(&patches, &packing, cap);
+        for (a, pa) in patches.iter().enumerate() {
+            for (b, pb) in patches.iter().enumerate() {
+                if pa.group == pb.group {
+                    prop_assert_eq!(packing.placements[a].page, packing.placements[b].page);
+                }
+            }
+        }
     }
 }
 
