@@ -1,0 +1,448 @@
+//! Map + per-chunk bakes → `pmf::File` (issue 4, "Compile").
+//!
+//! [`bake_chunk`] is the pure per-chunk bake: geometry (layout + mesh), lighting (lightmaps,
+//! dynamic layers, fast multipliers, air-cell lighting), regions and chunk entities, as one
+//! [`ChunkBake`]. [`compile`] assembles a whole file from bakes (however they were produced:
+//! all at once, on several threads, or incrementally), so the bytes depend only on the map
+//! (PMF-NOTES X1).
+//!
+//! Spaces: level-space positions of lights, regions and entities are map units from the center
+//! of the level's center chunk (PMF-NOTES L4); chunk records are relative to their chunk's
+//! center (G1, R1). The dense PMF grid is the level's occupied chunks, grown to include the
+//! center chunk; PMF chunk indices count from its minimum corner.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use glam::{DVec3, IVec3, Vec3};
+
+use pmfedit_core::format::pmf;
+use pmfedit_core::map::coords::{ChunkCoord, LatticeBox};
+use pmfedit_core::map::library::{EntityScope, LightMode};
+use pmfedit_core::map::{Level, Map};
+
+use crate::chunk::{BakeError, bake_geometry};
+use crate::layout::BakeSettings;
+use crate::light::{self, ChunkInput, LightError, LightScene, LightSettings, LitVertex, SurfaceFace};
+use crate::mesh::{FaceShape, LightmapRect};
+
+/// Everything that decides the output besides the map.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompileSettings {
+    pub bake: BakeSettings,
+    pub light: LightSettings,
+    /// Header creation time (Unix seconds).
+    pub timestamp: u64,
+    /// Header "compiler info".
+    pub compiler_info: String,
+}
+
+impl Default for CompileSettings {
+    fn default() -> Self {
+        Self {
+            bake: BakeSettings::default(),
+            light: LightSettings::default(),
+            timestamp: 0,
+            compiler_info: format!("pmfedit {}", env!("CARGO_PKG_VERSION")),
+        }
+    }
+}
+
+/// Why a map could not be compiled.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CompileError {
+    Geometry(BakeError),
+    Light {
+        level: usize,
+        chunk: ChunkCoord,
+        error: LightError,
+    },
+    /// Something the PMF format cannot hold.
+    Format(String),
+}
+
+impl fmt::Display for CompileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CompileError::Geometry(e) => e.fmt(f),
+            CompileError::Light { level, chunk, error } => {
+                write!(f, "level {level}, chunk (x {}, y {}, z {}): lighting: {error}", chunk.x, chunk.y, chunk.z)
+            }
+            CompileError::Format(s) => f.write_str(s),
+        }
+    }
+}
+
+impl std::error::Error for CompileError {}
+
+impl From<BakeError> for CompileError {
+    fn from(e: BakeError) -> Self {
+        CompileError::Geometry(e)
+    }
+}
+
+/// Figures of one chunk bake.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ChunkStats {
+    pub faces: usize,
+    pub triangles: usize,
+    pub vertices: usize,
+    pub lightmaps: usize,
+    pub luxels: usize,
+}
+
+/// The baked records of one chunk, ready for [`compile`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChunkBake {
+    pub level: usize,
+    pub chunk: ChunkCoord,
+    /// The chunk's generation when it was baked (0 for a chunk the level does not store).
+    pub generation: u64,
+    pub pmf: pmf::Chunk,
+    pub stats: ChunkStats,
+}
+
+/// The world position of the center of `chunk`.
+fn chunk_center_world(level: &Level, chunk: ChunkCoord) -> DVec3 {
+    let frame = level.frame();
+    let half = IVec3::splat(frame.chunk_edge() / 2);
+    frame.world_from_lattice(frame.chunk_min_lattice(chunk) + half)
+}
+
+/// The level-space box of `chunk` (map units).
+fn chunk_box_world(level: &Level, chunk: ChunkCoord) -> (DVec3, DVec3) {
+    let frame = level.frame();
+    let min = frame.chunk_min_lattice(chunk);
+    (frame.world_from_lattice(min), frame.world_from_lattice(min + IVec3::splat(frame.chunk_edge())))
+}
+
+/// The chunk holding a level-space point.
+fn chunk_of_world(level: &Level, p: DVec3) -> ChunkCoord {
+    let frame = level.frame();
+    frame.chunk_from_lattice(frame.lattice_from_world(p))
+}
+
+/// Whether boxes `[a0, a1]` and `[b0, b1]` overlap with positive volume.
+fn boxes_overlap(a0: DVec3, a1: DVec3, b0: DVec3, b1: DVec3) -> bool {
+    a0.cmplt(b1).all() && b0.cmplt(a1).all()
+}
+
+/// The dense PMF grid of a level: occupied chunks plus the center chunk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Grid {
+    pub min: ChunkCoord,
+    /// Inclusive.
+    pub max: ChunkCoord,
+}
+
+impl Grid {
+    pub fn of(level: &Level) -> Grid {
+        let c = level.frame().center_chunk;
+        match level.occupied_bounds() {
+            Some((lo, hi)) => Grid {
+                min: ChunkCoord::from_ivec3(lo.as_ivec3().min(c.as_ivec3())),
+                max: ChunkCoord::from_ivec3(hi.as_ivec3().max(c.as_ivec3())),
+            },
+            None => Grid { min: c, max: c },
+        }
+    }
+
+    pub fn size(&self) -> pmf::GridSize {
+        let d = self.max.as_ivec3() - self.min.as_ivec3() + IVec3::ONE;
+        pmf::GridSize { y: d.y as u16, x: d.x as u16, z: d.z as u16 }
+    }
+
+    /// Every chunk of the grid in PMF `[Y][X][Z]` order.
+    pub fn chunks(&self) -> Vec<ChunkCoord> {
+        let mut out = Vec::new();
+        for y in self.min.y..=self.max.y {
+            for x in self.min.x..=self.max.x {
+                for z in self.min.z..=self.max.z {
+                    out.push(ChunkCoord::new(x, y, z));
+                }
+            }
+        }
+        out
+    }
+
+    /// The PMF index of `c`, if it lies in the grid.
+    pub fn index(&self, c: ChunkCoord) -> Option<pmf::ChunkIndex> {
+        let d = c.as_ivec3() - self.min.as_ivec3();
+        let s = self.max.as_ivec3() - self.min.as_ivec3();
+        (d.cmpge(IVec3::ZERO).all() && d.cmple(s).all()).then(|| pmf::ChunkIndex {
+            y: d.y as u8,
+            x: d.x as u16,
+            z: d.z as u16,
+        })
+    }
+}
+
+/// The chunks a bake of the whole level must cover, in PMF order.
+pub fn level_chunks(level: &Level) -> Vec<ChunkCoord> {
+    Grid::of(level).chunks()
+}
+
+/// Bakes one chunk: a pure function of the snapshot (PMF-NOTES X1).
+pub fn bake_chunk(
+    snapshot: &Map,
+    level_index: usize,
+    chunk: ChunkCoord,
+    settings: &CompileSettings,
+) -> Result<ChunkBake, CompileError> {
+    let mut geometry = bake_geometry(snapshot, level_index, chunk, &settings.bake)?;
+    let level = &snapshot.levels[level_index];
+    let center = chunk_center_world(level, chunk);
+    let light_err = |error| CompileError::Light { level: level_index, chunk, error };
+
+    // Faces for the lighting stage; a geometry cube's faces share a page (one group).
+    let mut faces = Vec::with_capacity(geometry.mesh.faces.len());
+    let mut lit_vertices = vec![LitVertex { position: DVec3::ZERO, normal: DVec3::Y, inside: DVec3::ZERO }; 0];
+    for (i, f) in geometry.mesh.faces.iter().enumerate() {
+        let range = f.first_vertex as usize..(f.first_vertex + f.vertex_count) as usize;
+        let world: Vec<DVec3> =
+            geometry.mesh.vertices[range].iter().map(|v| center + Vec3::from_array(v.position).as_dvec3()).collect();
+        let (corners, normal) = match f.shape {
+            FaceShape::Quad => (world.clone(), f.normal()),
+            FaceShape::Triangles(_) => {
+                let mut unique: Vec<DVec3> = Vec::with_capacity(4);
+                for p in &world {
+                    if !unique.contains(p) {
+                        unique.push(*p);
+                    }
+                }
+                let n = (world[1] - world[0]).cross(world[2] - world[0]);
+                (unique, if n.length_squared() > 0.0 { n } else { f.normal() })
+            }
+        };
+        let inside = corners.iter().copied().sum::<DVec3>() / corners.len() as f64;
+        for &p in &world {
+            lit_vertices.push(LitVertex { position: p, normal, inside });
+        }
+        let extended = matches!(f.shape, FaceShape::Triangles(_));
+        let group = if extended { 0x8000_0000 | i as u32 } else { f.cube };
+        faces.push(SurfaceFace::new(i as u32, corners, normal).in_group(group));
+    }
+    let air_cells: Vec<DVec3> = geometry
+        .layout
+        .air_cells()
+        .iter()
+        .map(|&k| {
+            let addr = geometry.layout.cubes()[k as usize].addr;
+            let local = addr.min.as_dvec3() + DVec3::splat(f64::from(addr.edge()) / 2.0);
+            center + level.frame().chunk_space_from_lattice_in_chunk(local)
+        })
+        .collect();
+    let scene = LightScene::new(level, settings.light.clone());
+    let lighting =
+        light::bake_chunk(&scene, &ChunkInput { chunk, faces: &faces, vertices: &lit_vertices, air_cells: &air_cells })
+            .map_err(light_err)?;
+
+    // Lightmap UVs and pages.
+    for (i, fl) in lighting.faces.iter().enumerate() {
+        let f = &mut geometry.mesh.faces[i];
+        let [u0, v0, u1, v1] = fl.placement.uv_rect;
+        f.lightmap = Some((fl.page(), LightmapRect { min: [u0, v0], max: [u1, v1] }));
+        let range = f.first_vertex as usize..(f.first_vertex + f.vertex_count) as usize;
+        for v in &mut geometry.mesh.vertices[range] {
+            v.lightmap_uv = fl.uv_at(center + Vec3::from_array(v.position).as_dvec3());
+        }
+    }
+
+    let mut chunk_pmf = geometry.to_pmf()?;
+    chunk_pmf.common.dynamic_lights = lighting.dynamic_lights;
+    chunk_pmf.common.fast_lights = lighting.fast_lights;
+    chunk_pmf.client.lightmaps = lighting.lightmaps;
+    chunk_pmf.client.dynamic_lights = lighting.client_dynamic_lights;
+    chunk_pmf.client.fast_lights = lighting.client_fast_lights;
+    for (&k, cell) in geometry.layout.air_cells().iter().zip(lighting.cells) {
+        chunk_pmf.client.cubes[k as usize].lighting = cell;
+    }
+
+    add_regions(snapshot, level, chunk, center, &mut chunk_pmf);
+    chunk_pmf.server.entities = chunk_entities(level, chunk, center);
+
+    let stats = ChunkStats {
+        faces: geometry.mesh.faces.len(),
+        triangles: geometry.mesh.triangle_count(),
+        vertices: geometry.mesh.vertices.len(),
+        lightmaps: chunk_pmf.client.lightmaps.len(),
+        luxels: chunk_pmf.client.lightmaps.iter().map(|l| l.edge() * l.edge()).sum(),
+    };
+    let generation = level.chunk(chunk).map_or(0, |c| c.generation());
+    Ok(ChunkBake { level: level_index, chunk, generation, pmf: chunk_pmf, stats })
+}
+
+/// Environment regions and load regions whose bounds overlap the chunk, relative to its center.
+fn add_regions(map: &Map, level: &Level, chunk: ChunkCoord, center: DVec3, out: &mut pmf::Chunk) {
+    use pmfedit_core::map::library::EnvKind;
+    let (c0, c1) = chunk_box_world(level, chunk);
+    let origin = center.as_vec3();
+    for (_, region) in level.objects.regions().iter() {
+        let (lo, hi) = region.bounds();
+        if !boxes_overlap(lo.as_dvec3(), hi.as_dvec3(), c0, c1) {
+            continue;
+        }
+        let Some(name) = map.library.environment_name(region.environment) else { continue };
+        let rec = region.to_pmf(origin, name);
+        match region.kind() {
+            EnvKind::Weather => out.common.weather_regions.push(rec),
+            EnvKind::Gravity => out.common.gravity_regions.push(rec),
+            EnvKind::Sound => out.client.sound_regions.push(rec),
+            EnvKind::Sky => out.client.sky_regions.push(rec),
+        }
+    }
+    let grid = Grid::of(level);
+    let center_chunk = level.frame().center_chunk.as_ivec3();
+    for (_, region) in level.objects.load_regions().iter() {
+        if !boxes_overlap(region.min.as_dvec3(), region.max.as_dvec3(), c0, c1) {
+            continue;
+        }
+        out.server
+            .load_regions
+            .push(region.to_pmf(origin, |signed| grid.index(ChunkCoord::from_ivec3(center_chunk + signed))));
+    }
+}
+
+/// Where an entity is exported: `Some(chunk)` for a chunk entity, `None` for level-wide.
+fn entity_chunk(level: &Level, e: &pmfedit_core::map::library::MapEntity) -> Option<ChunkCoord> {
+    let pos = e.position().map(|p| p.as_dvec3());
+    match (e.scope, pos) {
+        (EntityScope::Level, _) => None,
+        (EntityScope::Chunk, None) => Some(level.frame().center_chunk),
+        (_, Some(p)) => Some(chunk_of_world(level, p)),
+        (EntityScope::Auto, None) => None,
+    }
+}
+
+/// The chunk's entities, positions relative to the chunk center, in id order.
+fn chunk_entities(level: &Level, chunk: ChunkCoord, center: DVec3) -> Vec<pmf::entity::Entity> {
+    level
+        .objects
+        .entities()
+        .iter()
+        .filter(|(_, e)| entity_chunk(level, e) == Some(chunk))
+        .map(|(_, e)| {
+            let mut m = e.clone();
+            if let Some(p) = m.position() {
+                m.set_position(p - center.as_vec3());
+            }
+            m.entity
+        })
+        .collect()
+}
+
+/// Level-wide entities (and realtime lights as light entities), in id order.
+fn level_entities(level: &Level) -> Vec<pmf::entity::Entity> {
+    let mut out: Vec<pmf::entity::Entity> = level
+        .objects
+        .entities()
+        .iter()
+        .filter(|(_, e)| entity_chunk(level, e).is_none())
+        .map(|(_, e)| e.entity.clone())
+        .collect();
+    out.extend(
+        level
+            .objects
+            .lights()
+            .iter()
+            .filter(|(_, l)| matches!(l.mode, LightMode::Realtime(_)))
+            .filter_map(|(_, l)| l.realtime_entity()),
+    );
+    out
+}
+
+/// Assembles a PMF file from a map and the bakes of every chunk of every level's grid
+/// ([`level_chunks`]). Chunks without a bake are an error (the caller bakes them first).
+pub fn compile(
+    map: &Map,
+    bakes: &BTreeMap<(usize, ChunkCoord), ChunkBake>,
+    settings: &CompileSettings,
+) -> Result<pmf::File, CompileError> {
+    let lib = &map.library;
+    let mut levels = Vec::with_capacity(map.levels.len());
+    for (li, level) in map.levels.iter().enumerate() {
+        let grid = Grid::of(level);
+        let mut chunks = Vec::new();
+        for c in grid.chunks() {
+            let bake = bakes
+                .get(&(li, c))
+                .ok_or_else(|| CompileError::Format(format!("level {li}: chunk {c:?} has not been baked")))?;
+            chunks.push(bake.pmf.clone());
+        }
+        let (materials, client_materials): (Vec<_>, Vec<_>) = lib.materials().iter().map(|(_, m)| m.to_pmf()).unzip();
+        let name_of = |r: Option<pmfedit_core::map::library::EnvRef>| {
+            r.and_then(|r| lib.environment_name(r)).unwrap_or_default().to_owned()
+        };
+        let defaults = &level.environments;
+        let center_index = grid
+            .index(level.frame().center_chunk)
+            .ok_or_else(|| CompileError::Format(format!("level {li}: center chunk outside the grid")))?;
+        levels.push(pmf::Level {
+            flags: level.flags.to_bits(),
+            common: pmf::LevelCommon {
+                materials,
+                physics_materials: lib.physics_materials().iter().map(|(_, p)| p.to_pmf()).collect(),
+                sound_materials: lib.sound_materials().iter().map(|(_, s)| s.to_pmf()).collect(),
+                air_physics_material: level
+                    .air_physics_material
+                    .and_then(|p| lib.physics_materials().get(p))
+                    .map(|p| p.name.clone())
+                    .unwrap_or_default(),
+                weather_environments: lib.weather_environments().iter().map(|(_, e)| e.to_pmf()).collect(),
+                gravity_environments: lib.gravity_environments().iter().map(|(_, e)| e.to_pmf()).collect(),
+                default_weather: name_of(defaults.weather.map(Into::into)),
+                default_gravity: name_of(defaults.gravity.map(Into::into)),
+            },
+            client: pmf::LevelClient {
+                sound_environments: lib.sound_environments().iter().map(|(_, e)| e.to_pmf()).collect(),
+                sky_environments: lib
+                    .sky_environments()
+                    .iter()
+                    .map(|(_, e)| {
+                        let abs = level.frame().center_chunk.as_ivec3() + e.skybox_chunk;
+                        e.to_pmf(lib, grid.index(ChunkCoord::from_ivec3(abs)).unwrap_or_default())
+                    })
+                    .collect(),
+                default_sound: name_of(defaults.sound.map(Into::into)),
+                default_sky: name_of(defaults.sky.map(Into::into)),
+                materials: client_materials,
+            },
+            server: pmf::LevelServer { entities: level_entities(level) },
+            chunk_size_exp: level.chunk_size_log2(),
+            grid: grid.size(),
+            center_chunk: center_index,
+            chunks,
+        });
+    }
+    Ok(pmf::File {
+        header: pmf::Header {
+            creation_time: settings.timestamp,
+            name: map.meta.name.clone(),
+            description: map.meta.description.clone(),
+            authors: map.meta.authors.clone(),
+            compiler_info: settings.compiler_info.clone(),
+            gamemodes: map.meta.gamemodes.clone(),
+        },
+        archive: Vec::new(),
+        extensions: Vec::new(),
+        levels,
+        entities: Vec::new(),
+    })
+}
+
+/// Bakes every chunk of every level on this thread and compiles the file.
+pub fn compile_full(map: &Map, settings: &CompileSettings) -> Result<pmf::File, CompileError> {
+    let mut bakes = BTreeMap::new();
+    for (li, level) in map.levels.iter().enumerate() {
+        for c in level_chunks(level) {
+            bakes.insert((li, c), bake_chunk(map, li, c, settings)?);
+        }
+    }
+    compile(map, &bakes, settings)
+}
+
+/// The lattice box of a chunk, for change-set intersection by callers.
+pub fn chunk_lattice_box(level: &Level, chunk: ChunkCoord) -> LatticeBox {
+    let a = level.frame().chunk_addr(chunk);
+    a.lattice_box()
+}
