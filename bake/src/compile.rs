@@ -169,7 +169,7 @@ impl Grid {
     pub fn index(&self, c: ChunkCoord) -> Option<pmf::ChunkIndex> {
         let d = c.as_ivec3() - self.min.as_ivec3();
         let s = self.max.as_ivec3() - self.min.as_ivec3();
-        (d.cmpge(IVec3::ZERO).all() && d.cmple(s).all()).then(|| pmf::ChunkIndex {
+        (d.cmpge(IVec3::ZERO).all() && d.cmple(s).all()).then_some(pmf::ChunkIndex {
             y: d.y as u8,
             x: d.x as u16,
             z: d.z as u16,
@@ -291,15 +291,40 @@ fn add_regions(map: &Map, level: &Level, chunk: ChunkCoord, center: DVec3, out: 
             EnvKind::Sky => out.client.sky_regions.push(rec),
         }
     }
-    let grid = Grid::of(level);
     let center_chunk = level.frame().center_chunk.as_ivec3();
     for (_, region) in level.objects.load_regions().iter() {
         if !boxes_overlap(region.min.as_dvec3(), region.max.as_dvec3(), c0, c1) {
             continue;
         }
-        out.server
-            .load_regions
-            .push(region.to_pmf(origin, |signed| grid.index(ChunkCoord::from_ivec3(center_chunk + signed))));
+        // Absolute chunk coordinates for now; `compile` maps them into the grid.
+        out.server.load_regions.push(region.to_pmf(origin, |signed| absolute_index(center_chunk + signed)));
+    }
+}
+
+/// A chunk reference as it is kept in a [`ChunkBake`]: the absolute chunk coordinate in a
+/// `pmf::ChunkIndex` (x, z < 4096 and y < 256 fit its fields). Keeping bakes free of the grid's
+/// position means growing the grid does not invalidate them; [`compile`] subtracts the grid's
+/// minimum corner ([`resolve_chunk_refs`]).
+fn absolute_index(c: IVec3) -> Option<pmf::ChunkIndex> {
+    ChunkCoord::from_ivec3(c).is_in_grid().then_some(pmf::ChunkIndex { y: c.y as u8, x: c.x as u16, z: c.z as u16 })
+}
+
+/// Maps the absolute chunk references of a baked chunk into `grid` (dropping those outside it).
+fn resolve_chunk_refs(chunk: &mut pmf::Chunk, grid: &Grid) {
+    let to_grid = |i: pmf::ChunkIndex| grid.index(ChunkCoord::new(i.x.into(), i.y.into(), i.z.into()));
+    for r in &mut chunk.server.load_regions {
+        r.other_chunks = r.other_chunks.iter().filter_map(|&i| to_grid(i)).collect();
+    }
+    for cube in &mut chunk.common.cubes {
+        if let Some(v) = &mut cube.visibility {
+            v.chunks = std::mem::take(&mut v.chunks)
+                .into_iter()
+                .filter_map(|mut vc| {
+                    vc.chunk = to_grid(vc.chunk)?;
+                    Some(vc)
+                })
+                .collect();
+        }
     }
 }
 
@@ -367,7 +392,9 @@ pub fn compile(
             let bake = bakes
                 .get(&(li, c))
                 .ok_or_else(|| CompileError::Format(format!("level {li}: chunk {c:?} has not been baked")))?;
-            chunks.push(bake.pmf.clone());
+            let mut chunk = bake.pmf.clone();
+            resolve_chunk_refs(&mut chunk, &grid);
+            chunks.push(chunk);
         }
         let (materials, client_materials): (Vec<_>, Vec<_>) = lib.materials().iter().map(|(_, m)| m.to_pmf()).unzip();
         let name_of = |r: Option<pmfedit_core::map::library::EnvRef>| {

@@ -2,9 +2,12 @@
 
 pub mod chunk;
 pub mod compile;
+pub mod deps;
+pub mod incremental;
 pub mod inspect;
 pub mod layout;
 pub mod light;
 pub mod mesh;
+pub mod scheduler;
 
 pub use layout::BakeSettings;

@@ -1,0 +1,149 @@
+//! Dependency spread: which chunk bakes an edit invalidates (issue 4, "Scheduler"; DESIGN.md
+//! "Dependency spread").
+//!
+//! A chunk's bake reads: its own cubes; the cubes of its six face neighbours (face culling,
+//! PMF-NOTES G4); every light that reaches it and every cube inside such a light's reach (shadow
+//! rays); regions and entities overlapping it; the library (material flags decide culling, names
+//! are written) and the level settings (positions are relative to the center chunk). So a change
+//! dirties:
+//! - a changed chunk, its 26 neighbours (face neighbours suffice for culling; the corner and
+//!   edge neighbours are cheap insurance for corner-pushed cubes), and every chunk reached by a
+//!   light — before or after the edit — whose reach touches the changed chunk;
+//! - a changed light: every chunk its old or new reach touches;
+//! - a changed region or entity: the chunks its old or new bounds / position touch;
+//! - the visibility radius around a changed chunk (visibility lists read other chunks' cubes);
+//! - anything in the library or level settings: every chunk of the level.
+
+use std::collections::BTreeSet;
+
+use glam::{DVec3, IVec3};
+
+use pmfedit_core::edit::{ChangeSet, ObjRef};
+use pmfedit_core::map::coords::ChunkCoord;
+use pmfedit_core::map::{Level, Map};
+
+use crate::light::SceneLight;
+
+/// A chunk of a level: (level index, chunk).
+pub type ChunkKey = (usize, ChunkCoord);
+
+/// World box of a chunk.
+fn chunk_box(level: &Level, c: ChunkCoord) -> (DVec3, DVec3) {
+    let frame = level.frame();
+    let lo = frame.chunk_min_lattice(c);
+    (frame.world_from_lattice(lo), frame.world_from_lattice(lo + IVec3::splat(frame.chunk_edge())))
+}
+
+/// The chunks (inside the PMF grid) that a world box touches.
+fn chunks_in_box(level: &Level, lo: DVec3, hi: DVec3) -> impl Iterator<Item = ChunkCoord> {
+    let frame = level.frame();
+    let a = frame.chunk_from_lattice(frame.lattice_from_world(lo)).as_ivec3().max(IVec3::ZERO);
+    let b = frame.chunk_from_lattice(frame.lattice_from_world(hi)).as_ivec3().min(IVec3::new(4095, 255, 4095));
+    (a.y..=b.y).flat_map(move |y| (a.x..=b.x).flat_map(move |x| (a.z..=b.z).map(move |z| ChunkCoord::new(x, y, z))))
+}
+
+/// The chunks a baked light reaches.
+pub fn light_chunks(level: &Level, light: &SceneLight) -> Vec<ChunkCoord> {
+    let p = light.light.position.as_dvec3();
+    let r = DVec3::splat(light.reach);
+    chunks_in_box(level, p - r, p + r)
+        .filter(|&c| {
+            let (lo, hi) = chunk_box(level, c);
+            light.reaches_box(lo, hi)
+        })
+        .collect()
+}
+
+fn scene_lights(level: &Level) -> Vec<SceneLight> {
+    level.objects.lights().iter().filter_map(|(id, l)| SceneLight::new(id, l, 1)).collect()
+}
+
+/// What one object touches, in `level`.
+fn object_chunks(level: &Level, obj: ObjRef, out: &mut BTreeSet<ChunkCoord>) {
+    let objects = &level.objects;
+    match obj {
+        ObjRef::Light(id) => {
+            if let Some(l) = objects.lights().get(id).and_then(|l| SceneLight::new(id, l, 1)) {
+                out.extend(light_chunks(level, &l));
+            }
+        }
+        ObjRef::Entity(id) => {
+            if let Some(p) = objects.entities().get(id).and_then(|e| e.position()) {
+                let frame = level.frame();
+                out.insert(frame.chunk_from_lattice(frame.lattice_from_world(p.as_dvec3())));
+            }
+            // Entities without a position go to the center chunk when scoped to a chunk.
+            out.insert(level.frame().center_chunk);
+        }
+        ObjRef::Region(id) => {
+            if let Some(r) = objects.regions().get(id) {
+                let (lo, hi) = r.bounds();
+                out.extend(chunks_in_box(level, lo.as_dvec3(), hi.as_dvec3()));
+            }
+        }
+        ObjRef::LoadRegion(id) => {
+            if let Some(r) = objects.load_regions().get(id) {
+                out.extend(chunks_in_box(level, r.min.as_dvec3(), r.max.as_dvec3()));
+            }
+        }
+    }
+}
+
+/// Every chunk a full bake of `level` covers, plus every stored chunk.
+fn all_chunks(level: &Level) -> BTreeSet<ChunkCoord> {
+    let mut out: BTreeSet<ChunkCoord> = crate::compile::level_chunks(level).into_iter().collect();
+    out.extend(level.chunks().map(|(c, _)| *c));
+    out
+}
+
+/// The chunks to re-bake after `changes` turned `before` into `after`. `vis_radius` is the
+/// visibility radius in chunks (0 when visibility is not baked).
+pub fn dirty_chunks(before: &Map, after: &Map, changes: &ChangeSet, vis_radius: i32) -> BTreeSet<ChunkKey> {
+    let mut out = BTreeSet::new();
+    if changes.level_list || !changes.library.is_empty() {
+        for (li, level) in after.levels.iter().enumerate() {
+            out.extend(all_chunks(level).into_iter().map(|c| (li, c)));
+        }
+        return out;
+    }
+    for (&li, lc) in &changes.levels {
+        let (Some(old), Some(new)) = (before.levels.get(li), after.levels.get(li)) else { continue };
+        if lc.settings || old.frame() != new.frame() {
+            out.extend(all_chunks(new).into_iter().map(|c| (li, c)));
+            out.extend(all_chunks(old).into_iter().map(|c| (li, c)));
+            continue;
+        }
+        let mut set = BTreeSet::new();
+        let changed: Vec<ChunkCoord> = lc.chunks.iter().map(|(c, _)| c).collect();
+        if !changed.is_empty() {
+            let reach = vis_radius.max(1);
+            for &c in &changed {
+                let v = c.as_ivec3();
+                for dy in -reach..=reach {
+                    for dx in -reach..=reach {
+                        for dz in -reach..=reach {
+                            let n = ChunkCoord::from_ivec3(v + IVec3::new(dx, dy, dz));
+                            if n.is_in_grid() {
+                                set.insert(n);
+                            }
+                        }
+                    }
+                }
+            }
+            for level in [old, new] {
+                for light in scene_lights(level) {
+                    let lit = light_chunks(level, &light);
+                    if changed.iter().any(|c| lit.contains(c)) {
+                        set.extend(lit);
+                    }
+                }
+            }
+        }
+        for &obj in &lc.objects {
+            object_chunks(old, obj, &mut set);
+            object_chunks(new, obj, &mut set);
+        }
+        out.extend(set.into_iter().map(|c| (li, c)));
+    }
+    out
+}
