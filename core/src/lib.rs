@@ -4,3 +4,4 @@
 
 pub mod format;
 pub mod map;
+pub mod project;
