@@ -295,8 +295,8 @@ impl Project {
         let path = dir.join(MANIFEST);
         let bytes = read_limited(&path, MAX_MANIFEST_BYTES)?;
         let fingerprint = manifest::fingerprint(&bytes);
-        let map = load(dir, &path, &bytes)?;
-        Ok((Project::loaded(dir, &map, Some(fingerprint)), map))
+        let (map, hashes) = load(dir, &path, &bytes)?;
+        Ok((Project::loaded(dir, &map, &hashes, Some(fingerprint)), map))
     }
 
     /// The project folder.
@@ -304,16 +304,12 @@ impl Project {
         &self.dir
     }
 
-    fn loaded(dir: &Path, map: &Map, fingerprint: Option<u64>) -> Project {
+    /// A project for a map just loaded; `hashes` are the (checked) chunk hashes per level.
+    fn loaded(dir: &Path, map: &Map, hashes: &[BTreeMap<ChunkCoord, u64>], fingerprint: Option<u64>) -> Project {
         let mut memo = Memo { levels: Vec::new(), ids: Some(LibraryIds::of(&map.library)) };
-        for level in &map.levels {
-            memo.levels.push(
-                level
-                    .chunks()
-                    .filter(|(_, ch)| !ch.octree().is_empty())
-                    .map(|(c, ch)| (*c, ChunkMemo::of(ch, ch.octree().content_hash())))
-                    .collect(),
-            );
+        for (level, hashes) in map.levels.iter().zip(hashes) {
+            memo.levels
+                .push(level.chunks().filter_map(|(c, ch)| Some((*c, ChunkMemo::of(ch, *hashes.get(c)?)))).collect());
         }
         Project { dir: dir.to_owned(), memo: Mutex::new(memo), manifest_fingerprint: fingerprint }
     }
@@ -437,9 +433,9 @@ impl Project {
         let dir = dir.as_ref();
         let path = dir.join(RECOVERY_DIR).join(MANIFEST);
         let bytes = read_limited(&path, MAX_MANIFEST_BYTES)?;
-        let map = load(dir, &path, &bytes)?;
+        let (map, hashes) = load(dir, &path, &bytes)?;
         let fingerprint = fs::read(dir.join(MANIFEST)).ok().map(|b| manifest::fingerprint(&b));
-        Ok((Project::loaded(dir, &map, fingerprint), map))
+        Ok((Project::loaded(dir, &map, &hashes, fingerprint), map))
     }
 
     /// Deletes the recovery snapshot of the project in `dir`, and the chunk files only it used
@@ -506,6 +502,10 @@ fn plan<'m>(memo: &Memo, map: &'m Map) -> Result<Plan<'m>, ProjectError> {
 
 /// Writes the chunk files of `plan` missing from `existing`; returns the hashes written.
 /// `after_first` runs after the first file is in place (failure injection).
+///
+/// All temporary files are written first and synced afterwards, so that one journal commit can
+/// carry many of them (a full save of 1 000 chunks would otherwise wait for 1 000 commits);
+/// each is renamed to its final name only once synced.
 fn write_missing(
     chunks_dir: &Path,
     map: &Map,
@@ -514,23 +514,28 @@ fn write_missing(
     report: &mut SaveReport,
     after_first: &dyn Fn() -> Result<(), ProjectError>,
 ) -> Result<BTreeSet<u64>, ProjectError> {
-    let mut written = BTreeSet::new();
+    let mut pending = BTreeSet::new();
     for (level, chunks) in map.levels.iter().zip(&plan.levels) {
         for &(_, hash, ch) in chunks {
-            if existing.contains(&hash) || written.contains(&hash) {
+            if existing.contains(&hash) || !pending.insert(hash) {
                 continue;
             }
             let bytes = chunk_file::encode(ch.octree(), level.chunk_size_log2());
-            let path = chunks_dir.join(chunk_file::file_name(hash));
             let tmp = chunks_dir.join(format!("{}.tmp", chunk_file::file_name(hash)));
-            write_file(&tmp, &bytes)?;
-            fs::rename(&tmp, &path).map_err(ProjectError::io(&path))?;
-            written.insert(hash);
-            report.chunk_files_written += 1;
+            fs::write(&tmp, &bytes).map_err(ProjectError::io(&tmp))?;
             report.bytes_written += bytes.len() as u64;
-            if written.len() == 1 {
-                after_first()?;
-            }
+        }
+    }
+    let mut written = BTreeSet::new();
+    for &hash in &pending {
+        let path = chunks_dir.join(chunk_file::file_name(hash));
+        let tmp = chunks_dir.join(format!("{}.tmp", chunk_file::file_name(hash)));
+        File::options().write(true).open(&tmp).and_then(|f| f.sync_all()).map_err(ProjectError::io(&tmp))?;
+        fs::rename(&tmp, &path).map_err(ProjectError::io(&path))?;
+        written.insert(hash);
+        report.chunk_files_written += 1;
+        if written.len() == 1 {
+            after_first()?;
         }
     }
     Ok(written)
@@ -561,15 +566,18 @@ fn manifest_of<'m>(map: &'m Map, plan: &Plan<'m>, recovery: Option<RecoveryStamp
     }
 }
 
-/// Reads and checks the manifest at `path` (bytes given) and every chunk file it names.
-fn load(dir: &Path, path: &Path, bytes: &[u8]) -> Result<Map, ProjectError> {
+/// Reads and checks the manifest at `path` (bytes given) and every chunk file it names. Returns
+/// the map and, per level, the content hash of each chunk.
+fn load(dir: &Path, path: &Path, bytes: &[u8]) -> Result<(Map, Vec<BTreeMap<ChunkCoord, u64>>), ProjectError> {
     let text = std::str::from_utf8(bytes).map_err(|e| ProjectError::file(path, format!("not UTF-8 text: {e}")))?;
     let m = manifest::read(text).map_err(|e| ProjectError::manifest(path, e))?;
     let chunks_dir = dir.join(CHUNKS_DIR);
     // Decoded chunk files by (hash, chunk size): identical chunks are read once.
     let mut loaded: BTreeMap<(u64, u8), Subtree> = BTreeMap::new();
     let mut levels = Vec::with_capacity(m.levels.len());
+    let mut hashes = Vec::with_capacity(m.levels.len());
     for lm in m.levels {
+        let mut level_hashes = BTreeMap::new();
         let at = |c: &ChunkRef| format!("level {:?}, chunk ({}, {}, {})", lm.name, c.0, c.1, c.2);
         let mut level = Level::new(lm.name.as_ref(), lm.chunk_size_log2)
             .map_err(|e| ProjectError::file(path, format!("level {:?}: {e}", lm.name)))?;
@@ -583,14 +591,16 @@ fn load(dir: &Path, path: &Path, bytes: &[u8]) -> Result<Map, ProjectError> {
             level
                 .put_loaded_chunk(c.coord(), subtree)
                 .map_err(|e| ProjectError::file(path, format!("{}: {e}", at(c))))?;
+            level_hashes.insert(c.coord(), hash);
         }
         level.flags = lm.flags;
         level.environments = lm.environments.into_owned();
         level.air_physics_material = lm.air_physics_material;
         level.objects = lm.objects.into_owned();
         levels.push(level);
+        hashes.push(level_hashes);
     }
-    Ok(Map { meta: m.meta.into_owned(), library: m.library.into_owned(), levels })
+    Ok((Map { meta: m.meta.into_owned(), library: m.library.into_owned(), levels }, hashes))
 }
 
 /// Reads and checks `chunks/<hash>.bin` for a level of chunk size `size`; `at` names the first

@@ -367,7 +367,7 @@ fn steps_really_happen_in_order() {
         let files = chunk_files(dir.path());
         let tmp = fs::read(dir.path().join("map.ron.tmp")).ok().map(|b| b.len());
         let recovery = dir.path().join(RECOVERY_DIR).exists();
-        states.push((files.len(), tmp, recovery, fs::read(dir.path().join(MANIFEST)).unwrap()));
+        states.push((files, tmp, recovery, fs::read(dir.path().join(MANIFEST)).unwrap()));
     }
     for (i, w) in states.windows(2).enumerate() {
         assert_ne!(w[0], w[1], "{:?} and {:?} leave the same state", SaveStep::ALL[i], SaveStep::ALL[i + 1]);
