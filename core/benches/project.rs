@@ -1,7 +1,8 @@
-//! Project files on a generated 1 000-chunk map (10 × 1 × 100 chunks of 16 units, a height-map
-//! terrain of 1-unit columns with painted tops): full save, save after a one-cube edit (goal
-//! ≤ 50 ms), recovery write after a one-cube edit, and a full load. Prints figures; no targets
-//! are asserted. Times include every fsync, so they depend on the disk under `$TMPDIR`.
+//! Project files on two generated 1 000-chunk maps (10 × 1 × 100 chunks of 16 units, a height-map
+//! terrain of 1-unit columns with painted tops; "fine": heights in 1/8 units, about 22 000
+//! leaves per chunk; "coarse": heights in whole units): full save, save after a one-cube edit
+//! (goal ≤ 50 ms), recovery write after a one-cube edit, and a full load. Prints figures; no
+//! targets are asserted. Times include every fsync, so they depend on the disk under `$TMPDIR`.
 //!
 //! `cargo bench -p pmfedit-core --bench project`
 
@@ -30,13 +31,13 @@ fn height(cx: i32, cz: i32) -> i32 {
     h as i32
 }
 
-fn generate() -> Map {
+fn generate(coarse: bool) -> Map {
     let mut map = Map::new("bench");
     let mut level = Level::new("main", 4).unwrap();
     for cx in 0..NX * EDGE / 8 {
         for cz in 0..NZ * EDGE / 8 {
             let min = IVec3::new(cx * 8, 0, cz * 8);
-            let h = height(cx, cz);
+            let h = if coarse { height(cx, cz) & !7 } else { height(cx, cz) };
             level.fill_box(LatticeBox::new(min, min + IVec3::new(8, h, 8)), stone()).unwrap();
         }
     }
@@ -63,8 +64,15 @@ fn summary(mut v: Vec<Duration>) -> String {
 }
 
 fn main() {
+    for coarse in [true, false] {
+        println!("--- {} terrain", if coarse { "coarse" } else { "fine" });
+        run(coarse);
+    }
+}
+
+fn run(coarse: bool) {
     let t = Instant::now();
-    let mut map = generate();
+    let mut map = generate(coarse);
     let level = &map.levels[0];
     let leaves: usize = level.chunks().map(|(_, c)| c.octree().leaf_count()).sum();
     println!("map: {} chunks, {} leaves, built in {:.0} ms", level.chunk_count(), leaves, ms(t.elapsed()));
@@ -105,7 +113,7 @@ fn main() {
     println!("recovery write after a one-cube edit: {}", summary(recoveries));
 
     let mut loads = Vec::new();
-    for _ in 0..5 {
+    for _ in 0..3 {
         let t = Instant::now();
         let (_, loaded) = Project::open(dir.path()).unwrap();
         loads.push(t.elapsed());

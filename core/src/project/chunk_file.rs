@@ -45,8 +45,10 @@ pub const MAGIC: [u8; 4] = *b"PMFC";
 pub const VERSION: u8 = 1;
 /// Bytes before the LZ4 frame.
 pub const HEADER_LEN: usize = 10;
-/// Largest payload accepted (far above any real chunk).
-pub const MAX_PAYLOAD: u64 = 256 << 20;
+/// Largest payload accepted (far above any real chunk: a 16-unit chunk of 22 000 leaves takes
+/// about 50 KiB). A payload of parent tags costs about 9 bytes of octree memory per byte, so
+/// this also bounds what a hostile file can make the reader allocate (about 600 MiB).
+pub const MAX_PAYLOAD: u64 = 64 << 20;
 /// LZ4 cannot compress better than about 255:1; a declared payload above this many times the
 /// frame size (plus slack) is forged.
 const MAX_LZ4_RATIO: u64 = 255;

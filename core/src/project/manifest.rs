@@ -37,7 +37,7 @@ use serde::{Deserialize, Serialize};
 use super::chunk_file;
 use crate::map::coords::{ChunkCoord, MAX_CHUNK_SIZE_LOG2};
 use crate::map::ids::PhysicsId;
-use crate::map::level::{DefaultEnvironments, LevelFlags};
+use crate::map::level::LevelFlags;
 use crate::map::library::{EnvironmentDefaults, LevelObjects, Problem, Severity};
 use crate::map::{Library, Map, MapMeta};
 
@@ -48,8 +48,9 @@ pub const FORMAT_VERSION: u32 = 1;
 ///
 /// When the level defaults move out of the library (`Level.environments: EnvironmentDefaults`,
 /// ids), change this alias to `EnvironmentDefaults` and delete the `impl CheckEnvironments for
-/// DefaultEnvironments` below; everything else follows (and bump [`FORMAT_VERSION`]).
-pub type LevelEnvironments = DefaultEnvironments;
+/// crate::map::level::DefaultEnvironments` block below; everything else follows (the library's
+/// own serde shape changes with it, so consider bumping [`FORMAT_VERSION`]).
+pub type LevelEnvironments = crate::map::level::DefaultEnvironments;
 
 /// The manifest. Serialised from borrowed map parts, deserialised into owned ones.
 #[derive(Debug, Serialize, Deserialize)]
@@ -192,7 +193,7 @@ pub trait CheckEnvironments {
     fn check(&self, lib: &Library) -> Result<(), String>;
 }
 
-impl CheckEnvironments for DefaultEnvironments {
+impl CheckEnvironments for crate::map::level::DefaultEnvironments {
     fn check(&self, lib: &Library) -> Result<(), String> {
         let missing = [
             ("sound", self.sound.as_deref().filter(|n| lib.sound_environments().id_of(n).is_none())),
