@@ -5,4 +5,5 @@
 pub mod edit;
 pub mod format;
 pub mod map;
+pub mod project;
 pub mod sample;

@@ -4,9 +4,6 @@
 //! Positions inside the record are in **level space** (relative to the center of the level's
 //! center chunk, L4) whatever the [`EntityScope`]; the exporter moves chunk entities into their
 //! chunk's space.
-//!
-//! No serde here yet: the pmf entity types have no serde derives. At merge time they get them
-//! and [`MapEntity`] derives `Serialize, Deserialize` like everything else.
 
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
@@ -39,7 +36,7 @@ pub struct LightSwitchRef {
 }
 
 /// An entity of a level.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MapEntity {
     /// The record: gamemodes, name, type data, custom properties.
     pub entity: Entity,

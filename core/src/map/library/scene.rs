@@ -100,8 +100,9 @@ impl sealed::Access for Light {
 /// duplicates are reported as warnings by [`validate`](Self::validate)); references to the library
 /// are checked by `validate`, not on every change, since the library changes separately.
 ///
-/// No serde yet (see [`MapEntity`]); every other record here has it.
-#[derive(Debug, Clone, PartialEq, Default)]
+/// Serialised (serde) into the project manifest, `map.ron`.
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct LevelObjects {
     lights: Table<LightId, Light>,
     entities: Table<EntityId, MapEntity>,
