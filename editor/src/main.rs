@@ -1,29 +1,43 @@
 //! `pmfedit`: the PlatinumSrc map editor.
 //!
-//! For now a window that opens and says what it is; the real application arrives with the editor issue.
+//! `pmfedit [PROJECT]` opens a project folder, or the built-in demo map when none is given.
+
+mod app;
+mod command;
+mod panels;
+mod state;
+mod tools;
+mod viewport;
+
+use std::path::PathBuf;
 
 use eframe::egui;
 
+use pmfedit_core::project::Project;
+use pmfedit_core::sample;
+
 fn main() -> anyhow::Result<()> {
+    let mut project_dir: Option<PathBuf> = None;
+    for arg in std::env::args_os().skip(1) {
+        if arg == "--help" || arg == "-h" {
+            println!("usage: pmfedit [PROJECT]\n\nOpens a project folder, or the built-in demo map.");
+            return Ok(());
+        }
+        project_dir = Some(PathBuf::from(arg));
+    }
+    let (map, project) = match &project_dir {
+        Some(dir) => {
+            let (p, m) = Project::open(dir).map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?;
+            (m, Some(p))
+        }
+        None => (sample::demo(), None),
+    };
     let options = eframe::NativeOptions {
         renderer: eframe::Renderer::Glow,
         depth_buffer: 24,
-        viewport: egui::ViewportBuilder::default().with_title("pmfedit").with_inner_size([1024.0, 640.0]),
+        viewport: egui::ViewportBuilder::default().with_title("pmfedit").with_inner_size([1280.0, 800.0]),
         ..Default::default()
     };
-    eframe::run_native("pmfedit", options, Box::new(|_cc| Ok(Box::new(App))))
+    eframe::run_native("pmfedit", options, Box::new(move |cc| Ok(Box::new(app::App::new(cc, map, project)))))
         .map_err(|e| anyhow::anyhow!("could not open the editor window: {e}"))
-}
-
-#[derive(Default)]
-struct App;
-
-impl eframe::App for App {
-    fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
-        egui::CentralPanel::default().show(ui, |ui| {
-            ui.heading("pmfedit");
-            ui.label(format!("PlatinumSrc map editor {} — the window is open.", env!("CARGO_PKG_VERSION")));
-            ui.label("The map editing tools are being built; `pmfc` already reads and inspects PMF files.");
-        });
-    }
 }

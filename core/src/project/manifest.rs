@@ -42,15 +42,10 @@ use crate::map::library::{EnvironmentDefaults, LevelObjects, Problem, Severity};
 use crate::map::{Library, Map, MapMeta};
 
 /// The manifest format version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 /// The type of [`Level::environments`](crate::map::Level::environments).
-///
-/// When the level defaults move out of the library (`Level.environments: EnvironmentDefaults`,
-/// ids), change this alias to `EnvironmentDefaults` and delete the `impl CheckEnvironments for
-/// crate::map::level::DefaultEnvironments` block below; everything else follows (the library's
-/// own serde shape changes with it, so consider bumping [`FORMAT_VERSION`]).
-pub type LevelEnvironments = crate::map::level::DefaultEnvironments;
+pub type LevelEnvironments = EnvironmentDefaults;
 
 /// The manifest. Serialised from borrowed map parts, deserialised into owned ones.
 #[derive(Debug, Serialize, Deserialize)]
@@ -191,21 +186,6 @@ pub fn write(m: &Manifest<'_>) -> String {
 pub trait CheckEnvironments {
     /// `Err(reason)` if a default names a missing environment.
     fn check(&self, lib: &Library) -> Result<(), String>;
-}
-
-impl CheckEnvironments for crate::map::level::DefaultEnvironments {
-    fn check(&self, lib: &Library) -> Result<(), String> {
-        let missing = [
-            ("sound", self.sound.as_deref().filter(|n| lib.sound_environments().id_of(n).is_none())),
-            ("weather", self.weather.as_deref().filter(|n| lib.weather_environments().id_of(n).is_none())),
-            ("sky", self.sky.as_deref().filter(|n| lib.sky_environments().id_of(n).is_none())),
-            ("gravity", self.gravity.as_deref().filter(|n| lib.gravity_environments().id_of(n).is_none())),
-        ];
-        match missing.into_iter().find_map(|(kind, n)| Some((kind, n?))) {
-            Some((kind, n)) => Err(format!("default {kind} environment {n:?} is not in the library")),
-            None => Ok(()),
-        }
-    }
 }
 
 impl CheckEnvironments for EnvironmentDefaults {

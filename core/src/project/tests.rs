@@ -11,10 +11,9 @@ use crate::format::lz4f;
 use crate::format::pmf::entity::{Counter, EntityData, Glow};
 use crate::map::coords::{CubeAddr, Face, LatticeBox};
 use crate::map::ids::PathAttrs;
-use crate::map::level::DefaultEnvironments;
 use crate::map::library::{
     EnvRef, EnvironmentRegion, Light, LightMode, LoadRegion, MapEntity, Material, PhysicsMaterial, SoundEnvironment,
-    SoundMaterial, WeatherEnvironment,
+    SoundMaterial, WeatherEnvId, WeatherEnvironment,
 };
 use crate::map::octree::{Cube, CubeKind, Octree};
 
@@ -34,7 +33,6 @@ fn library() -> Library {
     lib.add(SoundEnvironment { name: "cave".into(), reverb_mix: 0.25, ..Default::default() }).unwrap();
     lib.add(WeatherEnvironment { name: "windy".into(), wind: Vec3::new(1.5, 0.0, -0.1), ..Default::default() })
         .unwrap();
-    lib.set_air_physics(Some(PhysicsId(0))).unwrap();
     lib
 }
 
@@ -76,7 +74,8 @@ fn sample_map() -> Map {
     level.set_draw_backfaces_box(LatticeBox::new(IVec3::new(0, 0, 0), IVec3::new(4, 4, 4)), true).unwrap();
     level.set_path_attrs_box(LatticeBox::new(IVec3::new(40, 100, 40), IVec3::new(48, 104, 48)), PathAttrs(3)).unwrap();
     level.flags.keep_velocity = true;
-    level.environments = DefaultEnvironments { sound: Some("cave".into()), ..DefaultEnvironments::default() };
+    level.environments.sound = map.library.sound_environments().id_of("cave");
+    assert!(level.environments.sound.is_some());
     level.air_physics_material = Some(PhysicsId(1));
     let o = &mut level.objects;
     o.add(Light::point("sun", Vec3::new(1.0, 20.5, -3.25))).unwrap();
@@ -172,7 +171,7 @@ fn manifest_is_readable_and_ordered() {
     let map = sample_map();
     let (dir, _) = saved(&map);
     let text = fs::read_to_string(dir.path().join(MANIFEST)).unwrap();
-    assert!(text.starts_with("(\n    format_version: 1,\n    meta: (\n"), "{text}");
+    assert!(text.starts_with("(\n    format_version: 2,\n    meta: (\n"), "{text}");
     assert!(!text.contains("recovery"));
     assert!(text.contains("name: \"stone\""));
     // One line per chunk, `(x, y, z, "hash")`, in grid order.
@@ -303,8 +302,8 @@ fn invalid_maps_are_refused_before_writing() {
     map.levels[0].air_physics_material = Some(PhysicsId(40));
     assert!(p.save(&map).unwrap_err().to_string().contains("air_physics_material #40"));
     let mut map = sample_map();
-    map.levels[0].environments.weather = Some("storm".into());
-    assert!(p.save(&map).unwrap_err().to_string().contains("\"storm\""));
+    map.levels[0].environments.weather = Some(WeatherEnvId(77));
+    assert!(p.save(&map).unwrap_err().to_string().contains("weather environment #77"), "{}", p.save(&map).unwrap_err());
     let mut map = sample_map();
     map.levels[0].set_cube(CubeAddr::new(IVec3::ZERO, 0).unwrap(), stone(9)).unwrap();
     assert!(p.save(&map).unwrap_err().to_string().contains("material #9"));
@@ -403,15 +402,15 @@ fn hostile_manifests_are_refused_with_file_and_reason() {
         ("not RON", Box::new(|_| "this is { not ron".into()), "map.ron:1:"),
         ("empty", Box::new(|_| String::new()), "map.ron:"),
         ("binary", Box::new(|_| "\u{0}\u{1}(".into()), "map.ron:1:"),
-        ("no version", Box::new(|t| replace_once(t, "format_version: 1,", "")), "no format_version"),
+        ("no version", Box::new(|t| replace_once(t, "format_version: 2,", "")), "no format_version"),
         (
             "future version",
-            Box::new(|t| replace_once(t, "format_version: 1,", "format_version: 7,")),
+            Box::new(|t| replace_once(t, "format_version: 2,", "format_version: 7,")),
             "format_version 7",
         ),
         (
             "version of wrong type",
-            Box::new(|t| replace_once(t, "format_version: 1", "format_version: \"1\"")),
+            Box::new(|t| replace_once(t, "format_version: 2", "format_version: \"2\"")),
             "map.ron:2:",
         ),
         ("wrong type", Box::new(|t| replace_once(t, "chunk_size_log2: 4", "chunk_size_log2: \"big\"")), "map.ron:"),
@@ -489,8 +488,8 @@ fn hostile_manifests_are_refused_with_file_and_reason() {
         ),
         (
             "unknown default env",
-            Box::new(|t| replace_once(t, "sound: Some(\"cave\")", "sound: Some(\"hall\")")),
-            "\"hall\"",
+            Box::new(|t| replace_once(t, "sound: Some(0)", "sound: Some(9)")),
+            "sound environment #9",
         ),
         (
             "region with missing env",

@@ -1,0 +1,45 @@
+//! Commands: what panels, tools and menus ask for. Nothing in the UI mutates the document
+//! directly; it pushes a [`Command`] and [`EditorState::apply`](crate::state::EditorState::apply)
+//! carries them out once per frame, in order.
+
+use std::path::PathBuf;
+
+use glam::DVec3;
+
+use pmfedit_core::edit::Edit;
+use pmfedit_core::map::ids::MaterialId;
+
+use crate::state::Selection;
+use crate::tools::ToolKind;
+
+/// One request from the UI.
+#[derive(Debug, Clone)]
+pub enum Command {
+    /// Apply an edit through the undo history.
+    Edit(Edit),
+    /// Start a drag: following edits merge into one undo step until [`Command::EndStroke`].
+    BeginStroke,
+    EndStroke,
+    Undo,
+    Redo,
+    /// Jump to a step of the history (0 = before the first edit).
+    GoTo(usize),
+    Select(Selection),
+    SetTool(ToolKind),
+    SetMaterial(MaterialId),
+    /// Current cube edge as a power of two in lattice units (1/8 map unit).
+    SetCubeSize(u8),
+    /// Point the camera at a world position from a distance.
+    Frame {
+        target: DVec3,
+        distance: f64,
+    },
+    NewMap,
+    Open(PathBuf),
+    Save,
+    SaveAs(PathBuf),
+    /// Compile to a `.pmf` once the background bake has caught up.
+    Export(PathBuf),
+    /// Show a message in the status bar.
+    Status(String),
+}
