@@ -366,10 +366,7 @@ impl CustomSection {
         use std::io::Read;
         let mut out = Vec::new();
         let decoder = flate2::read::DeflateDecoder::new(&self.data[..]);
-        decoder
-            .take(limit as u64 + 1)
-            .read_to_end(&mut out)
-            .map_err(|e| InflateError::Corrupt(e.to_string()))?;
+        decoder.take(limit as u64 + 1).read_to_end(&mut out).map_err(|e| InflateError::Corrupt(e.to_string()))?;
         if out.len() > limit {
             return Err(InflateError::TooLarge { limit });
         }
