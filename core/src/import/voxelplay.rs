@@ -90,7 +90,7 @@ pub struct VoxelPlayReport {
     pub voxels: u64,
     /// Boxes filled (after merging).
     pub boxes: usize,
-    /// Materials created, in creation order.
+    /// Materials created, in (definition index, tint) order.
     pub materials_created: Vec<MaterialId>,
     /// Existing materials used because their name matched.
     pub materials_matched: Vec<MaterialId>,
@@ -187,7 +187,7 @@ pub fn import_world(
         chunk_boxes(c, *o, size, &mut boxes);
         report.voxel_properties_skipped += c.voxel_properties.len();
     }
-    report.voxels = boxes.iter().map(|b| volume(b)).sum();
+    report.voxels = boxes.iter().map(volume).sum();
     let boxes = merge_boxes(boxes);
 
     // Everything inside the grid?
@@ -212,14 +212,13 @@ pub fn import_world(
         }
     }
 
-    // Materials, in first-use order.
+    // Materials, in (definition, tint) order.
     let mut materials = Materials::new(map)?;
     let mut cubes: HashMap<Key, Cube> = HashMap::new();
     for b in &boxes {
-        if !cubes.contains_key(&b.key) {
+        if let std::collections::hash_map::Entry::Vacant(e) = cubes.entry(b.key) {
             let name = material_name(save, b.key);
-            let cube = materials.get(map, &name, b.key.1, &mut report)?;
-            cubes.insert(b.key, cube);
+            e.insert(materials.get(map, &name, b.key.1, &mut report)?);
         }
     }
 
@@ -569,4 +568,241 @@ fn merge_boxes(mut boxes: Vec<VBox>) -> Vec<VBox> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::voxelplay::{CustomSection, GameObject, Item, LightSource, RunTail, VoxelRun};
+    use crate::map::octree::CubeKind;
+
+    fn run(definition: u16, color: [u8; 3], start: u16, repetitions: u16) -> VoxelRun {
+        VoxelRun { definition, color, start, repetitions, tail: RunTail::Flags(0) }
+    }
+
+    /// Two chunks side by side along X whose bottom layers are dirt, one tinted grass voxel at
+    /// (1, 1, 1), two torches, an item, a game object and a custom section.
+    fn world() -> WorldSave {
+        WorldSave {
+            version: 14,
+            chunk_size: 16,
+            character_position: [2.0, 3.0, 4.0],
+            voxel_definitions: vec!["Dirt".into(), "Grass".into()],
+            item_definitions: vec!["Torch".into(), "Sword".into()],
+            chunks: vec![
+                Chunk {
+                    position: [8.0, 8.0, 8.0],
+                    above_surface: 1,
+                    populated: Some(1),
+                    // The bottom layer split in two runs with different flags.
+                    runs: vec![run(0, [255; 3], 0, 100), run(0, [255; 3], 100, 156), run(1, [10, 20, 30], 273, 1)],
+                    light_sources: vec![
+                        // On top of dirt voxel (0, 0, 0).
+                        LightSource { voxel_index: 0, normal: [0.0, 1.0, 0.0], item_definition: Some(0) },
+                        // In air voxel (5, 1, 0), against the dirt below.
+                        LightSource { voxel_index: 256 + 5, normal: [0.0, 2.0, 0.0], item_definition: Some(-1) },
+                    ],
+                    items: vec![Item { definition: 1, position: [3.0, 1.0, 4.0], quantity: 5 }],
+                    voxel_properties: Vec::new(),
+                },
+                Chunk {
+                    position: [24.0, 8.0, 8.0],
+                    above_surface: 1,
+                    populated: Some(1),
+                    runs: vec![run(0, [255; 3], 0, 256)],
+                    ..Chunk::default()
+                },
+            ],
+            game_objects: vec![GameObject {
+                prefab_path: "MyPrefabs/chest".into(),
+                name: "Chest\0 1".into(),
+                position: [6.0, 1.0, 6.0],
+                rotation: [0.0, 90.0, 0.0],
+                scale: [1.0, 2.0, 1.0],
+                data: vec![("hp".into(), "10".into()), ("scale".into(), "big".into())],
+            }],
+            custom_sections: vec![CustomSection { name: "inventory".into(), data: vec![1, 2, 3] }],
+            ..WorldSave::default()
+        }
+    }
+
+    fn material_at(map: &Map, p: IVec3) -> Option<MaterialId> {
+        match map.levels[0].get(p).unwrap().0.kind {
+            CubeKind::Geometry(g) => Some(g.material),
+            CubeKind::Extended(e) => Some(e.face_materials[0]),
+            CubeKind::Empty => None,
+        }
+    }
+
+    #[test]
+    fn places_cubes_lights_and_entities() {
+        let mut map = Map::new("t");
+        // A material named like a definition is matched, not duplicated.
+        let (physics, sound) = {
+            let d = map.library.materials().by_name("default").unwrap().1;
+            (d.physics, d.sound)
+        };
+        let dirt = map.library.add(Material { color: [1, 2, 3], ..Material::new("Dirt", physics, sound) }).unwrap();
+        let at = map.levels[0].frame().origin_lattice();
+        let report = import_world(&mut map, 0, &world(), at, 3).unwrap();
+
+        // Voxels: 2 × 256 dirt + 1 grass, in 2 boxes (the two layers merged across the chunks).
+        assert_eq!(report.voxels, 513);
+        assert_eq!(report.boxes, 2);
+        assert_eq!(report.materials_matched, vec![dirt]);
+        assert_eq!(report.materials_created.len(), 1);
+        let grass = report.materials_created[0];
+        let m = map.library.get(grass).unwrap();
+        assert_eq!((m.name.as_str(), m.color), ("Grass #0a141e", [10, 20, 30]));
+
+        let v = |x: i32, y: i32, z: i32| at + IVec3::new(x, y, z) * 8;
+        assert_eq!(material_at(&map, v(0, 0, 0)), Some(dirt));
+        assert_eq!(material_at(&map, v(31, 0, 15) + IVec3::splat(7)), Some(dirt));
+        assert_eq!(material_at(&map, v(32, 0, 0)), None);
+        assert_eq!(material_at(&map, v(0, 0, 16)), None);
+        assert_eq!(material_at(&map, v(0, 1, 0)), None);
+        assert_eq!(material_at(&map, v(1, 1, 1)), Some(grass));
+        assert_eq!(material_at(&map, v(2, 1, 1)), None);
+        assert_eq!(material_at(&map, v(0, -1, 0)), None);
+
+        // Torches: on the dirt face, 0.25 into the air; names from the item definitions.
+        let lights: Vec<_> = report.lights.iter().map(|&id| map.levels[0].objects.get(id).unwrap().clone()).collect();
+        assert_eq!(lights[0].position, Vec3::new(0.5, 1.25, 0.5));
+        assert_eq!(lights[0].name, "Torch");
+        assert_eq!(lights[0].color, TORCH_COLOR);
+        assert_eq!(lights[0].range, TORCH_RANGE);
+        assert_eq!(lights[1].position, Vec3::new(5.5, 1.25, 0.5));
+        assert_eq!(lights[1].name, "torch");
+
+        // The item: a prop with its quantity; the game object: a generic entity with its data.
+        let item = &map.levels[0].objects.get(report.entities[0]).unwrap().entity;
+        assert_eq!(item.name, "Sword");
+        assert!(matches!(&item.data, EntityData::Prop(p) if p.position == [3.0, 1.0, 4.0]));
+        assert_eq!(item.custom[0].name, "quantity");
+        assert_eq!(item.custom[0].value, PropertyData::scalar(PropertyValues::I32(vec![5])));
+        let go = &map.levels[0].objects.get(report.entities[1]).unwrap().entity;
+        assert_eq!(go.name, "Chest 1");
+        assert!(
+            matches!(&go.data, EntityData::Generic(g) if g.position == [6.0, 1.0, 6.0] && g.rotation == [0.0, 90.0, 0.0])
+        );
+        let props: Vec<(&str, &PropertyData)> = go.custom.iter().map(|c| (c.name.as_str(), &c.value)).collect();
+        assert_eq!(
+            props,
+            vec![("hp", &str_prop("10")), ("scale", &str_prop("big")), ("prefab", &str_prop("MyPrefabs/chest")),]
+        );
+
+        assert_eq!(report.custom_sections, vec![("inventory".to_owned(), vec![1, 2, 3])]);
+        assert_eq!(report.player_start, Some(Vec3::new(2.0, 3.0, 4.0)));
+        assert_eq!(report.chunk_anchor, ChunkAnchor::Center);
+        assert!(!report.changes.is_empty());
+        assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+    }
+
+    #[test]
+    fn scale_and_offset() {
+        let mut map = Map::new("t");
+        let at = map.levels[0].frame().origin_lattice() + IVec3::new(16, 0, 0);
+        let report = import_world(&mut map, 0, &world(), at, 2).unwrap();
+        let v = |x: i32, y: i32, z: i32| at + IVec3::new(x, y, z) * 4;
+        assert!(material_at(&map, v(31, 0, 15) + IVec3::splat(3)).is_some());
+        assert_eq!(material_at(&map, v(32, 0, 0)), None);
+        let l = map.levels[0].objects.get(report.lights[0]).unwrap();
+        // Half-size voxels, 2 map units along X.
+        assert_eq!(l.position, Vec3::new(2.25, 0.625, 0.25));
+        assert_eq!(l.range, TORCH_RANGE / 2.0);
+    }
+
+    #[test]
+    fn outside_the_grid_changes_nothing() {
+        let mut map = Map::new("t");
+        let before = map.library.materials().len();
+        // The bottom layer would land at lattice y = -8, below the grid.
+        let e = import_world(&mut map, 0, &world(), IVec3::new(0, -8, 0), 3).unwrap_err();
+        assert!(matches!(e, VoxelPlayImportError::OutsideGrid { .. }), "{e}");
+        assert_eq!(map.levels[0].chunk_count(), 0);
+        assert_eq!(map.library.materials().len(), before);
+        assert!(map.levels[0].objects.lights().is_empty());
+        assert_eq!(import_world(&mut map, 1, &world(), IVec3::ZERO, 3).unwrap_err(), VoxelPlayImportError::NoLevel(1));
+        assert_eq!(
+            import_world(&mut map, 0, &world(), IVec3::ZERO, 40).unwrap_err(),
+            VoxelPlayImportError::CubeSize(40)
+        );
+    }
+
+    #[test]
+    fn corner_anchored_chunks_and_duplicates() {
+        let mut w = world();
+        w.chunks[0].position = [0.0, 0.0, 0.0];
+        w.chunks[1].position = [16.0, 0.0, 0.0];
+        assert_eq!(detect_anchor(&w.chunks, 16), ChunkAnchor::Corner);
+        let mut map = Map::new("t");
+        let at = map.levels[0].frame().origin_lattice();
+        let r = import_world(&mut map, 0, &w, at, 3).unwrap();
+        assert_eq!(r.chunk_anchor, ChunkAnchor::Corner);
+        assert!(material_at(&map, at).is_some());
+        // The same chunk twice: the later one wins, with a warning.
+        let mut w = world();
+        w.chunks[1].position = w.chunks[0].position;
+        let mut map = Map::new("t");
+        let r = import_world(&mut map, 0, &w, at, 3).unwrap();
+        assert_eq!(r.voxels, 256);
+        assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
+    }
+
+    #[test]
+    fn runs_cut_into_boxes_cover_exactly_their_voxels() {
+        let size = 8i64;
+        let mut seed = 12345u64;
+        for _ in 0..2000 {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let s = ((seed >> 33) % 512) as i64;
+            let e = s + 1 + ((seed >> 13) % (512 - s as u64)) as i64;
+            let mut out = Vec::new();
+            run_boxes((0, [0; 3]), s, e, size, [0; 3], &mut out);
+            assert!(out.len() <= 5, "{s}..{e}: {out:?}");
+            let mut covered = vec![false; 512];
+            for b in &out {
+                for y in b.min[1]..b.max[1] {
+                    for z in b.min[2]..b.max[2] {
+                        for x in b.min[0]..b.max[0] {
+                            let i = (y * size * size + z * size + x) as usize;
+                            assert!(!covered[i]);
+                            covered[i] = true;
+                        }
+                    }
+                }
+            }
+            for (i, c) in covered.iter().enumerate() {
+                assert_eq!(*c, (s..e).contains(&(i as i64)), "{s}..{e} voxel {i}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_full_world_of_chunks_merges_into_few_boxes() {
+        // 8 × 8 chunks of solid ground 4 voxels deep: one box.
+        let mut w =
+            WorldSave { version: 14, chunk_size: 16, voxel_definitions: vec!["Stone".into()], ..WorldSave::default() };
+        for cx in 0..8 {
+            for cz in 0..8 {
+                w.chunks.push(Chunk {
+                    position: [cx as f32 * 16.0 + 8.0, 8.0, cz as f32 * 16.0 + 8.0],
+                    populated: Some(1),
+                    runs: vec![run(0, [255; 3], 0, 4 * 256)],
+                    ..Chunk::default()
+                });
+            }
+        }
+        let mut map = Map::new("t");
+        let at = map.levels[0].frame().origin_lattice();
+        let r = import_world(&mut map, 0, &w, at, 3).unwrap();
+        assert_eq!(r.boxes, 1);
+        assert_eq!(r.voxels, 64 * 1024);
+    }
+
+    #[test]
+    fn solid_index() {
+        let c = Chunk {
+            runs: vec![run(0, [0; 3], 10, 5), run(0, [0; 3], 0, 2), run(0, [0; 3], 12, 10)],
+            ..Chunk::default()
+        };
+        let s = SolidIndex::new(&c);
+        let got: Vec<u32> = (0..30).filter(|&i| s.contains(i)).collect();
+        assert_eq!(got, [0, 1, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21]);
+    }
 }

@@ -339,12 +339,16 @@ fn read_sections(mut r: Reader<'_>, width: SectionLength) -> ReadResult<Vec<Cust
     Ok(out)
 }
 
+/// Everything after the header.
+pub(super) struct Body {
+    pub chunks: Vec<Chunk>,
+    pub game_objects: Vec<GameObject>,
+    pub custom_sections: Vec<CustomSection>,
+    pub section_length: Option<SectionLength>,
+}
+
 /// Reads the chunks and everything after them. `tail_of(definition)` says what follows each run.
-pub(super) fn read_body(
-    data: &[u8],
-    h: &Header,
-    tail_of: &dyn Fn(u16) -> TailKind,
-) -> ReadResult<(Vec<Chunk>, Vec<GameObject>, Vec<CustomSection>, Option<SectionLength>)> {
+pub(super) fn read_body(data: &[u8], h: &Header, tail_of: &dyn Fn(u16) -> TailKind) -> ReadResult<Body> {
     let body = &data[h.body_start..];
     let mut r = Reader::with_base(body, h.body_start as u64, "chunks");
     let mut chunks = Vec::with_capacity(h.chunk_count);
@@ -360,18 +364,19 @@ pub(super) fn read_body(
     if !h.layout.custom_sections {
         r.set_section("end of file");
         r.expect_end()?;
-        return Ok((chunks, game_objects, Vec::new(), None));
+        return Ok(Body { chunks, game_objects, custom_sections: Vec::new(), section_length: None });
     }
     r.set_section("custom data sections");
     // What Voxel Play writes (Int32 lengths) first, then what the specification says (Int16).
-    match read_sections(r.clone(), SectionLength::I32) {
-        Ok(s) => Ok((chunks, game_objects, s, Some(SectionLength::I32))),
+    let (custom_sections, width) = match read_sections(r.clone(), SectionLength::I32) {
+        Ok(s) => (s, SectionLength::I32),
         Err(e32) => match read_sections(r, SectionLength::I16) {
-            Ok(s) => Ok((chunks, game_objects, s, Some(SectionLength::I16))),
+            Ok(s) => (s, SectionLength::I16),
             // Report the reading that got further.
-            Err(e16) => Err(if e16.offset > e32.offset { e16 } else { e32 }),
+            Err(e16) => return Err(if e16.offset > e32.offset { e16 } else { e32 }),
         },
-    }
+    };
+    Ok(Body { chunks, game_objects, custom_sections, section_length: Some(width) })
 }
 
 /// Reads a Voxel Play world save (formats 5 to 14). See the [module documentation](super).
@@ -397,7 +402,7 @@ pub fn read_world(data: &[u8], options: &ReadOptions) -> Result<WorldSave, Voxel
         (TailLayout::PerDefinition, Some(k)) => k.get(usize::from(d)).copied().flatten().unwrap_or(TailKind::Plain),
         (TailLayout::PerDefinition, None) => TailKind::Plain,
     };
-    let (chunks, game_objects, custom_sections, section_length) = read_body(data, &header, &tail_of)?;
+    let Body { chunks, game_objects, custom_sections, section_length } = read_body(data, &header, &tail_of)?;
     Ok(WorldSave {
         version,
         chunk_size: header.chunk_size,
