@@ -742,3 +742,17 @@ fn mutations_never_panic() {
     }
     assert!(t.elapsed().as_secs_f64() < 20.0, "{:?}", t.elapsed());
 }
+
+/// Writes the synthetic files into `$VP_CORPUS` as a seed corpus for the `voxelplay_read` fuzz
+/// target: `VP_CORPUS=dir cargo test -p pmfedit-core voxelplay -- --ignored dump_corpus`.
+#[test]
+#[ignore = "writes files; run by hand to seed the fuzz corpus"]
+fn dump_corpus() {
+    let dir = std::env::var("VP_CORPUS").expect("VP_CORPUS names a directory");
+    std::fs::create_dir_all(&dir).unwrap();
+    for v in VERSIONS {
+        std::fs::write(format!("{dir}/v{v}.bytes"), build(&fixture(v))).unwrap();
+    }
+    std::fs::write(format!("{dir}/v14-i32.bytes"), build_with(&fixture(14), SectionLength::I32)).unwrap();
+    std::fs::write(format!("{dir}/v6-ambiguous.bytes"), build(&ambiguous_v6())).unwrap();
+}
