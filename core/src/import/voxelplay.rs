@@ -796,6 +796,58 @@ mod tests {
     }
 
     #[test]
+    fn hilly_terrain_imports_quickly() {
+        // 8 × 8 chunks of a height field (heights 1..=12 varying per column): the runs are row
+        // pieces and layers, as Voxel Play writes them.
+        let mut w =
+            WorldSave { version: 14, chunk_size: 16, voxel_definitions: vec!["Stone".into()], ..WorldSave::default() };
+        let height = |x: i64, z: i64| 1 + ((x * 7 + z * 13) / 5 + (x * z) / 9).rem_euclid(12);
+        let mut voxels = 0u64;
+        for cx in 0..8i64 {
+            for cz in 0..8i64 {
+                let mut runs = Vec::new();
+                for y in 0..16i64 {
+                    let mut i = y * 256;
+                    while i < (y + 1) * 256 {
+                        let (x, z) = (i % 16, (i / 16) % 16);
+                        if y < height(cx * 16 + x, cz * 16 + z) {
+                            let start = i;
+                            while i < (y + 1) * 256 && y < height(cx * 16 + i % 16, cz * 16 + (i / 16) % 16) {
+                                i += 1;
+                            }
+                            runs.push(run(0, [255; 3], start as u16, (i - start) as u16));
+                            voxels += (i - start) as u64;
+                        } else {
+                            i += 1;
+                        }
+                    }
+                }
+                w.chunks.push(Chunk {
+                    position: [cx as f32 * 16.0 + 8.0, 8.0, cz as f32 * 16.0 + 8.0],
+                    populated: Some(1),
+                    runs,
+                    ..Chunk::default()
+                });
+            }
+        }
+        let mut map = Map::new("t");
+        let at = map.levels[0].frame().origin_lattice();
+        let t = std::time::Instant::now();
+        let r = import_world(&mut map, 0, &w, at, 3).unwrap();
+        let runs: usize = w.chunks.iter().map(|c| c.runs.len()).sum();
+        assert_eq!(r.voxels, voxels);
+        assert!(r.boxes < runs, "{} boxes for {runs} runs", r.boxes);
+        assert!(t.elapsed().as_secs_f64() < 10.0, "{:?}", t.elapsed());
+        eprintln!("{voxels} voxels, {runs} runs, {} boxes, {:?}", r.boxes, t.elapsed());
+        // Spot checks against the height field.
+        for (x, z) in [(0, 0), (5, 9), (100, 33), (127, 127)] {
+            let h = height(x, z) as i32;
+            assert!(material_at(&map, at + IVec3::new(x as i32, h - 1, z as i32) * 8).is_some());
+            assert!(material_at(&map, at + IVec3::new(x as i32, h, z as i32) * 8).is_none());
+        }
+    }
+
+    #[test]
     fn solid_index() {
         let c = Chunk {
             runs: vec![run(0, [0; 3], 10, 5), run(0, [0; 3], 0, 2), run(0, [0; 3], 12, 10)],
