@@ -4,6 +4,7 @@
 
 pub mod edit;
 pub mod format;
+pub mod import;
 pub mod map;
 pub mod project;
 pub mod sample;

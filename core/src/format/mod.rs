@@ -5,3 +5,4 @@ pub mod lz4f;
 pub mod paf;
 pub mod pmf;
 pub mod ptf;
+pub mod voxelplay;
