@@ -4,5 +4,6 @@
 
 pub mod edit;
 pub mod format;
+pub mod import;
 pub mod map;
 pub mod sample;
