@@ -229,7 +229,7 @@ pub fn import_voxels(
     let lvl = &mut map.levels[level];
     for b in &blocks {
         let [w, h, d] = b.size;
-        let pos = IVec3::from_array(b.position);
+        let pos = IVec3::from_array(b.position).as_i64vec3();
         for y in 0..h {
             for z in 0..d {
                 let row = &b.data[b.index(0, y, z)..b.index(0, y, z) + w as usize];
@@ -239,9 +239,10 @@ pub fn import_voxels(
                     let run = row[x..].iter().take_while(|&&u| u == v).count();
                     if v != VOXEL_UNSET {
                         let cube = if v == VOXEL_CLEAR { Cube::EMPTY } else { cubes[usize::from(v)].expect("in use") };
-                        let min = at + (pos + IVec3::new(x as i32, y as i32, z as i32)) * (edge as i32);
-                        let size = IVec3::new(run as i32, 1, 1) * (edge as i32);
-                        let changes = lvl.fill_box(LatticeBox::new(min, min + size), cube)?;
+                        // In 64 bits: only the sum is known to fit (it lies inside the grid).
+                        let min = origin + (pos + I64Vec3::new(x as i64, i64::from(y), i64::from(z))) * edge;
+                        let max = min + I64Vec3::new(run as i64, 1, 1) * edge;
+                        let changes = lvl.fill_box(LatticeBox::new(min.as_ivec3(), max.as_ivec3()), cube)?;
                         report.changes.merge(&changes);
                         if v == VOXEL_CLEAR {
                             report.voxels_cleared += run as u64;
@@ -376,7 +377,7 @@ pub fn export_model(library: &Library, level: &Level, region: LatticeBox, cube_l
         )));
     }
     let dims = cell_dims(&region, cube_log2);
-    let cells = (dims.x * dims.y * dims.z) as u64;
+    let cells = (dims.x as u64).saturating_mul(dims.y as u64).saturating_mul(dims.z as u64);
     if cells > MAX_VOXEL_CELLS {
         return Err(ImportError::Invalid(format!(
             "the export box holds {cells} voxels of edge 2^{cube_log2}; at most {MAX_VOXEL_CELLS}"

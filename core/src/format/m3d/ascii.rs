@@ -313,6 +313,9 @@ impl Ascii {
                     items.push(VoxelItem { count: int(l.no, count)?, name: Some((*name).to_owned()) });
                 }
             }
+            if self.m.voxel_types.len() >= 65534 {
+                return Err(err(l.no, "more than 65534 voxel types"));
+            }
             self.m.voxel_types.push(VoxelType { color, name, rotation, shape, skin: -1, items });
         }
         Ok(())

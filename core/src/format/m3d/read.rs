@@ -384,8 +384,9 @@ impl Parser<'_> {
             let id = r.u8()?;
             let value = if id >= 128 {
                 match self.string(r)? {
-                    Some(s) => PropertyValue::Map(s),
-                    None => continue,
+                    Some(s) if !s.is_empty() => PropertyValue::Map(s),
+                    // No texture (offset 0 or an empty name).
+                    _ => continue,
                 }
             } else {
                 match prop_format(id) {

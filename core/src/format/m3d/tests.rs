@@ -352,13 +352,15 @@ fn writer_round_trips() {
     assert_eq!(r.voxel_types[0].items, m.voxel_types[0].items);
     assert_eq!(r.types.unwrap().voxel_dim(), 2);
     // Many types: 16-bit pixels.
-    let mut m = Model::default();
-    m.voxel_types = (0..300).map(|i| VoxelType { color: Rgba(i), ..VoxelType::default() }).collect();
-    m.voxel_blocks.push(VoxelBlock {
-        size: [300, 2, 1],
-        data: (0..600).map(|i| if i < 300 { i as u16 } else { VOXEL_CLEAR }).collect(),
-        ..VoxelBlock::default()
-    });
+    let m = Model {
+        voxel_types: (0..300).map(|i| VoxelType { color: Rgba(i), ..VoxelType::default() }).collect(),
+        voxel_blocks: vec![VoxelBlock {
+            size: [300, 2, 1],
+            data: (0..600).map(|i| if i < 300 { i as u16 } else { VOXEL_CLEAR }).collect(),
+            ..VoxelBlock::default()
+        }],
+        ..Model::default()
+    };
     let r = read(&write_voxel_model(&m).unwrap()).unwrap();
     assert_eq!(r.types.unwrap().voxel_pixel(), 2);
     assert_eq!(r.voxel_blocks, m.voxel_blocks);
@@ -415,4 +417,43 @@ fn index_widths_follow_the_reference() {
     assert_eq!(read_mod::index(&mut r, 0).unwrap(), -1);
     let e = read_mod::index(&mut r, 4).unwrap_err();
     assert!(matches!(e.kind, ReadErrorKind::Truncated { .. }));
+}
+
+#[test]
+fn mutated_files_never_panic() {
+    // A small deterministic xorshift: mutate 1–4 bytes of each payload many times.
+    let mut s: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    for name in ["voxel.m3d", "cube.m3d", "cube_normals.m3d", "cube_usemtl.m3d", "cube_with_vertexcolors.m3d"] {
+        let p = payload(&file(name));
+        for _ in 0..3000 {
+            let mut q = p.clone();
+            for _ in 0..1 + next() % 4 {
+                let i = (next() % q.len() as u64) as usize;
+                q[i] = next() as u8;
+            }
+            if let Ok(m) = read(&wrap(&q)) {
+                for f in &m.faces {
+                    assert!(f.vertices.iter().all(|&v| (v as usize) < m.vertices.len()));
+                }
+                for b in &m.voxel_blocks {
+                    assert_eq!(b.data.len() as u64, b.size.iter().map(|&x| u64::from(x)).product::<u64>());
+                }
+            }
+        }
+    }
+    for name in ["voxel.a3d", "cube_with_vertexcolors.a3d"] {
+        let t = file(name);
+        for _ in 0..3000 {
+            let mut q = t.clone();
+            let i = (next() % q.len() as u64) as usize;
+            q[i] = b"0123456789 .-#\n/{}layerdimposVoxel"[(next() % 34) as usize];
+            let _ = read_any(&q);
+        }
+    }
 }

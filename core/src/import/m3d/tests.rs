@@ -100,6 +100,24 @@ fn outside_the_grid_changes_nothing() {
     assert_eq!(map.library.materials().len(), before.library.materials().len());
     assert!(matches!(import_voxels(&mut map, 3, &model, IVec3::ZERO, 0), Err(ImportError::NoLevel(3))));
     assert!(import_voxels(&mut map, 0, &model, IVec3::ZERO, 40).is_err());
+    // Far-away blocks: 64-bit arithmetic, no overflow.
+    let far = |x: i32| Model {
+        voxel_types: vec![VoxelType::default()],
+        voxel_blocks: vec![VoxelBlock {
+            position: [x, 0, 0],
+            size: [2, 1, 1],
+            data: vec![0, 0],
+            ..VoxelBlock::default()
+        }],
+        ..Model::default()
+    };
+    assert!(import_voxels(&mut map, 0, &far(i32::MAX - 1), IVec3::ZERO, 20).is_err());
+    assert!(import_voxels(&mut map, 0, &far(i32::MIN), IVec3::ZERO, 20).is_err());
+    let at = origin(&map) - IVec3::new(1 << 30, 0, 0);
+    let r = import_voxels(&mut map, 0, &far(1 << 29), at, 1).unwrap();
+    assert_eq!(r.bounds, Some(LatticeBox::new(origin(&map), origin(&map) + IVec3::new(4, 2, 2))));
+    let grid = map.levels[0].frame().grid_box();
+    assert!(export_voxels(&map.library, &map.levels[0], grid, 0).unwrap_err().to_string().contains("at most"));
     let mesh = read(&file("cube.m3d")).unwrap();
     assert!(import_voxels(&mut map, 0, &mesh, IVec3::ZERO, 0).unwrap_err().to_string().contains("no voxel data"));
 }
@@ -242,7 +260,9 @@ fn a_hundred_thousand_voxels() {
     let n = [50u32, 40, 50];
     let data: Vec<u16> = (0..n[0] * n[1] * n[2]).map(|i| ((i * 7 + i / 13) % 5) as u16).collect();
     let model = Model {
-        voxel_types: (0..5).map(|i| VoxelType { color: Rgba(0xff00_0000 | i * 40), ..VoxelType::default() }).collect(),
+        voxel_types: (0..5)
+            .map(|i| VoxelType { color: Rgba(0xff00_0000 | (i * 40)), ..VoxelType::default() })
+            .collect(),
         voxel_blocks: vec![VoxelBlock { position: [-25, 0, -25], size: n, data, ..VoxelBlock::default() }],
         ..Model::default()
     };
