@@ -298,4 +298,24 @@ mod import_cmd {
         );
         Ok(())
     }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn arguments() {
+            assert_eq!(parse_vec3("1, -2.5,3"), Ok([1.0, -2.5, 3.0]));
+            assert!(parse_vec3("1,2").is_err());
+            assert!(parse_box("0,0,0,1,1,x").is_err());
+            assert!(parse_vec3("1,inf,2").is_err());
+            let p = Path::new("f");
+            assert_eq!(cube_log2(p, 0.125).ok(), Some(0));
+            assert_eq!(cube_log2(p, 1.0).ok(), Some(3));
+            assert_eq!(cube_log2(p, 4.0).ok(), Some(5));
+            for bad in [0.0, 0.1, 0.3, 3.0, -1.0, 1e30] {
+                assert!(cube_log2(p, bad).is_err(), "{bad}");
+            }
+        }
+    }
 }

@@ -457,3 +457,23 @@ fn mutated_files_never_panic() {
         }
     }
 }
+
+#[test]
+fn preview_chunk_before_either_payload() {
+    let bytes = file("voxel.m3d");
+    let preview = b"\x89PNG\r\n\x1a\nfake preview";
+    for body in [bytes[8..].to_vec(), payload(&bytes)] {
+        let mut f = b"3DMO\0\0\0\0PRVW".to_vec();
+        f.extend_from_slice(&(preview.len() as u32 + 8).to_le_bytes());
+        f.extend_from_slice(preview);
+        f.extend_from_slice(&body);
+        let n = f.len() as u32;
+        f[4..8].copy_from_slice(&n.to_le_bytes());
+        let m = read(&f).unwrap();
+        assert_eq!(m.preview.as_deref(), Some(&preview[..]));
+        assert_eq!(m.voxel_count(), 4);
+        // A preview longer than the file.
+        f[12] = 0xFF;
+        assert!(read(&f).is_err());
+    }
+}
