@@ -52,7 +52,7 @@ impl App {
                 self.commands.push(Command::Save);
             }
         });
-        if !ctx.wants_keyboard_input() {
+        if !ctx.egui_wants_keyboard_input() {
             ctx.input(|i| {
                 for (k, tool) in
                     [Key::Num1, Key::Num2, Key::Num3, Key::Num4, Key::Num5, Key::Num6, Key::Num7, Key::Num8, Key::Num9]

@@ -2,13 +2,6 @@
 //!
 //! `pmfedit [PROJECT]` opens a project folder, or the built-in demo map when none is given.
 
-mod app;
-mod command;
-mod panels;
-mod state;
-mod tools;
-mod viewport;
-
 use std::path::PathBuf;
 
 use eframe::egui;
@@ -38,6 +31,6 @@ fn main() -> anyhow::Result<()> {
         viewport: egui::ViewportBuilder::default().with_title("pmfedit").with_inner_size([1280.0, 800.0]),
         ..Default::default()
     };
-    eframe::run_native("pmfedit", options, Box::new(move |cc| Ok(Box::new(app::App::new(cc, map, project)))))
+    eframe::run_native("pmfedit", options, Box::new(move |cc| Ok(Box::new(pmfedit::app::App::new(cc, map, project)))))
         .map_err(|e| anyhow::anyhow!("could not open the editor window: {e}"))
 }

@@ -1,0 +1,9 @@
+//! `pmfedit`: the PlatinumSrc map editor, as a library so tests (egui_kittest) can drive the
+//! real application. The binary is `main.rs`.
+
+pub mod app;
+pub mod command;
+pub mod panels;
+pub mod state;
+pub mod tools;
+pub mod viewport;
