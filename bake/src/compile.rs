@@ -182,6 +182,17 @@ pub fn level_chunks(level: &Level) -> Vec<ChunkCoord> {
     Grid::of(level).chunks()
 }
 
+/// Where one chunk bake spent its time (not part of the bake: timings differ run to run).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct StageTimes {
+    /// Layout and meshing.
+    pub mesh: std::time::Duration,
+    /// Lightmaps, dynamic layers, fast multipliers, air-cell lighting.
+    pub light: std::time::Duration,
+    /// Regions, entities and record assembly.
+    pub other: std::time::Duration,
+}
+
 /// Bakes one chunk: a pure function of the snapshot (PMF-NOTES X1).
 pub fn bake_chunk(
     snapshot: &Map,
@@ -189,7 +200,19 @@ pub fn bake_chunk(
     chunk: ChunkCoord,
     settings: &CompileSettings,
 ) -> Result<ChunkBake, CompileError> {
+    bake_chunk_timed(snapshot, level_index, chunk, settings).map(|(b, _)| b)
+}
+
+/// [`bake_chunk`], also saying where the time went.
+pub fn bake_chunk_timed(
+    snapshot: &Map,
+    level_index: usize,
+    chunk: ChunkCoord,
+    settings: &CompileSettings,
+) -> Result<(ChunkBake, StageTimes), CompileError> {
+    let t0 = std::time::Instant::now();
     let mut geometry = bake_geometry(snapshot, level_index, chunk, &settings.bake)?;
+    let t_mesh = t0.elapsed();
     let level = &snapshot.levels[level_index];
     let center = chunk_center_world(level, chunk);
     let light_err = |error| CompileError::Light { level: level_index, chunk, error };
@@ -232,6 +255,7 @@ pub fn bake_chunk(
             center + level.frame().chunk_space_from_lattice_in_chunk(local)
         })
         .collect();
+    let t1 = std::time::Instant::now();
     let scene = LightScene::new(level, settings.light.clone());
     let lighting =
         light::bake_chunk(&scene, &ChunkInput { chunk, faces: &faces, vertices: &lit_vertices, air_cells: &air_cells })
@@ -248,6 +272,8 @@ pub fn bake_chunk(
         }
     }
 
+    let t_light = t1.elapsed();
+    let t2 = std::time::Instant::now();
     let mut chunk_pmf = geometry.to_pmf()?;
     chunk_pmf.common.dynamic_lights = lighting.dynamic_lights;
     chunk_pmf.common.fast_lights = lighting.fast_lights;
@@ -269,7 +295,8 @@ pub fn bake_chunk(
         luxels: chunk_pmf.client.lightmaps.iter().map(|l| l.edge() * l.edge()).sum(),
     };
     let generation = level.chunk(chunk).map_or(0, |c| c.generation());
-    Ok(ChunkBake { level: level_index, chunk, generation, pmf: chunk_pmf, stats })
+    let times = StageTimes { mesh: t_mesh, light: t_light, other: t2.elapsed() };
+    Ok((ChunkBake { level: level_index, chunk, generation, pmf: chunk_pmf, stats }, times))
 }
 
 /// Environment regions and load regions whose bounds overlap the chunk, relative to its center.

@@ -8,6 +8,7 @@ pub mod inspect;
 pub mod layout;
 pub mod light;
 pub mod mesh;
+pub mod resources;
 pub mod scheduler;
 
 pub use layout::BakeSettings;

@@ -129,3 +129,91 @@ fn paf_list_of_garbage_is_an_error() {
     assert!(!out.status.success());
     assert!(stderr(&out).contains("at byte 0"), "{}", stderr(&out));
 }
+
+#[test]
+fn new_build_inspect_round_trip_on_the_demo() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("demo");
+    let out = pmfc(&["new", project.to_str().unwrap(), "--sample", "demo"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(project.join("map.ron").is_file());
+    let pmf_path = dir.path().join("demo.pmf");
+    let build = |p: &std::path::Path| {
+        pmfc(&[
+            "build",
+            project.to_str().unwrap(),
+            "-o",
+            p.to_str().unwrap(),
+            "--timestamp",
+            "1700000000",
+            "--threads",
+            "2",
+            "-q",
+        ])
+    };
+    let out = build(&pmf_path);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("25 chunks"), "{}", stderr(&out));
+    // Our reader re-reads it losslessly.
+    let bytes = std::fs::read(&pmf_path).unwrap();
+    let file = pmfedit_core::format::pmf::read(&bytes).unwrap();
+    assert_eq!(pmfedit_core::format::pmf::write(&file).unwrap(), bytes);
+    // Reproducible with a fixed timestamp, whatever the thread count.
+    let again = dir.path().join("again.pmf");
+    let out = pmfc(&[
+        "build",
+        project.to_str().unwrap(),
+        "-o",
+        again.to_str().unwrap(),
+        "--timestamp",
+        "1700000000",
+        "--threads",
+        "1",
+        "-q",
+    ]);
+    assert!(out.status.success());
+    assert!(std::fs::read(&again).unwrap() == bytes);
+    let out = pmfc(&["inspect", pmf_path.to_str().unwrap()]);
+    assert!(out.status.success());
+    assert!(stdout(&out).contains("chunk grid:   5×1×5"), "{}", stdout(&out));
+}
+
+#[test]
+fn build_warns_about_missing_resources_and_strict_refuses() {
+    use pmfedit_core::map::ids::{MaterialId, PhysicsId, SoundId};
+    use pmfedit_core::map::octree::Cube;
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("p");
+    let mut map = pmfedit_core::map::Map::new("missing");
+    let mut m = map.library.materials().get(MaterialId(0)).unwrap().clone();
+    m.texture = "map:textures/definitely_missing".into();
+    map.library.replace(MaterialId(0), m).unwrap();
+    let origin = map.levels[0].frame().origin_lattice();
+    let addr = pmfedit_core::map::coords::CubeAddr::containing(origin, 3);
+    map.levels[0].set_cube(addr, Cube::solid(MaterialId(0), PhysicsId(0), SoundId(0))).unwrap();
+    pmfedit_core::project::Project::create(&project).unwrap().save(&map).unwrap();
+    let out_pmf = dir.path().join("x.pmf");
+    let out = pmfc(&["build", project.to_str().unwrap(), "-o", out_pmf.to_str().unwrap(), "-q"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("map:textures/definitely_missing"), "{}", stderr(&out));
+    let out = pmfc(&["build", project.to_str().unwrap(), "-o", out_pmf.to_str().unwrap(), "-q", "--strict"]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("missing resources (--strict): map:textures/definitely_missing"), "{}", stderr(&out));
+}
+
+#[test]
+fn import_m3d_into_a_project_and_export_it_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("vox");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/testdata/m3d/voxel.m3d");
+    let out = pmfc(&["import", src.to_str().unwrap(), "-o", project.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("voxels placed: 4"), "{}", stdout(&out));
+    let m3d_out = dir.path().join("out.m3d");
+    let out = pmfc(&["export-m3d", project.to_str().unwrap(), "-o", m3d_out.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let model = pmfedit_core::format::m3d::read(&std::fs::read(&m3d_out).unwrap()).unwrap();
+    assert_eq!(model.voxel_count(), 4);
+    let out = pmfc(&["import", dir.path().join("nothing.bin").to_str().unwrap(), "--inspect"]);
+    assert!(!out.status.success());
+}

@@ -1,0 +1,488 @@
+//! `pmfc new`, `pmfc build`, `pmfc watch` and `pmfc bench`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use clap::{Args, ValueEnum};
+use glam::IVec3;
+
+use pmfedit_bake::compile::{
+    ChunkBake, CompileSettings, StageTimes, bake_chunk, bake_chunk_timed, compile, compile_full, level_chunks,
+};
+use pmfedit_bake::deps::{ChunkKey, dirty_chunks};
+use pmfedit_bake::incremental::IncrementalBuild;
+use pmfedit_bake::resources::embed_resources;
+use pmfedit_bake::scheduler::{BakeEvent, Scheduler};
+use pmfedit_core::edit::{ChangeSet, CubeOp, Edit, History};
+use pmfedit_core::format::pmf;
+use pmfedit_core::map::Map;
+use pmfedit_core::map::coords::CubeAddr;
+use pmfedit_core::map::level::ChunkChanges;
+use pmfedit_core::map::octree::Cube;
+use pmfedit_core::project::Project;
+use pmfedit_core::sample;
+
+use super::{Failure, fail, write_file};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Sample {
+    /// The small, rich demo map (the editor's default).
+    Demo,
+    /// Procedural terrain (see `--size`).
+    Terrain,
+    /// One empty level.
+    Empty,
+}
+
+#[derive(Debug, Args)]
+pub struct NewArgs {
+    /// The project folder to create.
+    project: PathBuf,
+    #[arg(long, value_enum, default_value = "demo")]
+    sample: Sample,
+    /// Terrain size in chunks: X,Y,Z.
+    #[arg(long, default_value = "8,2,8")]
+    size: String,
+    /// Terrain seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct BuildArgs {
+    /// The project folder.
+    project: PathBuf,
+    /// The `.pmf` to write.
+    #[arg(short, long)]
+    out: PathBuf,
+    /// Worker threads (default: the machine's cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Header creation time (Unix seconds); default now. Fix it for reproducible builds.
+    #[arg(long)]
+    timestamp: Option<u64>,
+    /// Treat missing resources as errors.
+    #[arg(long)]
+    strict: bool,
+    /// No progress line.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// The project folder.
+    project: PathBuf,
+    /// The `.pmf` to keep up to date.
+    #[arg(short, long)]
+    out: PathBuf,
+    #[arg(long)]
+    threads: Option<usize>,
+    #[arg(long)]
+    timestamp: Option<u64>,
+    /// Stop after this many rebuilds (for scripts and tests).
+    #[arg(long)]
+    max_builds: Option<usize>,
+}
+
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+    /// Terrain size in chunks: X,Y,Z.
+    #[arg(long, default_value = "32,4,32")]
+    size: String,
+    #[arg(long, default_value_t = 2)]
+    threads: usize,
+    /// Single-cube edits to time.
+    #[arg(long, default_value_t = 20)]
+    edits: usize,
+}
+
+fn parse_size(s: &str) -> Result<[u32; 3], String> {
+    let v: Vec<u32> = s
+        .split(',')
+        .map(|t| t.trim().parse::<u32>().map_err(|_| format!("{t:?} is not a count")))
+        .collect::<Result<_, _>>()?;
+    match v.as_slice() {
+        &[x, y, z] if x > 0 && y > 0 && z > 0 => Ok([x, y, z]),
+        _ => Err(format!("{s:?}: expected X,Y,Z chunk counts, each at least 1")),
+    }
+}
+
+fn threads(n: Option<usize>) -> usize {
+    n.unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get())).max(1)
+}
+
+fn now() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+fn open(project: &Path) -> Result<(Project, Map), Failure> {
+    Project::open(project).map_err(|e| Failure(e.to_string()))
+}
+
+pub fn new(a: NewArgs) -> Result<(), Failure> {
+    let map = match a.sample {
+        Sample::Demo => sample::demo(),
+        Sample::Terrain => {
+            let [x, y, z] = parse_size(&a.size).map_err(|e| fail(&a.project, e))?;
+            sample::terrain(x, y, z, a.seed)
+        }
+        Sample::Empty => Map::new(a.project.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()),
+    };
+    let mut p = Project::create(&a.project).map_err(|e| Failure(e.to_string()))?;
+    let r = p.save(&map).map_err(|e| Failure(e.to_string()))?;
+    eprintln!("{}: new project, {} chunk files", a.project.display(), r.chunk_files_written);
+    Ok(())
+}
+
+/// Resource roots: the project folder, then `assets/` beside the executable's workspace and the
+/// current directory.
+fn resource_roots(project: &Path) -> Vec<PathBuf> {
+    let mut roots = vec![project.to_path_buf(), PathBuf::from("assets")];
+    if let Some(d) = option_env!("CARGO_MANIFEST_DIR") {
+        roots.push(Path::new(d).join("../assets"));
+    }
+    roots
+}
+
+/// Bakes every chunk of `map` on `threads` workers, printing progress; returns the bakes.
+fn bake_all(
+    map: Arc<Map>,
+    settings: &CompileSettings,
+    threads: usize,
+    quiet: bool,
+) -> Result<BTreeMap<ChunkKey, ChunkBake>, Failure> {
+    let keys: Vec<ChunkKey> =
+        map.levels.iter().enumerate().flat_map(|(li, l)| level_chunks(l).into_iter().map(move |c| (li, c))).collect();
+    let total = keys.len();
+    let scheduler = Scheduler::new(threads, settings.clone(), Arc::new(|| {}));
+    scheduler.submit(map, keys);
+    let mut bakes = BTreeMap::new();
+    let mut last = Instant::now();
+    while bakes.len() < total {
+        std::thread::sleep(Duration::from_millis(20));
+        for event in scheduler.drain() {
+            match event {
+                BakeEvent::Baked { bake, .. } => {
+                    bakes.insert((bake.level, bake.chunk), *bake);
+                }
+                BakeEvent::Failed { error, .. } => return Err(Failure(error)),
+                BakeEvent::Panicked { key, message } => {
+                    return Err(Failure(format!("level {}, chunk {:?}: bake panicked: {message}", key.0, key.1)));
+                }
+            }
+        }
+        if !quiet && (last.elapsed() > Duration::from_millis(200) || bakes.len() == total) {
+            last = Instant::now();
+            let done = bakes.len();
+            let width = 30;
+            let filled = done * width / total.max(1);
+            eprint!("\r[{}{}] {done}/{total} chunks", "#".repeat(filled), " ".repeat(width - filled));
+            let _ = std::io::stderr().flush();
+        }
+    }
+    if !quiet {
+        eprintln!();
+    }
+    Ok(bakes)
+}
+
+/// Summary figures of a compiled file.
+fn summary(file: &pmf::File, bytes: usize, secs: f64) -> String {
+    let chunks: usize = file.levels.iter().map(|l| l.chunks.len()).sum();
+    let (mut faces, mut luxels) = (0usize, 0usize);
+    for c in file.levels.iter().flat_map(|l| &l.chunks) {
+        luxels += c.client.lightmaps.iter().map(|l| l.edge() * l.edge()).sum::<usize>();
+        for cube in &c.client.cubes {
+            faces += match &cube.geometry {
+                pmf::ClientGeometry::Geometry(g) => (g.faces & 0x3F).count_ones() as usize,
+                pmf::ClientGeometry::ExtGeometry(g) => g.triangle_counts.iter().filter(|&&n| n > 0).count(),
+                pmf::ClientGeometry::None => 0,
+            };
+        }
+    }
+    format!("{chunks} chunks, {faces} faces, {luxels} luxels, {bytes} bytes, {secs:.2} s")
+}
+
+fn write_map(
+    project: &Path,
+    out: &Path,
+    map: &Map,
+    bakes: &BTreeMap<ChunkKey, ChunkBake>,
+    settings: &CompileSettings,
+    strict: bool,
+) -> Result<(pmf::File, usize), Failure> {
+    let mut file = compile(map, bakes, settings).map_err(|e| fail(project, e))?;
+    let report = embed_resources(&mut file, &resource_roots(project), &[]).map_err(|e| fail(project, e))?;
+    for w in &report.warnings {
+        eprintln!("warning: {w}");
+    }
+    if !report.missing.is_empty() {
+        let list = report.missing.join(", ");
+        if strict {
+            return Err(fail(project, format!("missing resources (--strict): {list}")));
+        }
+        eprintln!("warning: {} missing resources (not embedded): {list}", report.missing.len());
+    }
+    let bytes = pmf::write(&file).map_err(|e| fail(out, e))?;
+    write_file(out, &bytes)?;
+    Ok((file, bytes.len()))
+}
+
+pub fn build(a: BuildArgs) -> Result<(), Failure> {
+    let start = Instant::now();
+    let (_, map) = open(&a.project)?;
+    let settings = CompileSettings { timestamp: a.timestamp.unwrap_or_else(now), ..CompileSettings::default() };
+    let map = Arc::new(map);
+    let bakes = bake_all(map.clone(), &settings, threads(a.threads), a.quiet)?;
+    let (file, n) = write_map(&a.project, &a.out, &map, &bakes, &settings, a.strict)?;
+    eprintln!("{}: {}", a.out.display(), summary(&file, n, start.elapsed().as_secs_f64()));
+    Ok(())
+}
+
+/// What differs between two loads of a project, as a change set for the dependency spread.
+fn diff(old: &Map, new: &Map) -> ChangeSet {
+    let mut cs = ChangeSet::new();
+    if old.levels.len() != new.levels.len() {
+        cs.level_list = true;
+        return cs;
+    }
+    if !old.library.content_eq(&new.library) {
+        cs.level_list = true; // everything
+        return cs;
+    }
+    cs.meta = old.meta != new.meta;
+    for (li, (a, b)) in old.levels.iter().zip(&new.levels).enumerate() {
+        let coords: BTreeSet<_> = a.chunks().map(|(c, _)| *c).chain(b.chunks().map(|(c, _)| *c)).collect();
+        let mut changed = ChunkChanges::new();
+        for c in coords {
+            let ha = a.chunk(c).map(|ch| ch.octree().content_hash());
+            let hb = b.chunk(c).map(|ch| ch.octree().content_hash());
+            if ha != hb {
+                changed.insert(c, b.frame().chunk_addr(c).lattice_box().translated(-b.frame().chunk_min_lattice(c)));
+            }
+        }
+        cs.add_chunks(li, &changed);
+        if a.frame() != b.frame()
+            || a.flags != b.flags
+            || a.environments != b.environments
+            || a.air_physics_material != b.air_physics_material
+        {
+            cs.level_mut(li).settings = true;
+        }
+        if a.objects != b.objects {
+            // Any object change: re-bake everything the old and new objects touch.
+            cs.level_mut(li).settings = true;
+        }
+    }
+    cs
+}
+
+pub fn watch(a: WatchArgs) -> Result<(), Failure> {
+    use notify::RecursiveMode;
+    use notify_debouncer_full::new_debouncer;
+
+    let settings = CompileSettings { timestamp: a.timestamp.unwrap_or_else(now), ..CompileSettings::default() };
+    let (_, mut map) = open(&a.project)?;
+    let mut inc = IncrementalBuild::new(settings.clone());
+    let t = Instant::now();
+    let bakes = bake_all(Arc::new(map.clone()), &settings, threads(a.threads), true)?;
+    for (_, b) in bakes {
+        inc.insert(b);
+    }
+    let (file, n) = write_map(&a.project, &a.out, &map, inc.bakes(), &settings, false)?;
+    eprintln!("{}: {}", a.out.display(), summary(&file, n, t.elapsed().as_secs_f64()));
+    let mut builds = 1;
+    if a.max_builds.is_some_and(|m| builds >= m) {
+        return Ok(());
+    }
+
+    let (tx, rx) = std::sync::mpsc::channel();
+    let mut debouncer = new_debouncer(Duration::from_millis(150), None, tx).map_err(|e| fail(&a.project, e))?;
+    debouncer.watch(&a.project, RecursiveMode::Recursive).map_err(|e| fail(&a.project, e))?;
+    if Path::new("assets").is_dir() {
+        let _ = debouncer.watch(Path::new("assets"), RecursiveMode::Recursive);
+    }
+    eprintln!("watching {} (Ctrl+C to stop)", a.project.display());
+    let out_abs = std::fs::canonicalize(&a.out).unwrap_or(a.out.clone());
+    for events in rx {
+        let Ok(events) = events else { continue };
+        let relevant = events.iter().any(|e| {
+            !matches!(e.event.kind, notify::EventKind::Access(_))
+                && e.event.paths.iter().any(|p| {
+                    let p = std::fs::canonicalize(p).unwrap_or(p.clone());
+                    p != out_abs
+                        && !p.components().any(|c| c.as_os_str() == ".recovery")
+                        && !p.to_string_lossy().ends_with(".tmp")
+                })
+        });
+        if !relevant {
+            continue;
+        }
+        let t = Instant::now();
+        let new_map = match Project::open(&a.project) {
+            Ok((_, m)) => m,
+            Err(e) => {
+                eprintln!("{e} (keeping the last build)");
+                continue;
+            }
+        };
+        let changes = diff(&map, &new_map);
+        let dirty = inc.invalidate(&map, &new_map, &changes);
+        map = new_map;
+        let n_dirty = dirty.len();
+        if let Err(e) = inc.rebake(&map, dirty) {
+            eprintln!("{e}");
+            continue;
+        }
+        match write_map(&a.project, &a.out, &map, inc.bakes(), &settings, false) {
+            Ok((file, n)) => eprintln!(
+                "re-baked {n_dirty} chunks; {}: {}",
+                a.out.display(),
+                summary(&file, n, t.elapsed().as_secs_f64())
+            ),
+            Err(Failure(e)) => eprintln!("{e}"),
+        }
+        builds += 1;
+        if a.max_builds.is_some_and(|m| builds >= m) {
+            break;
+        }
+    }
+    Ok(())
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn percentile(v: &mut [f64], p: f64) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(f64::total_cmp);
+    v[((v.len() - 1) as f64 * p).round() as usize]
+}
+
+pub fn bench(a: BenchArgs) -> Result<(), Failure> {
+    let [x, y, z] = parse_size(&a.size).map_err(Failure)?;
+    let settings = CompileSettings { timestamp: 1, ..CompileSettings::default() };
+    let t = Instant::now();
+    let mut map = sample::terrain(x, y, z, 1);
+    let build_map_s = t.elapsed().as_secs_f64();
+    eprintln!("terrain({x},{y},{z}): built in {build_map_s:.2} s; baking on {} threads…", a.threads);
+
+    let t = Instant::now();
+    let bakes = bake_all(Arc::new(map.clone()), &settings, a.threads, a.json)?;
+    let full_bake_s = t.elapsed().as_secs_f64();
+    let chunks = bakes.len();
+    let mut inc = IncrementalBuild::new(settings.clone());
+    for (_, b) in bakes {
+        inc.insert(b);
+    }
+    let t = Instant::now();
+    let file = inc.compile(&map).map_err(|e| Failure(e.to_string()))?;
+    let bytes = pmf::write(&file).map_err(|e| Failure(e.to_string()))?;
+    let export_s = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let _ = pmf::write(&file);
+    let write_only_s = t.elapsed().as_secs_f64();
+
+    // Single-cube edits near the middle of the map, each followed by an incremental re-bake.
+    let mut history = History::new();
+    let level = &map.levels[0];
+    let frame = level.frame();
+    let occupied = level.occupied_bounds().ok_or_else(|| Failure("empty terrain".into()))?;
+    let mid = (occupied.0.as_ivec3() + occupied.1.as_ivec3()) / 2;
+    let mut per_edit = Vec::new();
+    let (mut mesh_ms, mut light_ms, mut other_ms) = (Vec::new(), Vec::new(), Vec::new());
+    let mut dirty_counts = Vec::new();
+    let mut seed = 0x2545_F491_4F6C_DD1Du64;
+    for i in 0..a.edits {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let chunk = mid + IVec3::new((seed % 3) as i32 - 1, 0, ((seed >> 8) % 3) as i32 - 1);
+        let min = frame.chunk_min_lattice(pmfedit_core::map::coords::ChunkCoord::from_ivec3(chunk));
+        let local =
+            IVec3::new(((seed >> 16) % 16) as i32 * 8, ((seed >> 24) % 16) as i32 * 8, ((seed >> 32) % 16) as i32 * 8);
+        let addr = CubeAddr::containing(min + local, 3);
+        let cube = if i % 2 == 0 {
+            Cube::solid(Default::default(), Default::default(), Default::default())
+        } else {
+            Cube::EMPTY
+        };
+        let before = map.snapshot();
+        let Ok(changes) = history.apply(&mut map, Edit::Cubes { level: 0, op: CubeOp::SetCube { addr, cube } }) else {
+            continue;
+        };
+        let t = Instant::now();
+        let dirty = dirty_chunks(&before, &map, &changes, 0);
+        let mut st = StageTimes::default();
+        for &(li, c) in &dirty {
+            let (b, times) = bake_chunk_timed(&map, li, c, &settings).map_err(|e| Failure(e.to_string()))?;
+            st.mesh += times.mesh;
+            st.light += times.light;
+            st.other += times.other;
+            inc.insert(b);
+        }
+        per_edit.push(ms(t.elapsed()));
+        mesh_ms.push(ms(st.mesh));
+        light_ms.push(ms(st.light));
+        other_ms.push(ms(st.other));
+        dirty_counts.push(dirty.len() as f64);
+    }
+    let incremental =
+        pmf::write(&inc.compile(&map).map_err(|e| Failure(e.to_string()))?).map_err(|e| Failure(e.to_string()))?;
+    let full = pmf::write(&compile_full(&map, &settings).map_err(|e| Failure(e.to_string()))?)
+        .map_err(|e| Failure(e.to_string()))?;
+    let invariant_held = incremental == full;
+
+    // Meshing alone: re-bake the geometry of sampled chunks.
+    let sample_chunks: Vec<_> = map.levels[0].chunks().map(|(c, _)| *c).take(64).collect();
+    let t = Instant::now();
+    let mut quads = 0usize;
+    for &c in &sample_chunks {
+        let g = pmfedit_bake::chunk::bake_geometry(&map, 0, c, &settings.bake).map_err(|e| Failure(e.to_string()))?;
+        quads += g.mesh.quad_count();
+    }
+    let mesh_s = t.elapsed().as_secs_f64();
+    let _ = bake_chunk; // the full per-chunk bake is timed above
+
+    let median = percentile(&mut per_edit.clone(), 0.5);
+    let figures = serde_json::json!({
+        "map": format!("terrain({x},{y},{z})"),
+        "threads": a.threads,
+        "chunks": chunks,
+        "full_bake_s": full_bake_s,
+        "edit_rebake_ms": { "median": median, "p95": percentile(&mut per_edit.clone(), 0.95) },
+        "edit_stage_ms_median": {
+            "mesh": percentile(&mut mesh_ms, 0.5),
+            "light": percentile(&mut light_ms, 0.5),
+            "other": percentile(&mut other_ms, 0.5),
+            "vis": null,
+            "path": null,
+        },
+        "edit_dirty_chunks_median": percentile(&mut dirty_counts, 0.5),
+        "full_over_incremental": full_bake_s * 1e3 * a.threads as f64 / median.max(1e-9),
+        "mesh_us_per_chunk": mesh_s * 1e6 / sample_chunks.len().max(1) as f64,
+        "mesh_quads_per_s": quads as f64 / mesh_s.max(1e-9),
+        "export_mb_per_s": bytes.len() as f64 / 1e6 / export_s.max(1e-9),
+        "write_mb_per_s": bytes.len() as f64 / 1e6 / write_only_s.max(1e-9),
+        "file_bytes": bytes.len(),
+        "incremental_equals_full": invariant_held,
+    });
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&figures).map_err(|e| Failure(e.to_string()))?);
+    } else {
+        for (k, v) in figures.as_object().into_iter().flatten() {
+            println!("{k:28} {v}");
+        }
+    }
+    if invariant_held { Ok(()) } else { Err(Failure("incremental != full".into())) }
+}

@@ -1,0 +1,222 @@
+//! Resources a compiled map embeds in its PAF archive (issue 4, "Compile"; PTF-NOTES T3).
+//!
+//! Materials name textures as PlatinumSrc resource paths. A path on the `map:` drive
+//! (`map:textures/stone`) is looked up in the project folder, then in the shared assets folders,
+//! as `textures/stone.png` (or any extension the `image` crate reads, or an existing `.ptf`);
+//! images are converted to PTF and stored as `textures/stone.ptf`. Paths on other drives
+//! (`game:`, `common:`) are left as typed. A path with no drive is taken as relative to the
+//! project and rewritten to `map:` in the compiled file. Extra files (e.g. imported models under
+//! `models/`) are embedded as they are.
+//!
+//! What cannot be found is reported, not fatal, unless the caller treats warnings as errors
+//! (`pmfc build --strict`).
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use pmfedit_core::format::paf::Archive;
+use pmfedit_core::format::pmf;
+use pmfedit_core::format::ptf::Ptf;
+
+/// What embedding found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ResourceReport {
+    /// Archive paths embedded.
+    pub embedded: Vec<String>,
+    /// Resource paths referenced but found nowhere.
+    pub missing: Vec<String>,
+    /// Conversion warnings (e.g. non-power-of-two textures resampled).
+    pub warnings: Vec<String>,
+}
+
+/// Image extensions tried, in order.
+const IMAGE_EXTENSIONS: [&str; 5] = ["png", "jpg", "jpeg", "tga", "bmp"];
+
+/// The `map:` resource path of a reference, or `None` for another drive / empty.
+fn map_path(reference: &str) -> Option<String> {
+    if reference.is_empty() {
+        return None;
+    }
+    match reference.split_once(':') {
+        Some(("map", rest)) => Some(rest.trim_start_matches('/').to_owned()),
+        Some(_) => None,
+        None => Some(reference.trim_start_matches('/').to_owned()),
+    }
+}
+
+/// A texture's `map:` path without an image extension (`textures/stone.png` → `textures/stone`).
+fn texture_path(reference: &str) -> Option<String> {
+    let p = map_path(reference)?;
+    let lower = p.to_ascii_lowercase();
+    for ext in IMAGE_EXTENSIONS.iter().chain(&["ptf"]) {
+        if lower.ends_with(&format!(".{ext}")) {
+            return Some(p[..p.len() - ext.len() - 1].to_owned());
+        }
+    }
+    Some(p)
+}
+
+/// A texture reference as the compiled file names it: `map:` drive, no extension (T3); other
+/// drives are left as typed.
+fn canonical(reference: &str) -> String {
+    match texture_path(reference) {
+        Some(p) => format!("map:{p}"),
+        None => reference.to_owned(),
+    }
+}
+
+/// Looks for `rel` + an image extension (or `.ptf`) under each root.
+fn find(roots: &[PathBuf], rel: &str) -> Option<PathBuf> {
+    let rel = Path::new(rel);
+    for root in roots {
+        for ext in IMAGE_EXTENSIONS.iter().chain(&["ptf"]) {
+            let p = root.join(rel.with_extension(ext));
+            if p.is_file() {
+                return Some(p);
+            }
+        }
+    }
+    None
+}
+
+/// Files an entity references on the `map:` drive: models, sounds, scripts (extension kept).
+fn entity_references(file: &pmf::File) -> BTreeSet<String> {
+    use pmf::entity::EntityData as E;
+    let mut out = BTreeSet::new();
+    let all = file.entities.iter().chain(
+        file.levels
+            .iter()
+            .flat_map(|l| l.server.entities.iter().chain(l.chunks.iter().flat_map(|c| &c.server.entities))),
+    );
+    for e in all {
+        let refs: Vec<&str> = match &e.data {
+            E::Prop(p) => vec![&p.model],
+            E::Generic(g) => vec![&g.model, &g.script],
+            E::Door(d) => vec![&d.model],
+            E::Projectile(p) => vec![&p.model],
+            E::AudioEmitter(a) => vec![&a.sound],
+            E::Headless(h) => vec![&h.script],
+            _ => vec![],
+        };
+        out.extend(refs.into_iter().filter(|r| r.starts_with("map:")).filter_map(map_path));
+    }
+    out
+}
+
+/// Finds `rel.*` (any extension) under the roots: the first file whose stem matches, in sorted
+/// order of names (deterministic).
+fn find_any(roots: &[PathBuf], rel: &str) -> Option<PathBuf> {
+    let rel = Path::new(rel);
+    let stem = rel.file_name()?.to_str()?;
+    for root in roots {
+        let dir = root.join(rel.parent().unwrap_or(Path::new("")));
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        let mut names: Vec<PathBuf> = entries.filter_map(|e| e.ok()).map(|e| e.path()).collect();
+        names.sort();
+        if let Some(p) = names.into_iter().find(|p| p.is_file() && p.file_stem().and_then(|s| s.to_str()) == Some(stem))
+        {
+            return Some(p);
+        }
+    }
+    None
+}
+
+/// Embeds every texture the file's materials reference (found under `roots`, in order) plus
+/// `extra` files, rewriting driveless references to `map:`. Sets `file.archive`.
+pub fn embed_resources(
+    file: &mut pmf::File,
+    roots: &[PathBuf],
+    extra: &[(String, Vec<u8>)],
+) -> Result<ResourceReport, String> {
+    let mut report = ResourceReport::default();
+    let mut wanted = BTreeSet::new();
+    for level in &mut file.levels {
+        for m in &mut level.client.materials {
+            for t in std::iter::once(&mut m.texture).chain(m.extra_textures.iter_mut()).chain([&mut m.matcap_texture]) {
+                if let Some(p) = texture_path(t) {
+                    wanted.insert(p);
+                }
+                *t = canonical(t);
+            }
+        }
+    }
+    let mut archive = Archive::new();
+    for rel in wanted {
+        let Some(path) = find(roots, &rel) else {
+            report.missing.push(format!("map:{rel}"));
+            continue;
+        };
+        let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let ptf_bytes = if path.extension().is_some_and(|e| e == "ptf") {
+            Ptf::read(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+            bytes
+        } else {
+            let (ptf, warnings) =
+                Ptf::from_image_bytes(&bytes, &path.display().to_string()).map_err(|e| e.to_string())?;
+            report.warnings.extend(warnings);
+            ptf.write().map_err(|e| format!("{}: {e}", path.display()))?
+        };
+        let archive_path = format!("{rel}.ptf");
+        archive.insert_file(&archive_path, ptf_bytes).map_err(|e| format!("{archive_path}: {e}"))?;
+        report.embedded.push(archive_path);
+    }
+    for rel in entity_references(file) {
+        let Some(path) = find_any(roots, &rel) else {
+            report.missing.push(format!("map:{rel}"));
+            continue;
+        };
+        let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        let archive_path = if ext.is_empty() { rel.clone() } else { format!("{rel}.{ext}") };
+        archive.insert_file(&archive_path, bytes).map_err(|e| format!("{archive_path}: {e}"))?;
+        report.embedded.push(archive_path);
+    }
+    for (path, bytes) in extra {
+        archive.insert_file(path, bytes.clone()).map_err(|e| format!("{path}: {e}"))?;
+        report.embedded.push(path.clone());
+    }
+    file.archive =
+        if archive.file_count() == 0 { Vec::new() } else { archive.to_bytes().map_err(|e| e.to_string())? };
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn references_and_lookup() {
+        assert_eq!(map_path("map:textures/stone").as_deref(), Some("textures/stone"));
+        assert_eq!(map_path("textures/stone").as_deref(), Some("textures/stone"));
+        assert_eq!(map_path("game:textures/stone"), None);
+        assert_eq!(map_path(""), None);
+        assert_eq!(canonical("textures/a"), "map:textures/a");
+        assert_eq!(canonical("map:textures/a.png"), "map:textures/a");
+        assert_eq!(texture_path("textures/b.PNG").as_deref(), Some("textures/b"));
+        assert_eq!(canonical("common:x"), "common:x");
+
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("textures")).unwrap();
+        image::RgbaImage::from_pixel(4, 4, image::Rgba([10, 20, 30, 255]))
+            .save(dir.path().join("textures/stone.png"))
+            .unwrap();
+        let mut file = pmf::File::default();
+        let mut level = pmf::Level::default();
+        level.client.materials = vec![
+            pmf::ClientMaterial { texture: "textures/stone".into(), ..Default::default() },
+            pmf::ClientMaterial { texture: "map:textures/missing".into(), ..Default::default() },
+            pmf::ClientMaterial { texture: "game:textures/engine".into(), ..Default::default() },
+        ];
+        file.levels.push(level);
+        let r = embed_resources(&mut file, &[dir.path().to_path_buf()], &[("models/m.m3d".into(), b"3DMO".to_vec())])
+            .unwrap();
+        assert_eq!(r.embedded, vec!["textures/stone.ptf".to_owned(), "models/m.m3d".to_owned()]);
+        assert_eq!(r.missing, vec!["map:textures/missing".to_owned()]);
+        assert_eq!(file.levels[0].client.materials[0].texture, "map:textures/stone");
+        assert_eq!(file.levels[0].client.materials[2].texture, "game:textures/engine");
+        let a = Archive::from_bytes(&file.archive).unwrap();
+        let Some(pmfedit_core::format::paf::Node::File(ptf)) = a.get("textures/stone.ptf") else { panic!() };
+        let t = Ptf::read(ptf).unwrap();
+        assert_eq!(t.to_rgba8()[..4], [10, 20, 30, 255]);
+    }
+}
