@@ -57,12 +57,18 @@
 //!
 //! A test that cannot be decided cheaply answers "visible", so effort can be bounded without
 //! losing conservativeness. The layer search only tries layers whose voxel on the
-//! centre-to-centre line is opaque (a necessary condition).
+//! centre-to-centre line is opaque (a necessary condition), and boxes smaller than
+//! [`VisSettings::slab_min_log2`] skip the slab test (their ancestors are still tested; on the
+//! terrain bench this costs ~2 points of culling for a ~4× faster bake).
 //!
 //! # "Whole chunk" shortcut
 //! Another chunk is reported as [`VisibleCubes::All`] when every *candidate* leaf of it (solid
 //! with at least one drawable face) is visible: leaves with every face covered draw nothing, so
-//! claiming them too is harmless and saves the list.
+//! claiming them too is harmless and saves the list. With [`VisSettings::all_percent`] below
+//! 100, a cheap coarse walk (subtrees [`VisSettings::coarse_levels`] below the chunk root, node
+//! tests only) gives an upper bound of the visible candidates, and the chunk is reported whole
+//! when that bound reaches the percentage: smaller files and faster bakes, less culling. Both
+//! only ever claim more, so both stay conservative.
 //!
 //! # Determinism
 //! Pure function of the region's chunks, the library and the settings: no hashing, chunks in
@@ -88,12 +94,29 @@ pub struct VisSettings {
     pub occluder_cell_log2: u8,
     /// The occluder grid is coarsened until it has at most this many voxels.
     pub max_occluder_cells: usize,
+    /// Another chunk is reported as [`VisibleCubes::All`] when at least this percentage of its
+    /// candidates may be visible, judged by the coarse walk (subtrees `coarse_levels` below the
+    /// chunk root). 100: only when every candidate is visible, after the full walk.
+    pub all_percent: u8,
+    /// How many octree levels below the chunk root the coarse walk descends.
+    pub coarse_levels: u8,
+    /// Octree nodes and leaves of edge below `2^n` lattice units skip the single-slab test (it is
+    /// the costly one; their parents are still tested). 0 tests every leaf.
+    pub slab_min_log2: u8,
 }
 
 impl Default for VisSettings {
-    /// Radius 1, one-map-unit occluder voxels, at most 2^20 voxels.
+    /// Radius 1, one-map-unit occluder voxels, at most 2^20 voxels, a chunk is "all" only when
+    /// every candidate is visible, slab tests on boxes of two map units and more.
     fn default() -> Self {
-        Self { radius_chunks: 1, occluder_cell_log2: 3, max_occluder_cells: 1 << 20 }
+        Self {
+            radius_chunks: 1,
+            occluder_cell_log2: 3,
+            max_occluder_cells: 1 << 20,
+            all_percent: 100,
+            coarse_levels: 2,
+            slab_min_log2: 4,
+        }
     }
 }
 
@@ -135,8 +158,11 @@ pub struct VisStats {
     pub candidates: u64,
     /// Σ over cells of the region's solid leaves (what listing everything would give).
     pub pairs_total: u64,
-    /// Σ over cells of the listed leaves (before the "all" shortcut).
+    /// Σ over cells of the leaves claimed visible (a chunk reported whole counts all its solid
+    /// leaves).
     pub pairs_visible: u64,
+    /// (cell, other chunk) pairs reported as [`VisibleCubes::All`].
+    pub whole_chunks: u64,
     /// The occluder voxel edge actually used, `2^n` lattice units.
     pub occluder_cell_log2: u8,
     /// Occluder voxels in the region.
@@ -156,6 +182,7 @@ impl VisStats {
         self.candidates += o.candidates;
         self.pairs_total += o.pairs_total;
         self.pairs_visible += o.pairs_visible;
+        self.whole_chunks += o.whole_chunks;
         self.occluder_cell_log2 = self.occluder_cell_log2.max(o.occluder_cell_log2);
         self.occluder_cells = self.occluder_cells.max(o.occluder_cells);
     }
@@ -269,6 +296,8 @@ struct OccluderGrid {
     /// Level lattice position of voxel (0, 0, 0).
     origin: IVec3,
     v_log2: u8,
+    /// Boxes smaller than `2^slab_min_log2` lattice units skip the slab test.
+    slab_min_log2: u8,
     dims: IVec3,
     /// Opaque-voxel prefix sums over `(dims + 1)` (wrapping arithmetic, exact results).
     sat: Vec<u32>,
@@ -386,7 +415,7 @@ impl OccluderGrid {
             }
         }
         let labels = (0..n).map(|i| if open(i) { find(&mut parent, i as u32) } else { OPAQUE }).collect();
-        OccluderGrid { origin: region.min, v_log2, dims, sat, labels }
+        OccluderGrid { origin: region.min, v_log2, slab_min_log2: settings.slab_min_log2, dims, sat, labels }
     }
 
     fn voxel_count(&self) -> u64 {
@@ -543,46 +572,60 @@ fn face_layer(b: &LatticeBox, face: Face) -> LatticeBox {
     LatticeBox::new(min, max)
 }
 
-/// Whether some face in the `faces` mask has `cell` strictly on its outer side.
-fn faces_toward(faces: u8, b: &LatticeBox, cell: &LatticeBox) -> bool {
-    Face::ALL.iter().any(|&f| {
-        faces & (1 << f.index()) != 0 && {
-            let a = f.axis();
-            if f.is_positive() { cell.max[a] > b.max[a] } else { cell.min[a] < b.min[a] }
+/// Per face (PMF order), the plane a cell must lie strictly beyond for some exposed face of a
+/// subtree to face it: for +faces the smallest `max` coordinate of a leaf with that face exposed,
+/// for −faces the largest `min` ([`i32::MAX`] / [`i32::MIN`] when no leaf has it).
+type Planes = [i32; 6];
+
+const NO_PLANES: Planes = [i32::MAX, i32::MAX, i32::MAX, i32::MIN, i32::MIN, i32::MIN];
+
+/// The planes of one leaf with exposed faces `faces`.
+fn leaf_planes(faces: u8, b: &LatticeBox) -> Planes {
+    let mut p = NO_PLANES;
+    for f in Face::ALL {
+        if faces & (1 << f.index()) != 0 {
+            p[f.index()] = if f.is_positive() { b.max[f.axis()] } else { b.min[f.axis()] };
         }
-    })
+    }
+    p
 }
 
-/// A solid candidate leaf.
-struct LeafInfo {
-    /// Chunk-local address.
-    addr: CubeAddr,
-    /// Level lattice box.
-    bx: LatticeBox,
-    /// Uncovered faces (bit = PMF face index).
-    faces: u8,
-    /// Labels of the open voxels touching it.
-    labels: Vec<u32>,
+fn merge_planes(a: &mut Planes, b: &Planes) {
+    for i in 0..3 {
+        a[i] = a[i].min(b[i]);
+        a[i + 3] = a[i + 3].max(b[i + 3]);
+    }
+}
+
+/// Whether `cell` lies strictly outside one of the planes (orientation test, module docs).
+fn faces_toward(p: &Planes, cell: &LatticeBox) -> bool {
+    (0..3).any(|a| cell.max[a] > p[a] || cell.min[a] < p[a + 3])
 }
 
 const NO_LEAF: u32 = u32::MAX;
 
 /// One octree node in pre-order, with the index past its subtree.
 struct TreeNode {
+    /// Level lattice box.
     bx: LatticeBox,
+    size_log2: u8,
     skip: u32,
+    /// Chunk-local address, for a candidate leaf; the leaf's index in `cands` otherwise unused.
     leaf: u32,
     /// Candidate leaves in the subtree.
     count: u32,
     /// Union of the candidates' label masks.
     mask: u64,
+    /// Union of the candidates' planes.
+    planes: Planes,
 }
 
 /// A region chunk's octree prepared for the per-cell walks.
 struct ChunkTree {
     chunk: ChunkCoord,
     nodes: Vec<TreeNode>,
-    leaves: Vec<LeafInfo>,
+    /// Candidate leaves (chunk-local) and their sorted component labels, in pre-order.
+    cands: Vec<(CubeAddr, Vec<u32>)>,
     solid: u64,
 }
 
@@ -601,13 +644,21 @@ impl ChunkTree {
         }
         let base = frame.chunk_min_lattice(chunk);
         let mut nodes: Vec<TreeNode> = Vec::new();
-        let mut leaves = Vec::new();
+        let mut cands = Vec::new();
         let mut stack: Vec<(usize, u8)> = Vec::new();
         let mut solid = 0;
         for (addr, cube) in octree.pre_order() {
             let bx = addr.translated(base).lattice_box();
             let i = nodes.len();
-            let mut node = TreeNode { bx, skip: 0, leaf: NO_LEAF, count: 0, mask: 0 };
+            let mut node = TreeNode {
+                bx,
+                size_log2: addr.size_log2,
+                skip: 0,
+                leaf: NO_LEAF,
+                count: 0,
+                mask: 0,
+                planes: NO_PLANES,
+            };
             let Some(cube) = cube else {
                 nodes.push(node);
                 stack.push((i, 8));
@@ -618,10 +669,11 @@ impl ChunkTree {
                 let faces = exposed_faces(level, library, region, grid, &bx);
                 let labels = if faces == 0 { Vec::new() } else { grid.labels_touching(&bx) };
                 if faces != 0 && !labels.is_empty() {
-                    node.leaf = leaves.len() as u32;
+                    node.leaf = cands.len() as u32;
                     node.count = 1;
                     node.mask = labels_mask(&labels);
-                    leaves.push(LeafInfo { addr, bx, faces, labels });
+                    node.planes = leaf_planes(faces, &bx);
+                    cands.push((addr, labels));
                 }
             }
             node.skip = i as u32 + 1;
@@ -637,20 +689,49 @@ impl ChunkTree {
             }
         }
         for i in (0..nodes.len()).rev() {
-            if nodes[i].leaf != NO_LEAF || nodes[i].skip == i as u32 + 1 {
+            if nodes[i].skip == i as u32 + 1 {
                 continue;
             }
-            let (mut count, mut mask) = (0, 0);
+            let (mut count, mut mask, mut planes) = (0, 0, NO_PLANES);
             let mut j = i + 1;
             while j < nodes[i].skip as usize {
                 count += nodes[j].count;
                 mask |= nodes[j].mask;
+                merge_planes(&mut planes, &nodes[j].planes);
                 j = nodes[j].skip as usize;
             }
             nodes[i].count = count;
             nodes[i].mask = mask;
+            nodes[i].planes = planes;
         }
-        Some(ChunkTree { chunk, nodes, leaves, solid })
+        Some(ChunkTree { chunk, nodes, cands, solid })
+    }
+
+    /// Whether the subtree of `nd` can hold nothing visible from `cell`: no candidate, no shared
+    /// component (hash mask), no exposed face toward the cell, or a single-slab occluder.
+    fn culled(&self, nd: &TreeNode, grid: &OccluderGrid, cell: &LatticeBox, mask: u64) -> bool {
+        nd.count == 0
+            || nd.mask & mask == 0
+            || !faces_toward(&nd.planes, cell)
+            || (nd.size_log2 >= grid.slab_min_log2 && grid.hidden(cell, &nd.bx))
+    }
+
+    /// An upper bound of the visible candidates: the candidates of the subtrees of edge
+    /// `2^coarse_log2` (or leaves above that) that the node tests keep.
+    fn estimate(&self, grid: &OccluderGrid, cell: &LatticeBox, mask: u64, coarse_log2: u8) -> u32 {
+        let (mut est, mut i) = (0, 0);
+        while i < self.nodes.len() {
+            let nd = &self.nodes[i];
+            if self.culled(nd, grid, cell, mask) {
+                i = nd.skip as usize;
+            } else if nd.size_log2 <= coarse_log2 || nd.skip as usize == i + 1 {
+                est += nd.count;
+                i = nd.skip as usize;
+            } else {
+                i += 1;
+            }
+        }
+        est
     }
 
     /// Visible candidate leaves from `cell`, in pre-order.
@@ -659,22 +740,17 @@ impl ChunkTree {
         let mut i = 0;
         while i < self.nodes.len() {
             let nd = &self.nodes[i];
-            if nd.count == 0 || nd.mask & mask == 0 {
+            if self.culled(nd, grid, cell, mask) {
                 i = nd.skip as usize;
                 continue;
             }
             if nd.leaf != NO_LEAF {
-                let lf = &self.leaves[nd.leaf as usize];
-                if faces_toward(lf.faces, &lf.bx, cell)
-                    && (labels.is_empty() || sorted_intersect(labels, &lf.labels))
-                    && !grid.hidden(cell, &lf.bx)
-                {
-                    out.push(lf.addr);
+                let (addr, leaf_labels) = &self.cands[nd.leaf as usize];
+                if labels.is_empty() || sorted_intersect(labels, leaf_labels) {
+                    out.push(*addr);
                 }
-                i += 1;
-                continue;
             }
-            i = if grid.hidden(cell, &nd.bx) { nd.skip as usize } else { i + 1 };
+            i += 1;
         }
         out
     }
@@ -736,7 +812,7 @@ pub fn bake_chunk_vis(
         .filter_map(|c| ChunkTree::build(level, library, &region, &grid, c))
         .collect();
     stats.solid_leaves = trees.iter().map(|t| t.solid).sum();
-    stats.candidates = trees.iter().map(|t| t.leaves.len() as u64).sum();
+    stats.candidates = trees.iter().map(|t| t.cands.len() as u64).sum();
     let mut out = Vec::with_capacity(cells.len());
     for &cell in cells {
         let cb = cell.lattice_box();
@@ -745,13 +821,29 @@ pub fn bake_chunk_vis(
         let mut vis = CellVis { cell, same_chunk: Vec::new(), other_chunks: Vec::new() };
         for t in &trees {
             stats.pairs_total += t.solid;
+            let n = t.cands.len() as u64;
+            let pct = u64::from(settings.all_percent.min(100));
+            if t.chunk != chunk && pct < 100 && n > 0 {
+                let coarse = t.nodes[0].size_log2.saturating_sub(settings.coarse_levels);
+                let est = u64::from(t.estimate(&grid, &cb, mask, coarse));
+                if est * 100 >= pct * n {
+                    stats.pairs_visible += t.solid;
+                    stats.whole_chunks += 1;
+                    vis.other_chunks.push(ChunkVis { chunk: t.chunk, cubes: VisibleCubes::All });
+                    continue;
+                }
+            }
             let v = t.visible_from(&grid, &cb, &labels, mask);
-            stats.pairs_visible += v.len() as u64;
             if t.chunk == chunk {
+                stats.pairs_visible += v.len() as u64;
                 vis.same_chunk = v;
+            } else if v.len() as u64 == n && n > 0 {
+                stats.pairs_visible += t.solid;
+                stats.whole_chunks += 1;
+                vis.other_chunks.push(ChunkVis { chunk: t.chunk, cubes: VisibleCubes::All });
             } else if !v.is_empty() {
-                let cubes = if v.len() == t.leaves.len() { VisibleCubes::All } else { VisibleCubes::Listed(v) };
-                vis.other_chunks.push(ChunkVis { chunk: t.chunk, cubes });
+                stats.pairs_visible += v.len() as u64;
+                vis.other_chunks.push(ChunkVis { chunk: t.chunk, cubes: VisibleCubes::Listed(v) });
             }
         }
         out.push(vis);
