@@ -12,3 +12,5 @@ pub mod resources;
 pub mod scheduler;
 
 pub use layout::BakeSettings;
+pub mod path;
+pub mod vis;
