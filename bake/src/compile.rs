@@ -22,9 +22,13 @@ use pmfedit_core::map::library::{EntityScope, LightMode};
 use pmfedit_core::map::{Level, Map};
 
 use crate::chunk::{BakeError, bake_geometry};
-use crate::layout::BakeSettings;
+use crate::layout::{BakeSettings, ChunkLayout};
 use crate::light::{self, ChunkInput, LightError, LightScene, LightSettings, LitVertex, SurfaceFace};
 use crate::mesh::{FaceShape, LightmapRect};
+use crate::path::bake_chunk_paths;
+use crate::vis::{VisSettings, VisibleCubes, bake_chunk_vis};
+use pmfedit_core::map::ids::PathAttrs;
+use pmfedit_core::map::octree::{CubeAddr, Octree};
 
 /// Everything that decides the output besides the map.
 #[derive(Debug, Clone, PartialEq)]
@@ -35,6 +39,10 @@ pub struct CompileSettings {
     pub timestamp: u64,
     /// Header "compiler info".
     pub compiler_info: String,
+    /// Visibility data for air cells (PMF-NOTES V1); `None` writes none.
+    pub visibility: Option<VisSettings>,
+    /// Pathfinding data for air cells (P1).
+    pub pathfinding: bool,
 }
 
 impl Default for CompileSettings {
@@ -44,7 +52,26 @@ impl Default for CompileSettings {
             light: LightSettings::default(),
             timestamp: 0,
             compiler_info: format!("pmfedit {}", env!("CARGO_PKG_VERSION")),
+            visibility: Some(default_vis_settings()),
+            pathfinding: true,
         }
+    }
+}
+
+/// The visibility settings a compile uses by default: radius 1 chunk, and another chunk is
+/// listed as "all cubes" once half of its candidates may be visible (still conservative, and it
+/// keeps the lists — 4 bytes per visible cube per air cell — to a sensible size).
+pub fn default_vis_settings() -> VisSettings {
+    VisSettings { radius_chunks: 1, all_percent: 50, ..VisSettings::default() }
+}
+
+/// Path attribute sets: the map has no named list of them yet, so painted set `n` exports as
+/// one attribute named `user_n` facing (0, 0, 0).
+fn user_path_attributes(set: PathAttrs) -> Vec<crate::path::PathAttribute> {
+    if set.is_none() {
+        Vec::new()
+    } else {
+        vec![crate::path::PathAttribute { name: format!("user_{}", set.0), direction: [0.0; 3] }]
     }
 }
 
@@ -57,6 +84,12 @@ pub enum CompileError {
         chunk: ChunkCoord,
         error: LightError,
     },
+    /// Visibility or pathfinding.
+    Air {
+        level: usize,
+        chunk: ChunkCoord,
+        error: String,
+    },
     /// Something the PMF format cannot hold.
     Format(String),
 }
@@ -67,6 +100,9 @@ impl fmt::Display for CompileError {
             CompileError::Geometry(e) => e.fmt(f),
             CompileError::Light { level, chunk, error } => {
                 write!(f, "level {level}, chunk (x {}, y {}, z {}): lighting: {error}", chunk.x, chunk.y, chunk.z)
+            }
+            CompileError::Air { level, chunk, error } => {
+                write!(f, "level {level}, chunk (x {}, y {}, z {}): {error}", chunk.x, chunk.y, chunk.z)
             }
             CompileError::Format(s) => f.write_str(s),
         }
@@ -89,6 +125,10 @@ pub struct ChunkStats {
     pub vertices: usize,
     pub lightmaps: usize,
     pub luxels: usize,
+    /// Σ over air cells of the solid leaves within the visibility radius.
+    pub vis_pairs_total: u64,
+    /// Σ over air cells of the solid leaves listed as visible ("all" counts every leaf).
+    pub vis_pairs_visible: u64,
 }
 
 /// The baked records of one chunk, ready for [`compile`].
@@ -284,6 +324,7 @@ pub fn bake_chunk_timed(
         chunk_pmf.client.cubes[k as usize].lighting = cell;
     }
 
+    let vis_stats = add_air_data(snapshot, level_index, chunk, &geometry.layout, settings, &mut chunk_pmf)?;
     add_regions(snapshot, level, chunk, center, &mut chunk_pmf);
     chunk_pmf.server.entities = chunk_entities(level, chunk, center);
 
@@ -293,10 +334,83 @@ pub fn bake_chunk_timed(
         vertices: geometry.mesh.vertices.len(),
         lightmaps: chunk_pmf.client.lightmaps.len(),
         luxels: chunk_pmf.client.lightmaps.iter().map(|l| l.edge() * l.edge()).sum(),
+        vis_pairs_total: vis_stats.pairs_total,
+        vis_pairs_visible: vis_stats.pairs_visible,
     };
     let generation = level.chunk(chunk).map_or(0, |c| c.generation());
     let times = StageTimes { mesh: t_mesh, light: t_light, other: t2.elapsed() };
     Ok((ChunkBake { level: level_index, chunk, generation, pmf: chunk_pmf, stats }, times))
+}
+
+/// Visibility (V1) and pathfinding (P1) data of the chunk's air cells. Other chunks are named by
+/// absolute chunk coordinates for now (see [`absolute_index`]).
+fn add_air_data(
+    map: &Map,
+    level_index: usize,
+    chunk: ChunkCoord,
+    layout: &ChunkLayout,
+    settings: &CompileSettings,
+    out: &mut pmf::Chunk,
+) -> Result<crate::vis::VisStats, CompileError> {
+    let level = &map.levels[level_index];
+    let min = level.frame().chunk_min_lattice(chunk);
+    let cells: Vec<CubeAddr> = layout
+        .air_cells()
+        .iter()
+        .map(|&k| {
+            let a = layout.cubes()[k as usize].addr;
+            CubeAddr { min: a.min + min, size_log2: a.size_log2 }
+        })
+        .collect();
+    let air_err = |error: String| CompileError::Air { level: level_index, chunk, error };
+    let mut stats = crate::vis::VisStats::default();
+    if let Some(vs) = &settings.visibility {
+        let vis = bake_chunk_vis(level, &map.library, chunk, &cells, vs).map_err(|e| air_err(e.to_string()))?;
+        stats = vis.stats;
+        let mut layouts: BTreeMap<ChunkCoord, ChunkLayout> = BTreeMap::new();
+        for (&k, cv) in layout.air_cells().iter().zip(vis.cells) {
+            let mut cubes: Vec<u32> = cv.same_chunk.iter().filter_map(|&a| layout.index_of(a)).collect();
+            cubes.sort_unstable();
+            let mut chunks = Vec::with_capacity(cv.other_chunks.len());
+            for oc in cv.other_chunks {
+                let Some(index) = absolute_index(oc.chunk.as_ivec3()) else { continue };
+                let list = match oc.cubes {
+                    VisibleCubes::All => Vec::new(),
+                    VisibleCubes::Listed(addrs) => {
+                        let other = layouts.entry(oc.chunk).or_insert_with(|| match level.chunk(oc.chunk) {
+                            Some(c) => ChunkLayout::build(c.octree(), &settings.bake),
+                            None => {
+                                ChunkLayout::build(&Octree::new(level.frame().chunk_lattice_log2()), &settings.bake)
+                            }
+                        });
+                        let mut v: Vec<u32> = addrs.iter().filter_map(|&a| other.index_of(a)).collect();
+                        v.sort_unstable();
+                        if v.is_empty() {
+                            continue;
+                        }
+                        v
+                    }
+                };
+                chunks.push(pmf::VisibleChunk { chunk: index, cubes: list });
+            }
+            out.common.cubes[k as usize].visibility = Some(pmf::Visibility { cubes, chunks });
+        }
+    }
+    if settings.pathfinding {
+        let paths = bake_chunk_paths(level, &map.library, chunk, &cells, &user_path_attributes)
+            .map_err(|e| air_err(e.to_string()))?;
+        for (&k, cp) in layout.air_cells().iter().zip(paths) {
+            if !cp.attributes.is_empty() {
+                out.server.cubes[k as usize].pathfinding = Some(
+                    cp.attributes
+                        .into_iter()
+                        .map(|a| pmf::PathAttribute { name: a.name, direction: a.direction })
+                        .collect(),
+                );
+            }
+        }
+    }
+    Ok(stats)
 }
 
 /// Environment regions and load regions whose bounds overlap the chunk, relative to its center.

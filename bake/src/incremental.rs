@@ -59,7 +59,8 @@ impl IncrementalBuild {
         if changes.level_list {
             self.bakes.retain(|k, _| k.0 < after.levels.len());
         }
-        let mut dirty = dirty_chunks(before, after, changes, 0);
+        let radius = self.settings.visibility.as_ref().map_or(0, |v| v.radius_chunks as i32);
+        let mut dirty = dirty_chunks(before, after, changes, radius);
         dirty.extend(self.missing(after));
         dirty
     }

@@ -8,9 +8,9 @@ pub mod inspect;
 pub mod layout;
 pub mod light;
 pub mod mesh;
+pub mod path;
 pub mod resources;
 pub mod scheduler;
+pub mod vis;
 
 pub use layout::BakeSettings;
-pub mod path;
-pub mod vis;

@@ -162,7 +162,8 @@ impl EditorState {
             self.rebake_all();
             return;
         }
-        let mut dirty = dirty_chunks(before, &self.map, changes, 0);
+        let radius = self.compile_settings.visibility.as_ref().map_or(0, |v| v.radius_chunks as i32);
+        let mut dirty = dirty_chunks(before, &self.map, changes, radius);
         // Chunks that entered the exported grid.
         for (li, l) in self.map.levels.iter().enumerate() {
             for c in level_chunks(l) {

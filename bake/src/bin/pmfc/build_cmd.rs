@@ -241,8 +241,16 @@ pub fn build(a: BuildArgs) -> Result<(), Failure> {
     let settings = CompileSettings { timestamp: a.timestamp.unwrap_or_else(now), ..CompileSettings::default() };
     let map = Arc::new(map);
     let bakes = bake_all(map.clone(), &settings, threads(a.threads), a.quiet)?;
+    let (total, visible) =
+        bakes.values().fold((0u64, 0u64), |(t, v), b| (t + b.stats.vis_pairs_total, v + b.stats.vis_pairs_visible));
     let (file, n) = write_map(&a.project, &a.out, &map, &bakes, &settings, a.strict)?;
     eprintln!("{}: {}", a.out.display(), summary(&file, n, start.elapsed().as_secs_f64()));
+    if total > 0 {
+        eprintln!(
+            "visibility: {:.1}% of (air cell, cube) pairs within the radius culled",
+            100.0 * (1.0 - visible as f64 / total as f64)
+        );
+    }
     Ok(())
 }
 
@@ -422,7 +430,8 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
             continue;
         };
         let t = Instant::now();
-        let dirty = dirty_chunks(&before, &map, &changes, 0);
+        let radius = settings.visibility.as_ref().map_or(0, |v| v.radius_chunks as i32);
+        let dirty = dirty_chunks(&before, &map, &changes, radius);
         let mut st = StageTimes::default();
         for &(li, c) in &dirty {
             let (b, times) = bake_chunk_timed(&map, li, c, &settings).map_err(|e| Failure(e.to_string()))?;
