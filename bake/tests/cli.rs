@@ -138,7 +138,7 @@ fn new_build_inspect_round_trip_on_the_demo() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(project.join("map.ron").is_file());
     let pmf_path = dir.path().join("demo.pmf");
-    let build = |p: &std::path::Path| {
+    let build = |p: &Path| {
         pmfc(&[
             "build",
             project.to_str().unwrap(),
@@ -216,4 +216,84 @@ fn import_m3d_into_a_project_and_export_it_back() {
     assert_eq!(model.voxel_count(), 4);
     let out = pmfc(&["import", dir.path().join("nothing.bin").to_str().unwrap(), "--inspect"]);
     assert!(!out.status.success());
+}
+
+#[test]
+fn watch_rebuilds_when_the_project_changes() {
+    use pmfedit_core::map::ids::{MaterialId, PhysicsId, SoundId};
+    use pmfedit_core::map::octree::Cube;
+    use pmfedit_core::project::Project;
+    use std::time::{Duration, Instant};
+
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("p");
+    let mut map = pmfedit_core::map::Map::new("watched");
+    let origin = map.levels[0].frame().origin_lattice();
+    let stone = Cube::solid(MaterialId(0), PhysicsId(0), SoundId(0));
+    map.levels[0].set_cube(pmfedit_core::map::coords::CubeAddr::containing(origin, 3), stone).unwrap();
+    let mut p = Project::create(&project).unwrap();
+    p.save(&map).unwrap();
+    let out_pmf = dir.path().join("w.pmf");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pmfc"))
+        .args([
+            "watch",
+            project.to_str().unwrap(),
+            "-o",
+            out_pmf.to_str().unwrap(),
+            "--timestamp",
+            "5",
+            "--max-builds",
+            "2",
+        ])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !out_pmf.exists() {
+        assert!(Instant::now() < deadline, "first build never appeared");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let first = std::fs::read(&out_pmf).unwrap();
+    // Give the watcher time to start, then edit and save the project.
+    std::thread::sleep(Duration::from_millis(500));
+    let edited = |step: i32| {
+        let mut m = map.clone();
+        let at = origin + glam::IVec3::new(8 * step, 0, 0);
+        m.levels[0].set_cube(pmfedit_core::map::coords::CubeAddr::containing(at, 3), stone).unwrap();
+        m
+    };
+    p.save(&edited(1)).unwrap();
+    let mut step = 2;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            assert!(status.success());
+            break;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("watch did not rebuild");
+        }
+        std::thread::sleep(Duration::from_millis(200));
+        // Events can be missed while the watcher starts: touch the project again.
+        if step < 10 {
+            p.save(&edited(step)).unwrap();
+            step += 1;
+        }
+    }
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert!(err.contains("re-baked"), "{err}");
+    let second = std::fs::read(&out_pmf).unwrap();
+    assert!(second != first, "the output did not change");
+    let file = pmfedit_core::format::pmf::read(&second).unwrap();
+    let faces: usize = file.levels[0]
+        .chunks
+        .iter()
+        .flat_map(|c| &c.client.cubes)
+        .map(|c| match &c.geometry {
+            pmfedit_core::format::pmf::ClientGeometry::Geometry(g) => g.faces.count_ones() as usize,
+            _ => 0,
+        })
+        .sum();
+    assert!(faces > 6, "{faces} faces: the edit is not in the rebuilt file");
 }

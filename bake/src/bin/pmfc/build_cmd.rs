@@ -463,6 +463,33 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
     let mesh_s = t.elapsed().as_secs_f64();
     let _ = bake_chunk; // the full per-chunk bake is timed above
 
+    let (ours_us, ours_quads, theirs) = mesh_comparison()?;
+
+    // Visibility alone, every chunk of the level.
+    let t = Instant::now();
+    let vis_settings = settings.visibility.unwrap_or_default();
+    for c in level_chunks(&map.levels[0]) {
+        let layout = pmfedit_bake::layout::ChunkLayout::build(
+            map.levels[0]
+                .chunk(c)
+                .map(|ch| ch.octree())
+                .unwrap_or(&pmfedit_core::map::octree::Octree::new(map.levels[0].frame().chunk_lattice_log2())),
+            &settings.bake,
+        );
+        let min = map.levels[0].frame().chunk_min_lattice(c);
+        let cells: Vec<CubeAddr> = layout
+            .air_cells()
+            .iter()
+            .map(|&k| {
+                let a = layout.cubes()[k as usize].addr;
+                CubeAddr { min: a.min + min, size_log2: a.size_log2 }
+            })
+            .collect();
+        pmfedit_bake::vis::bake_chunk_vis(&map.levels[0], &map.library, c, &cells, &vis_settings)
+            .map_err(|e| Failure(e.to_string()))?;
+    }
+    let vis_s = t.elapsed().as_secs_f64();
+
     let median = percentile(&mut per_edit.clone(), 0.5);
     let figures = serde_json::json!({
         "map": format!("terrain({x},{y},{z})"),
@@ -481,6 +508,13 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
         "full_over_incremental": full_bake_s * 1e3 * a.threads as f64 / median.max(1e-9),
         "mesh_us_per_chunk": mesh_s * 1e6 / sample_chunks.len().max(1) as f64,
         "mesh_quads_per_s": quads as f64 / mesh_s.max(1e-9),
+        "mesh_32cubed": {
+            "ours_us": ours_us,
+            "ours_quads_per_s": ours_quads,
+            "block_mesh_us": theirs.map(|t| t.0),
+            "block_mesh_quads_per_s": theirs.map(|t| t.1),
+        },
+        "full_vis_rebuild_s": vis_s,
         "export_mb_per_s": bytes.len() as f64 / 1e6 / export_s.max(1e-9),
         "write_mb_per_s": bytes.len() as f64 / 1e6 / write_only_s.max(1e-9),
         "file_bytes": bytes.len(),
@@ -494,4 +528,76 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
         }
     }
     if invariant_held { Ok(()) } else { Err(Failure("incremental != full".into())) }
+}
+
+/// The same 32³ voxels (a height field with holes) meshed by our mesher and, when built with
+/// `--features block-mesh-bench`, by `block_mesh::visible_block_faces`: (µs, quads/s) each.
+#[allow(clippy::type_complexity)]
+fn mesh_comparison() -> Result<(f64, f64, Option<(f64, f64)>), Failure> {
+    const N: usize = 32;
+    let solid = |x: usize, y: usize, z: usize| {
+        let h = 8 + ((x * 7 + z * 13) % 11) + ((x / 4 + z / 3) % 5);
+        y < h && !(x % 5 == 2 && z % 7 == 3 && y > 3)
+    };
+    let mut map = Map::new("mesh bench");
+    map.levels[0] = pmfedit_core::map::Level::new("main", 5).map_err(|e| Failure(e.to_string()))?;
+    let frame = map.levels[0].frame();
+    let min = frame.chunk_min_lattice(frame.center_chunk);
+    let stone = Cube::solid(Default::default(), Default::default(), Default::default());
+    for x in 0..N {
+        for z in 0..N {
+            for y in 0..N {
+                if solid(x, y, z) {
+                    let at = min + IVec3::new(x as i32, y as i32, z as i32) * 8;
+                    map.levels[0].set_cube(CubeAddr::containing(at, 3), stone).map_err(|e| Failure(e.to_string()))?;
+                }
+            }
+        }
+    }
+    let settings = pmfedit_bake::BakeSettings::default();
+    let runs = 20;
+    let t = Instant::now();
+    let mut quads = 0;
+    for _ in 0..runs {
+        let g = pmfedit_bake::chunk::bake_geometry(&map, 0, frame.center_chunk, &settings)
+            .map_err(|e| Failure(e.to_string()))?;
+        quads = g.mesh.quad_count();
+    }
+    let ours = t.elapsed().as_secs_f64() / runs as f64;
+    Ok((ours * 1e6, quads as f64 / ours, block_mesh_figures(&solid, runs)))
+}
+
+#[cfg(feature = "block-mesh-bench")]
+fn block_mesh_figures(solid: &dyn Fn(usize, usize, usize) -> bool, runs: u32) -> Option<(f64, f64)> {
+    use block_mesh::ndshape::{ConstShape, ConstShape3u32};
+    use block_mesh::{RIGHT_HANDED_Y_UP_CONFIG, UnitQuadBuffer, Voxel, VoxelVisibility, visible_block_faces};
+    #[derive(Clone, Copy, PartialEq, Eq)]
+    struct V(bool);
+    impl Voxel for V {
+        fn get_visibility(&self) -> VoxelVisibility {
+            if self.0 { VoxelVisibility::Opaque } else { VoxelVisibility::Empty }
+        }
+    }
+    type Shape = ConstShape3u32<34, 34, 34>;
+    let mut voxels = vec![V(false); Shape::SIZE as usize];
+    for i in 0..Shape::SIZE {
+        let [x, y, z] = Shape::delinearize(i);
+        if (1..33).contains(&x) && (1..33).contains(&y) && (1..33).contains(&z) {
+            voxels[i as usize] = V(solid(x as usize - 1, y as usize - 1, z as usize - 1));
+        }
+    }
+    let t = Instant::now();
+    let mut quads = 0;
+    for _ in 0..runs {
+        let mut buffer = UnitQuadBuffer::new();
+        visible_block_faces(&voxels, &Shape {}, [0; 3], [33; 3], &RIGHT_HANDED_Y_UP_CONFIG.faces, &mut buffer);
+        quads = buffer.num_quads();
+    }
+    let s = t.elapsed().as_secs_f64() / f64::from(runs);
+    Some((s * 1e6, quads as f64 / s))
+}
+
+#[cfg(not(feature = "block-mesh-bench"))]
+fn block_mesh_figures(_: &dyn Fn(usize, usize, usize) -> bool, _: u32) -> Option<(f64, f64)> {
+    None
 }
