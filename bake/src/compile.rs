@@ -229,6 +229,8 @@ pub struct StageTimes {
     pub mesh: std::time::Duration,
     /// Lightmaps, dynamic layers, fast multipliers, air-cell lighting.
     pub light: std::time::Duration,
+    /// Visibility and pathfinding of the air cells.
+    pub air: std::time::Duration,
     /// Regions, entities and record assembly.
     pub other: std::time::Duration,
 }
@@ -324,7 +326,9 @@ pub fn bake_chunk_timed(
         chunk_pmf.client.cubes[k as usize].lighting = cell;
     }
 
+    let t3 = std::time::Instant::now();
     let vis_stats = add_air_data(snapshot, level_index, chunk, &geometry.layout, settings, &mut chunk_pmf)?;
+    let t_air = t3.elapsed();
     add_regions(snapshot, level, chunk, center, &mut chunk_pmf);
     chunk_pmf.server.entities = chunk_entities(level, chunk, center);
 
@@ -338,7 +342,7 @@ pub fn bake_chunk_timed(
         vis_pairs_visible: vis_stats.pairs_visible,
     };
     let generation = level.chunk(chunk).map_or(0, |c| c.generation());
-    let times = StageTimes { mesh: t_mesh, light: t_light, other: t2.elapsed() };
+    let times = StageTimes { mesh: t_mesh, light: t_light, air: t_air, other: t2.elapsed().saturating_sub(t_air) };
     Ok((ChunkBake { level: level_index, chunk, generation, pmf: chunk_pmf, stats }, times))
 }
 

@@ -408,7 +408,7 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
     let occupied = level.occupied_bounds().ok_or_else(|| Failure("empty terrain".into()))?;
     let mid = (occupied.0.as_ivec3() + occupied.1.as_ivec3()) / 2;
     let mut per_edit = Vec::new();
-    let (mut mesh_ms, mut light_ms, mut other_ms) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut mesh_ms, mut light_ms, mut air_ms, mut other_ms) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut dirty_counts = Vec::new();
     let mut seed = 0x2545_F491_4F6C_DD1Du64;
     for i in 0..a.edits {
@@ -437,12 +437,14 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
             let (b, times) = bake_chunk_timed(&map, li, c, &settings).map_err(|e| Failure(e.to_string()))?;
             st.mesh += times.mesh;
             st.light += times.light;
+            st.air += times.air;
             st.other += times.other;
             inc.insert(b);
         }
         per_edit.push(ms(t.elapsed()));
         mesh_ms.push(ms(st.mesh));
         light_ms.push(ms(st.light));
+        air_ms.push(ms(st.air));
         other_ms.push(ms(st.other));
         dirty_counts.push(dirty.len() as f64);
     }
@@ -501,8 +503,7 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
             "mesh": percentile(&mut mesh_ms, 0.5),
             "light": percentile(&mut light_ms, 0.5),
             "other": percentile(&mut other_ms, 0.5),
-            "vis": null,
-            "path": null,
+            "vis_and_path": percentile(&mut air_ms, 0.5),
         },
         "edit_dirty_chunks_median": percentile(&mut dirty_counts, 0.5),
         "full_over_incremental": full_bake_s * 1e3 * a.threads as f64 / median.max(1e-9),
