@@ -270,7 +270,7 @@ fn field(ui: &mut Ui, variant: &str, key: &str, v: &mut Value, depth: usize) -> 
         }
         Value::Array(a) if (key == "color" || key == "emission") && (a.len() == 3 || a.len() == 4) => {
             let Some(rgb) = as_rgb(a) else { return false };
-            let changed = if rgb.len() == 3 {
+            if rgb.len() == 3 {
                 let mut c = [rgb[0], rgb[1], rgb[2]];
                 let ch = form::color(ui, &label, &mut c);
                 if ch {
@@ -284,8 +284,7 @@ fn field(ui: &mut Ui, variant: &str, key: &str, v: &mut Value, depth: usize) -> 
                     *a = c.iter().map(|&x| Value::from(x)).collect();
                 }
                 ch
-            };
-            changed
+            }
         }
         Value::Array(a) if a.len() <= 4 && a.iter().all(Value::is_number) => {
             const AXES: [&str; 4] = ["X", "Y", "Z", "W"];

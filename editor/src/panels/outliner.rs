@@ -53,8 +53,7 @@ pub fn ui(ui: &mut Ui, cx: &mut PanelCtx<'_>) {
             item(ui, cx, Selection::Entity { level: li, id }, label, e.position());
         }
         if ui.button("Add entity").clicked() {
-            let mut data = pmfedit_core::format::pmf::entity::Generic::default();
-            data.position = [0.0, 1.0, 0.0];
+            let data = pmfedit_core::format::pmf::entity::Generic { position: [0.0, 1.0, 0.0], ..Default::default() };
             let e = MapEntity::new(format!("entity {}", objects.entities().len() + 1), EntityData::Generic(data));
             cx.sink.edit(Edit::AddObject { level: li, item: ObjItem::Entity(Box::new(e)) });
         }
