@@ -1,22 +1,74 @@
 //! The eframe application: menus, toolbar, status bar, side panels and the viewport around one
-//! [`EditorState`]. Each frame: take finished bakes, draw, then apply the commands the UI queued.
+//! [`EditorState`]. Each frame: take finished bakes and asset changes, draw, then apply the
+//! commands the UI queued.
+//!
+//! File handling lives here and in [`crate::files`]: New / Open / Quit ask before dropping
+//! unsaved changes (the window's close button too: `close_requested` + `CancelClose`); opening a
+//! project with a newer recovery snapshot offers "Recover / Discard"; Save without a project asks
+//! for a folder; every path prompt has a typed-path field beside "Browse…".
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use eframe::egui;
 
 use pmfedit_core::map::Map;
-use pmfedit_core::project::Project;
+use pmfedit_core::project::{Project, RecoveryInfo};
 
 use crate::command::Command;
-use crate::state::EditorState;
+use crate::files::{Dialogs, FileAction, FilePrompt, PromptResult, RecentFiles};
+use crate::panels::Panels;
+use crate::state::{EditorState, Selection};
 use crate::tools::ToolKind;
+use crate::watch::{Thumbnails, assets_dir};
+
+/// Every keyboard shortcut, for menus and the Help window: (keys, what).
+pub const SHORTCUTS: &[(&str, &str)] = &[
+    ("Ctrl+N", "New map"),
+    ("Ctrl+O", "Open project…"),
+    ("Ctrl+S", "Save"),
+    ("Ctrl+Shift+S", "Save as…"),
+    ("Ctrl+E", "Export PMF…"),
+    ("Ctrl+Z", "Undo"),
+    ("Ctrl+Shift+Z / Ctrl+Y", "Redo"),
+    ("1 – 9", "Pick a tool (toolbar order)"),
+    ("Delete", "Delete the selected light, entity or region"),
+    ("F", "Frame the selected light, entity or region"),
+    ("[ / ]", "Smaller / bigger cube (viewport)"),
+    ("Right mouse + WASD", "Fly the camera (viewport)"),
+    ("F1", "This list"),
+];
+
+/// Something waiting for the user to decide about unsaved changes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Pending {
+    New,
+    Open(PathBuf),
+    Quit,
+}
 
 /// The editor application.
 pub struct App {
     pub state: EditorState,
     /// Commands queued this frame.
     pub commands: Vec<Command>,
+    /// Side panels and their UI state.
+    pub panels: Panels,
+    /// Material thumbnails, refreshed by the asset watcher.
+    pub thumbs: Thumbnails,
+    pub recent: RecentFiles,
+    /// The open file prompt, if any.
+    pub prompt: Option<FilePrompt>,
+    /// An action waiting on the unsaved-changes question.
+    pub pending: Option<Pending>,
+    /// A project whose recovery snapshot is newer than its last save.
+    pub recovery: Option<(PathBuf, RecoveryInfo)>,
+    pub show_shortcuts: bool,
+    pub dark: bool,
+    dialogs: Dialogs,
+    allow_close: bool,
+    close_now: bool,
+    project_dir: Option<PathBuf>,
 }
 
 impl App {
@@ -25,7 +77,32 @@ impl App {
     pub fn new(cc: &eframe::CreationContext<'_>, map: Map, project: Option<Project>) -> Self {
         let ctx = cc.egui_ctx.clone();
         let wake: Arc<dyn Fn() + Send + Sync> = Arc::new(move || ctx.request_repaint());
-        Self { state: EditorState::new(map, project, wake), commands: Vec::new() }
+        let project_dir = project.as_ref().map(|p| p.dir().to_owned());
+        let thumbs = Thumbnails::new(project_dir.as_deref(), assets_dir(), wake.clone());
+        let recent = RecentFiles::load(cc.storage);
+        let dark = cc.storage.and_then(|s| s.get_string("pmfedit.theme")).is_none_or(|t| t != "light");
+        cc.egui_ctx.set_theme(if dark { egui::Theme::Dark } else { egui::Theme::Light });
+        let mut panels = Panels::default();
+        if let Some(s) = cc.storage.and_then(|s| s.get_string("pmfedit.panels")) {
+            panels.show_left = !s.contains("-left");
+            panels.show_right = !s.contains("-right");
+        }
+        Self {
+            state: EditorState::new(map, project, wake),
+            commands: Vec::new(),
+            panels,
+            thumbs,
+            recent,
+            prompt: None,
+            pending: None,
+            recovery: None,
+            show_shortcuts: false,
+            dark,
+            dialogs: Dialogs::default(),
+            allow_close: false,
+            close_now: false,
+            project_dir,
+        }
     }
 
     fn title(&self) -> String {
@@ -41,6 +118,8 @@ impl App {
         let cmd = |m: Modifiers, k: Key| KeyboardShortcut::new(m, k);
         let ctrl = Modifiers::COMMAND;
         let ctrl_shift = Modifiers::COMMAND | Modifiers::SHIFT;
+        let mut open_prompt = None;
+        let mut new = false;
         ctx.input_mut(|i| {
             if i.consume_shortcut(&cmd(ctrl_shift, Key::Z)) || i.consume_shortcut(&cmd(ctrl, Key::Y)) {
                 self.commands.push(Command::Redo);
@@ -48,10 +127,31 @@ impl App {
             if i.consume_shortcut(&cmd(ctrl, Key::Z)) {
                 self.commands.push(Command::Undo);
             }
+            if i.consume_shortcut(&cmd(ctrl_shift, Key::S)) {
+                open_prompt = Some(FileAction::SaveAs);
+            }
             if i.consume_shortcut(&cmd(ctrl, Key::S)) {
                 self.commands.push(Command::Save);
             }
+            if i.consume_shortcut(&cmd(ctrl, Key::O)) {
+                open_prompt = Some(FileAction::Open);
+            }
+            if i.consume_shortcut(&cmd(ctrl, Key::E)) {
+                open_prompt = Some(FileAction::Export);
+            }
+            if i.consume_shortcut(&cmd(ctrl, Key::N)) {
+                new = true;
+            }
+            if i.key_pressed(Key::F1) {
+                self.show_shortcuts = !self.show_shortcuts;
+            }
         });
+        if let Some(a) = open_prompt {
+            self.open_prompt(a);
+        }
+        if new {
+            self.request(Pending::New);
+        }
         if !ctx.egui_wants_keyboard_input() {
             ctx.input(|i| {
                 for (k, tool) in
@@ -63,8 +163,345 @@ impl App {
                         self.commands.push(Command::SetTool(tool));
                     }
                 }
+                if i.modifiers.is_none() {
+                    if i.key_pressed(Key::Delete) {
+                        self.delete_selected_object();
+                    }
+                    if i.key_pressed(Key::F) {
+                        self.frame_selected_object();
+                    }
+                }
             });
         }
+    }
+
+    /// The selected light, entity or region, as an object reference and its position.
+    fn selected_object(&self) -> Option<(usize, pmfedit_core::edit::ObjRef, Option<glam::Vec3>)> {
+        use pmfedit_core::edit::ObjRef;
+        let (level, id) = match self.state.selection {
+            Selection::Light { level, id } => (level, ObjRef::Light(id)),
+            Selection::Entity { level, id } => (level, ObjRef::Entity(id)),
+            Selection::Region { level, id } => (level, ObjRef::Region(id)),
+            Selection::LoadRegion { level, id } => (level, ObjRef::LoadRegion(id)),
+            _ => return None,
+        };
+        let objects = &self.state.map.levels.get(level)?.objects;
+        let pos = match id {
+            ObjRef::Light(i) => objects.lights().get(i).map(|l| l.position),
+            ObjRef::Entity(i) => objects.entities().get(i).and_then(|e| e.position()),
+            ObjRef::Region(i) => objects.regions().get(i).map(|r| {
+                let (a, b) = r.bounds();
+                (a + b) * 0.5
+            }),
+            ObjRef::LoadRegion(i) => objects.load_regions().get(i).map(|r| (r.min + r.max) * 0.5),
+        };
+        Some((level, id, pos))
+    }
+
+    fn delete_selected_object(&mut self) {
+        if let Some((level, id, _)) = self.selected_object() {
+            self.commands.push(Command::Edit(pmfedit_core::edit::Edit::RemoveObject { level, id }));
+            self.commands.push(Command::Select(Selection::None));
+        }
+    }
+
+    fn frame_selected_object(&mut self) {
+        if let Some((_, _, Some(p))) = self.selected_object() {
+            self.commands.push(Command::Frame { target: p.as_dvec3(), distance: 12.0 });
+        }
+    }
+
+    fn open_prompt(&mut self, action: FileAction) {
+        let start = match action {
+            FileAction::Export => self.project_dir.as_ref().map(|d| d.join("map.pmf")),
+            _ => self.project_dir.clone().or_else(|| self.recent.paths.first().cloned()),
+        };
+        self.prompt = Some(FilePrompt::new(action, start.as_deref()));
+    }
+
+    /// New / Open / Quit: asks first when there are unsaved changes.
+    pub fn request(&mut self, action: Pending) {
+        if self.state.is_dirty() {
+            self.pending = Some(action);
+        } else {
+            self.carry_out(action);
+        }
+    }
+
+    fn carry_out(&mut self, action: Pending) {
+        match action {
+            Pending::New => {
+                self.state.load_document(crate::files::new_map_with_pack("untitled"), None);
+                self.state.say("New map with the default asset pack");
+            }
+            Pending::Open(path) => self.open(&path),
+            Pending::Quit => {
+                self.allow_close = true;
+                self.close_now = true;
+            }
+        }
+    }
+
+    /// Opens a project, offering its recovery snapshot first when it is newer.
+    pub fn open(&mut self, dir: &Path) {
+        if let Some(info) = Project::recovery_available(dir)
+            && info.newer_than_manifest
+        {
+            self.recovery = Some((dir.to_owned(), info));
+            return;
+        }
+        self.open_now(dir, false);
+    }
+
+    fn open_now(&mut self, dir: &Path, recovered: bool) {
+        let opened = if recovered { Project::open_recovery(dir) } else { Project::open(dir) };
+        match opened {
+            Ok((project, map)) => {
+                self.state.load_document(map, Some(project));
+                if recovered {
+                    self.state.history.clear_saved();
+                    self.state.say(format!("Recovered unsaved edits of {} — save to keep them", dir.display()));
+                } else {
+                    self.state.say(format!("Opened {}", dir.display()));
+                }
+                self.recent.push(dir.to_owned());
+            }
+            Err(e) => self.state.say(format!("Could not open {}: {e}", dir.display())),
+        }
+    }
+
+    fn prompt_confirmed(&mut self, action: FileAction, path: PathBuf) {
+        match action {
+            FileAction::Open => self.request(Pending::Open(path)),
+            FileAction::SaveAs => {
+                self.commands.push(Command::SaveAs(path.clone()));
+                self.recent.push(path);
+            }
+            FileAction::Export => self.commands.push(Command::Export(path)),
+            FileAction::ImportM3d | FileAction::ImportVoxelPlay => {
+                match crate::files::import(&self.state.map, self.state.level, action, &path, self.state.cube_log2) {
+                    Ok((map, summary)) => {
+                        self.state.replace_map_unsaved(map);
+                        self.state.say(format!(
+                            "Imported {} ({summary}). Imports cannot be undone: the undo history was cleared.",
+                            path.display()
+                        ));
+                    }
+                    Err(e) => self.state.say(format!("Import failed: {e}")),
+                }
+            }
+        }
+    }
+
+    fn menus(&mut self, ui: &mut egui::Ui) {
+        egui::MenuBar::new().ui(ui, |ui| {
+            ui.menu_button("File", |ui| {
+                if ui.button("New\tCtrl+N").clicked() {
+                    self.request(Pending::New);
+                }
+                if ui.button("Open…\tCtrl+O").clicked() {
+                    self.open_prompt(FileAction::Open);
+                }
+                ui.menu_button("Open recent", |ui| {
+                    if self.recent.paths.is_empty() {
+                        ui.weak("(none)");
+                    }
+                    for p in self.recent.paths.clone() {
+                        if ui.button(p.display().to_string()).clicked() {
+                            self.request(Pending::Open(p));
+                        }
+                    }
+                });
+                ui.separator();
+                if ui.button("Save\tCtrl+S").clicked() {
+                    self.commands.push(Command::Save);
+                }
+                if ui.button("Save As…\tCtrl+Shift+S").clicked() {
+                    self.open_prompt(FileAction::SaveAs);
+                }
+                if ui.button("Export PMF…\tCtrl+E").clicked() {
+                    self.open_prompt(FileAction::Export);
+                }
+                ui.menu_button("Import", |ui| {
+                    if ui.button("Model 3D (.m3d)…").clicked() {
+                        self.open_prompt(FileAction::ImportM3d);
+                    }
+                    if ui.button("Voxel Play world…").clicked() {
+                        self.open_prompt(FileAction::ImportVoxelPlay);
+                    }
+                });
+                ui.separator();
+                if ui.button("Quit").clicked() {
+                    self.request(Pending::Quit);
+                }
+            });
+            ui.menu_button("Edit", |ui| {
+                let h = &self.state.history;
+                let undo = h.undo_name().map_or_else(|| "Undo".to_owned(), |n| format!("Undo {n}"));
+                let redo = h.redo_name().map_or_else(|| "Redo".to_owned(), |n| format!("Redo {n}"));
+                if ui.add_enabled(h.can_undo(), egui::Button::new(undo).shortcut_text("Ctrl+Z")).clicked() {
+                    self.commands.push(Command::Undo);
+                }
+                if ui.add_enabled(h.can_redo(), egui::Button::new(redo).shortcut_text("Ctrl+Shift+Z")).clicked() {
+                    self.commands.push(Command::Redo);
+                }
+                ui.separator();
+                let has_object = self.selected_object().is_some();
+                if ui.add_enabled(has_object, egui::Button::new("Delete object").shortcut_text("Delete")).clicked() {
+                    self.delete_selected_object();
+                }
+                if ui.add_enabled(has_object, egui::Button::new("Frame object").shortcut_text("F")).clicked() {
+                    self.frame_selected_object();
+                }
+            });
+            ui.menu_button("View", |ui| {
+                if ui.radio(self.dark, "Dark theme").clicked() {
+                    self.dark = true;
+                    ui.ctx().set_theme(egui::Theme::Dark);
+                }
+                if ui.radio(!self.dark, "Light theme").clicked() {
+                    self.dark = false;
+                    ui.ctx().set_theme(egui::Theme::Light);
+                }
+                ui.separator();
+                ui.checkbox(&mut self.panels.show_left, "Left panel (outliner, history, bake)");
+                ui.checkbox(&mut self.panels.show_right, "Right panel (library, settings, inspector)");
+            });
+            ui.menu_button("Help", |ui| {
+                if ui.button("Shortcuts\tF1").clicked() {
+                    self.show_shortcuts = true;
+                }
+            });
+        });
+    }
+
+    fn windows(&mut self, ctx: &egui::Context) {
+        for (action, path) in self.dialogs.drain() {
+            if let Some(p) = &mut self.prompt {
+                p.answer(action, path);
+            }
+        }
+        if let Some(prompt) = &mut self.prompt {
+            let action = prompt.action;
+            match prompt.show(ctx, &self.dialogs) {
+                PromptResult::Pending => {}
+                PromptResult::Cancel => self.prompt = None,
+                PromptResult::Confirm(path) => {
+                    self.prompt = None;
+                    self.prompt_confirmed(action, path);
+                }
+            }
+        }
+        if let Some(pending) = self.pending.clone() {
+            let what = match &pending {
+                Pending::New => "starting a new map".to_owned(),
+                Pending::Open(p) => format!("opening {}", p.display()),
+                Pending::Quit => "quitting".to_owned(),
+            };
+            let mut choice = None;
+            egui::Modal::new(egui::Id::unique("pmfedit.unsaved")).show(ctx, |ui| {
+                ui.heading("Unsaved changes");
+                ui.label(format!("Save the changes to “{}” before {what}?", self.state.map.meta.name));
+                ui.horizontal(|ui| {
+                    if ui.button("Save").clicked() {
+                        choice = Some("save");
+                    }
+                    if ui.button("Discard").clicked() {
+                        choice = Some("discard");
+                    }
+                    if ui.button("Cancel").clicked() {
+                        choice = Some("cancel");
+                    }
+                });
+            });
+            match choice {
+                Some("save") => {
+                    self.pending = None;
+                    if self.state.project.is_some() {
+                        self.state.apply(Command::Save);
+                        if !self.state.is_dirty() {
+                            self.carry_out(pending);
+                        }
+                    } else {
+                        self.open_prompt(FileAction::SaveAs);
+                    }
+                }
+                Some("discard") => {
+                    self.pending = None;
+                    self.carry_out(pending);
+                }
+                Some(_) => self.pending = None,
+                None => {}
+            }
+        }
+        if let Some((dir, info)) = self.recovery.clone() {
+            let mut choice = None;
+            egui::Modal::new(egui::Id::unique("pmfedit.recovery")).show(ctx, |ui| {
+                ui.heading("Recover unsaved edits?");
+                let age = info.saved_at.elapsed().map_or_else(|_| "just now".to_owned(), |d| fmt_age(d.as_secs()));
+                ui.label(format!(
+                    "{} has a recovery snapshot from {age} with edits that were never saved.",
+                    dir.display()
+                ));
+                if !info.based_on_current_manifest {
+                    ui.colored_label(
+                        ui.visuals().warn_fg_color,
+                        "map.ron changed since the snapshot was taken (e.g. a version-control update).",
+                    );
+                }
+                ui.horizontal(|ui| {
+                    if ui.button("Recover").clicked() {
+                        choice = Some(true);
+                    }
+                    if ui.button("Discard").clicked() {
+                        choice = Some(false);
+                    }
+                });
+            });
+            match choice {
+                Some(true) => {
+                    self.recovery = None;
+                    self.open_now(&dir, true);
+                }
+                Some(false) => {
+                    self.recovery = None;
+                    if let Err(e) = Project::discard_recovery(&dir) {
+                        self.state.say(format!("Could not discard the recovery snapshot: {e}"));
+                    }
+                    self.open_now(&dir, false);
+                }
+                _ => {}
+            }
+        }
+        let mut open = self.show_shortcuts;
+        egui::Window::new("Shortcuts").open(&mut open).resizable(false).show(ctx, |ui| {
+            egui::Grid::new("shortcut_grid").num_columns(2).striped(true).show(ui, |ui| {
+                for (keys, what) in SHORTCUTS {
+                    ui.strong(*keys);
+                    ui.label(*what);
+                    ui.end_row();
+                }
+            });
+        });
+        self.show_shortcuts = open;
+    }
+
+    /// Takes Save without a project as Save As.
+    fn route_commands(&mut self) {
+        if self.state.project.is_none() && self.commands.iter().any(|c| matches!(c, Command::Save)) {
+            self.commands.retain(|c| !matches!(c, Command::Save));
+            self.open_prompt(FileAction::SaveAs);
+        }
+    }
+}
+
+/// "5 minutes ago".
+fn fmt_age(secs: u64) -> String {
+    match secs {
+        0..60 => format!("{secs} seconds ago"),
+        60..7200 => format!("{} minutes ago", secs / 60),
+        7200..172_800 => format!("{} hours ago", secs / 3600),
+        _ => format!("{} days ago", secs / 86_400),
     }
 }
 
@@ -72,30 +509,15 @@ impl eframe::App for App {
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
         let ctx = ui.ctx().clone();
         self.state.poll_bakes();
+        self.thumbs.poll();
         self.shortcuts(&ctx);
         ctx.send_viewport_cmd(egui::ViewportCommand::Title(self.title()));
+        if ctx.input(|i| i.viewport().close_requested()) && self.state.is_dirty() && !self.allow_close {
+            ctx.send_viewport_cmd(egui::ViewportCommand::CancelClose);
+            self.pending = Some(Pending::Quit);
+        }
 
-        egui::Panel::top("menu").show(ui, |ui| {
-            egui::MenuBar::new().ui(ui, |ui| {
-                ui.menu_button("File", |ui| {
-                    if ui.button("New").clicked() {
-                        self.commands.push(Command::NewMap);
-                    }
-                    if ui.button("Save\tCtrl+S").clicked() {
-                        self.commands.push(Command::Save);
-                    }
-                });
-                ui.menu_button("Edit", |ui| {
-                    if ui.add_enabled(self.state.history.can_undo(), egui::Button::new("Undo\tCtrl+Z")).clicked() {
-                        self.commands.push(Command::Undo);
-                    }
-                    if ui.add_enabled(self.state.history.can_redo(), egui::Button::new("Redo\tCtrl+Shift+Z")).clicked()
-                    {
-                        self.commands.push(Command::Redo);
-                    }
-                });
-            });
-        });
+        egui::Panel::top("menu").show(ui, |ui| self.menus(ui));
         egui::Panel::top("toolbar").show(ui, |ui| {
             ui.horizontal(|ui| {
                 for (i, t) in ToolKind::ALL.into_iter().enumerate() {
@@ -115,19 +537,51 @@ impl eframe::App for App {
                 } else {
                     ui.label("baked");
                 }
+                if !self.state.bake.errors.is_empty() {
+                    ui.separator();
+                    ui.colored_label(
+                        ui.visuals().error_fg_color,
+                        format!("{} bake errors", self.state.bake.errors.len()),
+                    );
+                }
                 if let Some((msg, _)) = &self.state.status {
                     ui.separator();
                     ui.label(msg);
                 }
             });
         });
+        self.panels.show(ui, &self.state, &mut self.commands, &mut self.thumbs);
         egui::CentralPanel::default().show(ui, |ui| {
             ui.heading(&self.state.map.meta.name);
             ui.label(format!("{} chunks baked", self.state.bake.bakes.len()));
         });
+        self.windows(&ctx);
 
+        self.route_commands();
         let commands = std::mem::take(&mut self.commands);
         self.state.apply_all(commands);
         self.state.autosave();
+        let dir = self.state.project.as_ref().map(|p| p.dir().to_owned());
+        if dir != self.project_dir {
+            self.thumbs.set_roots(dir.as_deref(), assets_dir());
+            self.project_dir = dir;
+        }
+        if self.allow_close && self.pending.is_none() && self.close_now {
+            self.close_now = false;
+            ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+        }
+    }
+
+    fn save(&mut self, storage: &mut dyn eframe::Storage) {
+        self.recent.save(storage);
+        storage.set_string("pmfedit.theme", if self.dark { "dark" } else { "light" }.to_owned());
+        let mut panels = String::new();
+        if !self.panels.show_left {
+            panels.push_str("-left");
+        }
+        if !self.panels.show_right {
+            panels.push_str("-right");
+        }
+        storage.set_string("pmfedit.panels", panels);
     }
 }

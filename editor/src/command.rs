@@ -42,4 +42,6 @@ pub enum Command {
     Export(PathBuf),
     /// Show a message in the status bar.
     Status(String),
+    /// Make this level the active one (panels, tools and the viewport work on it).
+    SetLevel(usize),
 }

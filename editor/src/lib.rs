@@ -3,7 +3,9 @@
 
 pub mod app;
 pub mod command;
+pub mod files;
 pub mod panels;
 pub mod state;
 pub mod tools;
 pub mod viewport;
+pub mod watch;

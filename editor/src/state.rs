@@ -296,7 +296,24 @@ impl EditorState {
                 }
             }
             Command::Status(s) => self.say(s),
+            Command::SetLevel(i) => self.level = i.min(self.map.levels.len().saturating_sub(1)),
         }
+        // A removed level may leave the active index past the end.
+        self.level = self.level.min(self.map.levels.len().saturating_sub(1));
+    }
+
+    /// Replaces the document (after opening, recovering or creating a map): the history is
+    /// cleared and the new state counts as saved.
+    pub fn load_document(&mut self, map: Map, project: Option<Project>) {
+        self.replace_document(map, project);
+    }
+
+    /// Replaces the map but keeps the project (an import applied outside the undo history): the
+    /// history is cleared and the document is marked unsaved.
+    pub fn replace_map_unsaved(&mut self, map: Map) {
+        let project = self.project.take();
+        self.replace_document(map, project);
+        self.history.clear_saved();
     }
 
     fn replace_document(&mut self, map: Map, project: Option<Project>) {

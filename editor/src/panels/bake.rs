@@ -1,0 +1,43 @@
+//! The bake panel: chunks waiting for a bake, the last bake time of every chunk, and errors.
+
+use eframe::egui::{self, Ui};
+
+use super::PanelCtx;
+
+/// Fills the bake panel.
+pub fn ui(ui: &mut Ui, cx: &mut PanelCtx<'_>) {
+    let bake = &cx.state.bake;
+    ui.label(format!("{} chunks pending, {} baked", bake.pending.len(), bake.bakes.len()));
+    if !bake.last_ms.is_empty() {
+        let total: f64 = bake.last_ms.values().sum();
+        let max = bake.last_ms.values().copied().fold(0.0, f64::max);
+        ui.weak(format!("last bakes: {total:.0} ms in all, slowest {max:.1} ms"));
+    }
+    if !bake.errors.is_empty() {
+        ui.colored_label(ui.visuals().error_fg_color, format!("{} errors", bake.errors.len()));
+        egui::ScrollArea::vertical().id_salt("bake_errors").max_height(120.0).show(ui, |ui| {
+            for e in bake.errors.iter().rev() {
+                ui.colored_label(ui.visuals().error_fg_color, e);
+            }
+        });
+    }
+    ui.separator();
+    egui::ScrollArea::vertical().id_salt("bake_chunks").show(ui, |ui| {
+        egui::Grid::new("bake_table").num_columns(3).striped(true).show(ui, |ui| {
+            ui.strong("level");
+            ui.strong("chunk");
+            ui.strong("last bake");
+            ui.end_row();
+            for ((level, c), ms) in bake.last_ms.iter().take(500) {
+                ui.label(level.to_string());
+                ui.label(format!("{}, {}, {}", c.x, c.y, c.z));
+                let pending = bake.pending.contains(&(*level, *c));
+                ui.label(if pending { format!("{ms:.1} ms (re-baking)") } else { format!("{ms:.1} ms") });
+                ui.end_row();
+            }
+        });
+        if bake.last_ms.len() > 500 {
+            ui.weak(format!("… and {} more", bake.last_ms.len() - 500));
+        }
+    });
+}

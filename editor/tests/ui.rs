@@ -1,0 +1,274 @@
+//! egui_kittest tests of the real application (no GPU): the app is built with
+//! `Harness::builder().build_eframe(|cc| App::new(cc, sample::demo(), None))`, driven by the
+//! labels the user sees, and the document is checked through `harness.state()`.
+
+use eframe::egui;
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+
+use pmfedit::app::App;
+use pmfedit::tools::ToolKind;
+use pmfedit_core::sample;
+
+/// The demo map in a 1400×1000 window. Background bakes keep asking for repaints, so tests step
+/// a fixed number of frames instead of `run()` (which waits for the UI to go idle).
+fn harness() -> Harness<'static, App> {
+    let mut h =
+        Harness::builder().with_size(egui::vec2(1400.0, 1000.0)).build_eframe(|cc| App::new(cc, sample::demo(), None));
+    h.run_steps(3);
+    h
+}
+
+fn frames(h: &mut Harness<'_, App>) {
+    h.run_steps(3);
+}
+
+/// Replaces the text of a (focused) text field: select all, type, Enter.
+fn retype(h: &mut Harness<'_, App>, label: &str, text: &str) {
+    h.get_by_label(label).focus();
+    frames(h);
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
+    h.get_by_label(label).type_text(text);
+    frames(h);
+    h.key_press(egui::Key::Enter);
+    frames(h);
+}
+
+#[test]
+fn a_material_created_through_its_form_appears_in_the_library() {
+    let mut h = harness();
+    let before = h.state().state.map.library.materials().len();
+    h.get_by_label("Materials").click();
+    frames(&mut h);
+    h.get_by_label("Add material").click();
+    frames(&mut h);
+    assert_eq!(h.state().state.map.library.materials().len(), before + 1);
+    retype(&mut h, "Name", "brick");
+    let lib = &h.state().state.map.library;
+    assert_eq!(lib.materials().len(), before + 1, "renamed, not added again");
+    let (_, m) = lib.materials().by_name("brick").expect("the new material is named brick");
+    assert_eq!(m.color, [255, 255, 255]);
+    // The list shows it, and its form edits it: a field change is one ReplaceLibraryItem.
+    h.get_by_label("brick");
+    h.get_by_label("Is transparent").click();
+    frames(&mut h);
+    let (_, m) = h.state().state.map.library.materials().by_name("brick").unwrap();
+    assert!(m.transparent);
+    let names: Vec<String> = h.state().state.history.entries().map(|e| e.name.to_owned()).collect();
+    assert_eq!(names.len(), 3, "add, rename, replace: {names:?}");
+}
+
+#[test]
+fn a_weather_field_change_is_undone() {
+    let mut h = harness();
+    h.get_by_label("Environments").click();
+    frames(&mut h);
+    h.get_by_label("Weather").click();
+    frames(&mut h);
+    let breeze = |h: &Harness<'_, App>| {
+        let lib = &h.state().state.map.library;
+        lib.weather_environments().by_name("breeze").expect("demo has breeze").1.wind
+    };
+    let old = breeze(&h);
+    h.get_by_label("Wind X").set_value_accesskit(7.5);
+    frames(&mut h);
+    assert_eq!(breeze(&h).x, 7.5);
+    assert_eq!(breeze(&h).y, old.y);
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::Z);
+    frames(&mut h);
+    assert_eq!(breeze(&h), old, "undo brings the value back");
+    h.key_press_modifiers(egui::Modifiers::COMMAND | egui::Modifiers::SHIFT, egui::Key::Z);
+    frames(&mut h);
+    assert_eq!(breeze(&h).x, 7.5, "redo applies it again");
+}
+
+#[test]
+fn clicking_a_toolbar_label_picks_the_tool() {
+    let mut h = harness();
+    assert_eq!(h.state().state.tool, ToolKind::Place);
+    h.get_by_label("2 Erase").click();
+    frames(&mut h);
+    assert_eq!(h.state().state.tool, ToolKind::Erase);
+    h.get_by_label("4 Box").click();
+    frames(&mut h);
+    assert_eq!(h.state().state.tool, ToolKind::Box);
+}
+
+#[test]
+fn an_overlong_gamemode_is_refused_with_the_reason_and_a_valid_one_is_accepted() {
+    let mut h = harness();
+    h.get_by_label("Map info").click();
+    frames(&mut h);
+    let before = h.state().state.map.meta.gamemodes.clone();
+    h.get_by_label("New gamemode").focus();
+    frames(&mut h);
+    h.get_by_label("New gamemode").type_text("capture_the_flag"); // 16 bytes
+    frames(&mut h);
+    h.get_by_label("Add gamemode").click();
+    frames(&mut h);
+    assert_eq!(h.state().state.map.meta.gamemodes, before, "refused");
+    assert!(h.query_by_label_contains("longer than 15 bytes").is_some(), "the reason is shown");
+    assert!(h.state().state.history.is_empty());
+
+    retype(&mut h, "New gamemode", "ctf");
+    let modes = &h.state().state.map.meta.gamemodes;
+    assert_eq!(modes.last().map(String::as_str), Some("ctf"), "{modes:?}");
+    assert_eq!(modes.len(), before.len() + 1);
+    assert!(h.query_by_label_contains("longer than 15 bytes").is_none(), "the error is gone");
+}
+
+#[test]
+fn the_history_panel_lists_steps_and_jumps_to_a_clicked_one() {
+    let mut h = harness();
+    h.get_by_label("Add light").click();
+    frames(&mut h);
+    h.get_by_label("Materials").click();
+    frames(&mut h);
+    h.get_by_label("Add material").click();
+    frames(&mut h);
+    let names: Vec<String> = h.state().state.history.entries().map(|e| e.name.to_owned()).collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+    assert_ne!(names[0], names[1]);
+    h.get_by_label("History").click();
+    frames(&mut h);
+    for n in &names {
+        h.get_by_label(n);
+    }
+    let lights = h.state().state.map.levels[0].objects.lights().len();
+    let materials = h.state().state.map.library.materials().len();
+    h.get_by_label(&names[0]).click();
+    frames(&mut h);
+    let s = &h.state().state;
+    assert_eq!(s.history.head(), 1);
+    assert_eq!(s.map.library.materials().len(), materials - 1, "the material step is undone");
+    assert_eq!(s.map.levels[0].objects.lights().len(), lights, "the light step stays");
+    h.get_by_label("(start)").click();
+    frames(&mut h);
+    assert_eq!(h.state().state.history.head(), 0);
+    assert_eq!(h.state().state.map.levels[0].objects.lights().len(), lights - 1);
+}
+
+#[test]
+fn selecting_a_light_in_the_outliner_opens_its_inspector_and_frames_it() {
+    let mut h = harness();
+    let (id, light) = {
+        let lights = h.state().state.map.levels[0].objects.lights();
+        let (id, l) = lights.iter().find(|(_, l)| !l.name.is_empty()).expect("demo has named lights");
+        (id, l.clone())
+    };
+    h.get_by_label(&light.name).click();
+    frames(&mut h);
+    assert_eq!(h.state().state.selection, pmfedit::state::Selection::Light { level: 0, id });
+    let target = h.state().state.camera_request.map(|(t, _)| t);
+    assert_eq!(target, Some(light.position.as_dvec3()));
+    h.get_by_label("Intensity").set_value_accesskit(3.0);
+    frames(&mut h);
+    assert_eq!(h.state().state.map.levels[0].objects.lights().get(id).unwrap().intensity, 3.0);
+}
+
+/// Every tab, every library and environment kind, and the inspector of every demo entity type
+/// draw without missing glyphs, and every input widget has an accessible name.
+#[test]
+fn every_panel_draws_and_names_its_widgets() {
+    let mut h = harness();
+    for tab in ["History", "Bake", "Outliner"] {
+        h.get_by_label(tab).click();
+        frames(&mut h);
+        h.check_accessibility();
+    }
+    h.get_by_label("Materials").click();
+    frames(&mut h);
+    for kind in ["Physics", "Sound", "Render"] {
+        h.get_by_label(kind).click();
+        frames(&mut h);
+        h.check_accessibility();
+    }
+    // The water material shows the liquid (wave) fields.
+    h.get_by_label("water").click();
+    frames(&mut h);
+    h.get_by_label("Wave scale");
+    h.check_accessibility();
+    h.get_by_label("Environments").click();
+    frames(&mut h);
+    for kind in ["Sound", "Weather", "Sky", "Gravity"] {
+        h.get_by_label(kind).click();
+        frames(&mut h);
+        h.check_accessibility();
+        if kind == "Sky" {
+            h.get_by_label("+X skybox");
+            h.get_by_label("Bottom cloud layer");
+        }
+    }
+    for tab in ["Level", "Map info"] {
+        h.get_by_label(tab).click();
+        frames(&mut h);
+        h.check_accessibility();
+    }
+    let entities: Vec<_> = h.state().state.map.levels[0].objects.entities().ids().collect();
+    assert!(entities.len() >= 5);
+    for id in entities {
+        h.state_mut()
+            .commands
+            .push(pmfedit::command::Command::Select(pmfedit::state::Selection::Entity { level: 0, id }));
+        frames(&mut h);
+        h.get_by_label("Add property");
+        h.check_accessibility();
+    }
+}
+
+#[test]
+fn deleting_a_material_in_use_asks_for_a_replacement() {
+    let mut h = harness();
+    let lib = &h.state().state.map.library;
+    let (stone, _) = lib.materials().by_name("stone").unwrap();
+    let (dirt, _) = lib.materials().by_name("dirt").unwrap();
+    assert!(h.state().state.map.material_in_use(stone));
+    h.get_by_label("stone").click();
+    frames(&mut h);
+    h.get_by_label("Delete").click();
+    frames(&mut h);
+    assert!(h.state().state.map.library.materials().contains(stone), "not deleted without a replacement");
+    h.get_by_label_contains("Pick a replacement");
+    // "dirt" is in the material list and, once the combo is open, among the replacements.
+    let in_list = h.get_by_label("dirt").rect();
+    h.get_by_label("Replace with").click();
+    frames(&mut h);
+    h.get_all_by_label("dirt").find(|n| n.rect() != in_list).expect("dirt is offered").click();
+    frames(&mut h);
+    h.get_by_label("Delete and replace").click();
+    frames(&mut h);
+    let map = &h.state().state.map;
+    assert!(!map.library.materials().contains(stone));
+    assert!(map.material_in_use(dirt));
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::Z);
+    frames(&mut h);
+    assert!(h.state().state.map.material_in_use(stone), "undo puts the cubes back");
+}
+
+#[test]
+fn dragging_a_value_is_one_undo_step() {
+    let mut h = harness();
+    let (id, name, before) = {
+        let (id, l) = h.state().state.map.levels[0].objects.lights().iter().find(|(_, l)| !l.name.is_empty()).unwrap();
+        (id, l.name.clone(), l.range)
+    };
+    h.get_by_label(&name).click();
+    frames(&mut h);
+    let start = h.get_by_label("Range").rect().center();
+    h.drag_at(start);
+    h.run_steps(2);
+    for dx in [10.0, 20.0, 30.0, 40.0] {
+        h.hover_at(start + egui::vec2(dx, 0.0));
+        h.run_steps(2);
+    }
+    h.drop_at(start + egui::vec2(40.0, 0.0));
+    frames(&mut h);
+    let s = &h.state().state;
+    let after = s.map.levels[0].objects.lights().get(id).unwrap().range;
+    assert!(after > before, "the drag changed the range ({before} -> {after})");
+    let entries: Vec<_> = s.history.entries().map(|e| (e.name.to_owned(), e.steps)).collect();
+    assert_eq!(entries.len(), 1, "the frames of the drag merged into one step: {entries:?}");
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::Z);
+    frames(&mut h);
+    assert_eq!(h.state().state.map.levels[0].objects.lights().get(id).unwrap().range, before);
+}
