@@ -11,12 +11,15 @@ use pmfedit_core::project::Project;
 use crate::command::Command;
 use crate::state::EditorState;
 use crate::tools::ToolKind;
+use crate::viewport::Viewport;
 
 /// The editor application.
 pub struct App {
     pub state: EditorState,
     /// Commands queued this frame.
     pub commands: Vec<Command>,
+    /// The 3D view (without a GL context it draws a note instead).
+    pub viewport: Viewport,
 }
 
 impl App {
@@ -25,7 +28,8 @@ impl App {
     pub fn new(cc: &eframe::CreationContext<'_>, map: Map, project: Option<Project>) -> Self {
         let ctx = cc.egui_ctx.clone();
         let wake: Arc<dyn Fn() + Send + Sync> = Arc::new(move || ctx.request_repaint());
-        Self { state: EditorState::new(map, project, wake), commands: Vec::new() }
+        let viewport = Viewport::new(cc.gl.clone());
+        Self { state: EditorState::new(map, project, wake), commands: Vec::new(), viewport }
     }
 
     fn title(&self) -> String {
@@ -121,9 +125,9 @@ impl eframe::App for App {
                 }
             });
         });
-        egui::CentralPanel::default().show(ui, |ui| {
-            ui.heading(&self.state.map.meta.name);
-            ui.label(format!("{} chunks baked", self.state.bake.bakes.len()));
+        egui::CentralPanel::default().frame(egui::Frame::NONE).show(ui, |ui| {
+            let commands = self.viewport.ui(ui, &mut self.state);
+            self.commands.extend(commands);
         });
 
         let commands = std::mem::take(&mut self.commands);
