@@ -59,7 +59,10 @@ fn place_puts_a_cube_on_the_face() {
     let before = s.map.snapshot();
     let p = pick_down(&s, -10.0, -10.0);
     let target = place::target(&s, &p);
-    run(&mut s, place::click(&s, &p));
+    {
+        let c = place::click(&s, &p);
+        run(&mut s, c);
+    }
     assert!(solid_at(&s, target.min) && solid_at(&s, target.max() - IVec3::ONE));
     undo_restores(&mut s, &before);
 }
@@ -70,7 +73,10 @@ fn erase_removes_the_cube_under_the_face() {
     let before = s.map.snapshot();
     let p = pick_down(&s, -10.0, -10.0);
     let target = erase::target(&s, &p);
-    run(&mut s, erase::click(&s, &p));
+    {
+        let c = erase::click(&s, &p);
+        run(&mut s, c);
+    }
     assert!(!solid_at(&s, target.min));
     undo_restores(&mut s, &before);
 }
@@ -87,7 +93,10 @@ fn paint_face_and_whole_cube() {
     let p2 = pick_down(&s, -9.0, -10.0);
     cmds.extend(paint::apply(&s, &p2, Mods::SHIFT));
     cmds.push(Command::EndStroke);
-    run(&mut s, cmds);
+    {
+        let c = cmds;
+        run(&mut s, c);
+    }
     let (c, _) = s.map.levels[0].get(p.inside(3).min).unwrap();
     assert_eq!(c.face_material(Face::PosY), Some(other));
     let (c, _) = s.map.levels[0].get(p2.inside(3).min).unwrap();
@@ -111,13 +120,19 @@ fn box_extrudes_and_carves() {
     };
     let r = drag.region();
     assert_eq!(r.max - r.min, IVec3::new(16, 16, 16));
-    run(&mut s, drag.commit(&s));
+    {
+        let c = drag.commit(&s);
+        run(&mut s, c);
+    }
     assert!(solid_at(&s, r.min) && solid_at(&s, r.max - IVec3::ONE));
     undo_restores(&mut s, &before);
     drag.layers = -1;
     let r = drag.region();
     assert_eq!(r.max.y, 0 + a.outside(3).min.y);
-    run(&mut s, drag.commit(&s));
+    {
+        let c = drag.commit(&s);
+        run(&mut s, c);
+    }
     assert!(!solid_at(&s, r.min));
     undo_restores(&mut s, &before);
 }
@@ -128,31 +143,52 @@ fn select_copy_paste_duplicate_delete() {
     let before = s.map.snapshot();
     let a = pick_down(&s, -10.0, -10.0);
     let drag = BoxDrag { level: 0, face: a.face, anchor: a.outside(3).min, current: a.outside(3).min + IVec3::new(8, 0, 0), size_log2: 3, layers: -1 };
-    run(&mut s, vec![select::finish(&drag)]);
+    {
+        let c = vec![select::finish(&drag)];
+        run(&mut s, c);
+    }
     let Selection::Cubes { min, max, .. } = s.selection else { panic!("no box selected") };
     assert_eq!(max - min, IVec3::new(16, 8, 8));
     let clip = select::copy(&s).unwrap();
     assert!(!clip.pieces.is_empty());
     // Paste on top of the ground, further away.
     let p = pick_down(&s, -4.0, -12.0);
-    run(&mut s, select::paste(&s, &clip, &p));
+    {
+        let c = select::paste(&s, &clip, &p);
+        run(&mut s, c);
+    }
     let dest = select::paste_origin(&s, &clip, &p);
     assert_eq!(Clipboard::copy(&s.map.levels[0], LatticeBox::new(dest, dest + clip.size)), clip);
     undo_restores(&mut s, &before);
     // Duplicate upward.
-    run(&mut s, vec![select::finish(&drag)]);
-    run(&mut s, select::duplicate(&s, IVec3::Y));
+    {
+        let c = vec![select::finish(&drag)];
+        run(&mut s, c);
+    }
+    {
+        let c = select::duplicate(&s, IVec3::Y);
+        run(&mut s, c);
+    }
     assert!(solid_at(&s, min + IVec3::new(0, 8, 0)));
     undo_restores(&mut s, &before);
     // Delete.
-    run(&mut s, vec![select::finish(&drag)]);
-    run(&mut s, select::delete(&s));
+    {
+        let c = vec![select::finish(&drag)];
+        run(&mut s, c);
+    }
+    {
+        let c = select::delete(&s);
+        run(&mut s, c);
+    }
     assert!(!solid_at(&s, min));
     undo_restores(&mut s, &before);
     // Cut = copy + delete.
     let (c, cmds) = select::cut(&s).unwrap();
     assert_eq!(c, clip);
-    run(&mut s, cmds);
+    {
+        let c = cmds;
+        run(&mut s, c);
+    }
     undo_restores(&mut s, &before);
 }
 
@@ -198,7 +234,10 @@ fn corner_push_is_one_step() {
     cmds.extend(corner::push(0, addr, p.face, corner, 3));
     cmds.extend(corner::push(0, addr, p.face, corner, 2));
     cmds.push(Command::EndStroke);
-    run(&mut s, cmds);
+    {
+        let c = cmds;
+        run(&mut s, c);
+    }
     let (c, _) = s.map.levels[0].get(addr.min).unwrap();
     let CubeKind::Extended(e) = c.kind else { panic!("not pushed") };
     assert_eq!(e.corners[corner][1], -5);
@@ -219,19 +258,28 @@ fn object_place_and_move() {
     let before = s.map.snapshot();
     let n = s.map.levels[0].objects.lights().len();
     let p = pick_down(&s, -10.0, -10.0);
-    run(&mut s, object::place(&s, &p, Mods::default()));
+    {
+        let c = object::place(&s, &p, Mods::default());
+        run(&mut s, c);
+    }
     assert_eq!(s.map.levels[0].objects.lights().len(), n + 1);
     let Selection::Light { id, .. } = s.selection else { panic!("new light not selected") };
     let pos = s.map.levels[0].objects.lights().get(id).unwrap().position;
     assert!((pos.y - 0.5).abs() < 1e-4);
     undo_restores(&mut s, &before);
     // Entity, then a move drag.
-    run(&mut s, object::place(&s, &p, Mods::SHIFT));
+    {
+        let c = object::place(&s, &p, Mods::SHIFT);
+        run(&mut s, c);
+    }
     let (level, obj) = object::selected_object(&s).unwrap();
     let after_place = s.map.snapshot();
     let q = pick_down(&s, -5.0, -12.0);
     let to = object::drop_point(&s, &q).unwrap();
-    run(&mut s, vec![Command::BeginStroke, object::move_to(level, obj, to - glam::Vec3::X), object::move_to(level, obj, to), Command::EndStroke]);
+    {
+        let c = vec![Command::BeginStroke, object::move_to(level, obj, to - glam::Vec3::X), object::move_to(level, obj, to), Command::EndStroke];
+        run(&mut s, c);
+    }
     assert!((object::object_position(&s, level, obj).unwrap().as_vec3() - to).length() < 1e-4);
     undo_restores(&mut s, &after_place);
 }
@@ -244,7 +292,10 @@ fn path_attributes_on_air_above() {
     let mut cmds = vec![Command::BeginStroke];
     cmds.extend(path::apply(&s, &p, PathAttrs(3), Mods::default()));
     cmds.push(Command::EndStroke);
-    run(&mut s, cmds);
+    {
+        let c = cmds;
+        run(&mut s, c);
+    }
     let (c, _) = s.map.levels[0].get(p.outside(3).min).unwrap();
     assert!(!c.is_solid());
     assert_eq!(c.path, PathAttrs(3));

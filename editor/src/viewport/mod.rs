@@ -95,6 +95,14 @@ pub struct Viewport {
     pub camera: Camera,
     camera_ready: bool,
     pub shading: Shading,
+    /// Lightmap multiplier of the lit and lightmap modes.
+    pub exposure: f32,
+    /// Editor-only ambient light of the lit mode (0 shows exactly the bake).
+    pub ambient: f32,
+    /// Draw environment and load regions.
+    pub show_regions: bool,
+    /// Draw light and entity markers.
+    pub show_objects: bool,
     queue: VecDeque<ChunkKey>,
     queued: HashSet<ChunkKey>,
     gpu_keys: BTreeSet<ChunkKey>,
@@ -130,6 +138,10 @@ impl Viewport {
             camera: Camera::default(),
             camera_ready: false,
             shading: Shading::Lit,
+            exposure: 4.0,
+            ambient: 0.08,
+            show_regions: true,
+            show_objects: true,
             queue: VecDeque::new(),
             queued: HashSet::new(),
             gpu_keys: BTreeSet::new(),
@@ -333,6 +345,9 @@ impl Viewport {
     fn update_hover(&mut self, ui: &egui::Ui, state: &EditorState, rect: egui::Rect) {
         self.hover = None;
         self.hover_object = None;
+        if self.script.as_ref().is_some_and(|s| s.is_screenshot()) {
+            return;
+        }
         let Some((o, d)) = self.pointer_ray(ui, rect) else { return };
         let Some(level) = state.map.levels.get(state.level) else { return };
         self.hover = level.ray_cast_world(o, d, PICK_DISTANCE).map(|h| Pick::from_hit(state.level, &h));
@@ -618,7 +633,7 @@ impl Viewport {
         let frame = level.frame();
         let size = state.cube_log2;
         let selected_obj = tools::object::selected_object(state).map(|(_, id)| id);
-        o.level_objects(level, selected_obj);
+        o.level_objects(level, selected_obj, self.show_objects, self.show_regions);
         // Selection.
         match state.selection {
             Selection::Cubes { level: l, min, max } if l == state.level => {
@@ -697,6 +712,8 @@ impl Viewport {
             segments: overlay.segments,
             fills: overlay.fills,
             clear_color: [0.47, 0.62, 0.80, 1.0],
+            exposure: self.exposure,
+            ambient: self.ambient,
         };
         let renderer = renderer.clone();
         let params = Arc::new(params);
@@ -752,6 +769,16 @@ impl Viewport {
                         self.shading = s;
                     }
                 }
+                ui.separator();
+                ui.label("Exposure");
+                ui.add(egui::DragValue::new(&mut self.exposure).range(0.25..=64.0).speed(0.05).suffix("×"))
+                    .on_hover_text("Lightmap multiplier of the lit and lightmap views");
+                ui.label("Ambient");
+                ui.add(egui::DragValue::new(&mut self.ambient).range(0.0..=1.0).speed(0.005))
+                    .on_hover_text("Editor-only light added in the lit view (0 = exactly the bake)");
+                ui.separator();
+                ui.checkbox(&mut self.show_objects, "Objects");
+                ui.checkbox(&mut self.show_regions, "Regions");
             });
         });
     }

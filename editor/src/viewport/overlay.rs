@@ -132,9 +132,10 @@ impl Overlay {
     /// Markers of a level's lights (a small box in the light's colour and its range as a faint
     /// cross), entities (orange boxes, a prop's own box), environment regions (translucent, by
     /// kind) and load regions (violet outlines).
-    pub fn level_objects(&mut self, level: &Level, selected: Option<ObjRef>) {
+    pub fn level_objects(&mut self, level: &Level, selected: Option<ObjRef>, objects_on: bool, regions_on: bool) {
         let objects = &level.objects;
-        for (id, l) in objects.lights().iter() {
+        let lights = objects.lights().iter().filter(|(id, _)| objects_on || selected == Some(ObjRef::Light(*id)));
+        for (id, l) in lights {
             let p = l.position.as_dvec3();
             let c = l.color.map(|v| f32::from(v) / 255.0);
             let sel = selected == Some(ObjRef::Light(id));
@@ -142,7 +143,8 @@ impl Overlay {
             self.box_fill(p - DVec3::splat(h), p + DVec3::splat(h), [c[0], c[1], c[2], 0.85]);
             self.box_lines(p - DVec3::splat(h), p + DVec3::splat(h), if sel { SELECT } else { [1.0, 1.0, 0.6, 1.0] });
         }
-        for (id, e) in objects.entities().iter() {
+        let entities = objects.entities().iter().filter(|(id, _)| objects_on || selected == Some(ObjRef::Entity(*id)));
+        for (id, e) in entities {
             let Some(p) = e.position() else { continue };
             let p = p.as_dvec3();
             let (lo, hi) = match &e.entity.data {
@@ -155,19 +157,22 @@ impl Overlay {
             let sel = selected == Some(ObjRef::Entity(id));
             self.box_lines(lo, hi, if sel { SELECT } else { [1.0, 0.55, 0.1, 1.0] });
         }
+        if !regions_on {
+            return;
+        }
         for (_, r) in objects.regions().iter() {
             let c = match r.kind() {
-                EnvKind::Sound => [0.3, 0.9, 0.6, 0.07],
-                EnvKind::Weather => [0.5, 0.7, 1.0, 0.07],
-                EnvKind::Sky => [0.6, 0.85, 1.0, 0.05],
-                EnvKind::Gravity => [1.0, 0.5, 0.9, 0.07],
+                EnvKind::Sound => [0.3, 0.9, 0.6, 0.035],
+                EnvKind::Weather => [0.5, 0.7, 1.0, 0.035],
+                EnvKind::Sky => [0.6, 0.85, 1.0, 0.02],
+                EnvKind::Gravity => [1.0, 0.5, 0.9, 0.035],
             };
             let corners = r.corners.map(|v| v.as_dvec3());
             self.hexa_fill(&corners, c);
-            self.hexa_lines(&corners, [c[0], c[1], c[2], 0.5]);
+            self.hexa_lines(&corners, [c[0], c[1], c[2], 0.35]);
         }
         for (_, r) in objects.load_regions().iter() {
-            self.box_lines(r.min.as_dvec3(), r.max.as_dvec3(), [0.7, 0.45, 1.0, 0.6]);
+            self.box_lines(r.min.as_dvec3(), r.max.as_dvec3(), [0.7, 0.45, 1.0, 0.4]);
         }
     }
 }

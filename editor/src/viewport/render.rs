@@ -80,6 +80,10 @@ pub struct FrameParams {
     /// Translucent fills (regions, icons), drawn after the chunks without depth writes.
     pub fills: Vec<Tri>,
     pub clear_color: [f32; 4],
+    /// Lightmap multiplier (lit and lightmap modes).
+    pub exposure: f32,
+    /// Editor-only light added everywhere in lit mode, linear (0 = exactly the bake).
+    pub ambient: f32,
 }
 
 struct GpuPart {
@@ -160,6 +164,8 @@ const MESH_FS: &str = r#"
 uniform sampler2D u_lightmap;
 uniform int u_mode;
 uniform vec4 u_tint;
+uniform float u_exposure;
+uniform float u_ambient;
 in vec4 v_color;
 in vec2 v_lm;
 in vec3 v_edge;
@@ -174,12 +180,12 @@ void main() {
     vec3 c;
     float alpha = v_color.a;
     if (u_mode == 0) {
-        c = to_srgb(to_linear(albedo) * lm);
+        c = to_srgb(to_linear(albedo) * (lm * u_exposure + vec3(u_ambient)));
     } else if (u_mode == 1) {
         float shade = 0.72 + 0.28 * dot(n, normalize(vec3(0.35, 0.85, 0.4)));
         c = albedo * shade;
     } else if (u_mode == 3) {
-        c = to_srgb(lm);
+        c = to_srgb(lm * u_exposure);
         alpha = 1.0;
     } else {
         float d = min(min(v_edge.x, v_edge.y), v_edge.z);
@@ -354,6 +360,8 @@ impl Renderer {
         let vp = td_mat(f.view_proj);
         self.mesh_program.use_uniform_if_required("u_vp", vp);
         self.mesh_program.use_uniform_if_required("u_mode", f.shading.index());
+        self.mesh_program.use_uniform_if_required("u_exposure", f.exposure);
+        self.mesh_program.use_uniform_if_required("u_ambient", f.ambient);
         let planes = frustum_planes(f.view_proj);
         let pending: std::collections::HashSet<ChunkKey> = f.pending.iter().copied().collect();
         let mut visible = Vec::new();
@@ -471,13 +479,13 @@ impl Renderer {
         p.use_uniform_if_required("u_vp", vp);
         p.use_uniform_if_required("u_viewport", three_d::vec2(viewport.width as f32, viewport.height as f32));
         p.use_uniform_if_required("u_width", 2.0f32);
-        p.use_vertex_attribute("a_pos", &pb);
-        p.use_vertex_attribute("a_other", &ob);
-        p.use_vertex_attribute("a_side", &sb);
-        p.use_vertex_attribute("a_color", &cb);
-        // Hidden parts faintly (x-ray), then the visible parts.
+        // Hidden parts faintly (x-ray), then the visible parts. A draw unbinds the attributes.
         for (depth_test, alpha) in [(DepthTest::Greater, 0.3f32), (DepthTest::LessOrEqual, 1.0)] {
             p.use_uniform_if_required("u_alpha", alpha);
+            p.use_vertex_attribute("a_pos", &pb);
+            p.use_vertex_attribute("a_other", &ob);
+            p.use_vertex_attribute("a_side", &sb);
+            p.use_vertex_attribute("a_color", &cb);
             let states = RenderStates { cull: Cull::None, depth_test, write_mask: WriteMask::COLOR, blend: Blend::TRANSPARENCY };
             p.draw_arrays(states, viewport, pos.len() as u32);
         }

@@ -71,6 +71,11 @@ impl Script {
         })
     }
 
+    /// Whether this is a `--screenshot` run (the pointer is then ignored).
+    pub fn is_screenshot(&self) -> bool {
+        matches!(self.mode, Mode::Screenshot { .. })
+    }
+
     fn loaded(vp: &Viewport, state: &EditorState) -> bool {
         state.bake.pending.is_empty() && !state.bake.bakes.is_empty() && vp.uploads_waiting() == 0
     }
