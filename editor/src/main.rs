@@ -33,7 +33,8 @@ fn main() -> anyhow::Result<()> {
     let mut terrain = false;
     let mut args = std::env::args_os().skip(1);
     let number = |v: Option<std::ffi::OsString>, flag: &str| -> anyhow::Result<u32> {
-        v.and_then(|s| s.to_str().and_then(|s| s.parse().ok())).ok_or_else(|| anyhow::anyhow!("{flag} needs a number\n\n{USAGE}"))
+        v.and_then(|s| s.to_str().and_then(|s| s.parse().ok()))
+            .ok_or_else(|| anyhow::anyhow!("{flag} needs a number\n\n{USAGE}"))
     };
     while let Some(arg) = args.next() {
         match arg.to_str() {
@@ -42,7 +43,9 @@ fn main() -> anyhow::Result<()> {
                 return Ok(());
             }
             Some("--screenshot") => {
-                screenshot = Some(PathBuf::from(args.next().ok_or_else(|| anyhow::anyhow!("--screenshot needs a path\n\n{USAGE}"))?));
+                screenshot = Some(PathBuf::from(
+                    args.next().ok_or_else(|| anyhow::anyhow!("--screenshot needs a path\n\n{USAGE}"))?,
+                ));
             }
             Some("--frames") => frames = number(args.next(), "--frames")?,
             Some("--bench-frames") => bench = Some(number(args.next(), "--bench-frames")?),

@@ -136,7 +136,8 @@ impl Pick {
 
 /// The plain cube the current material paints (its default physics and sound materials).
 pub fn material_cube(state: &EditorState) -> Cube {
-    let (physics, sound) = state.map.library.materials().get(state.material).map_or_else(Default::default, |m| (m.physics, m.sound));
+    let (physics, sound) =
+        state.map.library.materials().get(state.material).map_or_else(Default::default, |m| (m.physics, m.sound));
     Cube::solid(state.material, physics, sound)
 }
 

@@ -27,7 +27,8 @@ pub fn place(state: &EditorState, pick: &Pick, mods: Mods) -> Vec<Command> {
     let objects = &level.objects;
     let (item, select) = if mods.shift {
         let id = EntityId::from_raw(objects.entities().next_id());
-        let prop = Prop { position: p.to_array(), box_pos: [0.5; 3], box_neg: [-0.5; 3], mass: 10.0, ..Prop::default() };
+        let prop =
+            Prop { position: p.to_array(), box_pos: [0.5; 3], box_neg: [-0.5; 3], mass: 10.0, ..Prop::default() };
         let e = MapEntity::new(format!("prop_{}", id.raw()), EntityData::Prop(prop));
         (ObjItem::Entity(Box::new(e)), Selection::Entity { level: pick.level, id })
     } else {

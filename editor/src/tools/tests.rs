@@ -128,7 +128,7 @@ fn box_extrudes_and_carves() {
     undo_restores(&mut s, &before);
     drag.layers = -1;
     let r = drag.region();
-    assert_eq!(r.max.y, 0 + a.outside(3).min.y);
+    assert_eq!(r.max.y, a.outside(3).min.y);
     {
         let c = drag.commit(&s);
         run(&mut s, c);
@@ -142,7 +142,14 @@ fn select_copy_paste_duplicate_delete() {
     let mut s = demo_state();
     let before = s.map.snapshot();
     let a = pick_down(&s, -10.0, -10.0);
-    let drag = BoxDrag { level: 0, face: a.face, anchor: a.outside(3).min, current: a.outside(3).min + IVec3::new(8, 0, 0), size_log2: 3, layers: -1 };
+    let drag = BoxDrag {
+        level: 0,
+        face: a.face,
+        anchor: a.outside(3).min,
+        current: a.outside(3).min + IVec3::new(8, 0, 0),
+        size_log2: 3,
+        layers: -1,
+    };
     {
         let c = vec![select::finish(&drag)];
         run(&mut s, c);
@@ -204,7 +211,8 @@ fn clipboard_mirror_and_rotate() {
     assert!(clip.pieces.iter().any(|(_, c)| c.has_pushed_corners()));
     let r4 = clip.rotated().rotated().rotated().rotated();
     let sort = |c: &Clipboard| {
-        let mut v: Vec<_> = c.pieces.iter().map(|(b, c)| (b.min.to_array(), b.max.to_array(), format!("{c:?}"))).collect();
+        let mut v: Vec<_> =
+            c.pieces.iter().map(|(b, c)| (b.min.to_array(), b.max.to_array(), format!("{c:?}"))).collect();
         v.sort();
         v
     };
@@ -215,8 +223,7 @@ fn clipboard_mirror_and_rotate() {
     assert_eq!(r1.size, IVec3::new(clip.size.z, clip.size.y, clip.size.x));
     assert_ne!(sort(&r1), sort(&clip));
     // A pushed corner moves to the rotated corner.
-    let cube = pmfedit_core::map::octree::Cube::solid(MaterialId(1), Default::default(), Default::default())
-        .with_corner_pushed(0, [0, -8, 0]); // +X+Y+Z corner pushed down
+    let cube = Cube::solid(MaterialId(1), Default::default(), Default::default()).with_corner_pushed(0, [0, -8, 0]); // +X+Y+Z corner pushed down
     let r = clipboard::transform_cube(cube, |v| IVec3::new(v.z, v.y, -v.x));
     let CubeKind::Extended(e) = r.kind else { panic!() };
     // +X+Z → (z, -x) = (+X, −Z): corner 2.
@@ -277,7 +284,12 @@ fn object_place_and_move() {
     let q = pick_down(&s, -5.0, -12.0);
     let to = object::drop_point(&s, &q).unwrap();
     {
-        let c = vec![Command::BeginStroke, object::move_to(level, obj, to - glam::Vec3::X), object::move_to(level, obj, to), Command::EndStroke];
+        let c = vec![
+            Command::BeginStroke,
+            object::move_to(level, obj, to - glam::Vec3::X),
+            object::move_to(level, obj, to),
+            Command::EndStroke,
+        ];
         run(&mut s, c);
     }
     assert!((object::object_position(&s, level, obj).unwrap().as_vec3() - to).length() < 1e-4);

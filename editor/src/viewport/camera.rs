@@ -24,7 +24,14 @@ pub struct Camera {
 
 impl Default for Camera {
     fn default() -> Self {
-        Self { eye: DVec3::new(0.0, 8.0, -16.0), yaw: 0.0, pitch: 0.0, fov_y: 60f64.to_radians(), orbit_distance: 16.0, speed: 12.0 }
+        Self {
+            eye: DVec3::new(0.0, 8.0, -16.0),
+            yaw: 0.0,
+            pitch: 0.0,
+            fov_y: 60f64.to_radians(),
+            orbit_distance: 16.0,
+            speed: 12.0,
+        }
     }
 }
 

@@ -177,19 +177,21 @@ pub fn build_chunk_mesh(bake: &ChunkBake, library: &Library) -> ChunkMesh {
     let (atlas, placements) = pack_atlas(&pmf.client.lightmaps);
     let white = AtlasPlacement { x: 0, y: 0, edge: 0, atlas: (atlas.width, atlas.height) };
     let place = |i: u8| placements.get(usize::from(i)).copied().unwrap_or(white);
-    let look = |i: u8| looks.get(usize::from(i)).copied().unwrap_or(Look { color: [1.0, 0.0, 1.0, 1.0], transparent: false });
+    let look =
+        |i: u8| looks.get(usize::from(i)).copied().unwrap_or(Look { color: [1.0, 0.0, 1.0, 1.0], transparent: false });
     let verts = &pmf.client.vertices;
     let vert = |i: usize| verts.get(i);
     let mut out = ChunkMesh::default();
     for (common, client) in pmf.common.cubes.iter().zip(&pmf.client.cubes) {
         let backfaces = common.draw_backfaces;
-        let emit = |out: &mut ChunkMesh, v: [&pmf::Vertex; 3], look: Look, edges: [[f32; 3]; 3], lm: &AtlasPlacement| {
-            let list = if look.transparent { &mut out.transparent } else { &mut out.opaque };
-            list.push_tri(v, look.color, edges, lm);
-            if backfaces {
-                list.push_tri([v[0], v[2], v[1]], look.color, [edges[0], edges[2], edges[1]], lm);
-            }
-        };
+        let emit =
+            |out: &mut ChunkMesh, v: [&pmf::Vertex; 3], look: Look, edges: [[f32; 3]; 3], lm: &AtlasPlacement| {
+                let list = if look.transparent { &mut out.transparent } else { &mut out.opaque };
+                list.push_tri(v, look.color, edges, lm);
+                if backfaces {
+                    list.push_tri([v[0], v[2], v[1]], look.color, [edges[0], edges[2], edges[1]], lm);
+                }
+            };
         match (&common.kind, &client.geometry) {
             (pmf::CubeKind::Geometry(g), pmf::ClientGeometry::Geometry(cg)) => {
                 let lm = place(cg.lightmap);
@@ -253,10 +255,10 @@ mod tests {
         // Pages do not overlap.
         for (i, a) in places.iter().enumerate() {
             for b in &places[i + 1..] {
-                let sep = a.x + a.edge + 1 <= b.x - 1
-                    || b.x + b.edge + 1 <= a.x - 1
-                    || a.y + a.edge + 1 <= b.y - 1
-                    || b.y + b.edge + 1 <= a.y - 1;
+                let sep = a.x + a.edge < b.x - 1
+                    || b.x + b.edge < a.x - 1
+                    || a.y + a.edge < b.y - 1
+                    || b.y + b.edge < a.y - 1;
                 assert!(sep, "{a:?} overlaps {b:?}");
             }
         }

@@ -195,7 +195,7 @@ impl Viewport {
     /// Takes newly baked chunks and turns up to [`UPLOADS_PER_FRAME`] into meshes for the GPU.
     fn sync_uploads(&mut self, state: &mut EditorState) {
         let has_bakes = !state.bake.bakes.is_empty();
-        if self.had_bakes && !has_bakes && state.bake.pending.len() > 0 {
+        if self.had_bakes && !has_bakes && !state.bake.pending.is_empty() {
             // The document was replaced.
             self.gpu_keys.clear();
             self.queue.clear();
@@ -265,7 +265,8 @@ impl Viewport {
             self.camera.frame(target, distance);
         }
         self.sync_uploads(state);
-        if !self.queue.is_empty() || self.renderer.as_ref().is_some_and(|r| r.lock().is_ok_and(|r| !r.queue.is_empty())) {
+        if !self.queue.is_empty() || self.renderer.as_ref().is_some_and(|r| r.lock().is_ok_and(|r| !r.queue.is_empty()))
+        {
             ui.ctx().request_repaint();
         }
 
@@ -352,7 +353,10 @@ impl Viewport {
         let Some(level) = state.map.levels.get(state.level) else { return };
         self.hover = level.ray_cast_world(o, d, PICK_DISTANCE).map(|h| Pick::from_hit(state.level, &h));
         if state.tool == ToolKind::Object {
-            let limit = self.hover.as_ref().map_or(PICK_DISTANCE, |p| (level.frame().world_from_lattice_f(p.point) - o).length() + 0.3);
+            let limit = self
+                .hover
+                .as_ref()
+                .map_or(PICK_DISTANCE, |p| (level.frame().world_from_lattice_f(p.point) - o).length() + 0.3);
             self.hover_object = pick_object(level, o, d, limit).map(|id| (state.level, id));
         }
     }
@@ -446,7 +450,8 @@ impl Viewport {
             ToolKind::Corner => {
                 let (addr, corner) = tools::corner::grab(state, &pick);
                 out.push(Command::BeginStroke);
-                self.drag = Drag::Corner { level: pick.level, addr, face: pick.face, corner, start_y: pointer_y, applied: 0 };
+                self.drag =
+                    Drag::Corner { level: pick.level, addr, face: pick.face, corner, start_y: pointer_y, applied: 0 };
             }
         }
     }
@@ -532,7 +537,9 @@ impl Viewport {
     fn release(&mut self, state: &EditorState, out: &mut Vec<Command>) {
         match std::mem::take(&mut self.drag) {
             Drag::None => {}
-            Drag::Paint { .. } | Drag::Path { .. } | Drag::Corner { .. } | Drag::Move { .. } => out.push(Command::EndStroke),
+            Drag::Paint { .. } | Drag::Path { .. } | Drag::Corner { .. } | Drag::Move { .. } => {
+                out.push(Command::EndStroke)
+            }
             Drag::Box(d) => out.extend(d.commit(state)),
             Drag::Select(d) => {
                 self.select_normal = d.face.normal();
@@ -547,9 +554,8 @@ impl Viewport {
         }
         let flying = ui.input(|i| i.pointer.secondary_down());
         let (events, mods) = ui.input(|i| (i.events.clone(), i.modifiers));
-        let pressed = |k: egui::Key| {
-            events.iter().any(|e| matches!(e, egui::Event::Key { key, pressed: true, .. } if *key == k))
-        };
+        let pressed =
+            |k: egui::Key| events.iter().any(|e| matches!(e, egui::Event::Key { key, pressed: true, .. } if *key == k));
         let mut copy = false;
         let mut cut = false;
         let mut paste = false;
@@ -573,7 +579,9 @@ impl Viewport {
             out.push(Command::SetCubeSize(state.cube_log2 + 1));
         }
         if mods.alt {
-            for (k, s) in [egui::Key::Num1, egui::Key::Num2, egui::Key::Num3, egui::Key::Num4].into_iter().zip(Shading::ALL) {
+            for (k, s) in
+                [egui::Key::Num1, egui::Key::Num2, egui::Key::Num3, egui::Key::Num4].into_iter().zip(Shading::ALL)
+            {
                 if pressed(k) {
                     self.shading = s;
                 }
@@ -639,7 +647,9 @@ impl Viewport {
             Selection::Cubes { level: l, min, max } if l == state.level => {
                 o.lattice_box(&frame, LatticeBox::new(min, max), overlay::SELECT);
             }
-            Selection::Cube { level: l, addr } if l == state.level => o.lattice_box(&frame, addr.lattice_box(), overlay::SELECT),
+            Selection::Cube { level: l, addr } if l == state.level => {
+                o.lattice_box(&frame, addr.lattice_box(), overlay::SELECT)
+            }
             _ => {}
         }
         // Drag previews.
@@ -675,7 +685,8 @@ impl Viewport {
                 }
                 if state.tool == ToolKind::Corner {
                     let (addr, corner) = tools::corner::grab(state, p);
-                    let cp = frame.world_from_lattice(addr.min + pmfedit_core::map::coords::octant_offset(corner) * addr.edge());
+                    let cp = frame
+                        .world_from_lattice(addr.min + pmfedit_core::map::coords::octant_offset(corner) * addr.edge());
                     let h = 0.06 * f64::from(addr.edge()) / 8.0 + 0.03;
                     o.box_lines(cp - DVec3::splat(h), cp + DVec3::splat(h), overlay::PREVIEW_REMOVE);
                 }
@@ -720,8 +731,18 @@ impl Viewport {
         let cb = egui_glow::CallbackFn::new(move |info, painter| {
             let v = info.viewport_in_pixels();
             let c = info.clip_rect_in_pixels();
-            let vp = three_d::Viewport { x: v.left_px, y: v.from_bottom_px, width: v.width_px.max(1) as u32, height: v.height_px.max(1) as u32 };
-            let sc = three_d::ScissorBox { x: c.left_px, y: c.from_bottom_px, width: c.width_px.max(0) as u32, height: c.height_px.max(0) as u32 };
+            let vp = three_d::Viewport {
+                x: v.left_px,
+                y: v.from_bottom_px,
+                width: v.width_px.max(1) as u32,
+                height: v.height_px.max(1) as u32,
+            };
+            let sc = three_d::ScissorBox {
+                x: c.left_px,
+                y: c.from_bottom_px,
+                width: c.width_px.max(0) as u32,
+                height: c.height_px.max(0) as u32,
+            };
             if let Ok(mut r) = renderer.lock() {
                 r.paint(painter, vp, sc, &params);
             }
@@ -735,7 +756,11 @@ impl Viewport {
         if let Some(p) = &self.hover {
             if let Some(level) = state.map.levels.get(p.level) {
                 let w = level.frame().world_from_lattice_f(p.point);
-                let mat = p.cube.face_material(p.face).and_then(|m| state.map.library.materials().get(m)).map_or("?", |m| m.name.as_str());
+                let mat = p
+                    .cube
+                    .face_material(p.face)
+                    .and_then(|m| state.map.library.materials().get(m))
+                    .map_or("?", |m| m.name.as_str());
                 lines.push(format!("({:.2}, {:.2}, {:.2}) {:?} · {mat}", w.x, w.y, w.z, p.face));
             }
         }
@@ -750,14 +775,31 @@ impl Viewport {
         }
         if let Some(r) = &self.renderer {
             if let Ok(r) = r.lock() {
-                lines.push(format!("{} chunks on GPU, {} drawn · speed {:.0}", r.chunk_count(), r.drawn.0, self.camera.speed));
+                lines.push(format!(
+                    "{} chunks on GPU, {} drawn · speed {:.0}",
+                    r.chunk_count(),
+                    r.drawn.0,
+                    self.camera.speed
+                ));
             }
         }
         let painter = ui.painter_at(rect);
         let mut y = rect.top() + 34.0;
         for l in lines {
-            painter.text(egui::pos2(rect.left() + 9.0, y + 1.0), egui::Align2::LEFT_TOP, &l, egui::FontId::proportional(13.0), egui::Color32::from_black_alpha(160));
-            painter.text(egui::pos2(rect.left() + 8.0, y), egui::Align2::LEFT_TOP, &l, egui::FontId::proportional(13.0), egui::Color32::WHITE);
+            painter.text(
+                egui::pos2(rect.left() + 9.0, y + 1.0),
+                egui::Align2::LEFT_TOP,
+                &l,
+                egui::FontId::proportional(13.0),
+                egui::Color32::from_black_alpha(160),
+            );
+            painter.text(
+                egui::pos2(rect.left() + 8.0, y),
+                egui::Align2::LEFT_TOP,
+                &l,
+                egui::FontId::proportional(13.0),
+                egui::Color32::WHITE,
+            );
             y += 17.0;
         }
         // Shading buttons.
@@ -765,7 +807,11 @@ impl Viewport {
         ui.scope_builder(egui::UiBuilder::new().max_rect(bar), |ui| {
             ui.horizontal(|ui| {
                 for (i, s) in Shading::ALL.into_iter().enumerate() {
-                    if ui.selectable_label(self.shading == s, s.label()).on_hover_text(format!("Alt+{}", i + 1)).clicked() {
+                    if ui
+                        .selectable_label(self.shading == s, s.label())
+                        .on_hover_text(format!("Alt+{}", i + 1))
+                        .clicked()
+                    {
                         self.shading = s;
                     }
                 }

@@ -3,9 +3,9 @@
 
 use glam::{DVec3, IVec3};
 
+use pmfedit_core::edit::ObjRef;
 use pmfedit_core::map::Level;
 use pmfedit_core::map::coords::{CubeAddr, Face, LatticeBox, LevelFrame};
-use pmfedit_core::edit::ObjRef;
 use pmfedit_core::map::library::EnvKind;
 
 use super::render::{Segment, Tri};
@@ -30,7 +30,13 @@ impl Overlay {
 
     /// The twelve edges of a box.
     pub fn box_lines(&mut self, lo: DVec3, hi: DVec3, color: [f32; 4]) {
-        let c = |i: usize| DVec3::new(if i & 1 != 0 { hi.x } else { lo.x }, if i & 2 != 0 { hi.y } else { lo.y }, if i & 4 != 0 { hi.z } else { lo.z });
+        let c = |i: usize| {
+            DVec3::new(
+                if i & 1 != 0 { hi.x } else { lo.x },
+                if i & 2 != 0 { hi.y } else { lo.y },
+                if i & 4 != 0 { hi.z } else { lo.z },
+            )
+        };
         for (a, b) in [(0, 1), (2, 3), (4, 5), (6, 7), (0, 2), (1, 3), (4, 6), (5, 7), (0, 4), (1, 5), (2, 6), (3, 7)] {
             self.line(c(a), c(b), color);
         }
@@ -65,7 +71,13 @@ impl Overlay {
 
     /// A box as translucent faces.
     pub fn box_fill(&mut self, lo: DVec3, hi: DVec3, color: [f32; 4]) {
-        let c = |i: usize| DVec3::new(if i & 1 == 0 { hi.x } else { lo.x }, if i & 4 == 0 { hi.y } else { lo.y }, if i & 2 == 0 { hi.z } else { lo.z });
+        let c = |i: usize| {
+            DVec3::new(
+                if i & 1 == 0 { hi.x } else { lo.x },
+                if i & 4 == 0 { hi.y } else { lo.y },
+                if i & 2 == 0 { hi.z } else { lo.z },
+            )
+        };
         let corners = std::array::from_fn(c);
         self.hexa_fill(&corners, color);
     }

@@ -12,7 +12,7 @@ use eframe::egui_glow;
 use glam::{DVec3, Mat4, Vec3, Vec4};
 use three_d::{
     Blend, ClearState, Context, Cull, DepthTest, Interpolation, Program, RenderStates, RenderTarget, ScissorBox,
-    Texture2D, TextureData, VertexBuffer, Viewport as TdViewport, WriteMask, Wrapping,
+    Texture2D, TextureData, VertexBuffer, Viewport as TdViewport, Wrapping, WriteMask,
 };
 
 use pmfedit_bake::deps::ChunkKey;
@@ -326,7 +326,15 @@ impl Renderer {
         }
     }
 
-    fn draw_part(&self, part: &GpuPart, chunk: &GpuChunk, states: RenderStates, vp: TdViewport, offset: Vec3, tint: [f32; 4]) {
+    fn draw_part(
+        &self,
+        part: &GpuPart,
+        chunk: &GpuChunk,
+        states: RenderStates,
+        vp: TdViewport,
+        offset: Vec3,
+        tint: [f32; 4],
+    ) {
         let p = &self.mesh_program;
         p.use_uniform_if_required("u_offset", three_d::vec3(offset.x, offset.y, offset.z));
         p.use_uniform_if_required("u_tint", three_d::vec4(tint[0], tint[1], tint[2], tint[3]));
@@ -486,7 +494,8 @@ impl Renderer {
             p.use_vertex_attribute("a_other", &ob);
             p.use_vertex_attribute("a_side", &sb);
             p.use_vertex_attribute("a_color", &cb);
-            let states = RenderStates { cull: Cull::None, depth_test, write_mask: WriteMask::COLOR, blend: Blend::TRANSPARENCY };
+            let states =
+                RenderStates { cull: Cull::None, depth_test, write_mask: WriteMask::COLOR, blend: Blend::TRANSPARENCY };
             p.draw_arrays(states, viewport, pos.len() as u32);
         }
     }
