@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! pmfedit [PROJECT] [--screenshot OUT.png] [--frames N] [--bench-frames N] [--bench-terrain]
+//!         [--shading lit|fullbright|wireframe|lightmap]
 //! ```
 //! Opens a project folder, or the built-in demo map when none is given. `--screenshot` renders
 //! N frames (default 60) and waits until no chunk is pending, saves the window as a PNG and
@@ -13,6 +14,7 @@ use std::path::PathBuf;
 
 use eframe::egui;
 
+use pmfedit::viewport::render::Shading;
 use pmfedit::viewport::script::{self, Mode};
 use pmfedit_core::project::Project;
 use pmfedit_core::sample;
@@ -23,7 +25,8 @@ Opens a project folder, or the built-in demo map.
   --screenshot OUT.png  render N frames (and until the bake is done), save a PNG, exit
   --frames N            frames before the screenshot (default 60)
   --bench-frames N      print frame times over N frames and one edit's re-bake latency, exit
-  --bench-terrain       benchmark on a 32×4×32-chunk procedural terrain instead of the demo";
+  --bench-terrain       benchmark on a 32×4×32-chunk procedural terrain instead of the demo
+  --shading MODE        start in lit, fullbright, wireframe or lightmap shading";
 
 fn main() -> anyhow::Result<()> {
     let mut project_dir: Option<PathBuf> = None;
@@ -50,6 +53,14 @@ fn main() -> anyhow::Result<()> {
             Some("--frames") => frames = number(args.next(), "--frames")?,
             Some("--bench-frames") => bench = Some(number(args.next(), "--bench-frames")?),
             Some("--bench-terrain") => terrain = true,
+            Some("--shading") => {
+                let v = args.next().and_then(|s| s.into_string().ok()).unwrap_or_default();
+                let shading = Shading::ALL
+                    .into_iter()
+                    .find(|s| s.label().eq_ignore_ascii_case(&v))
+                    .ok_or_else(|| anyhow::anyhow!("--shading needs lit, fullbright, wireframe or lightmap\n\n{USAGE}"))?;
+                script::set_shading(shading);
+            }
             Some(s) if s.starts_with("--") => anyhow::bail!("unknown option {s}\n\n{USAGE}"),
             _ => project_dir = Some(PathBuf::from(arg)),
         }

@@ -3,8 +3,9 @@
 //! without a GPU; [`super::render`] uploads the result.
 //!
 //! - Vertices are expanded to plain triangles (no index buffer) so each can carry an "edge"
-//!   attribute for the wireframe mode: component `i` is 0 at vertex `i` and 1 at the others, and a
-//!   quad's internal diagonal is hidden by setting the component opposite it to 1 everywhere.
+//!   attribute for the wireframe mode: barycentric coordinates (component `i` is 1 at vertex `i`,
+//!   0 on the opposite edge), and a quad's internal diagonal is hidden by setting the component
+//!   opposite it to 1 at all three vertices.
 //! - Lightmap pages (square, various sizes) are shelf-packed into one atlas with a one-luxel
 //!   border copied from the page edge, so linear filtering never bleeds between pages; lightmap
 //!   UVs are remapped into the atlas.
@@ -163,12 +164,12 @@ pub fn material_looks(library: &Library, used: &[String]) -> Vec<Look> {
 }
 
 const QUAD_EDGES: [[[f32; 3]; 3]; 2] = [
-    // Triangle (0,1,2): the diagonal 0–2 is opposite vertex 1 → component 1 stays 1.
-    [[0.0, 1.0, 1.0], [1.0, 1.0, 1.0], [1.0, 1.0, 0.0]],
-    // Triangle (0,2,3): the diagonal 0–2 is opposite vertex 3 (index 2) → component 2 stays 1.
-    [[0.0, 1.0, 1.0], [1.0, 0.0, 1.0], [1.0, 1.0, 1.0]],
+    // Triangle (0,1,2): the diagonal 0–2 is opposite local vertex 1 → component 1 stays 1.
+    [[1.0, 1.0, 0.0], [0.0, 1.0, 0.0], [0.0, 1.0, 1.0]],
+    // Triangle (0,2,3): the diagonal 0–2 is opposite local vertex 2 → component 2 stays 1.
+    [[1.0, 0.0, 1.0], [0.0, 1.0, 1.0], [0.0, 0.0, 1.0]],
 ];
-const TRI_EDGES: [[f32; 3]; 3] = [[0.0, 1.0, 1.0], [1.0, 0.0, 1.0], [1.0, 1.0, 0.0]];
+const TRI_EDGES: [[f32; 3]; 3] = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
 
 /// Builds the draw data of one baked chunk.
 pub fn build_chunk_mesh(bake: &ChunkBake, library: &Library) -> ChunkMesh {

@@ -137,7 +137,7 @@ impl Viewport {
             renderer_error,
             camera: Camera::default(),
             camera_ready: false,
-            shading: Shading::Lit,
+            shading: script::initial_shading().unwrap_or_default(),
             exposure: 4.0,
             ambient: 0.08,
             show_regions: true,
@@ -917,3 +917,6 @@ pub fn pick_object(level: &Level, origin: DVec3, dir: DVec3, limit: f64) -> Opti
     }
     best.map(|(_, id)| id)
 }
+
+#[cfg(test)]
+mod tests;

@@ -24,6 +24,17 @@ pub enum Mode {
 }
 
 static MODE: OnceLock<Mode> = OnceLock::new();
+static SHADING: OnceLock<super::render::Shading> = OnceLock::new();
+
+/// The shading the next [`Viewport`] starts with (`--shading`).
+pub fn set_shading(shading: super::render::Shading) {
+    let _ = SHADING.set(shading);
+}
+
+/// The shading asked for on the command line, if any.
+pub fn initial_shading() -> Option<super::render::Shading> {
+    SHADING.get().copied()
+}
 
 /// Sets the mode for the next [`Viewport`]; call once, before the app starts.
 pub fn set_mode(mode: Mode) {
