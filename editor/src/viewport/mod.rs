@@ -107,6 +107,8 @@ pub struct Viewport {
     queued: HashSet<ChunkKey>,
     gpu_keys: BTreeSet<ChunkKey>,
     had_bakes: bool,
+    /// What the uploaded meshes' colours were built from (see [`material_fingerprint`]).
+    materials_seen: u64,
     hover: Option<Pick>,
     hover_object: Option<(usize, ObjRef)>,
     drag: Drag,
@@ -146,6 +148,7 @@ impl Viewport {
             queued: HashSet::new(),
             gpu_keys: BTreeSet::new(),
             had_bakes: false,
+            materials_seen: 0,
             hover: None,
             hover_object: None,
             drag: Drag::None,
@@ -206,6 +209,16 @@ impl Viewport {
             self.camera_ready = false;
         }
         self.had_bakes = has_bakes;
+        // A material colour changed in the library: rebuild every mesh (colours are per vertex).
+        let fp = material_fingerprint(state);
+        if fp != self.materials_seen {
+            self.materials_seen = fp;
+            for k in &self.gpu_keys {
+                if self.queued.insert(*k) {
+                    self.queue.push_back(*k);
+                }
+            }
+        }
         for k in std::mem::take(&mut state.bake.changed) {
             if self.queued.insert(k) {
                 self.queue.push_back(k);
@@ -563,7 +576,7 @@ impl Viewport {
             match e {
                 egui::Event::Copy => copy = true,
                 egui::Event::Cut => cut = true,
-                egui::Event::Paste(_) => paste = true,
+                egui::Event::Paste(_) | egui::Event::PasteImage(_) => paste = true,
                 _ => {}
             }
         }
@@ -599,14 +612,22 @@ impl Viewport {
                 self.camera.frame(c, (r * 2.5).max(2.0));
             }
         }
+        // The system clipboard gets a note: egui-winit turns Ctrl+V into a paste event only
+        // when the system clipboard holds something.
+        let note = |c: &Clipboard| {
+            let s = c.size.as_dvec3() / 8.0;
+            format!("pmfedit cubes {}×{}×{}", s.x, s.y, s.z)
+        };
         if copy {
             if let Some(c) = tools::select::copy(state) {
                 out.push(Command::Status(format!("Copied {} pieces", c.pieces.len())));
+                ui.ctx().copy_text(note(&c));
                 self.clipboard = Some(c);
             }
         }
         if cut {
             if let Some((c, cmds)) = tools::select::cut(state) {
+                ui.ctx().copy_text(note(&c));
                 self.clipboard = Some(c);
                 out.extend(cmds);
             }
@@ -847,6 +868,16 @@ fn wheel_points(i: &egui::InputState) -> f32 {
             _ => 0.0,
         })
         .sum()
+}
+
+/// A hash of what chunk meshes take from the material library (names, colours, transparency).
+fn material_fingerprint(state: &EditorState) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for (id, m) in state.map.library.materials().iter() {
+        (id, &m.name, m.color, m.alpha, m.transparent, m.liquid).hash(&mut h);
+    }
+    h.finish()
 }
 
 /// World position of a chunk's center.
