@@ -55,10 +55,10 @@ fn main() -> anyhow::Result<()> {
             Some("--bench-terrain") => terrain = true,
             Some("--shading") => {
                 let v = args.next().and_then(|s| s.into_string().ok()).unwrap_or_default();
-                let shading = Shading::ALL
-                    .into_iter()
-                    .find(|s| s.label().eq_ignore_ascii_case(&v))
-                    .ok_or_else(|| anyhow::anyhow!("--shading needs lit, fullbright, wireframe or lightmap\n\n{USAGE}"))?;
+                let shading =
+                    Shading::ALL.into_iter().find(|s| s.label().eq_ignore_ascii_case(&v)).ok_or_else(|| {
+                        anyhow::anyhow!("--shading needs lit, fullbright, wireframe or lightmap\n\n{USAGE}")
+                    })?;
                 script::set_shading(shading);
             }
             Some(s) if s.starts_with("--") => anyhow::bail!("unknown option {s}\n\n{USAGE}"),

@@ -381,7 +381,7 @@ impl Viewport {
                 i.pointer.primary_released(),
                 i.pointer.primary_down(),
                 Mods { shift: i.modifiers.shift, ctrl: i.modifiers.command, alt: i.modifiers.alt },
-                i.pointer.hover_pos().map_or(0.0, |p| p.y),
+                i.pointer.latest_pos().map_or(0.0, |p| p.y),
                 wheel_points(i),
             )
         });
@@ -483,6 +483,7 @@ impl Viewport {
         let size = state.cube_log2;
         let hover = self.hover;
         let ray = self.pointer_ray(ui, rect);
+        let is_select = matches!(self.drag, Drag::Select(_));
         match &mut self.drag {
             Drag::None => {}
             Drag::Paint { last } => {
@@ -504,7 +505,6 @@ impl Viewport {
                 }
             }
             Drag::Box(d) | Drag::Select(d) => {
-                let is_select = d.layers < 0 && !matches!(state.tool, ToolKind::Box);
                 if let (Some((o, dir)), Some(level)) = (ray, state.map.levels.get(d.level)) {
                     let frame = level.frame();
                     let a = d.face.axis();

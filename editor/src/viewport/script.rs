@@ -209,7 +209,11 @@ impl Script {
 fn scripted_edit(vp: &Viewport, state: &EditorState) -> Option<(Vec<Command>, ChunkKey)> {
     let level = state.map.levels.get(state.level)?;
     let (o, d) = (vp.camera.eye, vp.camera.forward());
-    let hit = level.ray_cast_world(o, d, 200.0)?;
+    // What the camera looks at, else the ground below a point a little ahead.
+    let hit = level.ray_cast_world(o, d, super::PICK_DISTANCE).or_else(|| {
+        let ahead = o + glam::DVec3::new(d.x, 0.0, d.z).normalize_or_zero() * 20.0;
+        level.ray_cast_world(ahead, glam::DVec3::NEG_Y, super::PICK_DISTANCE)
+    })?;
     let pick = Pick::from_hit(state.level, &hit);
     let target = tools::place::target(state, &pick);
     let chunk = level.frame().chunk_from_lattice(target.min);

@@ -12,7 +12,8 @@ use crate::state::Selection;
 use crate::tools::ToolKind;
 
 fn harness() -> Harness<'static, App> {
-    let mut h = Harness::builder().with_size(egui::vec2(1280.0, 800.0)).build_eframe(|cc| App::new(cc, sample::demo(), None));
+    let mut h =
+        Harness::builder().with_size(egui::vec2(1280.0, 800.0)).build_eframe(|cc| App::new(cc, sample::demo(), None));
     h.run_steps(2);
     h
 }
