@@ -20,6 +20,7 @@ use crate::files::{Dialogs, FileAction, FilePrompt, PromptResult, RecentFiles};
 use crate::panels::Panels;
 use crate::state::{EditorState, Selection};
 use crate::tools::ToolKind;
+use crate::viewport::Viewport;
 use crate::watch::{Thumbnails, assets_dir};
 
 /// Every keyboard shortcut, for menus and the Help window: (keys, what).
@@ -52,6 +53,8 @@ pub struct App {
     pub state: EditorState,
     /// Commands queued this frame.
     pub commands: Vec<Command>,
+    /// The 3D view (without a GL context it draws a note instead).
+    pub viewport: Viewport,
     /// Side panels and their UI state.
     pub panels: Panels,
     /// Material thumbnails, refreshed by the asset watcher.
@@ -77,6 +80,7 @@ impl App {
     pub fn new(cc: &eframe::CreationContext<'_>, map: Map, project: Option<Project>) -> Self {
         let ctx = cc.egui_ctx.clone();
         let wake: Arc<dyn Fn() + Send + Sync> = Arc::new(move || ctx.request_repaint());
+        let viewport = Viewport::new(cc.gl.clone());
         let project_dir = project.as_ref().map(|p| p.dir().to_owned());
         let thumbs = Thumbnails::new(project_dir.as_deref(), assets_dir(), wake.clone());
         let recent = RecentFiles::load(cc.storage);
@@ -90,6 +94,7 @@ impl App {
         Self {
             state: EditorState::new(map, project, wake),
             commands: Vec::new(),
+            viewport,
             panels,
             thumbs,
             recent,
@@ -551,9 +556,9 @@ impl eframe::App for App {
             });
         });
         self.panels.show(ui, &self.state, &mut self.commands, &mut self.thumbs);
-        egui::CentralPanel::default().show(ui, |ui| {
-            ui.heading(&self.state.map.meta.name);
-            ui.label(format!("{} chunks baked", self.state.bake.bakes.len()));
+        egui::CentralPanel::default().frame(egui::Frame::NONE).show(ui, |ui| {
+            let commands = self.viewport.ui(ui, &mut self.state);
+            self.commands.extend(commands);
         });
         self.windows(&ctx);
 

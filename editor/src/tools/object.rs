@@ -1,0 +1,66 @@
+//! Lights & entities (key 8): click on a surface places a point light half a unit off the hovered
+//! face (Shift+click: a prop entity) and selects it; press on an existing light or entity marker
+//! selects it and dragging moves it over the surfaces under the pointer (`Edit::MoveObject`, one
+//! undo step per drag).
+
+use glam::{DVec3, Vec3};
+
+use pmfedit_core::edit::{Edit, ObjItem, ObjRef};
+use pmfedit_core::format::pmf::entity::{EntityData, Prop};
+use pmfedit_core::map::library::{EntityId, Light, LightId, MapEntity, TableId};
+
+use super::{Mods, Pick, stroke};
+use crate::command::Command;
+use crate::state::{EditorState, Selection};
+
+/// Where an object dropped on `pick` goes (world space): half a unit off the face.
+pub fn drop_point(state: &EditorState, pick: &Pick) -> Option<Vec3> {
+    let frame = state.map.levels.get(pick.level)?.frame();
+    let p = frame.world_from_lattice_f(pick.point) + pick.normal().as_dvec3() * 0.5;
+    Some(p.as_vec3())
+}
+
+/// A click on a surface: one undo step adding the object, then selecting it.
+pub fn place(state: &EditorState, pick: &Pick, mods: Mods) -> Vec<Command> {
+    let Some(level) = state.map.levels.get(pick.level) else { return Vec::new() };
+    let Some(p) = drop_point(state, pick) else { return Vec::new() };
+    let objects = &level.objects;
+    let (item, select) = if mods.shift {
+        let id = EntityId::from_raw(objects.entities().next_id());
+        let prop =
+            Prop { position: p.to_array(), box_pos: [0.5; 3], box_neg: [-0.5; 3], mass: 10.0, ..Prop::default() };
+        let e = MapEntity::new(format!("prop_{}", id.raw()), EntityData::Prop(prop));
+        (ObjItem::Entity(Box::new(e)), Selection::Entity { level: pick.level, id })
+    } else {
+        let id = LightId::from_raw(objects.lights().next_id());
+        (ObjItem::Light(Light::point(format!("light_{}", id.raw()), p)), Selection::Light { level: pick.level, id })
+    };
+    let mut out = stroke(vec![Command::Edit(Edit::AddObject { level: pick.level, item })]);
+    out.push(Command::Select(select));
+    out
+}
+
+/// The selected light or entity, as an object reference.
+pub fn selected_object(state: &EditorState) -> Option<(usize, ObjRef)> {
+    match state.selection {
+        Selection::Light { level, id } => Some((level, ObjRef::Light(id))),
+        Selection::Entity { level, id } => Some((level, ObjRef::Entity(id))),
+        _ => None,
+    }
+}
+
+/// The world position of a light or entity.
+pub fn object_position(state: &EditorState, level: usize, obj: ObjRef) -> Option<DVec3> {
+    let objects = &state.map.levels.get(level)?.objects;
+    let p = match obj {
+        ObjRef::Light(id) => objects.lights().get(id).map(|l| l.position),
+        ObjRef::Entity(id) => objects.entities().get(id).and_then(|e| e.position()),
+        _ => None,
+    }?;
+    Some(p.as_dvec3())
+}
+
+/// One step of a move drag (the viewport brackets the drag with stroke markers).
+pub fn move_to(level: usize, id: ObjRef, position: Vec3) -> Command {
+    Command::Edit(Edit::MoveObject { level, id, position })
+}

@@ -1,0 +1,287 @@
+//! CPU side of a chunk's draw data: a baked chunk ([`ChunkBake`]) turned into flat triangle
+//! lists (opaque and transparent) plus one lightmap atlas per chunk. Pure, so it is tested
+//! without a GPU; [`super::render`] uploads the result.
+//!
+//! - Vertices are expanded to plain triangles (no index buffer) so each can carry an "edge"
+//!   attribute for the wireframe mode: barycentric coordinates (component `i` is 1 at vertex `i`,
+//!   0 on the opposite edge), and a quad's internal diagonal is hidden by setting the component
+//!   opposite it to 1 at all three vertices.
+//! - Lightmap pages (square, various sizes) are shelf-packed into one atlas with a one-luxel
+//!   border copied from the page edge, so linear filtering never bleeds between pages; lightmap
+//!   UVs are remapped into the atlas.
+//! - Faces of cubes flagged "draw backfaces" get a second, reversed copy (back-face culling stays
+//!   on for everything else).
+
+use glam::Vec3;
+
+use pmfedit_bake::compile::ChunkBake;
+use pmfedit_core::format::pmf;
+use pmfedit_core::map::Library;
+
+/// One face colour as RGBA in `0..=1` (sRGB).
+pub type Rgba = [f32; 4];
+
+/// Triangles of one render pass.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TriList {
+    /// Relative to the chunk center, map units.
+    pub positions: Vec<[f32; 3]>,
+    pub colors: Vec<Rgba>,
+    /// Atlas coordinates.
+    pub lightmap_uv: Vec<[f32; 2]>,
+    /// Wireframe edge attribute (see the module docs).
+    pub edges: Vec<[f32; 3]>,
+}
+
+impl TriList {
+    /// Vertices (three per triangle).
+    pub fn len(&self) -> usize {
+        self.positions.len()
+    }
+
+    /// Whether there is no triangle.
+    pub fn is_empty(&self) -> bool {
+        self.positions.is_empty()
+    }
+
+    fn push_tri(&mut self, v: [&pmf::Vertex; 3], color: Rgba, edges: [[f32; 3]; 3], lm: &AtlasPlacement) {
+        for (vert, e) in v.iter().zip(edges) {
+            self.positions.push(vert.position);
+            self.colors.push(color);
+            self.lightmap_uv.push(lm.map(vert.lightmap_uv));
+            self.edges.push(e);
+        }
+    }
+}
+
+/// The lightmap atlas of one chunk, RGB rows top to bottom (texture row 0 is `v = 0`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Atlas {
+    pub width: u32,
+    pub height: u32,
+    pub texels: Vec<[u8; 3]>,
+}
+
+/// Where one page lies in the atlas.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AtlasPlacement {
+    /// Offset of the page's first luxel, in texels.
+    pub x: u32,
+    pub y: u32,
+    pub edge: u32,
+    pub atlas: (u32, u32),
+}
+
+impl AtlasPlacement {
+    /// A page UV in `[0, 1]` → atlas UV.
+    pub fn map(&self, uv: [f32; 2]) -> [f32; 2] {
+        let (w, h) = (self.atlas.0 as f32, self.atlas.1 as f32);
+        let e = self.edge as f32;
+        [(self.x as f32 + uv[0] * e) / w, (self.y as f32 + uv[1] * e) / h]
+    }
+}
+
+/// Packs the pages (shelves, largest first, one-luxel replicated border). A chunk without
+/// pages gets a 1×1 white atlas.
+pub fn pack_atlas(pages: &[pmf::Lightmap]) -> (Atlas, Vec<AtlasPlacement>) {
+    if pages.is_empty() {
+        return (Atlas { width: 1, height: 1, texels: vec![[255; 3]] }, Vec::new());
+    }
+    let padded = |p: &pmf::Lightmap| p.edge() as u32 + 2;
+    let area: u64 = pages.iter().map(|p| u64::from(padded(p)).pow(2)).sum();
+    let widest = pages.iter().map(padded).max().unwrap_or(1);
+    let width = ((area as f64).sqrt().ceil() as u32).max(widest).next_power_of_two();
+    let mut order: Vec<usize> = (0..pages.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(pages[i].edge()));
+    let mut origin = vec![(0u32, 0u32); pages.len()];
+    let (mut x, mut y, mut shelf) = (0u32, 0u32, 0u32);
+    for &i in &order {
+        let s = padded(&pages[i]);
+        if x + s > width {
+            x = 0;
+            y += shelf;
+            shelf = 0;
+        }
+        origin[i] = (x, y);
+        x += s;
+        shelf = shelf.max(s);
+    }
+    let height = (y + shelf).max(1);
+    let mut texels = vec![[0u8; 3]; (width * height) as usize];
+    let mut placements = Vec::with_capacity(pages.len());
+    for (i, p) in pages.iter().enumerate() {
+        let e = p.edge() as u32;
+        let (ox, oy) = origin[i];
+        for ty in 0..e + 2 {
+            for tx in 0..e + 2 {
+                let sx = tx.saturating_sub(1).min(e - 1) as usize;
+                let sy = ty.saturating_sub(1).min(e - 1) as usize;
+                let k = 3 * (sy * e as usize + sx);
+                let rgb = p.luxels.get(k..k + 3).map_or([255; 3], |s| [s[0], s[1], s[2]]);
+                texels[((oy + ty) * width + ox + tx) as usize] = rgb;
+            }
+        }
+        placements.push(AtlasPlacement { x: ox + 1, y: oy + 1, edge: e, atlas: (width, height) });
+    }
+    (Atlas { width, height, texels }, placements)
+}
+
+/// A chunk ready for upload.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ChunkMesh {
+    pub opaque: TriList,
+    /// Transparent and liquid materials, drawn after the opaque pass with blending.
+    pub transparent: TriList,
+    pub atlas: Atlas,
+    /// Bounds of the vertices relative to the chunk center (`None` for an empty chunk).
+    pub bounds: Option<(Vec3, Vec3)>,
+}
+
+/// What a material looks like in the viewport.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Look {
+    pub color: Rgba,
+    pub transparent: bool,
+}
+
+/// The look of each of the chunk's used materials, from the library by name; a name the library
+/// lacks is drawn magenta.
+pub fn material_looks(library: &Library, used: &[String]) -> Vec<Look> {
+    used.iter()
+        .map(|name| match library.materials().by_name(name) {
+            Some((_, m)) => {
+                let transparent = m.transparent || m.liquid;
+                let a = if transparent { f32::from(m.alpha) / 255.0 } else { 1.0 };
+                let c = m.color;
+                Look {
+                    color: [f32::from(c[0]) / 255.0, f32::from(c[1]) / 255.0, f32::from(c[2]) / 255.0, a],
+                    transparent,
+                }
+            }
+            None => Look { color: [1.0, 0.0, 1.0, 1.0], transparent: false },
+        })
+        .collect()
+}
+
+const QUAD_EDGES: [[[f32; 3]; 3]; 2] = [
+    // Triangle (0,1,2): the diagonal 0–2 is opposite local vertex 1 → component 1 stays 1.
+    [[1.0, 1.0, 0.0], [0.0, 1.0, 0.0], [0.0, 1.0, 1.0]],
+    // Triangle (0,2,3): the diagonal 0–2 is opposite local vertex 2 → component 2 stays 1.
+    [[1.0, 0.0, 1.0], [0.0, 1.0, 1.0], [0.0, 0.0, 1.0]],
+];
+const TRI_EDGES: [[f32; 3]; 3] = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
+
+/// Builds the draw data of one baked chunk.
+pub fn build_chunk_mesh(bake: &ChunkBake, library: &Library) -> ChunkMesh {
+    let pmf = &bake.pmf;
+    let looks = material_looks(library, &pmf.common.used_materials);
+    let (atlas, placements) = pack_atlas(&pmf.client.lightmaps);
+    let white = AtlasPlacement { x: 0, y: 0, edge: 0, atlas: (atlas.width, atlas.height) };
+    let place = |i: u8| placements.get(usize::from(i)).copied().unwrap_or(white);
+    let look =
+        |i: u8| looks.get(usize::from(i)).copied().unwrap_or(Look { color: [1.0, 0.0, 1.0, 1.0], transparent: false });
+    let verts = &pmf.client.vertices;
+    let vert = |i: usize| verts.get(i);
+    let mut out = ChunkMesh::default();
+    for (common, client) in pmf.common.cubes.iter().zip(&pmf.client.cubes) {
+        let backfaces = common.draw_backfaces;
+        let emit =
+            |out: &mut ChunkMesh, v: [&pmf::Vertex; 3], look: Look, edges: [[f32; 3]; 3], lm: &AtlasPlacement| {
+                let list = if look.transparent { &mut out.transparent } else { &mut out.opaque };
+                list.push_tri(v, look.color, edges, lm);
+                if backfaces {
+                    list.push_tri([v[0], v[2], v[1]], look.color, [edges[0], edges[2], edges[1]], lm);
+                }
+            };
+        match (&common.kind, &client.geometry) {
+            (pmf::CubeKind::Geometry(g), pmf::ClientGeometry::Geometry(cg)) => {
+                let lm = place(cg.lightmap);
+                let lk = look(g.material);
+                let mut k = cg.first_vertex as usize;
+                for f in 0..6 {
+                    if cg.faces & (1 << f) == 0 {
+                        continue;
+                    }
+                    if let (Some(a), Some(b), Some(c), Some(d)) = (vert(k), vert(k + 1), vert(k + 2), vert(k + 3)) {
+                        emit(&mut out, [a, b, c], lk, QUAD_EDGES[0], &lm);
+                        emit(&mut out, [a, c, d], lk, QUAD_EDGES[1], &lm);
+                    }
+                    k += 4;
+                }
+            }
+            (pmf::CubeKind::ExtGeometry(g), pmf::ClientGeometry::ExtGeometry(cg)) => {
+                let mut k = cg.first_vertex as usize;
+                for f in 0..6 {
+                    let lm = place(cg.lightmaps[f]);
+                    let lk = look(g.materials[f]);
+                    let n = usize::from(cg.triangle_counts[f]);
+                    for _ in 0..n {
+                        if let (Some(a), Some(b), Some(c)) = (vert(k), vert(k + 1), vert(k + 2)) {
+                            emit(&mut out, [a, b, c], lk, TRI_EDGES, &lm);
+                        }
+                        k += 3;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let all = out.opaque.positions.iter().chain(&out.transparent.positions).map(|p| Vec3::from_array(*p));
+    out.bounds = all.fold(None, |b: Option<(Vec3, Vec3)>, p| Some(b.map_or((p, p), |(lo, hi)| (lo.min(p), hi.max(p)))));
+    out.atlas = atlas;
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pmfedit_bake::compile::{CompileSettings, bake_chunk};
+    use pmfedit_core::sample;
+
+    #[test]
+    fn atlas_packs_pages_with_borders() {
+        let page = |exp: u8, v: u8| pmf::Lightmap { size_exp: exp, luxels: vec![v; pmf::Lightmap::byte_len(exp)] };
+        let pages = vec![page(2, 10), page(4, 20), page(0, 30)];
+        let (atlas, places) = pack_atlas(&pages);
+        assert_eq!(places.len(), 3);
+        assert!(atlas.width.is_power_of_two());
+        for (p, pl) in pages.iter().zip(&places) {
+            let e = p.edge() as u32;
+            assert!(pl.x + e < atlas.width + 1 && pl.y + e <= atlas.height);
+            // Border and inside carry the page's value.
+            for (x, y) in [(pl.x - 1, pl.y - 1), (pl.x, pl.y), (pl.x + e, pl.y + e - 1)] {
+                assert_eq!(atlas.texels[(y * atlas.width + x) as usize], [p.luxels[0]; 3]);
+            }
+        }
+        // Pages do not overlap.
+        for (i, a) in places.iter().enumerate() {
+            for b in &places[i + 1..] {
+                let sep = a.x + a.edge < b.x - 1
+                    || b.x + b.edge < a.x - 1
+                    || a.y + a.edge < b.y - 1
+                    || b.y + b.edge < a.y - 1;
+                assert!(sep, "{a:?} overlaps {b:?}");
+            }
+        }
+        let (empty, none) = pack_atlas(&[]);
+        assert_eq!((empty.width, empty.height, none.len()), (1, 1, 0));
+    }
+
+    #[test]
+    fn demo_center_chunk_has_triangles_in_bounds() {
+        let map = sample::demo();
+        let level = &map.levels[0];
+        let c = level.frame().center_chunk;
+        let bake = bake_chunk(&map, 0, c, &CompileSettings::default()).expect("bakes");
+        let mesh = build_chunk_mesh(&bake, &map.library);
+        assert!(mesh.opaque.len() >= 6 && mesh.opaque.len() % 3 == 0);
+        assert_eq!(mesh.opaque.len(), mesh.opaque.colors.len());
+        let half = (1 << level.chunk_size_log2()) as f32 / 2.0 + 1e-3;
+        let (lo, hi) = mesh.bounds.expect("not empty");
+        assert!(lo.cmpge(Vec3::splat(-half)).all() && hi.cmple(Vec3::splat(half)).all());
+        for uv in mesh.opaque.lightmap_uv.iter().chain(&mesh.transparent.lightmap_uv) {
+            assert!((0.0..=1.0).contains(&uv[0]) && (0.0..=1.0).contains(&uv[1]), "{uv:?}");
+        }
+        assert_eq!(mesh.atlas.texels.len() as u32, mesh.atlas.width * mesh.atlas.height);
+    }
+}

@@ -1,0 +1,545 @@
+//! GPU side: three-d `Program`s with our own small shaders, one vertex-buffer set and one
+//! lightmap atlas texture per chunk, drawn camera-relative inside egui's paint callback.
+//!
+//! Uploads happen inside the callback too (the only place the GL context is guaranteed to be
+//! current): the UI thread builds [`ChunkMesh`]es (CPU, budgeted per frame) and queues them
+//! here; the next paint uploads them and records when, for the `--bench-frames` latency figure.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use eframe::egui_glow;
+use glam::{DVec3, Mat4, Vec3, Vec4};
+use three_d::{
+    Blend, ClearState, Context, Cull, DepthTest, Interpolation, Program, RenderStates, RenderTarget, ScissorBox,
+    Texture2D, TextureData, VertexBuffer, Viewport as TdViewport, Wrapping, WriteMask,
+};
+
+use pmfedit_bake::deps::ChunkKey;
+
+use super::mesh::{ChunkMesh, TriList};
+
+/// How chunk faces are shaded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Shading {
+    /// Material colour × baked lightmap (what the game shows).
+    #[default]
+    Lit,
+    /// Material colour with a fixed directional shade.
+    Fullbright,
+    /// Dark faces with bright triangle edges (quad diagonals hidden).
+    Wireframe,
+    /// The lightmaps alone.
+    Lightmap,
+}
+
+impl Shading {
+    pub const ALL: [Shading; 4] = [Shading::Lit, Shading::Fullbright, Shading::Wireframe, Shading::Lightmap];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Shading::Lit => "Lit",
+            Shading::Fullbright => "Fullbright",
+            Shading::Wireframe => "Wireframe",
+            Shading::Lightmap => "Lightmap",
+        }
+    }
+
+    fn index(self) -> i32 {
+        self as i32
+    }
+}
+
+/// A line segment of the overlay (world space).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Segment {
+    pub a: DVec3,
+    pub b: DVec3,
+    pub color: [f32; 4],
+}
+
+/// A filled triangle of the overlay (world space).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Tri {
+    pub p: [DVec3; 3],
+    pub color: [f32; 4],
+}
+
+/// Everything one paint needs besides the uploaded chunks.
+#[derive(Debug, Clone, Default)]
+pub struct FrameParams {
+    pub eye: DVec3,
+    pub forward: DVec3,
+    /// Projection × camera-relative view.
+    pub view_proj: Mat4,
+    pub shading: Shading,
+    pub level: usize,
+    /// Chunks waiting for a re-bake (tinted).
+    pub pending: Vec<ChunkKey>,
+    pub segments: Vec<Segment>,
+    /// Translucent fills (regions, icons), drawn after the chunks without depth writes.
+    pub fills: Vec<Tri>,
+    pub clear_color: [f32; 4],
+    /// Lightmap multiplier (lit and lightmap modes).
+    pub exposure: f32,
+    /// Editor-only light added everywhere in lit mode, linear (0 = exactly the bake).
+    pub ambient: f32,
+}
+
+struct GpuPart {
+    position: VertexBuffer<[f32; 3]>,
+    color: VertexBuffer<[f32; 4]>,
+    lightmap_uv: VertexBuffer<[f32; 2]>,
+    edge: VertexBuffer<[f32; 3]>,
+    count: u32,
+}
+
+impl GpuPart {
+    fn new(ctx: &Context, t: &TriList) -> Option<Self> {
+        (!t.is_empty()).then(|| GpuPart {
+            position: VertexBuffer::new_with_data(ctx, &t.positions),
+            color: VertexBuffer::new_with_data(ctx, &t.colors),
+            lightmap_uv: VertexBuffer::new_with_data(ctx, &t.lightmap_uv),
+            edge: VertexBuffer::new_with_data(ctx, &t.edges),
+            count: t.len() as u32,
+        })
+    }
+}
+
+struct GpuChunk {
+    opaque: Option<GpuPart>,
+    transparent: Option<GpuPart>,
+    atlas: Texture2D,
+    /// World position of the chunk center.
+    center: DVec3,
+    /// Bounding sphere radius around the center (0 for an empty chunk).
+    radius: f32,
+    sphere_offset: Vec3,
+}
+
+/// One queued change of the GPU chunk set.
+pub enum Upload {
+    Set { key: ChunkKey, center: DVec3, mesh: Box<ChunkMesh> },
+    Remove(ChunkKey),
+    Clear,
+}
+
+/// The GPU renderer (lives behind an `Arc<Mutex<_>>` shared with the paint callback).
+pub struct Renderer {
+    ctx: Context,
+    mesh_program: Program,
+    line_program: Program,
+    fill_program: Program,
+    chunks: HashMap<ChunkKey, GpuChunk>,
+    /// Uploads for the next paint.
+    pub queue: Vec<Upload>,
+    /// When each chunk was last uploaded.
+    pub uploaded_at: HashMap<ChunkKey, Instant>,
+    /// Chunks drawn / culled in the last paint.
+    pub drawn: (usize, usize),
+}
+
+const MESH_VS: &str = r#"
+uniform mat4 u_vp;
+uniform vec3 u_offset;
+in vec3 a_pos;
+in vec4 a_color;
+in vec2 a_lm;
+in vec3 a_edge;
+out vec4 v_color;
+out vec2 v_lm;
+out vec3 v_edge;
+out vec3 v_rel;
+void main() {
+    vec3 rel = a_pos + u_offset;
+    v_color = a_color;
+    v_lm = a_lm;
+    v_edge = a_edge;
+    v_rel = rel;
+    gl_Position = u_vp * vec4(rel, 1.0);
+}
+"#;
+
+const MESH_FS: &str = r#"
+uniform sampler2D u_lightmap;
+uniform int u_mode;
+uniform vec4 u_tint;
+uniform float u_exposure;
+uniform float u_ambient;
+in vec4 v_color;
+in vec2 v_lm;
+in vec3 v_edge;
+in vec3 v_rel;
+out vec4 fragColor;
+vec3 to_linear(vec3 c) { return pow(c, vec3(2.2)); }
+vec3 to_srgb(vec3 c) { return pow(clamp(c, 0.0, 1.0), vec3(1.0 / 2.2)); }
+void main() {
+    vec3 n = normalize(cross(dFdx(v_rel), dFdy(v_rel)));
+    vec3 lm = texture(u_lightmap, v_lm).rgb;
+    vec3 albedo = v_color.rgb;
+    vec3 c;
+    float alpha = v_color.a;
+    if (u_mode == 0) {
+        c = to_srgb(to_linear(albedo) * (lm * u_exposure + vec3(u_ambient)));
+    } else if (u_mode == 1) {
+        float shade = 0.72 + 0.28 * dot(n, normalize(vec3(0.35, 0.85, 0.4)));
+        c = albedo * shade;
+    } else if (u_mode == 3) {
+        c = to_srgb(lm * u_exposure);
+        alpha = 1.0;
+    } else {
+        float d = min(min(v_edge.x, v_edge.y), v_edge.z);
+        float w = max(fwidth(d), 1e-5);
+        float line = 1.0 - smoothstep(0.5 * w, 1.5 * w, d);
+        c = mix(albedo * 0.18, mix(albedo, vec3(1.0), 0.5), line);
+        alpha = max(alpha, line);
+    }
+    c = mix(c, u_tint.rgb, u_tint.a);
+    fragColor = vec4(c, alpha);
+}
+"#;
+
+const LINE_VS: &str = r#"
+uniform mat4 u_vp;
+uniform vec2 u_viewport;
+uniform float u_width;
+in vec3 a_pos;
+in vec3 a_other;
+in float a_side;
+in vec4 a_color;
+out vec4 v_color;
+void main() {
+    vec4 a = u_vp * vec4(a_pos, 1.0);
+    vec4 b = u_vp * vec4(a_other, 1.0);
+    vec2 sa = a.xy / a.w * u_viewport;
+    vec2 sb = b.xy / b.w * u_viewport;
+    vec2 d = sb - sa;
+    vec2 dir = length(d) > 1e-6 ? normalize(d) : vec2(1.0, 0.0);
+    vec2 n = vec2(-dir.y, dir.x);
+    a.xy += n * a_side * u_width / u_viewport * a.w;
+    a.z -= 0.0004 * a.w;
+    v_color = a_color;
+    gl_Position = a;
+}
+"#;
+
+const FLAT_FS: &str = r#"
+uniform float u_alpha;
+in vec4 v_color;
+out vec4 fragColor;
+void main() {
+    fragColor = vec4(v_color.rgb, v_color.a * u_alpha);
+}
+"#;
+
+const FILL_VS: &str = r#"
+uniform mat4 u_vp;
+in vec3 a_pos;
+in vec4 a_color;
+out vec4 v_color;
+void main() {
+    v_color = a_color;
+    gl_Position = u_vp * vec4(a_pos, 1.0);
+}
+"#;
+
+fn td_mat(m: Mat4) -> three_d::Mat4 {
+    three_d::Mat4::from(m.to_cols_array_2d())
+}
+
+/// The six frustum planes (a, b, c, d with the normal pointing inside) of a view-projection.
+fn frustum_planes(vp: Mat4) -> [Vec4; 6] {
+    let r = [vp.row(0), vp.row(1), vp.row(2), vp.row(3)];
+    let mut p = [r[3] + r[0], r[3] - r[0], r[3] + r[1], r[3] - r[1], r[3] + r[2], r[3] - r[2]];
+    for q in &mut p {
+        let l = q.truncate().length().max(1e-12);
+        *q /= l;
+    }
+    p
+}
+
+impl Renderer {
+    /// Compiles the shaders. Fails only on a GL without GLSL 3.30 / ES 3.00.
+    pub fn new(gl: std::sync::Arc<egui_glow::glow::Context>) -> Result<Self, String> {
+        let ctx = Context::from_gl_context(gl).map_err(|e| e.to_string())?;
+        let mesh_program = Program::from_source(&ctx, MESH_VS, MESH_FS).map_err(|e| e.to_string())?;
+        let line_program = Program::from_source(&ctx, LINE_VS, FLAT_FS).map_err(|e| e.to_string())?;
+        let fill_program = Program::from_source(&ctx, FILL_VS, FLAT_FS).map_err(|e| e.to_string())?;
+        Ok(Self {
+            ctx,
+            mesh_program,
+            line_program,
+            fill_program,
+            chunks: HashMap::new(),
+            queue: Vec::new(),
+            uploaded_at: HashMap::new(),
+            drawn: (0, 0),
+        })
+    }
+
+    /// Chunks on the GPU.
+    pub fn chunk_count(&self) -> usize {
+        self.chunks.len()
+    }
+
+    fn upload(&mut self) {
+        let now = Instant::now();
+        for u in std::mem::take(&mut self.queue) {
+            match u {
+                Upload::Clear => {
+                    self.chunks.clear();
+                }
+                Upload::Remove(k) => {
+                    self.chunks.remove(&k);
+                }
+                Upload::Set { key, center, mesh } => {
+                    let atlas = Texture2D::new(
+                        &self.ctx,
+                        &three_d::CpuTexture {
+                            name: String::new(),
+                            data: TextureData::RgbU8(mesh.atlas.texels.clone()),
+                            width: mesh.atlas.width,
+                            height: mesh.atlas.height,
+                            min_filter: Interpolation::Linear,
+                            mag_filter: Interpolation::Linear,
+                            mipmap: None,
+                            wrap_s: Wrapping::ClampToEdge,
+                            wrap_t: Wrapping::ClampToEdge,
+                        },
+                    );
+                    let (sphere_offset, radius) = match mesh.bounds {
+                        Some((lo, hi)) => ((lo + hi) * 0.5, (hi - lo).length() * 0.5),
+                        None => (Vec3::ZERO, 0.0),
+                    };
+                    let chunk = GpuChunk {
+                        opaque: GpuPart::new(&self.ctx, &mesh.opaque),
+                        transparent: GpuPart::new(&self.ctx, &mesh.transparent),
+                        atlas,
+                        center,
+                        radius,
+                        sphere_offset,
+                    };
+                    self.chunks.insert(key, chunk);
+                    self.uploaded_at.insert(key, now);
+                }
+            }
+        }
+    }
+
+    fn draw_part(
+        &self,
+        part: &GpuPart,
+        chunk: &GpuChunk,
+        states: RenderStates,
+        vp: TdViewport,
+        offset: Vec3,
+        tint: [f32; 4],
+    ) {
+        let p = &self.mesh_program;
+        p.use_uniform_if_required("u_offset", three_d::vec3(offset.x, offset.y, offset.z));
+        p.use_uniform_if_required("u_tint", three_d::vec4(tint[0], tint[1], tint[2], tint[3]));
+        if p.requires_uniform("u_lightmap") {
+            p.use_texture("u_lightmap", &chunk.atlas);
+        }
+        p.use_vertex_attribute("a_pos", &part.position);
+        p.use_vertex_attribute("a_color", &part.color);
+        if p.requires_attribute("a_lm") {
+            p.use_vertex_attribute("a_lm", &part.lightmap_uv);
+        }
+        if p.requires_attribute("a_edge") {
+            p.use_vertex_attribute("a_edge", &part.edge);
+        }
+        p.draw_arrays(states, vp, part.count);
+    }
+
+    /// Draws a frame into the current framebuffer region (`viewport`, `scissor` in GL pixels).
+    pub fn paint(&mut self, painter: &egui_glow::Painter, viewport: TdViewport, scissor: ScissorBox, f: &FrameParams) {
+        gl_state::before(&self.ctx);
+        self.upload();
+        let (w, h) = (viewport.width.max(1), viewport.height.max(1));
+        let target = match painter.intermediate_fbo() {
+            Some(fbo) => RenderTarget::from_framebuffer(&self.ctx, w, h, fbo),
+            None => RenderTarget::screen(&self.ctx, w, h),
+        };
+        let c = f.clear_color;
+        target.clear_partially(scissor, ClearState::color_and_depth(c[0], c[1], c[2], 1.0, 1.0));
+        self.ctx.set_scissor(scissor);
+
+        let vp = td_mat(f.view_proj);
+        self.mesh_program.use_uniform_if_required("u_vp", vp);
+        self.mesh_program.use_uniform_if_required("u_mode", f.shading.index());
+        self.mesh_program.use_uniform_if_required("u_exposure", f.exposure);
+        self.mesh_program.use_uniform_if_required("u_ambient", f.ambient);
+        let planes = frustum_planes(f.view_proj);
+        let pending: std::collections::HashSet<ChunkKey> = f.pending.iter().copied().collect();
+        let mut visible = Vec::new();
+        let mut culled = 0;
+        for (key, chunk) in &self.chunks {
+            if key.0 != f.level || chunk.radius <= 0.0 {
+                continue;
+            }
+            let offset = (chunk.center - f.eye).as_vec3();
+            let s = (offset + chunk.sphere_offset).extend(1.0);
+            if planes.iter().any(|p| p.dot(s) < -chunk.radius) {
+                culled += 1;
+                continue;
+            }
+            visible.push((*key, offset));
+        }
+        self.drawn = (visible.len(), culled);
+        let tint = |k: &ChunkKey| if pending.contains(k) { [0.35, 0.55, 1.0, 0.18] } else { [0.0; 4] };
+        let opaque = RenderStates {
+            cull: Cull::Back,
+            depth_test: DepthTest::LessOrEqual,
+            write_mask: WriteMask::COLOR_AND_DEPTH,
+            blend: Blend::Disabled,
+        };
+        for (k, offset) in &visible {
+            let chunk = &self.chunks[k];
+            if let Some(part) = &chunk.opaque {
+                self.draw_part(part, chunk, opaque, viewport, *offset, tint(k));
+            }
+        }
+        // Transparent faces, far to near.
+        let mut far_first: Vec<_> = visible.iter().filter(|(k, _)| self.chunks[k].transparent.is_some()).collect();
+        far_first.sort_by(|a, b| b.1.length().total_cmp(&a.1.length()));
+        let blended = RenderStates {
+            cull: if f.shading == Shading::Wireframe { Cull::None } else { Cull::Back },
+            depth_test: DepthTest::LessOrEqual,
+            write_mask: WriteMask::COLOR,
+            blend: Blend::TRANSPARENCY,
+        };
+        for (k, offset) in far_first {
+            let chunk = &self.chunks[k];
+            if let Some(part) = &chunk.transparent {
+                self.draw_part(part, chunk, blended, viewport, *offset, tint(k));
+            }
+        }
+
+        self.draw_fills(f, vp, viewport);
+        self.draw_lines(f, vp, viewport);
+        // Hand egui's framebuffer back (three-d would delete one it owns).
+        let _ = target.into_framebuffer();
+        gl_state::after(&self.ctx);
+    }
+
+    fn draw_fills(&self, f: &FrameParams, vp: three_d::Mat4, viewport: TdViewport) {
+        if f.fills.is_empty() {
+            return;
+        }
+        let mut pos = Vec::with_capacity(f.fills.len() * 3);
+        let mut col = Vec::with_capacity(f.fills.len() * 3);
+        for t in &f.fills {
+            for p in t.p {
+                pos.push((p - f.eye).as_vec3().to_array());
+                col.push(t.color);
+            }
+        }
+        let p = &self.fill_program;
+        let pb = VertexBuffer::new_with_data(&self.ctx, &pos);
+        let cb = VertexBuffer::new_with_data(&self.ctx, &col);
+        p.use_uniform_if_required("u_vp", vp);
+        p.use_uniform_if_required("u_alpha", 1.0f32);
+        p.use_vertex_attribute("a_pos", &pb);
+        p.use_vertex_attribute("a_color", &cb);
+        let states = RenderStates {
+            cull: Cull::None,
+            depth_test: DepthTest::LessOrEqual,
+            write_mask: WriteMask::COLOR,
+            blend: Blend::TRANSPARENCY,
+        };
+        p.draw_arrays(states, viewport, pos.len() as u32);
+    }
+
+    fn draw_lines(&self, f: &FrameParams, vp: three_d::Mat4, viewport: TdViewport) {
+        let near = super::camera::NEAR as f64 * 2.0;
+        let mut pos = Vec::new();
+        let mut other = Vec::new();
+        let mut side = Vec::new();
+        let mut col = Vec::new();
+        for s in &f.segments {
+            let (mut a, mut b) = (s.a - f.eye, s.b - f.eye);
+            let (da, db) = (a.dot(f.forward), b.dot(f.forward));
+            if da < near && db < near {
+                continue;
+            }
+            if da < near {
+                a = a + (b - a) * ((near - da) / (db - da));
+            } else if db < near {
+                b = b + (a - b) * ((near - db) / (da - db));
+            }
+            let (a, b) = (a.as_vec3().to_array(), b.as_vec3().to_array());
+            for (p, o, sd) in [(a, b, 1.0f32), (a, b, -1.0), (b, a, -1.0), (a, b, -1.0), (b, a, 1.0), (b, a, -1.0)] {
+                pos.push(p);
+                other.push(o);
+                side.push(sd);
+                col.push(s.color);
+            }
+        }
+        if pos.is_empty() {
+            return;
+        }
+        let p = &self.line_program;
+        let pb = VertexBuffer::new_with_data(&self.ctx, &pos);
+        let ob = VertexBuffer::new_with_data(&self.ctx, &other);
+        let sb = VertexBuffer::new_with_data(&self.ctx, &side);
+        let cb = VertexBuffer::new_with_data(&self.ctx, &col);
+        p.use_uniform_if_required("u_vp", vp);
+        p.use_uniform_if_required("u_viewport", three_d::vec2(viewport.width as f32, viewport.height as f32));
+        p.use_uniform_if_required("u_width", 2.0f32);
+        // Hidden parts faintly (x-ray), then the visible parts. A draw unbinds the attributes.
+        for (depth_test, alpha) in [(DepthTest::Greater, 0.3f32), (DepthTest::LessOrEqual, 1.0)] {
+            p.use_uniform_if_required("u_alpha", alpha);
+            p.use_vertex_attribute("a_pos", &pb);
+            p.use_vertex_attribute("a_other", &ob);
+            p.use_vertex_attribute("a_side", &sb);
+            p.use_vertex_attribute("a_color", &cb);
+            let states =
+                RenderStates { cull: Cull::None, depth_test, write_mask: WriteMask::COLOR, blend: Blend::TRANSPARENCY };
+            p.draw_arrays(states, viewport, pos.len() as u32);
+        }
+    }
+}
+
+/// The raw GL state changes three-d does not cover.
+mod gl_state {
+    use eframe::egui_glow::glow::{self, HasContext};
+
+    /// egui's framebuffer may be sRGB-encoding; our shaders write display values.
+    #[allow(unsafe_code)] // glow calls are unsafe; these two only toggle fixed-function state.
+    pub fn before(gl: &glow::Context) {
+        // SAFETY: plain state toggles on the current context, called from the paint callback.
+        unsafe {
+            gl.disable(glow::FRAMEBUFFER_SRGB);
+        }
+    }
+
+    /// Leaves what egui expects: texture unit 0, depth test off, depth writes on, no culling.
+    #[allow(unsafe_code)] // glow calls are unsafe; state resets only.
+    pub fn after(gl: &glow::Context) {
+        // SAFETY: plain state resets on the current context, called from the paint callback.
+        unsafe {
+            gl.active_texture(glow::TEXTURE0);
+            gl.disable(glow::DEPTH_TEST);
+            gl.disable(glow::CULL_FACE);
+            gl.depth_mask(true);
+            gl.color_mask(true, true, true, true);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frustum_keeps_what_is_in_front() {
+        let cam = super::super::camera::Camera::default();
+        let vp = cam.projection(1.5) * cam.view();
+        let planes = frustum_planes(vp);
+        let ahead = (cam.forward() * 10.0).as_vec3().extend(1.0);
+        let behind = (-cam.forward() * 10.0).as_vec3().extend(1.0);
+        assert!(planes.iter().all(|p| p.dot(ahead) >= 0.0));
+        assert!(planes.iter().any(|p| p.dot(behind) < -1.0));
+    }
+}

@@ -1,0 +1,228 @@
+//! The `--screenshot` and `--bench-frames` command-line modes, driven from the viewport's frame
+//! loop. `main` sets the [`Mode`] before the window opens.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Instant;
+
+use eframe::egui;
+
+use pmfedit_bake::deps::ChunkKey;
+
+use super::Viewport;
+use crate::command::Command;
+use crate::state::EditorState;
+use crate::tools::{self, Pick};
+
+/// What the command line asked for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Mode {
+    /// Render `frames` frames (and until nothing is pending), save a PNG, exit.
+    Screenshot { out: PathBuf, frames: u32 },
+    /// Measure `frames` frames after the first load and one edit's bake→upload latency, exit.
+    Bench { frames: u32 },
+}
+
+static MODE: OnceLock<Mode> = OnceLock::new();
+static SHADING: OnceLock<super::render::Shading> = OnceLock::new();
+
+/// The shading the next [`Viewport`] starts with (`--shading`).
+pub fn set_shading(shading: super::render::Shading) {
+    let _ = SHADING.set(shading);
+}
+
+/// The shading asked for on the command line, if any.
+pub fn initial_shading() -> Option<super::render::Shading> {
+    SHADING.get().copied()
+}
+
+/// Sets the mode for the next [`Viewport`]; call once, before the app starts.
+pub fn set_mode(mode: Mode) {
+    let _ = MODE.set(mode);
+}
+
+#[derive(Debug)]
+enum Phase {
+    Loading,
+    Settling(u32),
+    Measuring,
+    Edited { at: Instant, key: ChunkKey },
+    Done,
+}
+
+/// A running script.
+pub struct Script {
+    mode: Mode,
+    frame: u32,
+    started: Instant,
+    phase: Phase,
+    last: Option<Instant>,
+    intervals: Vec<f64>,
+    ui_times: Vec<f64>,
+    load_seconds: f64,
+    shot: Arc<Mutex<Option<Arc<egui::ColorImage>>>>,
+    requested: bool,
+}
+
+impl Script {
+    /// The script the command line asked for, if any.
+    pub fn from_cli() -> Option<Script> {
+        let mode = MODE.get()?.clone();
+        Some(Script {
+            mode,
+            frame: 0,
+            started: Instant::now(),
+            phase: Phase::Loading,
+            last: None,
+            intervals: Vec::new(),
+            ui_times: Vec::new(),
+            load_seconds: 0.0,
+            shot: Arc::new(Mutex::new(None)),
+            requested: false,
+        })
+    }
+
+    /// Whether this is a `--screenshot` run (the pointer is then ignored).
+    pub fn is_screenshot(&self) -> bool {
+        matches!(self.mode, Mode::Screenshot { .. })
+    }
+
+    fn loaded(vp: &Viewport, state: &EditorState) -> bool {
+        state.bake.pending.is_empty() && !state.bake.bakes.is_empty() && vp.uploads_waiting() == 0
+    }
+
+    /// One frame.
+    pub fn step(&mut self, ctx: &egui::Context, vp: &mut Viewport, state: &mut EditorState, out: &mut Vec<Command>) {
+        self.frame += 1;
+        ctx.request_repaint();
+        let now = Instant::now();
+        let interval = self.last.map(|t| now.duration_since(t).as_secs_f64());
+        self.last = Some(now);
+        if self.started.elapsed().as_secs() > 600 {
+            eprintln!("pmfedit: gave up after 600 s (phase {:?})", self.phase);
+            ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+            return;
+        }
+        match self.mode.clone() {
+            Mode::Screenshot { out: path, frames } => self.screenshot(ctx, vp, state, &path, frames),
+            Mode::Bench { frames } => self.bench(ctx, vp, state, out, frames, interval),
+        }
+    }
+
+    fn screenshot(&mut self, ctx: &egui::Context, vp: &Viewport, state: &EditorState, path: &PathBuf, frames: u32) {
+        if let Some(img) = self.shot.lock().expect("shot").take() {
+            match save_png(&img, path) {
+                Ok(()) => println!("wrote {} ({}×{})", path.display(), img.size[0], img.size[1]),
+                Err(e) => eprintln!("pmfedit: {}: {e}", path.display()),
+            }
+            ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+            return;
+        }
+        if !self.requested && self.frame >= frames && (Self::loaded(vp, state) || !vp.has_renderer()) {
+            // Two more frames so the last uploads are painted.
+            match self.phase {
+                Phase::Loading => self.phase = Phase::Settling(2),
+                Phase::Settling(0) => {
+                    let shot = self.shot.clone();
+                    let c = ctx.clone();
+                    ctx.request_screenshot(move |img| {
+                        *shot.lock().expect("shot") = Some(img);
+                        c.request_repaint();
+                    });
+                    self.requested = true;
+                }
+                Phase::Settling(n) => self.phase = Phase::Settling(n - 1),
+                _ => {}
+            }
+        }
+    }
+
+    fn bench(
+        &mut self,
+        ctx: &egui::Context,
+        vp: &Viewport,
+        state: &mut EditorState,
+        out: &mut Vec<Command>,
+        frames: u32,
+        interval: Option<f64>,
+    ) {
+        match self.phase {
+            Phase::Loading => {
+                if Self::loaded(vp, state) {
+                    self.load_seconds = self.started.elapsed().as_secs_f64();
+                    self.phase = Phase::Settling(3);
+                }
+            }
+            Phase::Settling(0) => self.phase = Phase::Measuring,
+            Phase::Settling(n) => self.phase = Phase::Settling(n - 1),
+            Phase::Measuring => {
+                if let Some(i) = interval {
+                    self.intervals.push(i);
+                    self.ui_times.push(vp.last_ui_seconds);
+                }
+                if self.intervals.len() as u32 >= frames {
+                    let Some((cmds, key)) = scripted_edit(vp, state) else {
+                        eprintln!("pmfedit: nothing in front of the camera to edit");
+                        self.report(None);
+                        self.phase = Phase::Done;
+                        ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+                        return;
+                    };
+                    out.extend(cmds);
+                    self.phase = Phase::Edited { at: Instant::now(), key };
+                }
+            }
+            Phase::Edited { at, key } => {
+                let uploaded = vp.uploaded_at(key).is_some_and(|t| t > at);
+                if uploaded && !state.bake.pending.contains(&key) && vp.uploads_waiting() == 0 {
+                    let ms = vp.uploaded_at(key).map_or(0.0, |t| t.duration_since(at).as_secs_f64() * 1e3);
+                    self.report(Some(ms));
+                    self.phase = Phase::Done;
+                    ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+                }
+            }
+            Phase::Done => {}
+        }
+    }
+
+    fn report(&self, edit_ms: Option<f64>) {
+        let stats = |v: &[f64]| {
+            let mut s: Vec<f64> = v.iter().map(|x| x * 1e3).collect();
+            s.sort_by(f64::total_cmp);
+            let q = |p: f64| s.get(((s.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or(0.0);
+            (q(0.5), q(0.95))
+        };
+        let (fm, fp) = stats(&self.intervals);
+        let (um, up) = stats(&self.ui_times);
+        println!("first load (bake + upload): {:.2} s", self.load_seconds);
+        println!("frames measured: {}", self.intervals.len());
+        println!("frame time (whole app frame incl. paint): median {fm:.2} ms, p95 {fp:.2} ms");
+        println!("viewport CPU time per frame: median {um:.3} ms, p95 {up:.3} ms");
+        match edit_ms {
+            Some(ms) => println!("edit → re-baked mesh uploaded: {ms:.1} ms"),
+            None => println!("edit → re-baked mesh uploaded: n/a"),
+        }
+    }
+}
+
+/// A cube placed on whatever is straight ahead of the camera (or in the air in front of it).
+fn scripted_edit(vp: &Viewport, state: &EditorState) -> Option<(Vec<Command>, ChunkKey)> {
+    let level = state.map.levels.get(state.level)?;
+    let (o, d) = (vp.camera.eye, vp.camera.forward());
+    // What the camera looks at, else the ground below a point a little ahead.
+    let hit = level.ray_cast_world(o, d, super::PICK_DISTANCE).or_else(|| {
+        let ahead = o + glam::DVec3::new(d.x, 0.0, d.z).normalize_or_zero() * 20.0;
+        level.ray_cast_world(ahead, glam::DVec3::NEG_Y, super::PICK_DISTANCE)
+    })?;
+    let pick = Pick::from_hit(state.level, &hit);
+    let target = tools::place::target(state, &pick);
+    let chunk = level.frame().chunk_from_lattice(target.min);
+    Some((tools::place::click(state, &pick), (state.level, chunk)))
+}
+
+fn save_png(img: &egui::ColorImage, path: &PathBuf) -> Result<(), String> {
+    let [w, h] = img.size;
+    let bytes: Vec<u8> = img.pixels.iter().flat_map(|c| c.to_array()).collect();
+    let buf = image::RgbaImage::from_raw(w as u32, h as u32, bytes).ok_or("bad screenshot size")?;
+    buf.save(path).map_err(|e| e.to_string())
+}

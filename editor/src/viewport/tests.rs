@@ -1,0 +1,61 @@
+//! The viewport inside the real app under egui_kittest (no GL context): picking and the tools'
+//! pointer handling work without a renderer.
+
+use eframe::egui;
+use egui_kittest::Harness;
+
+use pmfedit_core::sample;
+
+use crate::app::App;
+use crate::command::Command;
+use crate::state::Selection;
+use crate::tools::ToolKind;
+
+fn harness() -> Harness<'static, App> {
+    let mut h =
+        Harness::builder().with_size(egui::vec2(1280.0, 800.0)).build_eframe(|cc| App::new(cc, sample::demo(), None));
+    h.run_steps(2);
+    h
+}
+
+/// A point over the building (the demo's start camera looks at it).
+const OVER_BUILDING: egui::Pos2 = egui::pos2(640.0, 430.0);
+
+#[test]
+fn place_click_without_gl_is_one_undo_step() {
+    let mut h = harness();
+    assert!(!h.state().viewport.has_renderer());
+    h.hover_at(OVER_BUILDING);
+    h.run_steps(1);
+    assert!(h.state().viewport.hovered().is_some(), "nothing under the pointer");
+    h.drag_at(OVER_BUILDING);
+    h.run_steps(1);
+    h.drop_at(OVER_BUILDING);
+    h.run_steps(2);
+    assert!(h.state().state.history.can_undo());
+    let before_len = h.state().state.history.len();
+    assert_eq!(before_len, 1);
+}
+
+#[test]
+fn select_drag_then_delete_and_cube_size_keys() {
+    let mut h = harness();
+    h.state_mut().state.apply(Command::SetTool(ToolKind::Select));
+    h.hover_at(OVER_BUILDING);
+    h.run_steps(1);
+    h.drag_at(OVER_BUILDING);
+    h.run_steps(1);
+    h.hover_at(OVER_BUILDING + egui::vec2(40.0, 10.0));
+    h.run_steps(1);
+    h.drop_at(OVER_BUILDING + egui::vec2(40.0, 10.0));
+    h.run_steps(2);
+    assert!(matches!(h.state().state.selection, Selection::Cubes { .. }));
+    h.hover_at(OVER_BUILDING);
+    h.key_press(egui::Key::Delete);
+    h.run_steps(2);
+    assert!(h.state().state.history.can_undo());
+    let size = h.state().state.cube_log2;
+    h.key_press(egui::Key::OpenBracket);
+    h.run_steps(2);
+    assert_eq!(h.state().state.cube_log2, size - 1);
+}
