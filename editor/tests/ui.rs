@@ -159,8 +159,10 @@ fn selecting_a_light_in_the_outliner_opens_its_inspector_and_frames_it() {
     h.get_by_label(&light.name).click();
     frames(&mut h);
     assert_eq!(h.state().state.selection, pmfedit::state::Selection::Light { level: 0, id });
-    let target = h.state().state.camera_request.map(|(t, _)| t);
-    assert_eq!(target, Some(light.position.as_dvec3()));
+    // The viewport takes the frame request: its orbit pivot is now the light.
+    assert!(h.state().state.camera_request.is_none(), "the viewport did not take the frame request");
+    let pivot = h.state().viewport.camera.pivot();
+    assert!(pivot.distance(light.position.as_dvec3()) < 1e-6, "camera pivot {pivot:?}, light at {:?}", light.position);
     h.get_by_label("Intensity").set_value_accesskit(3.0);
     frames(&mut h);
     assert_eq!(h.state().state.map.levels[0].objects.lights().get(id).unwrap().intensity, 3.0);
