@@ -142,20 +142,6 @@ pub struct ChunkBake {
     pub stats: ChunkStats,
 }
 
-/// The world position of the center of `chunk`.
-fn chunk_center_world(level: &Level, chunk: ChunkCoord) -> DVec3 {
-    let frame = level.frame();
-    let half = IVec3::splat(frame.chunk_edge() / 2);
-    frame.world_from_lattice(frame.chunk_min_lattice(chunk) + half)
-}
-
-/// The level-space box of `chunk` (map units).
-fn chunk_box_world(level: &Level, chunk: ChunkCoord) -> (DVec3, DVec3) {
-    let frame = level.frame();
-    let min = frame.chunk_min_lattice(chunk);
-    (frame.world_from_lattice(min), frame.world_from_lattice(min + IVec3::splat(frame.chunk_edge())))
-}
-
 /// The chunk holding a level-space point.
 fn chunk_of_world(level: &Level, p: DVec3) -> ChunkCoord {
     let frame = level.frame();
@@ -256,7 +242,7 @@ pub fn bake_chunk_timed(
     let mut geometry = bake_geometry(snapshot, level_index, chunk, &settings.bake)?;
     let t_mesh = t0.elapsed();
     let level = &snapshot.levels[level_index];
-    let center = chunk_center_world(level, chunk);
+    let center = level.frame().chunk_center_world(chunk);
     let light_err = |error| CompileError::Light { level: level_index, chunk, error };
 
     // Faces for the lighting stage; a geometry cube's faces share a page (one group).
@@ -420,7 +406,7 @@ fn add_air_data(
 /// Environment regions and load regions whose bounds overlap the chunk, relative to its center.
 fn add_regions(map: &Map, level: &Level, chunk: ChunkCoord, center: DVec3, out: &mut pmf::Chunk) {
     use pmfedit_core::map::library::EnvKind;
-    let (c0, c1) = chunk_box_world(level, chunk);
+    let (c0, c1) = level.frame().chunk_world_box(chunk);
     let origin = center.as_vec3();
     for (_, region) in level.objects.regions().iter() {
         let (lo, hi) = region.bounds();

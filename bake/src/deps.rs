@@ -27,13 +27,6 @@ use crate::light::SceneLight;
 /// A chunk of a level: (level index, chunk).
 pub type ChunkKey = (usize, ChunkCoord);
 
-/// World box of a chunk.
-fn chunk_box(level: &Level, c: ChunkCoord) -> (DVec3, DVec3) {
-    let frame = level.frame();
-    let lo = frame.chunk_min_lattice(c);
-    (frame.world_from_lattice(lo), frame.world_from_lattice(lo + IVec3::splat(frame.chunk_edge())))
-}
-
 /// The chunks (inside the PMF grid) that a world box touches.
 fn chunks_in_box(level: &Level, lo: DVec3, hi: DVec3) -> impl Iterator<Item = ChunkCoord> {
     let frame = level.frame();
@@ -48,7 +41,7 @@ pub fn light_chunks(level: &Level, light: &SceneLight) -> Vec<ChunkCoord> {
     let r = DVec3::splat(light.reach);
     chunks_in_box(level, p - r, p + r)
         .filter(|&c| {
-            let (lo, hi) = chunk_box(level, c);
+            let (lo, hi) = level.frame().chunk_world_box(c);
             light.reaches_box(lo, hi)
         })
         .collect()

@@ -4,7 +4,7 @@
 use glam::DVec3;
 use pmfedit_core::format::pmf;
 use pmfedit_core::map::Level;
-use pmfedit_core::map::coords::{ChunkCoord, MIN_CUBE_EDGE};
+use pmfedit_core::map::coords::ChunkCoord;
 use pmfedit_core::map::library::LightId;
 
 use super::{
@@ -108,7 +108,7 @@ pub struct ChunkLighting {
 /// half its emitter's diagonal) meets the chunk's box. In light id order. Realtime lights and
 /// lights that cannot light anything (zero range, intensity or colour) are left out.
 pub fn chunk_light_deps(level: &Level, chunk: ChunkCoord) -> Vec<LightId> {
-    let (lo, hi) = chunk_box(level, chunk);
+    let (lo, hi) = level.frame().chunk_world_box(chunk);
     level
         .objects
         .lights()
@@ -117,13 +117,6 @@ pub fn chunk_light_deps(level: &Level, chunk: ChunkCoord) -> Vec<LightId> {
         .filter(|l| l.reaches_box(lo, hi))
         .map(|l| l.id)
         .collect()
-}
-
-/// The world-space box of a chunk.
-fn chunk_box(level: &Level, chunk: ChunkCoord) -> (DVec3, DVec3) {
-    let frame = level.frame();
-    let lo = frame.world_from_lattice(frame.chunk_min_lattice(chunk));
-    (lo, lo + DVec3::splat(f64::from(frame.chunk_edge()) * MIN_CUBE_EDGE))
 }
 
 fn to_u8(v: f64) -> u8 {

@@ -362,6 +362,17 @@ impl LevelFrame {
         w * f64::from(LATTICE_PER_UNIT) + self.origin_lattice().as_dvec3()
     }
 
+    /// World position of the center of `chunk` (map units from the center chunk's center).
+    pub fn chunk_center_world(&self, chunk: ChunkCoord) -> DVec3 {
+        self.world_from_lattice(self.chunk_min_lattice(chunk) + IVec3::splat(self.chunk_edge() / 2))
+    }
+
+    /// World-space box `(min, max)` of `chunk`.
+    pub fn chunk_world_box(&self, chunk: ChunkCoord) -> (DVec3, DVec3) {
+        let min = self.chunk_min_lattice(chunk);
+        (self.world_from_lattice(min), self.world_from_lattice(min + IVec3::splat(self.chunk_edge())))
+    }
+
     /// World position relative to the center of `chunk` (PMF chunk space, PMF-NOTES G1/R1) of a
     /// chunk-local lattice position.
     pub fn chunk_space_from_lattice_in_chunk(&self, local: DVec3) -> DVec3 {
