@@ -153,6 +153,13 @@ fn boxes_overlap(a0: DVec3, a1: DVec3, b0: DVec3, b1: DVec3) -> bool {
     a0.cmplt(b1).all() && b0.cmplt(a1).all()
 }
 
+/// The most chunks a level's dense grid may span. PMF stores the grid densely (every chunk of
+/// the box between the occupied chunks and the center chunk); content scattered to the far
+/// corners of the 4096 × 256 × 4096 coordinate space would make billions of empty chunks, so the
+/// compiler refuses a grid above this ([`compile`]) and [`level_chunks`] then lists only the
+/// occupied chunks (the editor keeps working on such a map).
+pub const MAX_GRID_CHUNKS: u64 = 1 << 20;
+
 /// The dense PMF grid of a level: occupied chunks plus the center chunk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Grid {
@@ -171,6 +178,12 @@ impl Grid {
             },
             None => Grid { min: c, max: c },
         }
+    }
+
+    /// Number of chunks in the grid.
+    pub fn volume(&self) -> u64 {
+        let d = (self.max.as_ivec3() - self.min.as_ivec3() + IVec3::ONE).max(IVec3::ZERO).as_u64vec3();
+        d.x * d.y * d.z
     }
 
     pub fn size(&self) -> pmf::GridSize {
@@ -203,9 +216,18 @@ impl Grid {
     }
 }
 
-/// The chunks a bake of the whole level must cover, in PMF order.
+/// The chunks a bake of the whole level must cover, in PMF order. A grid over
+/// [`MAX_GRID_CHUNKS`] (which [`compile`] refuses) gives only the occupied chunks and the center
+/// chunk, so callers never allocate for billions of chunks.
 pub fn level_chunks(level: &Level) -> Vec<ChunkCoord> {
-    Grid::of(level).chunks()
+    let grid = Grid::of(level);
+    if grid.volume() <= MAX_GRID_CHUNKS {
+        return grid.chunks();
+    }
+    let mut out: Vec<ChunkCoord> = level.chunks().map(|(c, _)| *c).chain([level.frame().center_chunk]).collect();
+    out.sort_by_key(|c| (c.y, c.x, c.z));
+    out.dedup();
+    out
 }
 
 /// Where one chunk bake spent its time (not part of the bake: timings differ run to run).
@@ -518,6 +540,17 @@ pub fn compile(
     let mut levels = Vec::with_capacity(map.levels.len());
     for (li, level) in map.levels.iter().enumerate() {
         let grid = Grid::of(level);
+        if grid.volume() > MAX_GRID_CHUNKS {
+            let d = grid.max.as_ivec3() - grid.min.as_ivec3() + IVec3::ONE;
+            return Err(CompileError::Format(format!(
+                "level {li}: its chunks span {}×{}×{} = {} chunks (x×y×z); PMF stores a level's grid densely \
+                 and at most {MAX_GRID_CHUNKS} chunks are exported: move the content closer to the center chunk",
+                d.x,
+                d.y,
+                d.z,
+                grid.volume()
+            )));
+        }
         let mut chunks = Vec::new();
         for c in grid.chunks() {
             let bake = bakes

@@ -60,3 +60,31 @@ fn compile_is_deterministic() {
     let b = pmf::write(&compile_full(&map.snapshot(), &settings).unwrap()).unwrap();
     assert!(a == b);
 }
+
+/// Cubes at opposite corners of the coordinate space would make a dense grid of billions of
+/// chunks: the chunk list stays small (occupied + center) and the compiler refuses with the span.
+#[test]
+fn a_grid_spanning_the_whole_space_is_refused_not_allocated() {
+    use glam::IVec3;
+    use pmfedit_bake::compile::{Grid, MAX_GRID_CHUNKS, level_chunks};
+    use pmfedit_core::map::coords::LatticeBox;
+    use pmfedit_core::map::ids::{MaterialId, PhysicsId, SoundId};
+    use pmfedit_core::map::octree::Cube;
+    use pmfedit_core::map::{Level, Map};
+
+    let mut map = Map::new("scattered");
+    map.levels[0] = Level::new("main", 0).unwrap();
+    let cube = Cube::solid(MaterialId(0), PhysicsId(0), SoundId(0));
+    let level = &mut map.levels[0];
+    // One cube in the first chunk of the grid, one in the last (chunks of 1 unit = 8 lattice).
+    let far = IVec3::new(4095, 255, 4095) * 8;
+    for at in [IVec3::ZERO, far] {
+        level.fill_box(LatticeBox::new(at, at + IVec3::ONE), cube).unwrap();
+    }
+    assert!(Grid::of(level).volume() > MAX_GRID_CHUNKS);
+    let chunks = level_chunks(level);
+    assert_eq!(chunks.len(), 3, "two occupied chunks and the center chunk: {chunks:?}");
+    let err = compile_full(&map, &CompileSettings { visibility: None, ..CompileSettings::default() }).unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.contains("4096×256×4096") && msg.contains("closer"), "{msg}");
+}

@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use eframe::egui;
 
+use pmfedit_core::edit::{Edit, WholeMap};
 use pmfedit_core::map::Map;
 use pmfedit_core::project::{Project, RecoveryInfo};
 
@@ -68,6 +69,10 @@ pub struct App {
     pub recovery: Option<(PathBuf, RecoveryInfo)>,
     pub show_shortcuts: bool,
     pub dark: bool,
+    /// The `--walkthrough` session, if one runs.
+    pub walkthrough: Option<crate::walkthrough::Walkthrough>,
+    /// Where the 3D view was drawn last frame (points).
+    pub viewport_rect: Option<egui::Rect>,
     dialogs: Dialogs,
     allow_close: bool,
     close_now: bool,
@@ -103,6 +108,8 @@ impl App {
             recovery: None,
             show_shortcuts: false,
             dark,
+            walkthrough: crate::walkthrough::Walkthrough::from_cli(),
+            viewport_rect: None,
             dialogs: Dialogs::default(),
             allow_close: false,
             close_now: false,
@@ -205,7 +212,7 @@ impl App {
 
     fn delete_selected_object(&mut self) {
         if let Some((level, id, _)) = self.selected_object() {
-            self.commands.push(Command::Edit(pmfedit_core::edit::Edit::RemoveObject { level, id }));
+            self.commands.push(Command::Edit(Edit::RemoveObject { level, id }));
             self.commands.push(Command::Select(Selection::None));
         }
     }
@@ -286,11 +293,13 @@ impl App {
             FileAction::ImportM3d | FileAction::ImportVoxelPlay => {
                 match crate::files::import(&self.state.map, self.state.level, action, &path, self.state.cube_log2) {
                     Ok((map, summary)) => {
-                        self.state.replace_map_unsaved(map);
-                        self.state.say(format!(
-                            "Imported {} ({summary}). Imports cannot be undone: the undo history was cleared.",
-                            path.display()
-                        ));
+                        let file =
+                            path.file_name().map_or_else(|| path.display().to_string(), |f| f.to_string_lossy().into());
+                        self.commands.push(Command::Edit(Edit::ReplaceMap {
+                            map: WholeMap(Box::new(map)),
+                            name: format!("Import {file}"),
+                        }));
+                        self.commands.push(Command::Status(format!("Imported {} ({summary})", path.display())));
                     }
                     Err(e) => self.state.say(format!("Import failed: {e}")),
                 }
@@ -556,11 +565,22 @@ impl eframe::App for App {
             });
         });
         self.panels.show(ui, &self.state, &mut self.commands, &mut self.thumbs);
-        egui::CentralPanel::default().frame(egui::Frame::NONE).show(ui, |ui| {
+        let central = egui::CentralPanel::default().frame(egui::Frame::NONE).show(ui, |ui| {
             let commands = self.viewport.ui(ui, &mut self.state);
             self.commands.extend(commands);
         });
+        self.viewport_rect = Some(central.response.rect);
         self.windows(&ctx);
+        if let Some(mut w) = self.walkthrough.take() {
+            w.step(self, &ctx);
+            if w.is_finished() && w.close_when_done {
+                w.close_when_done = false;
+                crate::walkthrough::report(&w);
+                self.allow_close = true;
+                ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+            }
+            self.walkthrough = Some(w);
+        }
 
         self.route_commands();
         let commands = std::mem::take(&mut self.commands);

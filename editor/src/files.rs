@@ -8,14 +8,14 @@
 //! - **Recent files** are kept in eframe storage (`pmfedit.recent`, one path per line, newest
 //!   first, at most [`MAX_RECENT`]).
 //! - **Imports** (Model 3D, Voxel Play) are applied to a copy of the map; on success the copy
-//!   replaces the map and the undo history is reset (the import is not an undoable edit), with a
-//!   status message saying so.
+//!   replaces the map through one undoable edit (`Edit::ReplaceMap`, "Import NAME"): Ctrl+Z takes
+//!   the whole import back. Unchanged chunks are shared between the two maps, so the undo entry
+//!   costs little memory.
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, Sender, channel};
 
 use eframe::egui;
-use glam::IVec3;
 
 use pmfedit_core::map::Map;
 use pmfedit_core::map::library::{Material, PhysicsMaterial, SoundMaterial};
@@ -245,6 +245,8 @@ pub fn import(
     use pmfedit_core::import;
     let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut out = map.clone();
+    // The model's origin goes to the level's world origin (as `pmfc import` does).
+    let origin = out.levels.get(level).ok_or_else(|| format!("there is no level {level}"))?.frame().origin_lattice();
     let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("import");
     let summary = match action {
         FileAction::ImportM3d => {
@@ -253,7 +255,7 @@ pub fn import(
                 level,
                 &bytes,
                 name,
-                IVec3::ZERO,
+                origin,
                 cube_log2,
                 import::m3d::ImportMode::Auto,
             )
@@ -263,7 +265,7 @@ pub fn import(
         FileAction::ImportVoxelPlay => {
             let save =
                 pmfedit_core::format::voxelplay::read_world(&bytes, &Default::default()).map_err(|e| e.to_string())?;
-            let r = import::voxelplay::import_world(&mut out, level, &save, IVec3::ZERO, cube_log2)
+            let r = import::voxelplay::import_world(&mut out, level, &save, origin, cube_log2)
                 .map_err(|e| e.to_string())?;
             format!("Voxel Play: {} voxels in {} boxes, {} lights", r.voxels, r.boxes, r.lights.len())
         }

@@ -8,4 +8,5 @@ pub mod panels;
 pub mod state;
 pub mod tools;
 pub mod viewport;
+pub mod walkthrough;
 pub mod watch;

@@ -2,13 +2,15 @@
 //!
 //! ```text
 //! pmfedit [PROJECT] [--screenshot OUT.png] [--frames N] [--bench-frames N] [--bench-terrain]
-//!         [--shading lit|fullbright|wireframe|lightmap]
+//!         [--shading lit|fullbright|wireframe|lightmap] [--walkthrough DIR]
 //! ```
 //! Opens a project folder, or the built-in demo map when none is given. `--screenshot` renders
 //! N frames (default 60) and waits until no chunk is pending, saves the window as a PNG and
 //! exits. `--bench-frames N` prints median and p95 frame times over N frames after the first
 //! load and the time from a scripted edit to its re-baked mesh being uploaded, then exits
 //! (`--bench-terrain`: on `sample::terrain(32, 4, 32, 1)` instead of the demo).
+//! `--walkthrough DIR` plays a designer's session on the map (see [`pmfedit::walkthrough`]),
+//! saving a screenshot per step into DIR, and exits 1 if any step failed.
 
 use std::path::PathBuf;
 
@@ -26,7 +28,9 @@ Opens a project folder, or the built-in demo map.
   --frames N            frames before the screenshot (default 60)
   --bench-frames N      print frame times over N frames and one edit's re-bake latency, exit
   --bench-terrain       benchmark on a 32×4×32-chunk procedural terrain instead of the demo
-  --shading MODE        start in lit, fullbright, wireframe or lightmap shading";
+  --shading MODE        start in lit, fullbright, wireframe or lightmap shading
+  --walkthrough DIR     play a scripted editing session (every tool, forms, lights, undo, save,
+                        reopen, export), a screenshot per step into DIR, then exit";
 
 fn main() -> anyhow::Result<()> {
     let mut project_dir: Option<PathBuf> = None;
@@ -34,6 +38,7 @@ fn main() -> anyhow::Result<()> {
     let mut frames: u32 = 60;
     let mut bench: Option<u32> = None;
     let mut terrain = false;
+    let mut walkthrough: Option<PathBuf> = None;
     let mut args = std::env::args_os().skip(1);
     let number = |v: Option<std::ffi::OsString>, flag: &str| -> anyhow::Result<u32> {
         v.and_then(|s| s.to_str().and_then(|s| s.parse().ok()))
@@ -53,6 +58,11 @@ fn main() -> anyhow::Result<()> {
             Some("--frames") => frames = number(args.next(), "--frames")?,
             Some("--bench-frames") => bench = Some(number(args.next(), "--bench-frames")?),
             Some("--bench-terrain") => terrain = true,
+            Some("--walkthrough") => {
+                walkthrough = Some(PathBuf::from(
+                    args.next().ok_or_else(|| anyhow::anyhow!("--walkthrough needs a folder\n\n{USAGE}"))?,
+                ));
+            }
             Some("--shading") => {
                 let v = args.next().and_then(|s| s.into_string().ok()).unwrap_or_default();
                 let shading =
@@ -73,7 +83,10 @@ fn main() -> anyhow::Result<()> {
         None if terrain => (sample::terrain(32, 4, 32, 1), None),
         None => (sample::demo(), None),
     };
-    let scripted = screenshot.is_some() || bench.is_some();
+    let scripted = screenshot.is_some() || bench.is_some() || walkthrough.is_some();
+    if let Some(dir) = &walkthrough {
+        pmfedit::walkthrough::set_cli(dir.clone());
+    }
     if let Some(frames) = bench {
         script::set_mode(Mode::Bench { frames: frames.max(1) });
     } else if let Some(out) = screenshot {
@@ -88,5 +101,13 @@ fn main() -> anyhow::Result<()> {
         ..Default::default()
     };
     eframe::run_native("pmfedit", options, Box::new(move |cc| Ok(Box::new(pmfedit::app::App::new(cc, map, project)))))
-        .map_err(|e| anyhow::anyhow!("could not open the editor window: {e}"))
+        .map_err(|e| anyhow::anyhow!("could not open the editor window: {e}"))?;
+    if walkthrough.is_some() {
+        match pmfedit::walkthrough::cli_result() {
+            Some(Ok(_)) => {}
+            Some(Err(why)) => anyhow::bail!("walkthrough failed: {why}"),
+            None => anyhow::bail!("walkthrough did not finish (the window was closed)"),
+        }
+    }
+    Ok(())
 }

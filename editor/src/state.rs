@@ -308,14 +308,6 @@ impl EditorState {
         self.replace_document(map, project);
     }
 
-    /// Replaces the map but keeps the project (an import applied outside the undo history): the
-    /// history is cleared and the document is marked unsaved.
-    pub fn replace_map_unsaved(&mut self, map: Map) {
-        let project = self.project.take();
-        self.replace_document(map, project);
-        self.history.clear_saved();
-    }
-
     fn replace_document(&mut self, map: Map, project: Option<Project>) {
         self.map = map;
         self.project = project;

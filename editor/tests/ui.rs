@@ -274,3 +274,74 @@ fn dragging_a_value_is_one_undo_step() {
     frames(&mut h);
     assert_eq!(h.state().state.map.levels[0].objects.lights().get(id).unwrap().range, before);
 }
+
+#[test]
+fn an_import_through_the_file_menu_is_one_undo_step() {
+    let mut h = harness();
+    let before = h.state().state.map.snapshot();
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/testdata/m3d/voxel.m3d");
+    h.get_by_label("File").click();
+    frames(&mut h);
+    h.get_by_label("Import").click();
+    frames(&mut h);
+    h.get_by_label("Model 3D (.m3d)…").click();
+    frames(&mut h);
+    retype(&mut h, "Path", file);
+    frames(&mut h);
+    let state = &h.state().state;
+    assert_eq!(state.history.undo_name(), Some("Import voxel.m3d"), "the import is an undo step");
+    assert!(state.map.library.materials().len() > before.library.materials().len(), "the import created materials");
+    assert!(!state.map.content_eq(&before));
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::Z);
+    frames(&mut h);
+    assert!(h.state().state.map.content_eq(&before), "undo takes the whole import back");
+    h.key_press_modifiers(egui::Modifiers::COMMAND | egui::Modifiers::SHIFT, egui::Key::Z);
+    frames(&mut h);
+    assert!(!h.state().state.map.content_eq(&before), "redo applies it again");
+}
+
+/// The `--walkthrough` session (CI's screenshot run) played without a GPU: every tool, the
+/// material and environment forms, a light, undo all, redo all, save, reopen and export, all
+/// through the same code paths; the exported file must read back.
+#[test]
+fn the_walkthrough_session_builds_saves_reopens_and_exports() {
+    use pmfedit::walkthrough::Walkthrough;
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = harness();
+    h.state_mut().walkthrough = Some(Walkthrough::new(dir.path().to_owned()));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1200);
+    while !h.state().walkthrough.as_ref().unwrap().is_finished() {
+        assert!(std::time::Instant::now() < deadline, "the walkthrough did not finish in 20 minutes");
+        h.step();
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let w = h.state().walkthrough.as_ref().unwrap();
+    assert_eq!(w.failure, None);
+    assert!(w.written.is_empty(), "no renderer, no screenshots");
+    let state = &h.state().state;
+    // The reopened project has the edits: the blue wood, the orange light.
+    let (_, wood) = state.map.library.materials().by_name("wood").unwrap();
+    assert_eq!(wood.color, [70, 120, 255]);
+    assert!(state.map.levels[0].objects.lights().iter().any(|(_, l)| l.color == [255, 140, 30]));
+    assert!(!state.is_dirty(), "a freshly opened project is saved");
+    // What the tools built, read back from the reopened map (world positions, see walkthrough.rs).
+    let level = &state.map.levels[0];
+    let material_at = |x: f64, y: f64, z: f64| {
+        let (cube, _) = level.get(level.frame().lattice_from_world(glam::DVec3::new(x, y, z))).unwrap();
+        cube.is_solid().then(|| {
+            let m = cube.face_material(pmfedit_core::map::coords::Face::PosY).unwrap();
+            state.map.library.materials().get(m).unwrap().name.clone()
+        })
+    };
+    assert_eq!(material_at(-7.5, 0.5, -13.5).as_deref(), Some("wood"), "the placed column");
+    assert_eq!(material_at(-7.5, 2.5, -13.5), None, "the erased top of the column");
+    assert_eq!(material_at(-2.5, 0.5, -11.5).as_deref(), Some("stone"), "the extruded block");
+    assert_eq!(material_at(-2.5, 1.5, -11.5), None, "the carved pit");
+    assert_eq!(material_at(-2.5, 2.5, -11.5), None, "the carved pit");
+    assert_eq!(material_at(-4.5, 2.5, -9.5).as_deref(), Some("sand"), "the cube painted whole");
+    assert_eq!(material_at(-2.5, 3.5, -13.5).as_deref(), Some("stone"), "the duplicated row");
+    let bytes = std::fs::read(dir.path().join("walkthrough.pmf")).unwrap();
+    let file = pmfedit_core::format::pmf::read(&bytes).unwrap();
+    assert_eq!(file.levels.len(), 1);
+    assert!(dir.path().join("project/map.ron").is_file());
+}

@@ -54,6 +54,12 @@ impl ChangeSet {
         Self::default()
     }
 
+    /// Everything may have changed (the whole map was replaced): levels, library and metadata
+    /// must all be re-read.
+    pub fn everything() -> Self {
+        Self { meta: true, level_list: true, ..Self::default() }
+    }
+
     /// Whether nothing changed.
     pub fn is_empty(&self) -> bool {
         self.levels.values().all(LevelChanges::is_empty) && self.library.is_empty() && !self.meta && !self.level_list

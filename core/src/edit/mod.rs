@@ -336,6 +336,21 @@ pub enum Edit {
     /// Replaces the metadata (name, description, authors, gamemodes), checked with
     /// [`MapMeta::validate`].
     SetMeta(MapMeta),
+
+    /// Replaces the whole map by another (an import applied to a copy of the map). The map must
+    /// have a level and valid metadata. Undo swaps the old map back; both are kept in the undo
+    /// entry, which is cheap because unchanged chunks are shared (`Arc`) between the two.
+    ReplaceMap { map: WholeMap, name: String },
+}
+
+/// A whole map carried by [`Edit::ReplaceMap`]; equality is [`Map::content_eq`].
+#[derive(Debug, Clone)]
+pub struct WholeMap(pub Box<Map>);
+
+impl PartialEq for WholeMap {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.content_eq(&other.0)
+    }
 }
 
 /// Why an edit was refused. Nothing changed and no undo entry was made.

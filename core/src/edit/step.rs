@@ -120,6 +120,10 @@ pub(super) enum Step {
         index: usize,
         level: Option<Box<Level>>,
     },
+    /// The map that is not in place: the old one while applied, the new one while undone.
+    ReplaceMap {
+        other: Box<Map>,
+    },
 }
 
 // ----- library dispatch ---------------------------------------------------------------------
@@ -552,6 +556,14 @@ impl Step {
                 let c = ChangeSet { meta: true, ..ChangeSet::new() };
                 Some((Step::Meta { old: Box::new(old), new: Box::new(meta) }, c))
             }
+            Edit::ReplaceMap { map: new, .. } => {
+                new.0.meta.validate()?;
+                if new.0.levels.is_empty() {
+                    return Err(EditError::LastLevel);
+                }
+                let old = std::mem::replace(map, *new.0);
+                Some((Step::ReplaceMap { other: Box::new(old) }, ChangeSet::everything()))
+            }
         })
     }
 
@@ -609,6 +621,10 @@ impl Step {
                 }
                 map.levels.insert(*index, *l);
                 c.level_list = true;
+            }
+            Step::ReplaceMap { other } => {
+                std::mem::swap(map, other);
+                c = ChangeSet::everything();
             }
         }
         Ok(c)
@@ -669,6 +685,10 @@ impl Step {
                 level_ref(map, *index)?;
                 *level = Some(Box::new(map.levels.remove(*index)));
                 c.level_list = true;
+            }
+            Step::ReplaceMap { other } => {
+                std::mem::swap(map, other);
+                c = ChangeSet::everything();
             }
         }
         Ok(c)
@@ -809,6 +829,7 @@ pub(super) fn describe(map: &Map, edit: &Edit) -> String {
             Some(l) => format!("Remove level {}", l.name),
             None => "Remove level".to_owned(),
         },
+        Edit::ReplaceMap { name, .. } => name.clone(),
         Edit::SetMeta(new) => {
             let old = &map.meta;
             let changed = [

@@ -673,3 +673,43 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn replacing_the_whole_map_undoes_and_redoes() {
+    let mut map = small_map();
+    let start = map.snapshot();
+    let mut imported = map.snapshot();
+    imported.library.add(Material::new("imported", PhysicsId(0), SoundId(0))).unwrap();
+    imported.levels[0].fill_box(lbox([0, 8, 0], [8, 16, 8]), stone(2)).unwrap();
+    let expected = imported.snapshot();
+
+    let mut h = History::new();
+    let c = h
+        .apply(&mut map, Edit::ReplaceMap { map: WholeMap(Box::new(imported)), name: "Import model.m3d".into() })
+        .unwrap();
+    assert!(c.level_list && c.meta, "a whole-map swap must ask for everything to be re-read");
+    assert!(map.content_eq(&expected));
+    assert_eq!(h.undo_name(), Some("Import model.m3d"));
+    // Untouched chunks stay shared with the map before the import.
+    let c0 = ChunkCoord::new(0, 0, 1);
+    assert!(Arc::ptr_eq(map.levels[0].chunk(c0).unwrap(), start.levels[0].chunk(c0).unwrap()));
+
+    h.undo(&mut map).unwrap();
+    assert!(map.content_eq(&start));
+    assert!(!map.content_eq(&expected));
+    h.redo(&mut map).unwrap();
+    assert!(map.content_eq(&expected));
+}
+
+#[test]
+fn a_replacement_map_without_levels_is_refused() {
+    let mut map = small_map();
+    let start = map.snapshot();
+    let mut empty = Map::new("empty");
+    empty.levels.clear();
+    let mut h = History::new();
+    let e = h.apply(&mut map, Edit::ReplaceMap { map: WholeMap(Box::new(empty)), name: "Import".into() });
+    assert!(matches!(e, Err(EditError::LastLevel)), "{e:?}");
+    assert!(map.content_eq(&start));
+    assert_eq!(h.undo_name(), None);
+}

@@ -58,7 +58,7 @@ use self::render::{FrameParams, Renderer, Shading, Upload};
 /// Chunk meshes built and queued for upload per frame.
 pub const UPLOADS_PER_FRAME: usize = 8;
 /// How far picking looks, map units.
-const PICK_DISTANCE: f64 = 4000.0;
+pub const PICK_DISTANCE: f64 = 4000.0;
 
 /// A pointer drag in progress.
 #[derive(Debug, Clone, Default)]

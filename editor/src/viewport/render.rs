@@ -175,7 +175,9 @@ vec3 to_linear(vec3 c) { return pow(c, vec3(2.2)); }
 vec3 to_srgb(vec3 c) { return pow(clamp(c, 0.0, 1.0), vec3(1.0 / 2.2)); }
 void main() {
     vec3 n = normalize(cross(dFdx(v_rel), dFdy(v_rel)));
-    vec3 lm = texture(u_lightmap, v_lm).rgb;
+    // three-d flips texture rows on upload (image convention: row 0 at the top, t = 1); the
+    // atlas keeps row 0 at v = 0, so flip back here.
+    vec3 lm = texture(u_lightmap, vec2(v_lm.x, 1.0 - v_lm.y)).rgb;
     vec3 albedo = v_color.rgb;
     vec3 c;
     float alpha = v_color.a;

@@ -220,7 +220,7 @@ fn scripted_edit(vp: &Viewport, state: &EditorState) -> Option<(Vec<Command>, Ch
     Some((tools::place::click(state, &pick), (state.level, chunk)))
 }
 
-fn save_png(img: &egui::ColorImage, path: &PathBuf) -> Result<(), String> {
+pub(crate) fn save_png(img: &egui::ColorImage, path: &PathBuf) -> Result<(), String> {
     let [w, h] = img.size;
     let bytes: Vec<u8> = img.pixels.iter().flat_map(|c| c.to_array()).collect();
     let buf = image::RgbaImage::from_raw(w as u32, h as u32, bytes).ok_or("bad screenshot size")?;
