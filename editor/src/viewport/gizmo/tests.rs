@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use eframe::egui;
 use egui_kittest::Harness;
-use glam::{DVec3, IVec3, Vec3};
+use glam::{DVec3, Vec3};
 
 use pmfedit_core::edit::{Edit, ObjItem, ObjRef};
 use pmfedit_core::format::pmf::entity::{EntityData, Prop};
@@ -196,6 +196,11 @@ fn range_handle_of_a_spot_light_slides_along_its_axis() {
 }
 
 fn face_drag(item: ObjItem, obj: ObjRef, face: Handle, to: DVec3, step: Option<f64>) -> ObjItem {
+    replaced(face_drag_edit(item, obj, face, to, step))
+}
+
+/// Drags `face` of `item` from its handle to the pointer aimed at `to`: the edit it makes.
+fn face_drag_edit(item: ObjItem, obj: ObjRef, face: Handle, to: DVec3, step: Option<f64>) -> Option<Edit> {
     let v = view(DVec3::new(6.0, 14.0, -24.0), DVec3::new(2.0, 2.0, 2.0));
     let g = Gizmo::new(0, obj, item, &v).unwrap();
     let Some(HandleShape::Point(h)) = g.shape(face) else { panic!("no {face:?}") };
@@ -204,7 +209,7 @@ fn face_drag(item: ObjItem, obj: ObjRef, face: Handle, to: DVec3, step: Option<f
     let mut drag = GizmoDrag::begin(&g, face, o, d).unwrap();
     // Aim straight at the target point (it may be off screen).
     let eye = v.camera.eye;
-    replaced(drag.drag(eye, (to - eye).normalize(), step))
+    drag.drag(eye, (to - eye).normalize(), step)
 }
 
 #[test]
@@ -262,14 +267,17 @@ fn load_region_and_prop_faces() {
     };
     let EntityData::Prop(p) = &e.entity.data else { panic!() };
     assert_eq!((p.box_pos, p.box_neg, p.position), ([2.0, 0.5, 0.5], [-0.5; 3], [2.0; 3]));
-    // Half a unit wide with a 1-unit snap: it cannot shrink by a whole step, so it stays.
+    // One unit wide with a 1-unit snap: it cannot shrink by a whole step, so nothing changes.
+    let e = face_drag_edit(item.clone(), obj, Handle::Face { axis: 0, positive: true }, DVec3::new(-5.0, 2.0, 2.0), Some(1.0));
+    assert_eq!(e, None);
+    // Free, it stops at the minimum extent.
     let ObjItem::Entity(e) =
-        face_drag(item, obj, Handle::Face { axis: 0, positive: true }, DVec3::new(-5.0, 2.0, 2.0), Some(1.0))
+        face_drag(item, obj, Handle::Face { axis: 0, positive: true }, DVec3::new(-5.0, 2.0, 2.0), None)
     else {
         panic!()
     };
     let EntityData::Prop(p) = &e.entity.data else { panic!() };
-    assert!(p.box_pos[0] > p.box_neg[0], "{:?} {:?}", p.box_pos, p.box_neg);
+    assert_eq!(p.box_pos[0] - p.box_neg[0], MIN_EXTENT as f32, "{:?} {:?}", p.box_pos, p.box_neg);
 }
 
 fn demo_state() -> EditorState {
@@ -485,5 +493,4 @@ fn viewport_click_on_a_region_outline_selects_it_and_shows_face_handles() {
     assert_eq!(now.max, r.max + Vec3::Y * 2.0);
     assert_eq!(now.min, r.min);
     assert_eq!(s.history.len(), 1);
-    let _ = IVec3::ZERO;
 }
