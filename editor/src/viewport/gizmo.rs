@@ -759,7 +759,10 @@ impl Viewport {
         if let Some(g) = &self.gizmo {
             self.gizmo_hover = g.hit(&view, o, d);
         }
-        if self.gizmo_hover.is_none() && self.hover_object.is_none() && self.show_regions && tool_uses_gizmos(state.tool)
+        if self.gizmo_hover.is_none()
+            && self.hover_object.is_none()
+            && self.show_regions
+            && tool_uses_gizmos(state.tool)
         {
             let Some(level) = state.map.levels.get(state.level) else { return };
             let surface = self.hover.map(|p| (level.frame().world_from_lattice_f(p.point) - o).length());

@@ -22,7 +22,9 @@
 //! # Controls
 //! Fly: right mouse + WASD, Q/E down/up, Shift faster, wheel (while flying) changes speed.
 //! Orbit: Alt + left drag; middle drag pans; wheel zooms. `F` frames the selection. `[` / `]`
-//! change the cube size. Alt+1..4 switch shading. Tools: see [`crate::tools`].
+//! change the cube size. Alt+1..4 switch shading. Tools: see [`crate::tools`]. With the Select
+//! and Lights & entities tools the selection shows its gizmo (arrows, range, box faces; Esc
+//! cancels a drag) and region outlines are clickable: see [`gizmo`].
 
 pub mod camera;
 pub mod gizmo;

@@ -268,7 +268,13 @@ fn load_region_and_prop_faces() {
     let EntityData::Prop(p) = &e.entity.data else { panic!() };
     assert_eq!((p.box_pos, p.box_neg, p.position), ([2.0, 0.5, 0.5], [-0.5; 3], [2.0; 3]));
     // One unit wide with a 1-unit snap: it cannot shrink by a whole step, so nothing changes.
-    let e = face_drag_edit(item.clone(), obj, Handle::Face { axis: 0, positive: true }, DVec3::new(-5.0, 2.0, 2.0), Some(1.0));
+    let e = face_drag_edit(
+        item.clone(),
+        obj,
+        Handle::Face { axis: 0, positive: true },
+        DVec3::new(-5.0, 2.0, 2.0),
+        Some(1.0),
+    );
     assert_eq!(e, None);
     // Free, it stops at the minimum extent.
     let ObjItem::Entity(e) =
