@@ -852,14 +852,25 @@ impl Viewport {
     }
 
     /// Draws the gizmo (the dragged handle, else the hovered one, highlighted) and the region
-    /// outline under the pointer.
+    /// outline under the pointer. Without a gizmo (another tool) a selected region is still
+    /// outlined.
     pub(super) fn draw_gizmo(&self, state: &EditorState, o: &mut Overlay) {
-        if let Some((level, id)) = self.region_hover {
+        let outline = |o: &mut Overlay, level: usize, id: ObjRef, color: [f32; 4]| {
             if let Some(c) = state.map.levels.get(level).and_then(|l| object_item(l, id)).and_then(|i| item_box(&i)) {
-                o.hexa_lines(&c, overlay::HOVER);
+                o.hexa_lines(&c, color);
             }
+        };
+        if let Some((level, id)) = self.region_hover {
+            outline(o, level, id, overlay::HOVER);
         }
-        let Some(g) = &self.gizmo else { return };
+        let Some(g) = &self.gizmo else {
+            if let Some((level, id @ (ObjRef::Region(_) | ObjRef::LoadRegion(_)))) = selected(state) {
+                if level == state.level {
+                    outline(o, level, id, overlay::SELECT);
+                }
+            }
+            return;
+        };
         let active = match &self.drag {
             Drag::Gizmo(d) => Some(d.handle),
             _ => self.gizmo_hover,

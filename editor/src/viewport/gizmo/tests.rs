@@ -387,6 +387,23 @@ fn overlay_of_a_selected_light_has_coloured_arrows_and_a_range_sphere() {
     assert_eq!(count(&o, overlay::SELECT), 12);
 }
 
+#[test]
+fn a_selected_region_is_outlined_whatever_the_tool() {
+    let mut s = demo_state();
+    let id = s.map.levels[0].objects.regions().id_of("moon_hill").expect("demo region");
+    s.apply(Command::Select(Selection::Region { level: 0, id }));
+    let count = |o: &Overlay, c: [f32; 4]| o.segments.iter().filter(|seg| seg.color == c).count();
+    let mut vp = Viewport::new(None);
+    s.apply(Command::SetTool(ToolKind::Place));
+    let o = vp.build_overlay(&s);
+    assert_eq!(count(&o, overlay::SELECT), 12, "outlined with the Place tool");
+    s.apply(Command::SetTool(ToolKind::Select));
+    vp.gizmo = Gizmo::for_selection(&s, &view(DVec3::new(0.0, 20.0, -30.0), DVec3::ZERO));
+    let o = vp.build_overlay(&s);
+    assert_eq!(count(&o, overlay::SELECT), 12, "outlined by the gizmo");
+    assert_eq!(count(&o, AXIS_COLORS[0]), 2 * 12, "the ±X face handles");
+}
+
 // ----- through the real viewport (egui_kittest, no GL) ---------------------------------------
 
 fn harness() -> Harness<'static, App> {
