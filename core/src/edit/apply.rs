@@ -120,7 +120,9 @@ impl undo::Edit for MapEdit {
     }
 
     /// Merges consecutive entries of the same stroke; an object or record changed repeatedly in
-    /// a stroke (a drag) keeps one step with its first old and last new value.
+    /// a stroke (a drag) keeps one step with its first old and last new value. A one-step entry
+    /// whose value ends up where it started (a drag brought back, or cancelled with Esc by
+    /// re-applying the start value) is annulled: it leaves no undo entry.
     fn merge(&mut self, mut other: Self) -> Merged<Self> {
         if self.stroke.is_none() || self.stroke != other.stroke {
             return Merged::No(other);
@@ -130,6 +132,7 @@ impl undo::Edit for MapEdit {
         {
             let step = other.steps.pop().expect("one step");
             match last.absorb(step) {
+                None if self.steps.len() == 1 && self.steps[0].is_noop() => return Merged::Annul,
                 None => return Merged::Yes,
                 Some(step) => other.steps.push(step),
             }

@@ -721,6 +721,18 @@ impl Step {
         }
     }
 
+    /// Whether the step's old and new values are equal (a drag that came back to where it
+    /// started, or was cancelled): undoing or redoing it changes nothing.
+    pub(super) fn is_noop(&self) -> bool {
+        match self {
+            Step::ObjReplace { old, new, .. } => old == new,
+            Step::LibReplace { old, new, .. } => old == new,
+            Step::Settings { old, new, .. } => old == new,
+            Step::Meta { old, new } => old == new,
+            _ => false,
+        }
+    }
+
     /// Bytes of RAM held by cube backups (the part of a step that grows with the edit).
     pub(super) fn backup_bytes(&self) -> usize {
         match self {

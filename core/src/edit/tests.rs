@@ -473,6 +473,33 @@ fn an_object_drag_is_one_step_with_one_record() {
 }
 
 #[test]
+fn a_drag_brought_back_to_its_start_leaves_no_entry() {
+    let mut map = small_map();
+    let mut h = History::new();
+    h.apply(&mut map, Edit::AddObject { level: 0, item: ObjItem::Light(Light::point("lamp", Vec3::ZERO)) }).unwrap();
+    let id = ObjRef::Light(LightId(0));
+    let before = map.clone();
+    h.begin_stroke();
+    for x in [1.0, 2.0, 3.0] {
+        h.apply(&mut map, Edit::MoveObject { level: 0, id, position: Vec3::new(x, 0.0, 0.0) }).unwrap();
+    }
+    // Esc: the start value is applied again in the same stroke.
+    let start = ObjItem::Light(before.levels[0].objects.lights().get(LightId(0)).unwrap().clone());
+    h.apply(&mut map, Edit::ReplaceObject { level: 0, id, item: start }).unwrap();
+    h.end_stroke();
+    assert_eq!(h.len(), 1, "only the add is left");
+    assert!(!h.can_redo());
+    assert!(map.content_eq(&before));
+    // A stroke that changes something else too is kept.
+    h.begin_stroke();
+    h.apply(&mut map, Edit::MoveObject { level: 0, id, position: Vec3::X }).unwrap();
+    h.apply(&mut map, Edit::RenameLevel { level: 0, name: "other".into() }).unwrap();
+    h.apply(&mut map, Edit::MoveObject { level: 0, id, position: Vec3::ZERO }).unwrap();
+    h.end_stroke();
+    assert_eq!(h.len(), 2);
+}
+
+#[test]
 fn undo_of_a_10_000_cube_fill_restores_the_start_and_keeps_a_small_backup() {
     let mut map = Map::new("detail");
     map.levels[0] = Level::new("main", 4).unwrap();

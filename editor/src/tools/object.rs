@@ -1,7 +1,8 @@
 //! Lights & entities (key 8): click on a surface places a point light half a unit off the hovered
 //! face (Shift+click: a prop entity) and selects it; press on an existing light or entity marker
 //! selects it and dragging moves it over the surfaces under the pointer (`Edit::MoveObject`, one
-//! undo step per drag).
+//! undo step per drag). The selected object's gizmo (axis arrows, a light's range, a box's faces)
+//! and clicks on region outlines are handled by [`crate::viewport::gizmo`].
 
 use glam::{DVec3, Vec3};
 

@@ -22,9 +22,12 @@
 //! # Controls
 //! Fly: right mouse + WASD, Q/E down/up, Shift faster, wheel (while flying) changes speed.
 //! Orbit: Alt + left drag; middle drag pans; wheel zooms. `F` frames the selection. `[` / `]`
-//! change the cube size. Alt+1..4 switch shading. Tools: see [`crate::tools`].
+//! change the cube size. Alt+1..4 switch shading. Tools: see [`crate::tools`]. With the Select
+//! and Lights & entities tools the selection shows its gizmo (arrows, range, box faces; Esc
+//! cancels a drag) and region outlines are clickable: see [`gizmo`].
 
 pub mod camera;
+pub mod gizmo;
 pub mod mesh;
 pub mod overlay;
 pub mod render;
@@ -81,10 +84,8 @@ enum Drag {
     Path {
         last: Option<CubeAddr>,
     },
-    Move {
-        level: usize,
-        obj: ObjRef,
-    },
+    /// A gizmo handle (or an object marker's centre) being dragged.
+    Gizmo(Box<gizmo::GizmoDrag>),
 }
 
 /// The viewport's state (owned by the app).
@@ -111,6 +112,13 @@ pub struct Viewport {
     materials_seen: u64,
     hover: Option<Pick>,
     hover_object: Option<(usize, ObjRef)>,
+    /// The selection's gizmo this frame, the handle and the region outline under the pointer.
+    gizmo: Option<gizmo::Gizmo>,
+    gizmo_hover: Option<gizmo::Handle>,
+    region_hover: Option<(usize, ObjRef)>,
+    /// The viewport rectangle of the last frame.
+    rect: egui::Rect,
+    screenshot_selected: bool,
     drag: Drag,
     clipboard: Option<Clipboard>,
     /// Attribute set the path tool paints.
@@ -151,6 +159,11 @@ impl Viewport {
             materials_seen: 0,
             hover: None,
             hover_object: None,
+            gizmo: None,
+            gizmo_hover: None,
+            region_hover: None,
+            rect: egui::Rect::NOTHING,
+            screenshot_selected: false,
             drag: Drag::None,
             clipboard: None,
             path_attrs: 1,
@@ -285,6 +298,8 @@ impl Viewport {
 
         self.handle_camera(ui, &response, rect, dt);
         self.update_hover(ui, state, rect);
+        self.update_gizmo(ui, state, rect);
+        self.gizmo_tooltip(&response);
         self.handle_tools(ui, state, &response, &mut out);
         self.handle_keys(ui, state, &mut out);
         state.set_camera(state.level, self.camera.eye);
@@ -365,7 +380,7 @@ impl Viewport {
         let Some((o, d)) = self.pointer_ray(ui, rect) else { return };
         let Some(level) = state.map.levels.get(state.level) else { return };
         self.hover = level.ray_cast_world(o, d, PICK_DISTANCE).map(|h| Pick::from_hit(state.level, &h));
-        if state.tool == ToolKind::Object {
+        if gizmo::tool_uses_gizmos(state.tool) {
             let limit = self
                 .hover
                 .as_ref()
@@ -402,7 +417,8 @@ impl Viewport {
             self.scroll_acc = 0.0;
         }
 
-        if pressed && over && !mods.alt {
+        self.gizmo_escape(ui, out);
+        if pressed && over && !mods.alt && !self.gizmo_press(ui, state, out) {
             self.press(state, mods, pointer_y, out);
         }
         if down {
@@ -415,18 +431,6 @@ impl Viewport {
 
     fn press(&mut self, state: &EditorState, mods: Mods, pointer_y: f32, out: &mut Vec<Command>) {
         let size = state.cube_log2;
-        if state.tool == ToolKind::Object {
-            if let Some((level, obj)) = self.hover_object {
-                out.push(Command::Select(match obj {
-                    ObjRef::Light(id) => Selection::Light { level, id },
-                    ObjRef::Entity(id) => Selection::Entity { level, id },
-                    _ => Selection::None,
-                }));
-                out.push(Command::BeginStroke);
-                self.drag = Drag::Move { level, obj };
-                return;
-            }
-        }
         let Some(pick) = self.hover else {
             if state.tool == ToolKind::Select {
                 out.push(Command::Select(Selection::None));
@@ -534,23 +538,14 @@ impl Viewport {
                     *applied = steps;
                 }
             }
-            Drag::Move { level, obj } => {
-                if let Some(p) = hover {
-                    if let Some(to) = tools::object::drop_point(state, &p) {
-                        let cur = tools::object::object_position(state, *level, *obj);
-                        if cur.is_none_or(|c| (c.as_vec3() - to).length() > 1e-4) {
-                            out.push(tools::object::move_to(*level, *obj, to));
-                        }
-                    }
-                }
-            }
+            Drag::Gizmo(d) => gizmo::drag_step(d, state, hover, ray, mods, out),
         }
     }
 
     fn release(&mut self, state: &EditorState, out: &mut Vec<Command>) {
         match std::mem::take(&mut self.drag) {
             Drag::None => {}
-            Drag::Paint { .. } | Drag::Path { .. } | Drag::Corner { .. } | Drag::Move { .. } => {
+            Drag::Paint { .. } | Drag::Path { .. } | Drag::Corner { .. } | Drag::Gizmo(_) => {
                 out.push(Command::EndStroke)
             }
             Drag::Box(d) => out.extend(d.commit(state)),
@@ -663,6 +658,7 @@ impl Viewport {
         let size = state.cube_log2;
         let selected_obj = tools::object::selected_object(state).map(|(_, id)| id);
         o.level_objects(level, selected_obj, self.show_objects, self.show_regions);
+        self.draw_gizmo(state, &mut o);
         // Selection.
         match state.selection {
             Selection::Cubes { level: l, min, max } if l == state.level => {
@@ -790,6 +786,7 @@ impl Viewport {
             let s = (r.max - r.min).as_dvec3() / 8.0;
             lines.push(format!("box {}×{}×{} u, {} layers (wheel)", s.x, s.y, s.z, d.layers));
         }
+        lines.extend(self.gizmo_hint());
         if let Some(c) = &self.clipboard {
             let s = c.size.as_dvec3() / 8.0;
             lines.push(format!("clipboard {}×{}×{} u", s.x, s.y, s.z));
