@@ -55,19 +55,19 @@ fn the_view_menu_saves_lists_and_jumps_to_a_bookmark() {
     h.run_steps(2);
     h.get_by_label("Bookmarks").click();
     h.run_steps(2);
-    h.get_by_label("Save current view").click();
+    h.get_by_label_contains("Save current view").click();
     h.run_steps(2);
     let list = &h.state().viewport.bookmarks.list;
     assert_eq!(list.len(), 1);
     assert_eq!((list[0].name.as_str(), list[0].slot), ("View 1", Some(1)));
     fly_away(&mut h);
-    if h.query_by_label("View 1").is_none() {
+    if h.query_by_label("View 1 Alt+1").is_none() {
         h.get_by_label("View").click();
         h.run_steps(2);
         h.get_by_label("Bookmarks").click();
         h.run_steps(2);
     }
-    h.get_by_label("View 1").click();
+    h.get_by_label("View 1 Alt+1").click();
     h.run_steps(2);
     assert_eq!(eye(&h), start, "jumped back");
 }

@@ -270,12 +270,7 @@ impl Viewport {
     }
 
     /// Ctrl+Alt+1…9 store, Alt+1…9 recall.
-    pub(super) fn bookmark_keys(
-        &mut self,
-        events: &[egui::Event],
-        state: &EditorState,
-        out: &mut Vec<Command>,
-    ) {
+    pub(super) fn bookmark_keys(&mut self, events: &[egui::Event], state: &EditorState, out: &mut Vec<Command>) {
         for e in events {
             let egui::Event::Key { key, pressed: true, repeat: false, modifiers, .. } = e else { continue };
             let Some(slot) = digit(*key) else { continue };
@@ -297,8 +292,10 @@ impl Viewport {
     pub fn bookmarks_menu(&mut self, ui: &mut egui::Ui, state: &EditorState, out: &mut Vec<Command>) {
         ui.horizontal(|ui| {
             let l = ui.label("Name");
-            ui.add(egui::TextEdit::singleline(&mut self.bookmarks.new_name).hint_text("view name").desired_width(140.0))
-                .labelled_by(l.id);
+            ui.add(
+                egui::TextEdit::singleline(&mut self.bookmarks.new_name).hint_text("view name").desired_width(140.0),
+            )
+            .labelled_by(l.id);
         });
         if ui.add(egui::Button::new("Save current view").shortcut_text("Ctrl+Alt+1…9")).clicked() {
             let name = std::mem::take(&mut self.bookmarks.new_name);

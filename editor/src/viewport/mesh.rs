@@ -184,7 +184,9 @@ pub struct Look {
 /// The texture reference of each of the chunk's used materials (empty when untextured or not in
 /// the library).
 pub fn material_textures(library: &Library, used: &[String]) -> Vec<String> {
-    used.iter().map(|name| library.materials().by_name(name).map(|(_, m)| m.texture.clone()).unwrap_or_default()).collect()
+    used.iter()
+        .map(|name| library.materials().by_name(name).map(|(_, m)| m.texture.clone()).unwrap_or_default())
+        .collect()
 }
 
 /// The look of each of the chunk's used materials, from the library by name; a name the library
@@ -340,7 +342,8 @@ mod tests {
         let mut chunk = pmf::Chunk::default();
         chunk.common.used_materials = vec!["b".into(), "a".into()];
         let mut first = 0u32;
-        for (material, faces, backfaces) in [(1u8, 0b10u8, false), (0, 0b1001, false), (1, 0b1, true), (7, 0b100, false)]
+        for (material, faces, backfaces) in
+            [(1u8, 0b10u8, false), (0, 0b1001, false), (1, 0b1, true), (7, 0b100, false)]
         {
             chunk.common.cubes.push(pmf::Cube {
                 draw_backfaces: backfaces,
@@ -349,17 +352,31 @@ mod tests {
             });
             chunk.client.cubes.push(pmf::ClientCube {
                 lighting: None,
-                geometry: pmf::ClientGeometry::Geometry(pmf::ClientGeometryCube { lightmap: 0, first_vertex: first, faces }),
+                geometry: pmf::ClientGeometry::Geometry(pmf::ClientGeometryCube {
+                    lightmap: 0,
+                    first_vertex: first,
+                    faces,
+                }),
             });
             for f in 0..faces.count_ones() {
                 for k in 0..4 {
                     let x = (first + f * 4 + k) as f32;
-                    chunk.client.vertices.push(pmf::Vertex { position: [x, 0.0, 0.0], uv: [x, 1.0], lightmap_uv: [0.0; 2] });
+                    chunk.client.vertices.push(pmf::Vertex {
+                        position: [x, 0.0, 0.0],
+                        uv: [x, 1.0],
+                        lightmap_uv: [0.0; 2],
+                    });
                 }
             }
             first += faces.count_ones() * 4;
         }
-        let bake = ChunkBake { level: 0, chunk: Default::default(), generation: 0, pmf: chunk, stats: Default::default() };
+        let bake = ChunkBake {
+            level: 0,
+            chunk: pmfedit_core::map::coords::ChunkCoord::new(0, 0, 0),
+            generation: 0,
+            pmf: chunk,
+            stats: Default::default(),
+        };
         (bake, lib)
     }
 

@@ -306,7 +306,9 @@ impl Viewport {
             sky::sky_colors(&state.map.library, level, |t| self.textures.average(t))
         });
         self.sync_uploads(state);
-        if !self.queue.is_empty() || self.textures.pending() > 0 || self.renderer.as_ref().is_some_and(|r| r.lock().is_ok_and(|r| !r.queue.is_empty()))
+        if !self.queue.is_empty()
+            || self.textures.pending() > 0
+            || self.renderer.as_ref().is_some_and(|r| r.lock().is_ok_and(|r| !r.queue.is_empty()))
         {
             ui.ctx().request_repaint();
         }

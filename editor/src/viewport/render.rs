@@ -171,11 +171,18 @@ struct GpuChunk {
 
 /// One queued change of the GPU chunk set.
 pub enum Upload {
-    Set { key: ChunkKey, center: DVec3, mesh: Box<ChunkMesh> },
+    Set {
+        key: ChunkKey,
+        center: DVec3,
+        mesh: Box<ChunkMesh>,
+    },
     Remove(ChunkKey),
     Clear,
     /// A material texture (re)loaded: its reference and pixels (`None`: draw it white).
-    Texture { reference: String, image: Option<TextureImage> },
+    Texture {
+        reference: String,
+        image: Option<TextureImage>,
+    },
 }
 
 /// The GPU renderer (lives behind an `Arc<Mutex<_>>` shared with the paint callback).
@@ -439,14 +446,7 @@ impl Renderer {
                     let mut slot = |r: &str| self.texture_slot(r);
                     let opaque = GpuPart::new(&ctx, &mesh.opaque, &mut slot);
                     let transparent = GpuPart::new(&ctx, &mesh.transparent, &mut slot);
-                    let chunk = GpuChunk {
-                        opaque,
-                        transparent,
-                        atlas,
-                        center,
-                        radius,
-                        sphere_offset,
-                    };
+                    let chunk = GpuChunk { opaque, transparent, atlas, center, radius, sphere_offset };
                     self.chunks.insert(key, chunk);
                     self.uploaded_at.insert(key, now);
                 }
@@ -508,8 +508,12 @@ impl Renderer {
         p.use_uniform_if_required("u_side", v3(sky.side));
         p.use_uniform_if_required("u_top", v3(sky.top));
         p.use_vertex_attribute("a_corner", &self.sky_corners);
-        let states =
-            RenderStates { cull: Cull::None, depth_test: DepthTest::Always, write_mask: WriteMask::COLOR, blend: Blend::Disabled };
+        let states = RenderStates {
+            cull: Cull::None,
+            depth_test: DepthTest::Always,
+            write_mask: WriteMask::COLOR,
+            blend: Blend::Disabled,
+        };
         p.draw_arrays(states, viewport, 3);
     }
 

@@ -85,10 +85,9 @@ mod tests {
     #[test]
     fn the_demo_sky_is_its_sky_material_and_follows_colour_edits() {
         let mut map = sample::demo();
-        let (sky_id, sky) = {
-            let lib = &map.library;
+        let sky = {
             let id = map.levels[0].environments.sky.expect("the demo has a default sky");
-            (id, lib.sky_environments().get(id).unwrap().clone())
+            map.library.sky_environments().get(id).unwrap().clone()
         };
         let mat = sky.skybox[2].unwrap();
         let c = map.library.materials().get(mat).unwrap().color.map(|v| f32::from(v) / 255.0);
@@ -105,7 +104,6 @@ mod tests {
         // No default sky: no gradient.
         map.levels[0].environments.sky = None;
         assert_eq!(sky_colors(&map.library, &map.levels[0], |_| None), None);
-        let _ = sky_id;
     }
 
     #[test]
@@ -145,7 +143,14 @@ mod tests {
         textures.dedup();
         assert_eq!(textures.len(), 4);
         // Only a top face: it is the horizon too.
-        let only_top = map.library.add(SkyEnvironment { name: "top".into(), skybox: [None, Some(up), None, None, None, None], ..Default::default() }).unwrap();
+        let only_top = map
+            .library
+            .add(SkyEnvironment {
+                name: "top".into(),
+                skybox: [None, Some(up), None, None, None, None],
+                ..Default::default()
+            })
+            .unwrap();
         map.levels[0].environments.sky = Some(only_top);
         assert_eq!(sky_colors(&map.library, &map.levels[0], |_| None).unwrap(), SkyColors::flat([1.0; 3]));
         let empty = map.library.add(SkyEnvironment { name: "empty".into(), ..Default::default() }).unwrap();

@@ -161,11 +161,7 @@ impl TextureStore {
                 } else {
                     img
                 };
-                TextureImage {
-                    width: img.width(),
-                    height: img.height(),
-                    rgba: img.pixels().map(|p| p.0).collect(),
-                }
+                TextureImage { width: img.width(), height: img.height(), rgba: img.pixels().map(|p| p.0).collect() }
             });
             let average = image.as_ref().and_then(TextureImage::average);
             self.entries.insert(reference.clone(), Entry { path, average });
