@@ -299,12 +299,7 @@ impl Viewport {
         if let Some((target, distance)) = state.camera_request.take() {
             self.camera.frame(target, distance);
         }
-        self.sky = state.map.levels.get(state.level).and_then(|level| {
-            for t in sky::sky_textures(&state.map.library, level) {
-                self.textures.want(&t);
-            }
-            sky::sky_colors(&state.map.library, level, |t| self.textures.average(t))
-        });
+        self.update_sky(state);
         self.sync_uploads(state);
         if !self.queue.is_empty()
             || self.textures.pending() > 0

@@ -36,17 +36,13 @@ impl SkyColors {
 }
 
 /// The texture references of the level's default sky (to load them for their average colour).
-pub fn sky_textures(library: &Library, level: &Level) -> Vec<String> {
-    let Some(sky) = level.environments.sky.and_then(|id| library.sky_environments().get(id)) else {
-        return Vec::new();
-    };
-    sky.skybox
-        .iter()
-        .flatten()
+pub fn sky_textures<'a>(library: &'a Library, level: &Level) -> impl Iterator<Item = &'a str> + use<'a> {
+    let sky = level.environments.sky.and_then(|id| library.sky_environments().get(id));
+    sky.into_iter()
+        .flat_map(|s| s.skybox.iter().flatten())
         .filter_map(|m| library.materials().get(*m))
-        .map(|m| m.texture.clone())
+        .map(|m| m.texture.as_str())
         .filter(|t| !t.is_empty())
-        .collect()
 }
 
 /// The gradient of the level's default sky; `average` gives a texture's average colour when it
@@ -69,6 +65,19 @@ pub fn sky_colors(library: &Library, level: &Level, average: impl Fn(&str) -> Op
     let ends: Vec<[f32; 3]> = top.into_iter().chain(bottom).collect();
     let side = mean(&sides).or_else(|| mean(&ends))?;
     Some(SkyColors { bottom: bottom.unwrap_or(side), side, top: top.unwrap_or(side) })
+}
+
+impl super::Viewport {
+    /// This frame's background from the active level's default sky (loading its textures for
+    /// their average colour).
+    pub(super) fn update_sky(&mut self, state: &crate::state::EditorState) {
+        self.sky = state.map.levels.get(state.level).and_then(|level| {
+            for t in sky_textures(&state.map.library, level) {
+                self.textures.want(t);
+            }
+            sky_colors(&state.map.library, level, |t| self.textures.average(t))
+        });
+    }
 }
 
 #[cfg(test)]
@@ -138,7 +147,7 @@ mod tests {
         assert!(close(s.top, [0.5, 0.25, 1.0]));
         assert!(close(s.at(1.0), s.top) && close(s.at(-1.0), s.bottom) && close(s.at(0.0), s.side));
         assert!(close(s.at(0.5), [(2.0 / 3.0 + 0.5) / 2.0, (1.0 / 3.0 + 0.25) / 2.0, 0.5]));
-        let mut textures = sky_textures(&map.library, &map.levels[0]);
+        let mut textures: Vec<&str> = sky_textures(&map.library, &map.levels[0]).collect();
         textures.sort();
         textures.dedup();
         assert_eq!(textures.len(), 4);
