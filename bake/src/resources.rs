@@ -79,6 +79,14 @@ fn find(roots: &[PathBuf], rel: &str) -> Option<PathBuf> {
     None
 }
 
+/// The file a material's texture reference names, searched under `roots` in order: the same
+/// lookup [`embed_resources`] does (`map:` drive or no drive, any image extension or `.ptf`).
+/// Other drives and empty references give `None`. The editor's thumbnails and viewport
+/// textures use this so that what the editor shows is what a build embeds.
+pub fn resolve_texture(roots: &[PathBuf], reference: &str) -> Option<PathBuf> {
+    find(roots, &texture_path(reference)?)
+}
+
 /// Files an entity references on the `map:` drive: models, sounds, scripts (extension kept).
 fn entity_references(file: &pmf::File) -> BTreeSet<String> {
     use pmf::entity::EntityData as E;
@@ -218,5 +226,11 @@ mod tests {
         let Some(pmfedit_core::format::paf::Node::File(ptf)) = a.get("textures/stone.ptf") else { panic!() };
         let t = Ptf::read(ptf).unwrap();
         assert_eq!(t.to_rgba8()[..4], [10, 20, 30, 255]);
+        let roots = [dir.path().to_path_buf()];
+        let found = Some(dir.path().join("textures/stone.png"));
+        assert_eq!(resolve_texture(&roots, "textures/stone.png"), found);
+        assert_eq!(resolve_texture(&roots, "map:textures/stone"), found);
+        assert_eq!(resolve_texture(&roots, "game:textures/stone"), None);
+        assert_eq!(resolve_texture(&roots, "textures/missing.png"), None);
     }
 }

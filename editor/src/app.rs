@@ -38,6 +38,9 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
     ("F", "Frame the selected light, entity or region"),
     ("[ / ]", "Smaller / bigger cube (viewport)"),
     ("Right mouse + WASD", "Fly the camera (viewport)"),
+    ("Ctrl+1 – 4", "Lit / fullbright / wireframe / lightmap view (viewport)"),
+    ("Ctrl+Alt+1 – 9", "Store the camera in bookmark 1–9 (viewport)"),
+    ("Alt+1 – 9", "Jump to camera bookmark 1–9 (viewport)"),
     ("F1", "This list"),
 ];
 
@@ -85,9 +88,14 @@ impl App {
     pub fn new(cc: &eframe::CreationContext<'_>, map: Map, project: Option<Project>) -> Self {
         let ctx = cc.egui_ctx.clone();
         let wake: Arc<dyn Fn() + Send + Sync> = Arc::new(move || ctx.request_repaint());
-        let viewport = Viewport::new(cc.gl.clone());
+        let mut viewport = Viewport::new(cc.gl.clone());
         let project_dir = project.as_ref().map(|p| p.dir().to_owned());
         let thumbs = Thumbnails::new(project_dir.as_deref(), assets_dir(), wake.clone());
+        let mut warnings = Vec::new();
+        if let Some(text) = cc.storage.and_then(|s| s.get_string(crate::viewport::bookmarks::STORAGE_KEY)) {
+            warnings.extend(viewport.bookmarks.load_unsaved(&text));
+        }
+        warnings.extend(viewport.bookmarks.set_project(project_dir.as_deref()));
         let recent = RecentFiles::load(cc.storage);
         let dark = cc.storage.and_then(|s| s.get_string("pmfedit.theme")).is_none_or(|t| t != "light");
         cc.egui_ctx.set_theme(if dark { egui::Theme::Dark } else { egui::Theme::Light });
@@ -96,8 +104,12 @@ impl App {
             panels.show_left = !s.contains("-left");
             panels.show_right = !s.contains("-right");
         }
+        let mut state = EditorState::new(map, project, wake);
+        for w in warnings {
+            state.say(w);
+        }
         Self {
-            state: EditorState::new(map, project, wake),
+            state,
             commands: Vec::new(),
             viewport,
             panels,
@@ -380,6 +392,11 @@ impl App {
                 ui.separator();
                 ui.checkbox(&mut self.panels.show_left, "Left panel (outliner, history, bake)");
                 ui.checkbox(&mut self.panels.show_right, "Right panel (library, settings, inspector)");
+                ui.separator();
+                ui.checkbox(&mut self.viewport.textured, "Textures");
+                ui.menu_button("Bookmarks", |ui| {
+                    self.viewport.bookmarks_menu(ui, &self.state, &mut self.commands);
+                });
             });
             ui.menu_button("Help", |ui| {
                 if ui.button("Shortcuts\tF1").clicked() {
@@ -523,7 +540,9 @@ impl eframe::App for App {
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
         let ctx = ui.ctx().clone();
         self.state.poll_bakes();
-        self.thumbs.poll();
+        let (_, asset_events) = self.thumbs.poll_events();
+        self.viewport.textures.set_roots(self.thumbs.roots());
+        self.viewport.textures.on_events(&asset_events);
         self.shortcuts(&ctx);
         ctx.send_viewport_cmd(egui::ViewportCommand::Title(self.title()));
         if ctx.input(|i| i.viewport().close_requested()) && self.state.is_dirty() && !self.allow_close {
@@ -589,6 +608,9 @@ impl eframe::App for App {
         let dir = self.state.project.as_ref().map(|p| p.dir().to_owned());
         if dir != self.project_dir {
             self.thumbs.set_roots(dir.as_deref(), assets_dir());
+            if let Some(w) = self.viewport.bookmarks.set_project(dir.as_deref()) {
+                self.state.say(w);
+            }
             self.project_dir = dir;
         }
         if self.allow_close && self.pending.is_none() && self.close_now {
@@ -608,5 +630,6 @@ impl eframe::App for App {
             panels.push_str("-right");
         }
         storage.set_string("pmfedit.panels", panels);
+        storage.set_string(crate::viewport::bookmarks::STORAGE_KEY, self.viewport.bookmarks.unsaved_text());
     }
 }

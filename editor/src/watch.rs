@@ -170,6 +170,20 @@ pub fn assets_dir() -> Option<PathBuf> {
     dev.is_dir().then(|| dev.canonicalize().unwrap_or(dev))
 }
 
+/// The file a material's texture reference names under `roots` (project first): an absolute
+/// path as it is, else the lookup a build does ([`pmfedit_bake::resources::resolve_texture`]:
+/// `map:` or no drive, any image extension or `.ptf`).
+pub fn resolve_texture(roots: &[PathBuf], texture: &str) -> Option<PathBuf> {
+    if texture.is_empty() {
+        return None;
+    }
+    let rel = Path::new(texture);
+    if rel.is_absolute() {
+        return rel.is_file().then(|| rel.to_owned());
+    }
+    pmfedit_bake::resources::resolve_texture(roots, texture)
+}
+
 /// Largest image file loaded as a thumbnail.
 const MAX_IMAGE_BYTES: u64 = 32 << 20;
 /// Thumbnail edge in pixels.
@@ -229,24 +243,24 @@ impl Thumbnails {
         &self.roots
     }
 
-    /// The file a texture path resolves to.
+    /// The file a texture path resolves to (see [`resolve_texture`]).
     pub fn resolve(&self, texture: &str) -> Option<PathBuf> {
-        if texture.is_empty() {
-            return None;
-        }
-        let rel = Path::new(texture);
-        if rel.is_absolute() {
-            return rel.is_file().then(|| rel.to_owned());
-        }
-        self.roots.iter().map(|r| r.join(rel)).find(|p| p.is_file())
+        resolve_texture(&self.roots, texture)
     }
 
     /// Applies the watcher's reports: entries whose file changed, and entries that had no file
     /// (it may exist now), are forgotten and reload on next use. Returns how many were dropped.
     pub fn poll(&mut self) -> usize {
-        let Some(w) = &self.watcher else { return 0 };
+        self.poll_events().0
+    }
+
+    /// [`Thumbnails::poll`], also handing back the reports themselves so that other caches of the
+    /// same files (the viewport's textures) can follow them: (entries dropped, reports).
+    pub fn poll_events(&mut self) -> (usize, Vec<AssetEvent>) {
+        let Some(w) = &self.watcher else { return (0, Vec::new()) };
+        let events = w.drain();
         let mut dropped = 0;
-        for event in w.drain() {
+        for event in events.iter().cloned() {
             let before = self.cache.len();
             match event {
                 AssetEvent::Rescan => self.cache.clear(),
@@ -258,7 +272,7 @@ impl Thumbnails {
             dropped += before - self.cache.len();
         }
         self.reloads += dropped as u64;
-        dropped
+        (dropped, events)
     }
 
     /// The thumbnail of a texture path, loading it if needed; `None` when no file is found or it
@@ -282,11 +296,21 @@ impl Thumbnails {
     }
 }
 
-fn load_thumbnail(ctx: &egui::Context, name: &str, path: &Path) -> Option<egui::TextureHandle> {
+/// Decodes an image file (any format the `image` crate reads here, or PTF) to RGBA8; `None` when
+/// it is missing, larger than 32 MiB or cannot be decoded.
+pub fn load_rgba(path: &Path) -> Option<image::RgbaImage> {
     if std::fs::metadata(path).ok()?.len() > MAX_IMAGE_BYTES {
         return None;
     }
-    let img = image::open(path).ok()?.to_rgba8();
+    if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("ptf")) {
+        let ptf = pmfedit_core::format::ptf::Ptf::read(&std::fs::read(path).ok()?).ok()?;
+        return image::RgbaImage::from_raw(ptf.width() as u32, ptf.height() as u32, ptf.to_rgba8());
+    }
+    Some(image::open(path).ok()?.to_rgba8())
+}
+
+fn load_thumbnail(ctx: &egui::Context, name: &str, path: &Path) -> Option<egui::TextureHandle> {
+    let img = load_rgba(path)?;
     let img =
         if img.width() > THUMB || img.height() > THUMB { image::imageops::thumbnail(&img, THUMB, THUMB) } else { img };
     let size = [img.width() as usize, img.height() as usize];

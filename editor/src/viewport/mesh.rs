@@ -11,6 +11,9 @@
 //!   UVs are remapped into the atlas.
 //! - Faces of cubes flagged "draw backfaces" get a second, reversed copy (back-face culling stays
 //!   on for everything else).
+//! - Each list is sorted by material: [`TriList::ranges`] says which vertices use which material
+//!   (and so which texture), so the renderer binds each texture once and draws each material of a
+//!   chunk with one call.
 
 use glam::Vec3;
 
@@ -29,8 +32,26 @@ pub struct TriList {
     pub colors: Vec<Rgba>,
     /// Atlas coordinates.
     pub lightmap_uv: Vec<[f32; 2]>,
+    /// Texture coordinates from the bake (one repeat per texture tile).
+    pub uvs: Vec<[f32; 2]>,
     /// Wireframe edge attribute (see the module docs).
     pub edges: Vec<[f32; 3]>,
+    /// Consecutive vertex ranges, one per material, in the order of the chunk's used-material
+    /// list (unknown materials last); together they cover every vertex exactly once.
+    pub ranges: Vec<MaterialRange>,
+}
+
+/// The vertices of one material within a [`TriList`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MaterialRange {
+    /// Index into the chunk's used-material list (`None`: an index the list lacks).
+    pub material: Option<u8>,
+    /// The material's texture reference as the library has it (empty: untextured).
+    pub texture: String,
+    /// First vertex.
+    pub start: u32,
+    /// Vertices (a multiple of three).
+    pub count: u32,
 }
 
 impl TriList {
@@ -49,8 +70,24 @@ impl TriList {
             self.positions.push(vert.position);
             self.colors.push(color);
             self.lightmap_uv.push(lm.map(vert.lightmap_uv));
+            self.uvs.push(vert.uv);
             self.edges.push(e);
         }
+    }
+
+    /// Appends `other`'s vertices as one range of `material`.
+    fn append_range(&mut self, other: &mut TriList, material: Option<u8>, texture: &str) {
+        if other.is_empty() {
+            return;
+        }
+        let start = self.len() as u32;
+        let count = other.len() as u32;
+        self.positions.append(&mut other.positions);
+        self.colors.append(&mut other.colors);
+        self.lightmap_uv.append(&mut other.lightmap_uv);
+        self.uvs.append(&mut other.uvs);
+        self.edges.append(&mut other.edges);
+        self.ranges.push(MaterialRange { material, texture: texture.to_owned(), start, count });
     }
 }
 
@@ -144,6 +181,14 @@ pub struct Look {
     pub transparent: bool,
 }
 
+/// The texture reference of each of the chunk's used materials (empty when untextured or not in
+/// the library).
+pub fn material_textures(library: &Library, used: &[String]) -> Vec<String> {
+    used.iter()
+        .map(|name| library.materials().by_name(name).map(|(_, m)| m.texture.clone()).unwrap_or_default())
+        .collect()
+}
+
 /// The look of each of the chunk's used materials, from the library by name; a name the library
 /// lacks is drawn magenta.
 pub fn material_looks(library: &Library, used: &[String]) -> Vec<Look> {
@@ -175,6 +220,7 @@ const TRI_EDGES: [[f32; 3]; 3] = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1
 pub fn build_chunk_mesh(bake: &ChunkBake, library: &Library) -> ChunkMesh {
     let pmf = &bake.pmf;
     let looks = material_looks(library, &pmf.common.used_materials);
+    let textures = material_textures(library, &pmf.common.used_materials);
     let (atlas, placements) = pack_atlas(&pmf.client.lightmaps);
     let white = AtlasPlacement { x: 0, y: 0, edge: 0, atlas: (atlas.width, atlas.height) };
     let place = |i: u8| placements.get(usize::from(i)).copied().unwrap_or(white);
@@ -182,17 +228,24 @@ pub fn build_chunk_mesh(bake: &ChunkBake, library: &Library) -> ChunkMesh {
         |i: u8| looks.get(usize::from(i)).copied().unwrap_or(Look { color: [1.0, 0.0, 1.0, 1.0], transparent: false });
     let verts = &pmf.client.vertices;
     let vert = |i: usize| verts.get(i);
-    let mut out = ChunkMesh::default();
+    // One bucket per used material (+1 for unknown indices), concatenated at the end.
+    let unknown = looks.len();
+    let mut buckets = vec![TriList::default(); looks.len() + 1];
+    let bucket = |i: u8| usize::from(i).min(unknown);
     for (common, client) in pmf.common.cubes.iter().zip(&pmf.client.cubes) {
         let backfaces = common.draw_backfaces;
-        let emit =
-            |out: &mut ChunkMesh, v: [&pmf::Vertex; 3], look: Look, edges: [[f32; 3]; 3], lm: &AtlasPlacement| {
-                let list = if look.transparent { &mut out.transparent } else { &mut out.opaque };
-                list.push_tri(v, look.color, edges, lm);
-                if backfaces {
-                    list.push_tri([v[0], v[2], v[1]], look.color, [edges[0], edges[2], edges[1]], lm);
-                }
-            };
+        let emit = |buckets: &mut [TriList],
+                    v: [&pmf::Vertex; 3],
+                    mat: u8,
+                    look: Look,
+                    edges: [[f32; 3]; 3],
+                    lm: &AtlasPlacement| {
+            let list = &mut buckets[bucket(mat)];
+            list.push_tri(v, look.color, edges, lm);
+            if backfaces {
+                list.push_tri([v[0], v[2], v[1]], look.color, [edges[0], edges[2], edges[1]], lm);
+            }
+        };
         match (&common.kind, &client.geometry) {
             (pmf::CubeKind::Geometry(g), pmf::ClientGeometry::Geometry(cg)) => {
                 let lm = place(cg.lightmap);
@@ -203,8 +256,8 @@ pub fn build_chunk_mesh(bake: &ChunkBake, library: &Library) -> ChunkMesh {
                         continue;
                     }
                     if let (Some(a), Some(b), Some(c), Some(d)) = (vert(k), vert(k + 1), vert(k + 2), vert(k + 3)) {
-                        emit(&mut out, [a, b, c], lk, QUAD_EDGES[0], &lm);
-                        emit(&mut out, [a, c, d], lk, QUAD_EDGES[1], &lm);
+                        emit(&mut buckets, [a, b, c], g.material, lk, QUAD_EDGES[0], &lm);
+                        emit(&mut buckets, [a, c, d], g.material, lk, QUAD_EDGES[1], &lm);
                     }
                     k += 4;
                 }
@@ -217,7 +270,7 @@ pub fn build_chunk_mesh(bake: &ChunkBake, library: &Library) -> ChunkMesh {
                     let n = usize::from(cg.triangle_counts[f]);
                     for _ in 0..n {
                         if let (Some(a), Some(b), Some(c)) = (vert(k), vert(k + 1), vert(k + 2)) {
-                            emit(&mut out, [a, b, c], lk, TRI_EDGES, &lm);
+                            emit(&mut buckets, [a, b, c], g.materials[f], lk, TRI_EDGES, &lm);
                         }
                         k += 3;
                     }
@@ -225,6 +278,15 @@ pub fn build_chunk_mesh(bake: &ChunkBake, library: &Library) -> ChunkMesh {
             }
             _ => {}
         }
+    }
+    let mut out = ChunkMesh::default();
+    for (i, b) in buckets.iter_mut().enumerate() {
+        let (material, look, texture) = match looks.get(i) {
+            Some(l) => (Some(i as u8), *l, textures[i].as_str()),
+            None => (None, Look { color: [1.0, 0.0, 1.0, 1.0], transparent: false }, ""),
+        };
+        let list = if look.transparent { &mut out.transparent } else { &mut out.opaque };
+        list.append_range(b, material, texture);
     }
     let all = out.opaque.positions.iter().chain(&out.transparent.positions).map(|p| Vec3::from_array(*p));
     out.bounds = all.fold(None, |b: Option<(Vec3, Vec3)>, p| Some(b.map_or((p, p), |(lo, hi)| (lo.min(p), hi.max(p)))));
@@ -265,6 +327,104 @@ mod tests {
         }
         let (empty, none) = pack_atlas(&[]);
         assert_eq!((empty.width, empty.height, none.len()), (1, 1, 0));
+    }
+
+    /// A hand-made chunk: cube 0 (material 1, +Y face), cube 1 (material 0, +X and −X faces),
+    /// cube 2 (material 1, one face, drawn both sides), cube 3 (material 7: not in the list).
+    fn split_chunk() -> (ChunkBake, Library) {
+        use pmfedit_core::map::library::{Material, PhysicsMaterial, SoundMaterial};
+        let mut lib = Library::starter();
+        let phys = lib.add(PhysicsMaterial::new("p")).unwrap();
+        let snd = lib.add(SoundMaterial::new("s")).unwrap();
+        lib.add(Material { texture: "textures/a.png".into(), color: [255, 0, 0], ..Material::new("a", phys, snd) })
+            .unwrap();
+        lib.add(Material { transparent: true, alpha: 128, ..Material::new("b", phys, snd) }).unwrap();
+        let mut chunk = pmf::Chunk::default();
+        chunk.common.used_materials = vec!["b".into(), "a".into()];
+        let mut first = 0u32;
+        for (material, faces, backfaces) in
+            [(1u8, 0b10u8, false), (0, 0b1001, false), (1, 0b1, true), (7, 0b100, false)]
+        {
+            chunk.common.cubes.push(pmf::Cube {
+                draw_backfaces: backfaces,
+                visibility: None,
+                kind: pmf::CubeKind::Geometry(pmf::GeometryCube { material, physics_material: 0, sound_material: 0 }),
+            });
+            chunk.client.cubes.push(pmf::ClientCube {
+                lighting: None,
+                geometry: pmf::ClientGeometry::Geometry(pmf::ClientGeometryCube {
+                    lightmap: 0,
+                    first_vertex: first,
+                    faces,
+                }),
+            });
+            for f in 0..faces.count_ones() {
+                for k in 0..4 {
+                    let x = (first + f * 4 + k) as f32;
+                    chunk.client.vertices.push(pmf::Vertex {
+                        position: [x, 0.0, 0.0],
+                        uv: [x, 1.0],
+                        lightmap_uv: [0.0; 2],
+                    });
+                }
+            }
+            first += faces.count_ones() * 4;
+        }
+        let bake = ChunkBake {
+            level: 0,
+            chunk: pmfedit_core::map::coords::ChunkCoord::new(0, 0, 0),
+            generation: 0,
+            pmf: chunk,
+            stats: Default::default(),
+        };
+        (bake, lib)
+    }
+
+    #[test]
+    fn triangles_are_split_into_one_range_per_material() {
+        let (bake, lib) = split_chunk();
+        let mesh = build_chunk_mesh(&bake, &lib);
+        let r = |m: Option<u8>, t: &str, start, count| MaterialRange { material: m, texture: t.into(), start, count };
+        // "a": 6 vertices from cube 0 and 2 × 6 from cube 2 (both sides); then the unknown one.
+        assert_eq!(mesh.opaque.ranges, vec![r(Some(1), "textures/a.png", 0, 18), r(None, "", 18, 6)]);
+        // "b" is transparent: its two faces go to the blended list.
+        assert_eq!(mesh.transparent.ranges, vec![r(Some(0), "", 0, 12)]);
+        for list in [&mesh.opaque, &mesh.transparent] {
+            let n = list.len();
+            assert_eq!((list.colors.len(), list.uvs.len(), list.lightmap_uv.len(), list.edges.len()), (n, n, n, n));
+            assert_eq!(list.ranges.iter().map(|r| r.count as usize).sum::<usize>(), n);
+            for pair in list.ranges.windows(2) {
+                assert_eq!(pair[0].start + pair[0].count, pair[1].start, "contiguous");
+            }
+        }
+        // Colours follow the ranges: red "a", magenta unknown, translucent "b".
+        assert!(mesh.opaque.colors[..18].iter().all(|c| *c == [1.0, 0.0, 0.0, 1.0]));
+        assert!(mesh.opaque.colors[18..].iter().all(|c| *c == [1.0, 0.0, 1.0, 1.0]));
+        assert!(mesh.transparent.colors.iter().all(|c| (c[3] - 128.0 / 255.0).abs() < 1e-6));
+        // Texture UVs come from the baked vertices: cube 0's face is vertices 0..4.
+        assert_eq!(&mesh.opaque.uvs[..3], &[[0.0, 1.0], [1.0, 1.0], [2.0, 1.0]]);
+    }
+
+    #[test]
+    fn demo_chunk_ranges_cover_every_vertex_once() {
+        let map = sample::demo();
+        let level = &map.levels[0];
+        let bake = bake_chunk(&map, 0, level.frame().center_chunk, &CompileSettings::default()).expect("bakes");
+        let mesh = build_chunk_mesh(&bake, &map.library);
+        let used = &bake.pmf.common.used_materials;
+        for list in [&mesh.opaque, &mesh.transparent] {
+            let mut next = 0;
+            for r in &list.ranges {
+                assert_eq!(r.start, next);
+                assert!(r.count > 0 && r.count % 3 == 0);
+                let name = &used[usize::from(r.material.expect("demo materials exist"))];
+                let (_, m) = map.library.materials().by_name(name).unwrap();
+                assert_eq!(r.texture, m.texture);
+                next += r.count;
+            }
+            assert_eq!(next as usize, list.len());
+        }
+        assert!(mesh.opaque.ranges.iter().any(|r| !r.texture.is_empty()), "the demo has textured materials");
     }
 
     #[test]

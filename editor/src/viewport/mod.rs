@@ -22,16 +22,23 @@
 //! # Controls
 //! Fly: right mouse + WASD, Q/E down/up, Shift faster, wheel (while flying) changes speed.
 //! Orbit: Alt + left drag; middle drag pans; wheel zooms. `F` frames the selection. `[` / `]`
-//! change the cube size. Alt+1..4 switch shading. Tools: see [`crate::tools`]. With the Select
-//! and Lights & entities tools the selection shows its gizmo (arrows, range, box faces; Esc
-//! cancels a drag) and region outlines are clickable: see [`gizmo`].
+//! change the cube size. Ctrl+1..4 switch shading. Ctrl+Alt+1..9 store and Alt+1..9 recall camera
+//! bookmarks ([`bookmarks`]). Tools: see [`crate::tools`]. With the Select and Lights & entities
+//! tools the selection shows its gizmo (arrows, range, box faces; Esc cancels a drag) and region
+//! outlines are clickable: see [`gizmo`].
+//!
+//! Faces are textured (material texture × colour × lightmap, [`textures`]) and the background is
+//! the level's default sky as a gradient ([`sky`]).
 
+pub mod bookmarks;
 pub mod camera;
 pub mod gizmo;
 pub mod mesh;
 pub mod overlay;
 pub mod render;
 pub mod script;
+pub mod sky;
+pub mod textures;
 
 use std::collections::{BTreeSet, HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -130,6 +137,14 @@ pub struct Viewport {
     pub last_ui_seconds: f64,
     /// `--screenshot` / `--bench-frames` driver.
     pub script: Option<script::Script>,
+    /// Material textures (UI side).
+    pub textures: textures::TextureStore,
+    /// Draw material textures in the lit and fullbright views.
+    pub textured: bool,
+    /// The background gradient of this frame (`None`: the fixed colour).
+    sky: Option<sky::SkyColors>,
+    /// Camera bookmarks.
+    pub bookmarks: bookmarks::Bookmarks,
 }
 
 impl Viewport {
@@ -172,6 +187,10 @@ impl Viewport {
             last_frame: None,
             last_ui_seconds: 0.0,
             script: script::Script::from_cli(),
+            textures: textures::TextureStore::default(),
+            textured: true,
+            sky: None,
+            bookmarks: bookmarks::Bookmarks::default(),
         }
     }
 
@@ -261,6 +280,7 @@ impl Viewport {
             match (state.bake.bakes.get(&k), state.map.levels.get(k.0)) {
                 (Some(bake), Some(level)) => {
                     let mesh = mesh::build_chunk_mesh(bake, &state.map.library);
+                    self.textures.want_mesh(&mesh);
                     uploads.push(Upload::Set { key: k, center: chunk_center(level, k.1), mesh: Box::new(mesh) });
                     self.gpu_keys.insert(k);
                 }
@@ -271,6 +291,8 @@ impl Viewport {
                 }
             }
         }
+        let loaded = self.textures.pump(textures::LOADS_PER_FRAME);
+        uploads.extend(loaded.into_iter().map(|(reference, image)| Upload::Texture { reference, image }));
         if !uploads.is_empty() {
             renderer.lock().expect("renderer").queue.extend(uploads);
         }
@@ -290,8 +312,11 @@ impl Viewport {
         if let Some((target, distance)) = state.camera_request.take() {
             self.camera.frame(target, distance);
         }
+        self.update_sky(state);
         self.sync_uploads(state);
-        if !self.queue.is_empty() || self.renderer.as_ref().is_some_and(|r| r.lock().is_ok_and(|r| !r.queue.is_empty()))
+        if !self.queue.is_empty()
+            || self.textures.pending() > 0
+            || self.renderer.as_ref().is_some_and(|r| r.lock().is_ok_and(|r| !r.queue.is_empty()))
         {
             ui.ctx().request_repaint();
         }
@@ -586,7 +611,7 @@ impl Viewport {
         if pressed(egui::Key::CloseBracket) && state.cube_log2 < max_size {
             out.push(Command::SetCubeSize(state.cube_log2 + 1));
         }
-        if mods.alt {
+        if mods.command && !mods.alt {
             for (k, s) in
                 [egui::Key::Num1, egui::Key::Num2, egui::Key::Num3, egui::Key::Num4].into_iter().zip(Shading::ALL)
             {
@@ -595,6 +620,7 @@ impl Viewport {
                 }
             }
         }
+        self.bookmark_keys(&events, state, out);
         if flying {
             return;
         }
@@ -739,7 +765,12 @@ impl Viewport {
             pending: state.bake.pending.iter().copied().collect(),
             segments: overlay.segments,
             fills: overlay.fills,
-            clear_color: [0.47, 0.62, 0.80, 1.0],
+            clear_color: {
+                let [r, g, b] = sky::DEFAULT_BACKGROUND;
+                [r, g, b, 1.0]
+            },
+            sky: self.sky,
+            textured: self.textured,
             exposure: self.exposure,
             ambient: self.ambient,
         };
@@ -827,7 +858,7 @@ impl Viewport {
                 for (i, s) in Shading::ALL.into_iter().enumerate() {
                     if ui
                         .selectable_label(self.shading == s, s.label())
-                        .on_hover_text(format!("Alt+{}", i + 1))
+                        .on_hover_text(format!("Ctrl+{}", i + 1))
                         .clicked()
                     {
                         self.shading = s;
@@ -840,6 +871,8 @@ impl Viewport {
                 ui.label("Ambient");
                 ui.add(egui::DragValue::new(&mut self.ambient).range(0.0..=1.0).speed(0.005))
                     .on_hover_text("Editor-only light added in the lit view (0 = exactly the bake)");
+                ui.checkbox(&mut self.textured, "Textures")
+                    .on_hover_text("Material textures in the lit and fullbright views");
                 ui.separator();
                 ui.checkbox(&mut self.show_objects, "Objects");
                 ui.checkbox(&mut self.show_regions, "Regions");
@@ -872,7 +905,7 @@ fn material_fingerprint(state: &EditorState) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
     for (id, m) in state.map.library.materials().iter() {
-        (id, &m.name, m.color, m.alpha, m.transparent, m.liquid).hash(&mut h);
+        (id, &m.name, m.color, m.alpha, m.transparent, m.liquid, &m.texture).hash(&mut h);
     }
     h.finish()
 }

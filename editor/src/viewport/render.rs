@@ -4,6 +4,13 @@
 //! Uploads happen inside the callback too (the only place the GL context is guaranteed to be
 //! current): the UI thread builds [`ChunkMesh`]es (CPU, budgeted per frame) and queues them
 //! here; the next paint uploads them and records when, for the `--bench-frames` latency figure.
+//!
+//! Material textures: one `Texture2D` per texture reference (repeat wrap, mipmaps, linear
+//! filtering), decoded on the UI thread by [`super::textures::TextureStore`] and queued here as
+//! [`Upload::Texture`]; a reference not loaded yet, missing or undecodable draws a 1×1 white
+//! texture. Chunk triangles are sorted by material, so with textures on each material of a chunk
+//! is one draw with its texture bound; with textures off (or in the wireframe and lightmap views)
+//! each list of a chunk is one draw.
 
 use std::collections::HashMap;
 use std::time::Instant;
@@ -18,6 +25,8 @@ use three_d::{
 use pmfedit_bake::deps::ChunkKey;
 
 use super::mesh::{ChunkMesh, TriList};
+use super::sky::SkyColors;
+use super::textures::TextureImage;
 
 /// How chunk faces are shaded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -80,30 +89,73 @@ pub struct FrameParams {
     /// Translucent fills (regions, icons), drawn after the chunks without depth writes.
     pub fills: Vec<Tri>,
     pub clear_color: [f32; 4],
+    /// The sky gradient drawn behind everything (`None`: `clear_color`).
+    pub sky: Option<SkyColors>,
+    /// Draw material textures (lit and fullbright views).
+    pub textured: bool,
     /// Lightmap multiplier (lit and lightmap modes).
     pub exposure: f32,
     /// Editor-only light added everywhere in lit mode, linear (0 = exactly the bake).
     pub ambient: f32,
 }
 
+/// The vertices of one material within a [`GpuPart`].
+struct GpuRange {
+    /// Index into [`Renderer::textures`].
+    texture: usize,
+    first: i32,
+    count: i32,
+}
+
 struct GpuPart {
     position: VertexBuffer<[f32; 3]>,
     color: VertexBuffer<[f32; 4]>,
     lightmap_uv: VertexBuffer<[f32; 2]>,
+    uv: VertexBuffer<[f32; 2]>,
     edge: VertexBuffer<[f32; 3]>,
     count: u32,
+    ranges: Vec<GpuRange>,
 }
 
 impl GpuPart {
-    fn new(ctx: &Context, t: &TriList) -> Option<Self> {
+    fn new(ctx: &Context, t: &TriList, slot: &mut impl FnMut(&str) -> usize) -> Option<Self> {
         (!t.is_empty()).then(|| GpuPart {
             position: VertexBuffer::new_with_data(ctx, &t.positions),
             color: VertexBuffer::new_with_data(ctx, &t.colors),
             lightmap_uv: VertexBuffer::new_with_data(ctx, &t.lightmap_uv),
+            uv: VertexBuffer::new_with_data(ctx, &t.uvs),
             edge: VertexBuffer::new_with_data(ctx, &t.edges),
             count: t.len() as u32,
+            ranges: t
+                .ranges
+                .iter()
+                .map(|r| GpuRange { texture: slot(&r.texture), first: r.start as i32, count: r.count as i32 })
+                .collect(),
         })
     }
+}
+
+/// A material texture for the GPU: repeat wrap, mipmaps, linear filtering.
+fn material_texture(ctx: &Context, image: Option<&TextureImage>) -> Texture2D {
+    let white = [[255u8; 4]];
+    let (data, width, height) = match image {
+        Some(i) if i.rgba.len() == (i.width * i.height) as usize && i.width > 0 => (&i.rgba[..], i.width, i.height),
+        _ => (&white[..], 1, 1),
+    };
+    Texture2D::new(
+        ctx,
+        &three_d::CpuTexture {
+            name: String::new(),
+            data: TextureData::RgbaU8(data.to_vec()),
+            width,
+            height,
+            min_filter: Interpolation::Linear,
+            mag_filter: Interpolation::Linear,
+            mipmap: Some(three_d::Mipmap { filter: Interpolation::Linear, max_levels: 12, max_ratio: 1 }),
+            wrap_s: Wrapping::Repeat,
+            wrap_t: Wrapping::Repeat,
+        },
+    )
 }
 
 struct GpuChunk {
@@ -119,9 +171,18 @@ struct GpuChunk {
 
 /// One queued change of the GPU chunk set.
 pub enum Upload {
-    Set { key: ChunkKey, center: DVec3, mesh: Box<ChunkMesh> },
+    Set {
+        key: ChunkKey,
+        center: DVec3,
+        mesh: Box<ChunkMesh>,
+    },
     Remove(ChunkKey),
     Clear,
+    /// A material texture (re)loaded: its reference and pixels (`None`: draw it white).
+    Texture {
+        reference: String,
+        image: Option<TextureImage>,
+    },
 }
 
 /// The GPU renderer (lives behind an `Arc<Mutex<_>>` shared with the paint callback).
@@ -130,7 +191,13 @@ pub struct Renderer {
     mesh_program: Program,
     line_program: Program,
     fill_program: Program,
+    sky_program: Program,
+    sky_corners: VertexBuffer<[f32; 2]>,
     chunks: HashMap<ChunkKey, GpuChunk>,
+    /// Material textures; slot 0 is white (untextured materials).
+    textures: Vec<Texture2D>,
+    /// Texture reference → slot in `textures`.
+    texture_slots: HashMap<String, usize>,
     /// Uploads for the next paint.
     pub queue: Vec<Upload>,
     /// When each chunk was last uploaded.
@@ -145,15 +212,18 @@ uniform vec3 u_offset;
 in vec3 a_pos;
 in vec4 a_color;
 in vec2 a_lm;
+in vec2 a_uv;
 in vec3 a_edge;
 out vec4 v_color;
 out vec2 v_lm;
+out vec2 v_uv;
 out vec3 v_edge;
 out vec3 v_rel;
 void main() {
     vec3 rel = a_pos + u_offset;
     v_color = a_color;
     v_lm = a_lm;
+    v_uv = a_uv;
     v_edge = a_edge;
     v_rel = rel;
     gl_Position = u_vp * vec4(rel, 1.0);
@@ -162,12 +232,15 @@ void main() {
 
 const MESH_FS: &str = r#"
 uniform sampler2D u_lightmap;
+uniform sampler2D u_texture;
 uniform int u_mode;
+uniform int u_textured;
 uniform vec4 u_tint;
 uniform float u_exposure;
 uniform float u_ambient;
 in vec4 v_color;
 in vec2 v_lm;
+in vec2 v_uv;
 in vec3 v_edge;
 in vec3 v_rel;
 out vec4 fragColor;
@@ -178,9 +251,10 @@ void main() {
     // three-d flips texture rows on upload (image convention: row 0 at the top, t = 1); the
     // atlas keeps row 0 at v = 0, so flip back here.
     vec3 lm = texture(u_lightmap, vec2(v_lm.x, 1.0 - v_lm.y)).rgb;
-    vec3 albedo = v_color.rgb;
+    vec4 tex = u_textured != 0 ? texture(u_texture, v_uv) : vec4(1.0);
+    vec3 albedo = v_color.rgb * tex.rgb;
     vec3 c;
-    float alpha = v_color.a;
+    float alpha = v_color.a * tex.a;
     if (u_mode == 0) {
         c = to_srgb(to_linear(albedo) * (lm * u_exposure + vec3(u_ambient)));
     } else if (u_mode == 1) {
@@ -245,6 +319,30 @@ void main() {
 }
 "#;
 
+const SKY_VS: &str = r#"
+uniform mat4 u_inv_vp;
+in vec2 a_corner;
+out vec3 v_dir;
+void main() {
+    vec4 far = u_inv_vp * vec4(a_corner, 1.0, 1.0);
+    v_dir = far.xyz / far.w;
+    gl_Position = vec4(a_corner, 1.0, 1.0);
+}
+"#;
+
+const SKY_FS: &str = r#"
+uniform vec3 u_bottom;
+uniform vec3 u_side;
+uniform vec3 u_top;
+in vec3 v_dir;
+out vec4 fragColor;
+void main() {
+    float y = normalize(v_dir).y;
+    vec3 c = y >= 0.0 ? mix(u_side, u_top, min(y, 1.0)) : mix(u_side, u_bottom, min(-y, 1.0));
+    fragColor = vec4(c, 1.0);
+}
+"#;
+
 fn td_mat(m: Mat4) -> three_d::Mat4 {
     three_d::Mat4::from(m.to_cols_array_2d())
 }
@@ -267,12 +365,20 @@ impl Renderer {
         let mesh_program = Program::from_source(&ctx, MESH_VS, MESH_FS).map_err(|e| e.to_string())?;
         let line_program = Program::from_source(&ctx, LINE_VS, FLAT_FS).map_err(|e| e.to_string())?;
         let fill_program = Program::from_source(&ctx, FILL_VS, FLAT_FS).map_err(|e| e.to_string())?;
+        let sky_program = Program::from_source(&ctx, SKY_VS, SKY_FS).map_err(|e| e.to_string())?;
+        // One triangle covering the viewport.
+        let sky_corners = VertexBuffer::new_with_data(&ctx, &[[-1.0f32, -1.0], [3.0, -1.0], [-1.0, 3.0]]);
+        let white = material_texture(&ctx, None);
         Ok(Self {
             ctx,
             mesh_program,
             line_program,
             fill_program,
+            sky_program,
+            sky_corners,
             chunks: HashMap::new(),
+            textures: vec![white],
+            texture_slots: HashMap::new(),
             queue: Vec::new(),
             uploaded_at: HashMap::new(),
             drawn: (0, 0),
@@ -284,6 +390,25 @@ impl Renderer {
         self.chunks.len()
     }
 
+    /// Material textures on the GPU (not counting the white one).
+    pub fn texture_count(&self) -> usize {
+        self.textures.len() - 1
+    }
+
+    /// The texture slot of a reference, making a white placeholder for a new one.
+    fn texture_slot(&mut self, reference: &str) -> usize {
+        if reference.is_empty() {
+            return 0;
+        }
+        if let Some(&s) = self.texture_slots.get(reference) {
+            return s;
+        }
+        let s = self.textures.len();
+        self.textures.push(material_texture(&self.ctx, None));
+        self.texture_slots.insert(reference.to_owned(), s);
+        s
+    }
+
     fn upload(&mut self) {
         let now = Instant::now();
         for u in std::mem::take(&mut self.queue) {
@@ -293,6 +418,12 @@ impl Renderer {
                 }
                 Upload::Remove(k) => {
                     self.chunks.remove(&k);
+                }
+                Upload::Texture { reference, image } => {
+                    let slot = self.texture_slot(&reference);
+                    if slot != 0 {
+                        self.textures[slot] = material_texture(&self.ctx, image.as_ref());
+                    }
                 }
                 Upload::Set { key, center, mesh } => {
                     let atlas = Texture2D::new(
@@ -313,14 +444,11 @@ impl Renderer {
                         Some((lo, hi)) => ((lo + hi) * 0.5, (hi - lo).length() * 0.5),
                         None => (Vec3::ZERO, 0.0),
                     };
-                    let chunk = GpuChunk {
-                        opaque: GpuPart::new(&self.ctx, &mesh.opaque),
-                        transparent: GpuPart::new(&self.ctx, &mesh.transparent),
-                        atlas,
-                        center,
-                        radius,
-                        sphere_offset,
-                    };
+                    let ctx = self.ctx.clone();
+                    let mut slot = |r: &str| self.texture_slot(r);
+                    let opaque = GpuPart::new(&ctx, &mesh.opaque, &mut slot);
+                    let transparent = GpuPart::new(&ctx, &mesh.transparent, &mut slot);
+                    let chunk = GpuChunk { opaque, transparent, atlas, center, radius, sphere_offset };
                     self.chunks.insert(key, chunk);
                     self.uploaded_at.insert(key, now);
                 }
@@ -328,6 +456,7 @@ impl Renderer {
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn draw_part(
         &self,
         part: &GpuPart,
@@ -336,6 +465,7 @@ impl Renderer {
         vp: TdViewport,
         offset: Vec3,
         tint: [f32; 4],
+        textured: bool,
     ) {
         let p = &self.mesh_program;
         p.use_uniform_if_required("u_offset", three_d::vec3(offset.x, offset.y, offset.z));
@@ -343,15 +473,50 @@ impl Renderer {
         if p.requires_uniform("u_lightmap") {
             p.use_texture("u_lightmap", &chunk.atlas);
         }
-        p.use_vertex_attribute("a_pos", &part.position);
-        p.use_vertex_attribute("a_color", &part.color);
-        if p.requires_attribute("a_lm") {
-            p.use_vertex_attribute("a_lm", &part.lightmap_uv);
+        let bind = || {
+            p.use_vertex_attribute("a_pos", &part.position);
+            p.use_vertex_attribute("a_color", &part.color);
+            if p.requires_attribute("a_lm") {
+                p.use_vertex_attribute("a_lm", &part.lightmap_uv);
+            }
+            if p.requires_attribute("a_uv") {
+                p.use_vertex_attribute("a_uv", &part.uv);
+            }
+            if p.requires_attribute("a_edge") {
+                p.use_vertex_attribute("a_edge", &part.edge);
+            }
+        };
+        if !textured {
+            bind();
+            p.draw_arrays(states, vp, part.count);
+            return;
         }
-        if p.requires_attribute("a_edge") {
-            p.use_vertex_attribute("a_edge", &part.edge);
+        // One draw per material; a draw unbinds the attributes, so they are bound again.
+        for r in &part.ranges {
+            if p.requires_uniform("u_texture") {
+                p.use_texture("u_texture", &self.textures[r.texture.min(self.textures.len() - 1)]);
+            }
+            bind();
+            p.draw_with(states, vp, || gl_state::draw_triangles(&self.ctx, r.first, r.count));
         }
-        p.draw_arrays(states, vp, part.count);
+    }
+
+    /// The sky gradient over the whole viewport (no depth writes).
+    fn draw_sky(&self, sky: &SkyColors, view_proj: Mat4, viewport: TdViewport) {
+        let p = &self.sky_program;
+        let v3 = |c: [f32; 3]| three_d::vec3(c[0], c[1], c[2]);
+        p.use_uniform_if_required("u_inv_vp", td_mat(view_proj.inverse()));
+        p.use_uniform_if_required("u_bottom", v3(sky.bottom));
+        p.use_uniform_if_required("u_side", v3(sky.side));
+        p.use_uniform_if_required("u_top", v3(sky.top));
+        p.use_vertex_attribute("a_corner", &self.sky_corners);
+        let states = RenderStates {
+            cull: Cull::None,
+            depth_test: DepthTest::Always,
+            write_mask: WriteMask::COLOR,
+            blend: Blend::Disabled,
+        };
+        p.draw_arrays(states, viewport, 3);
     }
 
     /// Draws a frame into the current framebuffer region (`viewport`, `scissor` in GL pixels).
@@ -366,10 +531,15 @@ impl Renderer {
         let c = f.clear_color;
         target.clear_partially(scissor, ClearState::color_and_depth(c[0], c[1], c[2], 1.0, 1.0));
         self.ctx.set_scissor(scissor);
+        if let Some(sky) = &f.sky {
+            self.draw_sky(sky, f.view_proj, viewport);
+        }
 
         let vp = td_mat(f.view_proj);
+        let textured = f.textured && matches!(f.shading, Shading::Lit | Shading::Fullbright);
         self.mesh_program.use_uniform_if_required("u_vp", vp);
         self.mesh_program.use_uniform_if_required("u_mode", f.shading.index());
+        self.mesh_program.use_uniform_if_required("u_textured", i32::from(textured));
         self.mesh_program.use_uniform_if_required("u_exposure", f.exposure);
         self.mesh_program.use_uniform_if_required("u_ambient", f.ambient);
         let planes = frustum_planes(f.view_proj);
@@ -399,7 +569,7 @@ impl Renderer {
         for (k, offset) in &visible {
             let chunk = &self.chunks[k];
             if let Some(part) = &chunk.opaque {
-                self.draw_part(part, chunk, opaque, viewport, *offset, tint(k));
+                self.draw_part(part, chunk, opaque, viewport, *offset, tint(k), textured);
             }
         }
         // Transparent faces, far to near.
@@ -414,7 +584,7 @@ impl Renderer {
         for (k, offset) in far_first {
             let chunk = &self.chunks[k];
             if let Some(part) = &chunk.transparent {
-                self.draw_part(part, chunk, blended, viewport, *offset, tint(k));
+                self.draw_part(part, chunk, blended, viewport, *offset, tint(k), textured);
             }
         }
 
@@ -513,6 +683,17 @@ mod gl_state {
         // SAFETY: plain state toggles on the current context, called from the paint callback.
         unsafe {
             gl.disable(glow::FRAMEBUFFER_SRGB);
+        }
+    }
+
+    /// Draws `count` vertices from `first` of the bound attributes as triangles (three-d's
+    /// `draw_arrays` always starts at vertex 0); call inside `Program::draw_with`.
+    #[allow(unsafe_code)] // glow calls are unsafe; a plain draw call.
+    pub fn draw_triangles(gl: &glow::Context, first: i32, count: i32) {
+        // SAFETY: called from `Program::draw_with`, with the program in use and every attribute it
+        // reads bound to a buffer holding at least `first + count` vertices.
+        unsafe {
+            gl.draw_arrays(glow::TRIANGLES, first, count);
         }
     }
 
