@@ -284,7 +284,7 @@ fn steps() -> Vec<Step> {
             Ok(())
         }),
         sub(|app, _| {
-            look(app, SITE + DVec3::new(-10.0, 9.0, -12.0), SITE + DVec3::new(2.0, 1.0, 2.0));
+            look(app, SITE + DVec3::new(-7.0, 7.0, -9.0), SITE + DVec3::new(2.5, 1.0, 3.0));
             material(app, "wood")?;
             app.commands.push(Command::SetTool(ToolKind::Place));
             app.commands.push(Command::SetCubeSize(3));

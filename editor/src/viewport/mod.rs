@@ -164,7 +164,7 @@ impl Viewport {
             camera_ready: false,
             shading: script::initial_shading().unwrap_or_default(),
             exposure: 4.0,
-            ambient: 0.08,
+            ambient: 0.3,
             show_regions: true,
             show_objects: true,
             queue: VecDeque::new(),
@@ -865,10 +865,10 @@ impl Viewport {
                     }
                 }
                 ui.separator();
-                ui.label("Exposure");
+                ui.label("Exp.").on_hover_text("Exposure");
                 ui.add(egui::DragValue::new(&mut self.exposure).range(0.25..=64.0).speed(0.05).suffix("×"))
                     .on_hover_text("Lightmap multiplier of the lit and lightmap views");
-                ui.label("Ambient");
+                ui.label("Amb.").on_hover_text("Ambient");
                 ui.add(egui::DragValue::new(&mut self.ambient).range(0.0..=1.0).speed(0.005))
                     .on_hover_text("Editor-only light added in the lit view (0 = exactly the bake)");
                 ui.checkbox(&mut self.textured, "Textures")
