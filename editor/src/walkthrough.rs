@@ -74,6 +74,8 @@ pub struct Walkthrough {
     pub step_seconds: Vec<(&'static str, f64)>,
     /// Close the window at the end (the command-line run; tests keep it open).
     pub close_when_done: bool,
+    /// The undo history's step names just before "undo all" (what the session recorded).
+    pub history_names: Vec<String>,
 }
 
 static CLI_DIR: OnceLock<PathBuf> = OnceLock::new();
@@ -118,6 +120,7 @@ impl Walkthrough {
             failure: None,
             step_seconds: Vec::new(),
             close_when_done: false,
+            history_names: Vec::new(),
         }
     }
 
@@ -170,6 +173,9 @@ impl Walkthrough {
                     return;
                 }
                 self.step_started = Instant::now();
+                if step.shot == Some("undo-all") {
+                    self.history_names = app.state.history.entries().map(|e| e.name.to_owned()).collect();
+                }
                 if let Err(e) = (step.act)(app, &self.out_dir) {
                     let name = step.shot.unwrap_or("a sub-step");
                     self.fail(format!("step {} ({name}): {e}", self.index + 1));
@@ -349,13 +355,13 @@ fn steps() -> Vec<Step> {
             app.commands.extend(cmds);
             Ok(())
         }),
-        // Corner: pull the column's top corner up by half a unit (extended geometry).
+        // Corner: push the column's top corner down by half a unit (extended geometry).
         step("corner", |app, _| {
             app.commands.push(Command::SetTool(ToolKind::Corner));
             app.commands.push(Command::Select(Selection::None));
             let p = pick_down(app, SITE + DVec3::new(0.9, 10.0, 0.9))?;
             let (addr, corner) = tools::corner::grab(&app.state, &p);
-            let cmds = tools::corner::push(p.level, addr, p.face, corner, -8);
+            let cmds = tools::corner::push(p.level, addr, p.face, corner, 8);
             app.commands.extend(tools::stroke(cmds));
             Ok(())
         }),

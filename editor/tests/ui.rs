@@ -340,6 +340,10 @@ fn the_walkthrough_session_builds_saves_reopens_and_exports() {
     assert_eq!(material_at(-2.5, 2.5, -11.5), None, "the carved pit");
     assert_eq!(material_at(-4.5, 2.5, -9.5).as_deref(), Some("sand"), "the cube painted whole");
     assert_eq!(material_at(-2.5, 3.5, -13.5).as_deref(), Some("stone"), "the duplicated row");
+    let names = &w.history_names;
+    for step in ["Push corner", "Paint material sand", "Set path attributes", "Edit material wood", "Add light"] {
+        assert!(names.iter().any(|n| n.starts_with(step)), "no {step:?} step in {names:?}");
+    }
     let bytes = std::fs::read(dir.path().join("walkthrough.pmf")).unwrap();
     let file = pmfedit_core::format::pmf::read(&bytes).unwrap();
     assert_eq!(file.levels.len(), 1);

@@ -255,10 +255,12 @@ void main() {
     vec3 albedo = v_color.rgb * tex.rgb;
     vec3 c;
     float alpha = v_color.a * tex.a;
+    // A fixed directional shade: the fullbright view, and the editor ambient of the lit view
+    // (so faces of one material stay apart where the bake is flat).
+    float shade = 0.72 + 0.28 * dot(n, normalize(vec3(0.35, 0.85, 0.4)));
     if (u_mode == 0) {
-        c = to_srgb(to_linear(albedo) * (lm * u_exposure + vec3(u_ambient)));
+        c = to_srgb(to_linear(albedo) * (lm * u_exposure + vec3(u_ambient * shade)));
     } else if (u_mode == 1) {
-        float shade = 0.72 + 0.28 * dot(n, normalize(vec3(0.35, 0.85, 0.4)));
         c = albedo * shade;
     } else if (u_mode == 3) {
         c = to_srgb(lm * u_exposure);
