@@ -77,14 +77,15 @@ impl IncrementalBuild {
         Ok(n)
     }
 
-    /// Bakes `chunks` of `map` on a scheduler's threads, waiting for them.
+    /// Bakes `chunks` of `map` on a scheduler's threads (full bakes only, no previews), waiting
+    /// for them.
     pub fn rebake_parallel(
         &mut self,
         scheduler: &Scheduler,
         map: Arc<Map>,
         chunks: impl IntoIterator<Item = ChunkKey>,
     ) -> Result<usize, String> {
-        scheduler.submit(map, chunks);
+        scheduler.submit_full(map, chunks);
         scheduler.wait_idle();
         let mut n = 0;
         for event in scheduler.drain() {
@@ -93,8 +94,8 @@ impl IncrementalBuild {
                     self.insert(*bake);
                     n += 1;
                 }
-                BakeEvent::Failed { key, error } => return Err(format!("level {}, {:?}: {error}", key.0, key.1)),
-                BakeEvent::Panicked { key, message } => {
+                BakeEvent::Failed { key, error, .. } => return Err(format!("level {}, {:?}: {error}", key.0, key.1)),
+                BakeEvent::Panicked { key, message, .. } => {
                     return Err(format!("level {}, {:?}: bake panicked: {message}", key.0, key.1));
                 }
             }
