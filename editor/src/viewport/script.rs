@@ -47,9 +47,15 @@ enum Phase {
     Settling(u32),
     Measuring,
     /// Waiting for the edited chunk's re-baked mesh (its preview) to be uploaded.
-    Edited { at: Instant, key: ChunkKey },
+    Edited {
+        at: Instant,
+        key: ChunkKey,
+    },
     /// The mesh is on screen (after `edit_ms`); waiting for the full bakes of every dirty chunk.
-    Finishing { at: Instant, edit_ms: f64 },
+    Finishing {
+        at: Instant,
+        edit_ms: f64,
+    },
     Done,
 }
 

@@ -15,7 +15,7 @@ use pmfedit_bake::compile::{
 use pmfedit_bake::deps::{ChunkKey, dirty_chunks};
 use pmfedit_bake::incremental::IncrementalBuild;
 use pmfedit_bake::resources::embed_resources;
-use pmfedit_bake::scheduler::{BakeEvent, Scheduler};
+use pmfedit_bake::scheduler::{BakeEvent, Scheduler, Stage};
 use pmfedit_core::edit::{ChangeSet, CubeOp, Edit, History};
 use pmfedit_core::format::pmf;
 use pmfedit_core::map::Map;
@@ -170,9 +170,10 @@ fn bake_all(
         std::thread::sleep(Duration::from_millis(20));
         for event in scheduler.drain() {
             match event {
-                BakeEvent::Baked { bake, .. } => {
+                BakeEvent::Baked { bake, stage: Stage::Full, .. } => {
                     bakes.insert((bake.level, bake.chunk), *bake);
                 }
+                BakeEvent::Baked { stage: Stage::Preview, .. } => {} // not submitted
                 BakeEvent::Failed { error, .. } => return Err(Failure(error)),
                 BakeEvent::Panicked { key, message, .. } => {
                     return Err(Failure(format!("level {}, chunk {:?}: bake panicked: {message}", key.0, key.1)));
