@@ -9,7 +9,8 @@
 //! Two stages: [`Scheduler::submit`] queues each chunk twice — a [`Stage::Preview`] job (mesh and
 //! lightmaps only, [`CompileSettings::preview`]: what a viewport draws) and a [`Stage::Full`] job
 //! (the normal bake, visibility and pathfinding included: what an export compiles). Every pending
-//! preview runs before any full job; within a stage, nearest-to-camera first.
+//! preview runs before any full job; within a stage, urgent chunks ([`Scheduler::submit_urgent`])
+//! first, then nearest-to-camera first.
 //! [`Scheduler::submit_full`] queues full jobs only (headless tools need no preview).
 //!
 //! Supersession is per chunk: a newer request for a chunk replaces both of its pending jobs; a
@@ -94,6 +95,8 @@ pub type BakeFn = dyn Fn(&Map, usize, pmfedit_core::map::coords::ChunkCoord, &Co
 struct Job {
     snapshot: Arc<Map>,
     epoch: u64,
+    /// Goes before the stage's other jobs ([`Scheduler::submit_urgent`]).
+    urgent: bool,
 }
 
 #[derive(Default)]
@@ -187,16 +190,28 @@ impl Scheduler {
     /// Queues a preview and a full bake of each of `chunks` from `snapshot`, replacing older
     /// pending requests for them (both stages).
     pub fn submit(&self, snapshot: Arc<Map>, chunks: impl IntoIterator<Item = ChunkKey>) {
-        self.submit_stages(snapshot, chunks, &Stage::ALL);
+        self.submit_stages(snapshot, chunks, &Stage::ALL, false);
+    }
+
+    /// Like [`Scheduler::submit`], but within each stage these chunks go before the others (the
+    /// chunks an edit changed, so that their meshes are on screen first).
+    pub fn submit_urgent(&self, snapshot: Arc<Map>, chunks: impl IntoIterator<Item = ChunkKey>) {
+        self.submit_stages(snapshot, chunks, &Stage::ALL, true);
     }
 
     /// Queues only a full bake of each of `chunks` (for tools that draw nothing), replacing older
     /// pending requests for them (both stages).
     pub fn submit_full(&self, snapshot: Arc<Map>, chunks: impl IntoIterator<Item = ChunkKey>) {
-        self.submit_stages(snapshot, chunks, &[Stage::Full]);
+        self.submit_stages(snapshot, chunks, &[Stage::Full], false);
     }
 
-    fn submit_stages(&self, snapshot: Arc<Map>, chunks: impl IntoIterator<Item = ChunkKey>, stages: &[Stage]) {
+    fn submit_stages(
+        &self,
+        snapshot: Arc<Map>,
+        chunks: impl IntoIterator<Item = ChunkKey>,
+        stages: &[Stage],
+        urgent: bool,
+    ) {
         let mut st = self.shared.lock();
         st.next_epoch += 1;
         let epoch = st.next_epoch;
@@ -205,7 +220,7 @@ impl Scheduler {
             st.requested.insert(key, epoch);
             for stage in Stage::ALL {
                 if stages.contains(&stage) {
-                    st.pending[stage.index()].insert(key, Job { snapshot: snapshot.clone(), epoch });
+                    st.pending[stage.index()].insert(key, Job { snapshot: snapshot.clone(), epoch, urgent });
                 } else {
                     st.pending[stage.index()].remove(&key);
                 }
@@ -312,10 +327,15 @@ fn worker(
             };
             let camera = st.camera;
             let pending = &mut st.pending[stage.index()];
-            // Nearest first; ties in key order, so the order is deterministic.
+            // Urgent first, then nearest; ties in key order, so the order is deterministic.
             let key = *pending
                 .iter()
-                .min_by(|a, b| distance(a.1, *a.0, camera).total_cmp(&distance(b.1, *b.0, camera)).then(a.0.cmp(b.0)))
+                .min_by(|a, b| {
+                    b.1.urgent
+                        .cmp(&a.1.urgent)
+                        .then(distance(a.1, *a.0, camera).total_cmp(&distance(b.1, *b.0, camera)))
+                        .then(a.0.cmp(b.0))
+                })
                 .map(|(k, _)| k)
                 .expect("the stage has pending jobs");
             let job = pending.remove(&key).expect("key is pending");

@@ -417,3 +417,29 @@ fn a_failed_preview_cancels_its_full_bake() {
     assert_eq!(events.len(), 3, "{events:?}");
     assert!(!runs.lock().unwrap().contains(&(Stage::Full, bad)));
 }
+
+#[test]
+fn urgent_chunks_go_first_within_each_stage() {
+    let map = Arc::new(sample::demo());
+    let k = keys(&map, 6);
+    let runs = Arc::new(Mutex::new(Vec::new()));
+    let r = runs.clone();
+    let bake: Arc<BakeFn> = Arc::new(move |m: &Map, l, c, s: &CompileSettings| {
+        r.lock().unwrap().push((stage_of(s), c));
+        bake_chunk(m, l, c, s).map_err(|e| e.to_string())
+    });
+    let s = Scheduler::with_bake_fn(1, CompileSettings::default(), Arc::new(|| {}), bake);
+    s.set_camera(0, DVec3::new(1000.0, 0.0, 0.0));
+    // The farthest chunk from the camera is the urgent one.
+    let far = *k.iter().min_by_key(|key| (key.1.x, key.1)).unwrap();
+    let rest: Vec<_> = k.iter().copied().filter(|key| *key != far).collect();
+    s.submit(map.clone(), rest);
+    s.submit_urgent(map.clone(), [far]);
+    s.wait_idle();
+    let runs = runs.lock().unwrap().clone();
+    assert_eq!(runs.len(), 12);
+    // The worker may have taken one job before the urgent submit; the urgent chunk comes next.
+    let first_preview = runs.iter().position(|r| *r == (Stage::Preview, far.1)).unwrap();
+    assert!(first_preview <= 1, "{runs:?}");
+    assert_eq!(runs[6], (Stage::Full, far.1), "{runs:?}");
+}

@@ -204,13 +204,21 @@ impl EditorState {
     }
 
     fn submit(&mut self, keys: impl IntoIterator<Item = ChunkKey>) {
+        self.submit_with_urgent(keys, &BTreeSet::new());
+    }
+
+    /// Queues `keys`; those also in `urgent` (the chunks an edit changed) bake first.
+    fn submit_with_urgent(&mut self, keys: impl IntoIterator<Item = ChunkKey>, urgent: &BTreeSet<ChunkKey>) {
         let keys: Vec<ChunkKey> = keys.into_iter().collect();
         if keys.is_empty() {
             return;
         }
         self.bake.pending.extend(keys.iter().copied());
         self.bake.finalizing.extend(keys.iter().copied());
-        self.scheduler.submit(Arc::new(self.map.snapshot()), keys);
+        let snapshot = Arc::new(self.map.snapshot());
+        let (first, rest): (Vec<ChunkKey>, Vec<ChunkKey>) = keys.into_iter().partition(|k| urgent.contains(k));
+        self.scheduler.submit(snapshot.clone(), rest);
+        self.scheduler.submit_urgent(snapshot, first);
     }
 
     /// Re-bakes what `changes` dirtied (`before` is the map before the change).
@@ -234,7 +242,10 @@ impl EditorState {
                 }
             }
         }
-        self.submit(dirty);
+        // The chunks whose cubes changed (the edited chunk's mesh matters most) go first.
+        let urgent: BTreeSet<ChunkKey> =
+            changes.levels.iter().flat_map(|(&li, lc)| lc.chunks.iter().map(move |(c, _)| (li, c))).collect();
+        self.submit_with_urgent(dirty, &urgent);
     }
 
     /// Where bakes go nearest-first.
@@ -594,7 +605,9 @@ mod tests {
         assert!(path.exists());
         assert!(state.bake.all_full());
         for k in &dirty {
-            assert!(!Arc::ptr_eq(&before[k], &state.bake.full[k]), "{k:?} not re-baked");
+            if let Some(old) = before.get(k) {
+                assert!(!Arc::ptr_eq(old, &state.bake.full[k]), "{k:?} not re-baked");
+            }
             assert!(Arc::ptr_eq(&state.bake.bakes[k], &state.bake.full[k]));
         }
     }
