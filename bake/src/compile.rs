@@ -58,6 +58,20 @@ impl Default for CompileSettings {
     }
 }
 
+impl CompileSettings {
+    /// The settings of a preview bake: the same geometry and lighting (so the same mesh and
+    /// lightmaps) without the slow air-cell data — no visibility, no pathfinding. The editor
+    /// draws a preview while the full bake finishes; a preview is never exported.
+    pub fn preview(&self) -> CompileSettings {
+        CompileSettings { visibility: None, pathfinding: false, ..self.clone() }
+    }
+
+    /// Whether these settings bake neither visibility nor pathfinding (as [`Self::preview`]'s).
+    pub fn is_preview(&self) -> bool {
+        self.visibility.is_none() && !self.pathfinding
+    }
+}
+
 /// The visibility settings a compile uses by default: radius 1 chunk, and another chunk is
 /// listed as "all cubes" once half of its candidates may be visible (still conservative, and it
 /// keeps the lists — 4 bytes per visible cube per air cell — to a sensible size).

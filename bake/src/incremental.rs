@@ -12,7 +12,7 @@ use pmfedit_core::map::Map;
 
 use crate::compile::{ChunkBake, CompileError, CompileSettings, bake_chunk, compile, level_chunks};
 use crate::deps::{ChunkKey, dirty_chunks};
-use crate::scheduler::{BakeEvent, Scheduler};
+use crate::scheduler::{BakeEvent, Scheduler, Stage};
 
 /// The bakes of a map, kept across edits.
 #[derive(Debug, Clone, Default)]
@@ -77,24 +77,27 @@ impl IncrementalBuild {
         Ok(n)
     }
 
-    /// Bakes `chunks` of `map` on a scheduler's threads, waiting for them.
+    /// Bakes `chunks` of `map` on a scheduler's threads (full bakes only, no previews), waiting
+    /// for them.
     pub fn rebake_parallel(
         &mut self,
         scheduler: &Scheduler,
         map: Arc<Map>,
         chunks: impl IntoIterator<Item = ChunkKey>,
     ) -> Result<usize, String> {
-        scheduler.submit(map, chunks);
+        scheduler.submit_full(map, chunks);
         scheduler.wait_idle();
         let mut n = 0;
         for event in scheduler.drain() {
             match event {
-                BakeEvent::Baked { bake, .. } => {
+                BakeEvent::Baked { bake, stage: Stage::Full, .. } => {
                     self.insert(*bake);
                     n += 1;
                 }
-                BakeEvent::Failed { key, error } => return Err(format!("level {}, {:?}: {error}", key.0, key.1)),
-                BakeEvent::Panicked { key, message } => {
+                // Never submitted here; a preview must never stand in for a full bake.
+                BakeEvent::Baked { stage: Stage::Preview, .. } => {}
+                BakeEvent::Failed { key, error, .. } => return Err(format!("level {}, {:?}: {error}", key.0, key.1)),
+                BakeEvent::Panicked { key, message, .. } => {
                     return Err(format!("level {}, {:?}: bake panicked: {message}", key.0, key.1));
                 }
             }

@@ -6,9 +6,21 @@
 //! passes `request_repaint`). Nothing here blocks the caller except [`Scheduler::wait_idle`],
 //! meant for command-line tools and tests.
 //!
-//! Supersession: a newer request for a chunk replaces a pending one; a result computed from an
-//! older request than the chunk's latest is dropped (never delivered). A bake that panics is
-//! reported as [`BakeEvent::Panicked`] with its chunk, and the worker goes on.
+//! Two stages: [`Scheduler::submit`] queues each chunk twice — a [`Stage::Preview`] job (mesh and
+//! lightmaps only, [`CompileSettings::preview`]: what a viewport draws) and a [`Stage::Full`] job
+//! (the normal bake, visibility and pathfinding included: what an export compiles). Every pending
+//! preview runs before any full job; within a stage, urgent chunks ([`Scheduler::submit_urgent`])
+//! first, then nearest-to-camera first.
+//! [`Scheduler::submit_full`] queues full jobs only (headless tools need no preview).
+//!
+//! Supersession is per chunk: a newer request for a chunk replaces both of its pending jobs; a
+//! result computed from an older request than the chunk's latest is dropped (never delivered,
+//! not even when it was already in the channel when the newer request came: once `submit`
+//! returns, [`Scheduler::drain`] and [`Scheduler::try_recv`] return no older result for its chunks),
+//! and so is a preview that finishes after its own request's full bake was delivered. A bake that
+//! panics is reported as [`BakeEvent::Panicked`] with its chunk, and the worker goes on. A preview
+//! that fails or panics ends its request: the full bake would fail the same way (it runs the same
+//! geometry and lighting code first), so it is cancelled, and dropped if it already runs.
 
 use std::collections::{BTreeMap, HashMap};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -24,15 +36,55 @@ use pmfedit_core::map::Map;
 use crate::compile::{ChunkBake, CompileSettings, bake_chunk};
 use crate::deps::ChunkKey;
 
+/// Which bake of a chunk a job makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Stage {
+    /// Mesh and lightmaps only ([`CompileSettings::preview`]): the same mesh and lightmaps as the
+    /// full bake, without visibility and pathfinding. For drawing, never for export.
+    Preview,
+    /// The normal bake with the scheduler's settings.
+    Full,
+}
+
+impl Stage {
+    const ALL: [Stage; 2] = [Stage::Preview, Stage::Full];
+
+    fn index(self) -> usize {
+        match self {
+            Stage::Preview => 0,
+            Stage::Full => 1,
+        }
+    }
+}
+
 /// What a worker reports.
 #[derive(Debug)]
 pub enum BakeEvent {
     /// A chunk baked from the newest request for it.
-    Baked { bake: Box<ChunkBake>, elapsed: Duration },
+    Baked { bake: Box<ChunkBake>, elapsed: Duration, stage: Stage },
     /// The bake returned an error.
-    Failed { key: ChunkKey, error: String },
+    Failed { key: ChunkKey, stage: Stage, error: String },
     /// The bake panicked; the message and chunk are kept, the worker goes on.
-    Panicked { key: ChunkKey, message: String },
+    Panicked { key: ChunkKey, stage: Stage, message: String },
+}
+
+impl BakeEvent {
+    /// The stage of the job this event reports.
+    pub fn stage(&self) -> Stage {
+        match self {
+            BakeEvent::Baked { stage, .. } | BakeEvent::Failed { stage, .. } | BakeEvent::Panicked { stage, .. } => {
+                *stage
+            }
+        }
+    }
+
+    /// The chunk this event is about.
+    pub fn key(&self) -> ChunkKey {
+        match self {
+            BakeEvent::Baked { bake, .. } => (bake.level, bake.chunk),
+            BakeEvent::Failed { key, .. } | BakeEvent::Panicked { key, .. } => *key,
+        }
+    }
 }
 
 /// A function a job runs; [`bake_chunk`] unless a test swaps it.
@@ -43,13 +95,19 @@ pub type BakeFn = dyn Fn(&Map, usize, pmfedit_core::map::coords::ChunkCoord, &Co
 struct Job {
     snapshot: Arc<Map>,
     epoch: u64,
+    /// Goes before the stage's other jobs ([`Scheduler::submit_urgent`]).
+    urgent: bool,
 }
 
 #[derive(Default)]
 struct State {
-    pending: BTreeMap<ChunkKey, Job>,
-    /// The newest request epoch per chunk.
+    /// Waiting jobs, per stage ([`Stage::index`]).
+    pending: [BTreeMap<ChunkKey, Job>; 2],
+    /// The newest request epoch per chunk, while a result of that request may still be delivered.
     latest: HashMap<ChunkKey, u64>,
+    /// The newest request epoch per chunk, kept: results already sent from older requests are
+    /// dropped on receipt.
+    requested: HashMap<ChunkKey, u64>,
     next_epoch: u64,
     running: usize,
     camera: Option<(usize, DVec3)>,
@@ -60,6 +118,12 @@ struct Shared {
     state: Mutex<State>,
     work: Condvar,
     idle: Condvar,
+}
+
+impl State {
+    fn pending_len(&self) -> usize {
+        self.pending.iter().map(BTreeMap::len).sum()
+    }
 }
 
 impl Shared {
@@ -73,13 +137,16 @@ impl Shared {
 /// The worker pool.
 pub struct Scheduler {
     shared: Arc<Shared>,
-    results: Receiver<BakeEvent>,
+    /// Events with the request epoch they answer.
+    results: Receiver<(u64, BakeEvent)>,
     workers: Vec<JoinHandle<()>>,
+    /// Workers taking both stages (`workers` has one more, for previews only).
+    general: usize,
 }
 
 impl std::fmt::Debug for Scheduler {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Scheduler").field("threads", &self.workers.len()).field("queued", &self.queued()).finish()
+        f.debug_struct("Scheduler").field("threads", &self.general).field("queued", &self.queued()).finish()
     }
 }
 
@@ -87,10 +154,14 @@ impl Scheduler {
     /// A pool of `threads` (at least 1) workers named `pmf-bake-N`. `wake` is called after each
     /// event is sent.
     pub fn new(threads: usize, settings: CompileSettings, wake: Arc<dyn Fn() + Send + Sync>) -> Scheduler {
-        let bake: Arc<BakeFn> = Arc::new(|map: &Map, level, chunk, s: &CompileSettings| {
-            bake_chunk(map, level, chunk, s).map_err(|e| e.to_string())
-        });
-        Self::with_bake_fn(threads, settings, wake, bake)
+        Self::with_options(threads, settings, wake, default_bake_fn(), false)
+    }
+
+    /// [`Scheduler::new`] for an interactive viewer: plus one worker (`pmf-bake-preview`) that
+    /// takes previews only, so an edit's preview starts at once even while every other worker is
+    /// deep in a long full bake (visibility). It sleeps while no preview waits.
+    pub fn interactive(threads: usize, settings: CompileSettings, wake: Arc<dyn Fn() + Send + Sync>) -> Scheduler {
+        Self::with_options(threads, settings, wake, default_bake_fn(), true)
     }
 
     /// Like [`Scheduler::new`] with another bake function (tests use it to inject panics).
@@ -100,36 +171,87 @@ impl Scheduler {
         wake: Arc<dyn Fn() + Send + Sync>,
         bake: Arc<BakeFn>,
     ) -> Scheduler {
+        Self::with_options(threads, settings, wake, bake, false)
+    }
+
+    /// The general constructor: `threads` workers for both stages, plus a previews-only worker
+    /// when `preview_worker` (see [`Scheduler::interactive`]).
+    pub fn with_options(
+        threads: usize,
+        settings: CompileSettings,
+        wake: Arc<dyn Fn() + Send + Sync>,
+        bake: Arc<BakeFn>,
+        preview_worker: bool,
+    ) -> Scheduler {
         let shared =
             Arc::new(Shared { state: Mutex::new(State::default()), work: Condvar::new(), idle: Condvar::new() });
         let (tx, results) = channel();
         let settings = Arc::new(settings);
-        let workers = (0..threads.max(1))
+        // `threads` workers take both stages (previews first); the optional extra one takes
+        // previews only.
+        let general = threads.max(1);
+        let workers = (0..general + usize::from(preview_worker))
             .map(|i| {
                 let (shared, tx, settings, wake, bake) =
                     (shared.clone(), tx.clone(), settings.clone(), wake.clone(), bake.clone());
+                let (name, stages): (String, &'static [Stage]) = if i < general {
+                    (format!("pmf-bake-{i}"), &Stage::ALL)
+                } else {
+                    ("pmf-bake-preview".to_owned(), &[Stage::Preview])
+                };
                 std::thread::Builder::new()
-                    .name(format!("pmf-bake-{i}"))
-                    .spawn(move || worker(&shared, &tx, &settings, &*wake, &*bake))
+                    .name(name)
+                    .spawn(move || worker(&shared, &tx, &settings, &*wake, &*bake, stages))
                     .expect("spawn a bake worker thread")
             })
             .collect();
-        Scheduler { shared, results, workers }
+        Scheduler { shared, results, workers, general }
     }
 
-    /// Number of worker threads.
+    /// Number of worker threads taking both stages (an interactive scheduler has one more, for
+    /// previews only).
     pub fn threads(&self) -> usize {
-        self.workers.len()
+        self.general
     }
 
-    /// Queues `chunks` to be baked from `snapshot`, replacing older pending requests for them.
+    /// Queues a preview and a full bake of each of `chunks` from `snapshot`, replacing older
+    /// pending requests for them (both stages).
     pub fn submit(&self, snapshot: Arc<Map>, chunks: impl IntoIterator<Item = ChunkKey>) {
+        self.submit_stages(snapshot, chunks, &Stage::ALL, false);
+    }
+
+    /// Like [`Scheduler::submit`], but within each stage these chunks go before the others (the
+    /// chunks an edit changed, so that their meshes are on screen first).
+    pub fn submit_urgent(&self, snapshot: Arc<Map>, chunks: impl IntoIterator<Item = ChunkKey>) {
+        self.submit_stages(snapshot, chunks, &Stage::ALL, true);
+    }
+
+    /// Queues only a full bake of each of `chunks` (for tools that draw nothing), replacing older
+    /// pending requests for them (both stages).
+    pub fn submit_full(&self, snapshot: Arc<Map>, chunks: impl IntoIterator<Item = ChunkKey>) {
+        self.submit_stages(snapshot, chunks, &[Stage::Full], false);
+    }
+
+    fn submit_stages(
+        &self,
+        snapshot: Arc<Map>,
+        chunks: impl IntoIterator<Item = ChunkKey>,
+        stages: &[Stage],
+        urgent: bool,
+    ) {
         let mut st = self.shared.lock();
         st.next_epoch += 1;
         let epoch = st.next_epoch;
         for key in chunks {
             st.latest.insert(key, epoch);
-            st.pending.insert(key, Job { snapshot: snapshot.clone(), epoch });
+            st.requested.insert(key, epoch);
+            for stage in Stage::ALL {
+                if stages.contains(&stage) {
+                    st.pending[stage.index()].insert(key, Job { snapshot: snapshot.clone(), epoch, urgent });
+                } else {
+                    st.pending[stage.index()].remove(&key);
+                }
+            }
         }
         drop(st);
         self.shared.work.notify_all();
@@ -140,26 +262,48 @@ impl Scheduler {
         self.shared.lock().camera = Some((level, position));
     }
 
-    /// Jobs waiting or running.
+    /// Jobs waiting or running, both stages.
     pub fn queued(&self) -> usize {
         let st = self.shared.lock();
-        st.pending.len() + st.running
+        st.pending_len() + st.running
+    }
+
+    /// Jobs of `stage` waiting (not counting running ones).
+    pub fn waiting(&self, stage: Stage) -> usize {
+        self.shared.lock().pending[stage.index()].len()
+    }
+
+    /// Whether an event sent for request `epoch` still answers the chunk's newest request.
+    fn current(&self, epoch: u64, event: &BakeEvent) -> bool {
+        self.shared.lock().requested.get(&event.key()).is_none_or(|&newest| newest <= epoch)
     }
 
     /// The next event, if one is ready.
     pub fn try_recv(&self) -> Option<BakeEvent> {
-        self.results.try_recv().ok()
+        loop {
+            let (epoch, event) = self.results.try_recv().ok()?;
+            if self.current(epoch, &event) {
+                return Some(event);
+            }
+        }
     }
 
     /// Every event ready now.
     pub fn drain(&self) -> Vec<BakeEvent> {
-        self.results.try_iter().collect()
+        let events: Vec<(u64, BakeEvent)> = self.results.try_iter().collect();
+        let st = self.shared.lock();
+        events
+            .into_iter()
+            .filter(|(epoch, e)| st.requested.get(&e.key()).is_none_or(|&newest| newest <= *epoch))
+            .map(|(_, e)| e)
+            .collect()
     }
 
-    /// Blocks until no job is waiting or running. For tools and tests, not for a UI thread.
+    /// Blocks until no job of either stage is waiting or running. For tools and tests, not for a
+    /// UI thread.
     pub fn wait_idle(&self) {
         let mut st = self.shared.lock();
-        while !st.pending.is_empty() || st.running > 0 {
+        while st.pending_len() > 0 || st.running > 0 {
             st = self.shared.idle.wait(st).unwrap_or_else(|e| e.into_inner());
         }
     }
@@ -187,71 +331,95 @@ fn distance(job: &Job, key: ChunkKey, camera: Option<(usize, DVec3)>) -> f64 {
     center.distance_squared(pos)
 }
 
+fn default_bake_fn() -> Arc<BakeFn> {
+    Arc::new(|map: &Map, level, chunk, s: &CompileSettings| bake_chunk(map, level, chunk, s).map_err(|e| e.to_string()))
+}
+
 fn worker(
     shared: &Shared,
-    tx: &Sender<BakeEvent>,
+    tx: &Sender<(u64, BakeEvent)>,
     settings: &CompileSettings,
     wake: &(dyn Fn() + Send + Sync),
     bake: &BakeFn,
+    stages: &[Stage],
 ) {
+    let preview = settings.preview();
     loop {
-        let (key, job) = {
+        let (stage, key, job) = {
             let mut st = shared.lock();
-            loop {
+            let stage = loop {
                 if st.shutdown {
                     return;
                 }
-                if !st.pending.is_empty() {
-                    break;
+                // Every preview before any full job.
+                if let Some(stage) = stages.iter().copied().find(|s| !st.pending[s.index()].is_empty()) {
+                    break stage;
                 }
                 st = shared.work.wait(st).unwrap_or_else(|e| e.into_inner());
-            }
+            };
             let camera = st.camera;
-            // Nearest first; ties in key order, so the order is deterministic.
-            let key = *st
-                .pending
+            let pending = &mut st.pending[stage.index()];
+            // Urgent first, then nearest; ties in key order, so the order is deterministic.
+            let key = *pending
                 .iter()
-                .min_by(|a, b| distance(a.1, *a.0, camera).total_cmp(&distance(b.1, *b.0, camera)).then(a.0.cmp(b.0)))
+                .min_by(|a, b| {
+                    b.1.urgent
+                        .cmp(&a.1.urgent)
+                        .then(distance(a.1, *a.0, camera).total_cmp(&distance(b.1, *b.0, camera)))
+                        .then(a.0.cmp(b.0))
+                })
                 .map(|(k, _)| k)
-                .expect("pending is not empty");
-            let job = st.pending.remove(&key).expect("key is pending");
+                .expect("the stage has pending jobs");
+            let job = pending.remove(&key).expect("key is pending");
             st.running += 1;
-            (key, job)
+            (stage, key, job)
+        };
+        let job_settings = match stage {
+            Stage::Preview => &preview,
+            Stage::Full => settings,
         };
         let start = Instant::now();
-        let result = catch_unwind(AssertUnwindSafe(|| bake(&job.snapshot, key.0, key.1, settings)));
+        let result = catch_unwind(AssertUnwindSafe(|| bake(&job.snapshot, key.0, key.1, job_settings)));
         let elapsed = start.elapsed();
         let sent = {
             let mut st = shared.lock();
             let fresh = st.latest.get(&key) == Some(&job.epoch);
-            if fresh && !st.pending.contains_key(&key) {
+            let failed = !matches!(result, Ok(Ok(_)));
+            if fresh && (stage == Stage::Full || failed) {
+                // The request is over: a full bake was delivered (a preview of the same request
+                // still running is now redundant and gets dropped), or its preview failed (the
+                // full bake would fail too, so it is cancelled, or dropped if it already runs).
+                // A newer request would have replaced the epoch, so nothing newer is pending.
                 st.latest.remove(&key);
+                st.pending[Stage::Full.index()].remove(&key);
             }
             let event = fresh.then(|| match result {
-                Ok(Ok(bake)) => BakeEvent::Baked { bake: Box::new(bake), elapsed },
-                Ok(Err(error)) => BakeEvent::Failed { key, error },
+                Ok(Ok(bake)) => BakeEvent::Baked { bake: Box::new(bake), elapsed, stage },
+                Ok(Err(error)) => BakeEvent::Failed { key, stage, error },
                 Err(panic) => {
                     let message = panic
                         .downcast_ref::<&str>()
                         .map(|s| s.to_string())
                         .or_else(|| panic.downcast_ref::<String>().cloned())
                         .unwrap_or_else(|| "unknown panic".to_owned());
-                    BakeEvent::Panicked { key, message }
+                    BakeEvent::Panicked { key, stage, message }
                 }
             });
-            // Sent before the job stops counting as running, so `wait_idle` returning means every
-            // event is in the channel.
-            let sent = event.map(|e| tx.send(e).is_ok());
-            st.running -= 1;
-            if st.pending.is_empty() && st.running == 0 {
-                shared.idle.notify_all();
-            }
-            sent
+            // Sent (and the wake-up called, below) before the job stops counting as running, so
+            // `wait_idle` returning means every event is in the channel and announced.
+            event.map(|e| tx.send((job.epoch, e)).is_ok())
         };
-        match sent {
-            Some(true) => wake(),
-            Some(false) => return, // the scheduler is gone
-            None => {}
+        if sent == Some(true) {
+            wake();
+        }
+        let mut st = shared.lock();
+        st.running -= 1;
+        if st.pending_len() == 0 && st.running == 0 {
+            shared.idle.notify_all();
+        }
+        drop(st);
+        if sent == Some(false) {
+            return; // the scheduler is gone
         }
     }
 }

@@ -88,3 +88,40 @@ fn a_grid_spanning_the_whole_space_is_refused_not_allocated() {
     let msg = err.to_string();
     assert!(msg.contains("4096×256×4096") && msg.contains("closer"), "{msg}");
 }
+
+/// A preview bake (mesh + lightmaps only) must draw exactly what the full bake draws: the same
+/// chunk record except the air cells' visibility and pathfinding data (and their statistics).
+#[test]
+fn a_preview_bake_is_the_full_bake_without_visibility_and_pathfinding() {
+    use pmfedit_bake::compile::{bake_chunk, level_chunks};
+    let map = sample::demo();
+    let settings = CompileSettings::default();
+    let preview = settings.preview();
+    assert!(preview.is_preview() && !settings.is_preview());
+    assert_eq!(preview.bake, settings.bake);
+    assert_eq!(preview.light, settings.light);
+    let (mut with_vis, mut with_paths, mut with_lightmaps) = (0, 0, 0);
+    for c in level_chunks(&map.levels[0]) {
+        let full = bake_chunk(&map, 0, c, &settings).unwrap_or_else(|e| panic!("{e}"));
+        let quick = bake_chunk(&map, 0, c, &preview).unwrap_or_else(|e| panic!("{e}"));
+        assert!(quick.pmf.common.cubes.iter().all(|cube| cube.visibility.is_none()));
+        assert!(quick.pmf.server.cubes.iter().all(|cube| cube.pathfinding.is_none()));
+        with_vis += full.pmf.common.cubes.iter().filter(|cube| cube.visibility.is_some()).count();
+        with_paths += full.pmf.server.cubes.iter().filter(|cube| cube.pathfinding.is_some()).count();
+        with_lightmaps += full.pmf.client.lightmaps.len();
+        // What the viewport draws: geometry, lightmaps, lit air cells.
+        assert!(quick.pmf.client == full.pmf.client, "chunk {c:?}: client data differs");
+        let mut stripped = full.clone();
+        for cube in &mut stripped.pmf.common.cubes {
+            cube.visibility = None;
+        }
+        for cube in &mut stripped.pmf.server.cubes {
+            cube.pathfinding = None;
+        }
+        stripped.stats.vis_pairs_total = 0;
+        stripped.stats.vis_pairs_visible = 0;
+        assert!(quick == stripped, "chunk {c:?}: preview differs from the full bake beyond visibility/pathfinding");
+    }
+    // The comparison was not vacuous.
+    assert!(with_vis > 0 && with_paths > 0 && with_lightmaps > 0, "{with_vis} {with_paths} {with_lightmaps}");
+}

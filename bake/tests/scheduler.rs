@@ -1,6 +1,7 @@
 //! The background scheduler: results arrive through the channel with a wake-up call; a panicking
 //! bake is reported with its chunk and the pool keeps working; stale results are dropped; nearest
-//! chunks go first; submitting never blocks on running bakes.
+//! chunks go first; submitting never blocks on running bakes. Two stages: every preview runs
+//! before any full bake, events say their stage, a newer submit replaces both pending stages.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -9,7 +10,7 @@ use std::time::{Duration, Instant};
 use glam::DVec3;
 
 use pmfedit_bake::compile::{CompileSettings, bake_chunk};
-use pmfedit_bake::scheduler::{BakeEvent, BakeFn, Scheduler};
+use pmfedit_bake::scheduler::{BakeEvent, BakeFn, Scheduler, Stage};
 use pmfedit_core::map::Map;
 use pmfedit_core::map::coords::ChunkCoord;
 use pmfedit_core::sample;
@@ -35,21 +36,38 @@ fn bakes_arrive_with_a_wake_up_call() {
     s.submit(map.clone(), k.clone());
     s.wait_idle();
     let events = s.drain();
-    assert_eq!(events.len(), 4);
-    assert_eq!(wakes.load(Ordering::SeqCst), 4);
+    // A preview and a full bake of each chunk.
+    assert_eq!(events.len(), 8);
+    assert_eq!(wakes.load(Ordering::SeqCst), 8);
+    let full = CompileSettings::default();
     let mut baked: Vec<_> = events
         .into_iter()
         .map(|e| match e {
-            BakeEvent::Baked { bake, .. } => {
-                // Same bytes as a bake on this thread.
-                assert_eq!(*bake, bake_chunk(&map, 0, bake.chunk, &CompileSettings::default()).unwrap());
-                (bake.level, bake.chunk)
+            BakeEvent::Baked { bake, stage, .. } => {
+                // Same bytes as a bake of that stage on this thread.
+                let settings = if stage == Stage::Preview { full.preview() } else { full.clone() };
+                assert_eq!(*bake, bake_chunk(&map, 0, bake.chunk, &settings).unwrap());
+                (stage, bake.level, bake.chunk)
             }
             other => panic!("{other:?}"),
         })
         .collect();
     baked.sort();
-    assert_eq!(baked, k);
+    let expected: Vec<_> =
+        [Stage::Preview, Stage::Full].into_iter().flat_map(|st| k.iter().map(move |&(l, c)| (st, l, c))).collect();
+    assert_eq!(baked, expected);
+}
+
+#[test]
+fn submit_full_bakes_no_previews() {
+    let map = Arc::new(sample::demo());
+    let k = keys(&map, 3);
+    let s = Scheduler::new(2, CompileSettings::default(), Arc::new(|| {}));
+    s.submit_full(map.clone(), k.clone());
+    s.wait_idle();
+    let events = s.drain();
+    assert_eq!(events.len(), 3);
+    assert!(events.iter().all(|e| matches!(e, BakeEvent::Baked { stage: Stage::Full, .. })), "{events:?}");
 }
 
 #[test]
@@ -70,19 +88,26 @@ fn a_panicking_bake_is_reported_and_the_pool_goes_on() {
     s.wait_idle();
     std::panic::set_hook(hook);
     let events = s.drain();
-    assert_eq!(events.len(), 3);
+    // Two chunks bake in both stages; the bad one's preview panics and its full bake (which
+    // would panic the same way) is cancelled.
+    assert_eq!(events.len(), 5, "{events:?}");
     let panicked: Vec<_> = events
         .iter()
         .filter_map(|e| match e {
-            BakeEvent::Panicked { key, message } => Some((*key, message.clone())),
+            BakeEvent::Panicked { key, stage, message } => Some((*key, *stage, message.clone())),
             _ => None,
         })
         .collect();
-    assert_eq!(panicked, vec![(k[1], "injected failure".to_owned())]);
+    assert_eq!(panicked, vec![(k[1], Stage::Preview, "injected failure".to_owned())]);
+    assert!(events.iter().all(|e| match e {
+        BakeEvent::Baked { bake, .. } => (bake.level, bake.chunk) != k[1],
+        _ => true,
+    }));
     // The worker survived: more work still gets done.
     s.submit(map.clone(), [k[0]]);
     s.wait_idle();
-    assert!(matches!(s.drain().as_slice(), [BakeEvent::Baked { .. }]));
+    let stages: Vec<Stage> = s.drain().iter().map(BakeEvent::stage).collect();
+    assert_eq!(stages, [Stage::Preview, Stage::Full]);
 }
 
 #[test]
@@ -113,9 +138,11 @@ fn stale_results_are_dropped_and_newer_requests_win() {
     assert!(before.elapsed() < Duration::from_millis(100), "submit blocked on a running bake");
     s.wait_idle();
     let events = s.drain();
-    // Only the newer request's result arrives.
-    assert_eq!(events.len(), 1, "{events:?}");
-    assert_eq!(*started.lock().unwrap(), 2);
+    // Only the newer request's results arrive: the old preview ran and was dropped, the old
+    // full bake was replaced before it started.
+    let stages: Vec<Stage> = events.iter().map(BakeEvent::stage).collect();
+    assert_eq!(stages, [Stage::Preview, Stage::Full], "{events:?}");
+    assert_eq!(*started.lock().unwrap(), 3);
 }
 
 #[test]
@@ -134,7 +161,331 @@ fn nearest_chunks_go_first() {
     s.submit(map.clone(), all.clone());
     s.wait_idle();
     let order = order.lock().unwrap();
-    assert_eq!(order.len(), all.len());
-    let xs: Vec<i32> = order.iter().map(|c| c.x).collect();
-    assert!(xs.windows(2).all(|w| w[0] >= w[1]), "not nearest first: {xs:?}");
+    assert_eq!(order.len(), 2 * all.len());
+    // Within each stage.
+    for stage in order.chunks(all.len()) {
+        let xs: Vec<i32> = stage.iter().map(|c| c.x).collect();
+        assert!(xs.windows(2).all(|w| w[0] >= w[1]), "not nearest first: {xs:?}");
+    }
+}
+
+/// The stage a bake function was called for, from its settings.
+fn stage_of(s: &CompileSettings) -> Stage {
+    if s.is_preview() { Stage::Preview } else { Stage::Full }
+}
+
+/// Blocks the calling bake until the test opens it.
+#[derive(Default)]
+struct Gate {
+    open: Mutex<bool>,
+    cv: std::sync::Condvar,
+}
+
+impl Gate {
+    fn wait(&self) {
+        let mut open = self.open.lock().unwrap();
+        while !*open {
+            let (g, timeout) = self.cv.wait_timeout(open, Duration::from_secs(30)).unwrap();
+            assert!(!timeout.timed_out(), "gate never opened");
+            open = g;
+        }
+    }
+
+    fn open(&self) {
+        *self.open.lock().unwrap() = true;
+        self.cv.notify_all();
+    }
+}
+
+/// Waits (bounded) until `cond` holds.
+fn until(mut cond: impl FnMut() -> bool) {
+    let t = Instant::now();
+    while !cond() {
+        assert!(t.elapsed() < Duration::from_secs(30), "timed out");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// A copy of `map` with one more cube in each of `chunks` (so their bakes' generations change).
+fn edited(map: &Map, chunks: &[(usize, ChunkCoord)]) -> Arc<Map> {
+    use pmfedit_core::map::coords::CubeAddr;
+    use pmfedit_core::map::octree::Cube;
+    let mut m = map.clone();
+    for &(l, c) in chunks {
+        let level = &mut m.levels[l];
+        let min = level.frame().chunk_min_lattice(c);
+        let stone = Cube::solid(Default::default(), Default::default(), Default::default());
+        level.set_cube(CubeAddr::containing(min, 3), stone).unwrap();
+    }
+    Arc::new(m)
+}
+
+fn generation(map: &Map, key: (usize, ChunkCoord)) -> u64 {
+    map.levels[key.0].chunk(key.1).map_or(0, |c| c.generation())
+}
+
+#[test]
+fn every_preview_runs_before_any_full_bake_and_events_carry_the_stage() {
+    let map = Arc::new(sample::demo());
+    let k = keys(&map, 6);
+    let runs = Arc::new(Mutex::new(Vec::new()));
+    let r = runs.clone();
+    let bake: Arc<BakeFn> = Arc::new(move |m: &Map, l, c, s: &CompileSettings| {
+        r.lock().unwrap().push((stage_of(s), c));
+        bake_chunk(m, l, c, s).map_err(|e| e.to_string())
+    });
+    let s = Scheduler::with_bake_fn(1, CompileSettings::default(), Arc::new(|| {}), bake);
+    s.set_camera(0, DVec3::new(1000.0, 0.0, 0.0));
+    // Two submits: the second one's previews still go before the first one's full bakes.
+    s.submit(map.clone(), k[..3].to_vec());
+    s.submit(map.clone(), k[3..].to_vec());
+    s.wait_idle();
+    let runs = runs.lock().unwrap().clone();
+    let stages: Vec<Stage> = runs.iter().map(|r| r.0).collect();
+    assert_eq!(stages, [[Stage::Preview; 6], [Stage::Full; 6]].concat(), "{runs:?}");
+    // The same order of chunks in both stages: nearest first.
+    let chunks: Vec<ChunkCoord> = runs.iter().map(|r| r.1).collect();
+    assert_eq!(chunks[..6], chunks[6..]);
+    // The events arrive in the same order and say their stage; previews carry no visibility or
+    // pathfinding data.
+    let events = s.drain();
+    let got: Vec<(Stage, ChunkCoord)> = events
+        .iter()
+        .map(|e| match e {
+            BakeEvent::Baked { bake, stage, .. } => {
+                let air_data = bake.pmf.common.cubes.iter().any(|c| c.visibility.is_some())
+                    || bake.pmf.server.cubes.iter().any(|c| c.pathfinding.is_some());
+                if *stage == Stage::Preview {
+                    assert!(!air_data, "a preview with visibility or pathfinding data");
+                }
+                (*stage, bake.chunk)
+            }
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(got, runs);
+    assert!(
+        events.iter().any(|e| matches!(e, BakeEvent::Baked { stage: Stage::Full, bake, .. }
+            if bake.pmf.common.cubes.iter().any(|c| c.visibility.is_some()))),
+        "no full bake had visibility data"
+    );
+}
+
+#[test]
+fn a_newer_submit_replaces_both_pending_stages() {
+    let map = Arc::new(sample::demo());
+    let k = keys(&map, 3);
+    let gate = Arc::new(Gate::default());
+    let runs = Arc::new(Mutex::new(Vec::new()));
+    let (g, r) = (gate.clone(), runs.clone());
+    let bake: Arc<BakeFn> = Arc::new(move |m: &Map, l, c, s: &CompileSettings| {
+        r.lock().unwrap().push((stage_of(s), c, generation(m, (l, c))));
+        g.wait();
+        bake_chunk(m, l, c, s).map_err(|e| e.to_string())
+    });
+    let s = Scheduler::with_bake_fn(1, CompileSettings::default(), Arc::new(|| {}), bake);
+    s.submit(map.clone(), k.clone());
+    until(|| !runs.lock().unwrap().is_empty());
+    // The first preview runs; chunks 0 and 1 get a newer request, chunk 2 does not.
+    let first = runs.lock().unwrap()[0].1;
+    let newer = edited(&map, &k[..2]);
+    s.submit(newer.clone(), k[..2].to_vec());
+    gate.open();
+    s.wait_idle();
+    let runs = runs.lock().unwrap().clone();
+    // Old full bakes of chunks 0 and 1 never ran.
+    for key in &k[..2] {
+        let old = generation(&map, *key);
+        assert!(!runs.contains(&(Stage::Full, key.1, old)), "{runs:?}");
+    }
+    let events = s.drain();
+    let mut got: Vec<(Stage, ChunkCoord, u64)> = events
+        .iter()
+        .map(|e| match e {
+            BakeEvent::Baked { bake, stage, .. } => (*stage, bake.chunk, bake.generation),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    got.sort();
+    // One preview and one full bake per chunk; chunks 0 and 1 from the newer snapshot.
+    let mut expected = Vec::new();
+    for stage in [Stage::Preview, Stage::Full] {
+        for (i, key) in k.iter().enumerate() {
+            let m = if i < 2 { &newer } else { &map };
+            expected.push((stage, key.1, generation(m, *key)));
+        }
+    }
+    expected.sort();
+    assert_eq!(got, expected, "first run: {first:?}");
+    assert_ne!(generation(&map, k[0]), generation(&newer, k[0]));
+}
+
+#[test]
+fn a_stale_full_result_is_dropped() {
+    let map = Arc::new(sample::demo());
+    let k = keys(&map, 1);
+    let gate = Arc::new(Gate::default());
+    let full_started = Arc::new(AtomicUsize::new(0));
+    let (g, f) = (gate.clone(), full_started.clone());
+    let bake: Arc<BakeFn> = Arc::new(move |m: &Map, l, c, s: &CompileSettings| {
+        if stage_of(s) == Stage::Full {
+            f.fetch_add(1, Ordering::SeqCst);
+            g.wait();
+        }
+        bake_chunk(m, l, c, s).map_err(|e| e.to_string())
+    });
+    let s = Scheduler::with_bake_fn(1, CompileSettings::default(), Arc::new(|| {}), bake);
+    s.submit(map.clone(), k.clone());
+    until(|| full_started.load(Ordering::SeqCst) == 1);
+    // The old preview is done; its full bake runs when the newer request comes.
+    let newer = edited(&map, &k);
+    s.submit(newer.clone(), k.clone());
+    gate.open();
+    s.wait_idle();
+    let got: Vec<(Stage, u64)> = s
+        .drain()
+        .into_iter()
+        .map(|e| match e {
+            BakeEvent::Baked { bake, stage, .. } => (stage, bake.generation),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    // The old full bake's result is dropped; so is the old preview, sent but not yet received
+    // when the newer request came.
+    let new = generation(&newer, k[0]);
+    assert_ne!(new, generation(&map, k[0]));
+    assert_eq!(got, [(Stage::Preview, new), (Stage::Full, new)]);
+    assert_eq!(full_started.load(Ordering::SeqCst), 2);
+}
+
+#[test]
+fn a_preview_finishing_after_its_full_bake_is_dropped() {
+    let map = Arc::new(sample::demo());
+    let k = keys(&map, 1);
+    // Two workers: one holds the preview, the other runs the full bake meanwhile.
+    let gate = Arc::new(Gate::default());
+    let g = gate.clone();
+    let bake: Arc<BakeFn> = Arc::new(move |m: &Map, l, c, s: &CompileSettings| {
+        if stage_of(s) == Stage::Preview {
+            g.wait();
+        }
+        bake_chunk(m, l, c, s).map_err(|e| e.to_string())
+    });
+    let s = Scheduler::with_bake_fn(2, CompileSettings::default(), Arc::new(|| {}), bake);
+    s.submit(map.clone(), k.clone());
+    let t = Instant::now();
+    let full = loop {
+        if let Some(e) = s.try_recv() {
+            break e;
+        }
+        assert!(t.elapsed() < Duration::from_secs(60), "no full bake");
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    assert_eq!(full.stage(), Stage::Full);
+    gate.open();
+    s.wait_idle();
+    // The late preview would replace the full bake with a poorer one: dropped.
+    assert!(s.drain().is_empty());
+}
+
+#[test]
+fn a_failed_preview_cancels_its_full_bake() {
+    let map = Arc::new(sample::demo());
+    let k = keys(&map, 2);
+    let bad = k[0].1;
+    let runs = Arc::new(Mutex::new(Vec::new()));
+    let r = runs.clone();
+    let bake: Arc<BakeFn> = Arc::new(move |m: &Map, l, c, s: &CompileSettings| {
+        r.lock().unwrap().push((stage_of(s), c));
+        if c == bad {
+            return Err("injected error".into());
+        }
+        bake_chunk(m, l, c, s).map_err(|e| e.to_string())
+    });
+    let s = Scheduler::with_bake_fn(1, CompileSettings::default(), Arc::new(|| {}), bake);
+    s.submit(map.clone(), k.clone());
+    s.wait_idle();
+    let events = s.drain();
+    let failed: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            BakeEvent::Failed { key, stage, error } => Some((*key, *stage, error.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(failed, [(k[0], Stage::Preview, "injected error".to_owned())]);
+    assert_eq!(events.len(), 3, "{events:?}");
+    assert!(!runs.lock().unwrap().contains(&(Stage::Full, bad)));
+}
+
+#[test]
+fn urgent_chunks_go_first_within_each_stage() {
+    let map = Arc::new(sample::demo());
+    let k = keys(&map, 6);
+    let runs = Arc::new(Mutex::new(Vec::new()));
+    let r = runs.clone();
+    let bake: Arc<BakeFn> = Arc::new(move |m: &Map, l, c, s: &CompileSettings| {
+        r.lock().unwrap().push((stage_of(s), c));
+        bake_chunk(m, l, c, s).map_err(|e| e.to_string())
+    });
+    let s = Scheduler::with_bake_fn(1, CompileSettings::default(), Arc::new(|| {}), bake);
+    s.set_camera(0, DVec3::new(1000.0, 0.0, 0.0));
+    // The farthest chunk from the camera is the urgent one.
+    let far = *k.iter().min_by_key(|key| (key.1.x, key.1)).unwrap();
+    let rest: Vec<_> = k.iter().copied().filter(|key| *key != far).collect();
+    s.submit(map.clone(), rest);
+    s.submit_urgent(map.clone(), [far]);
+    s.wait_idle();
+    let runs = runs.lock().unwrap().clone();
+    assert_eq!(runs.len(), 12);
+    // The worker may have taken one job before the urgent submit; the urgent chunk comes next.
+    let first_preview = runs.iter().position(|r| *r == (Stage::Preview, far.1)).unwrap();
+    assert!(first_preview <= 1, "{runs:?}");
+    assert_eq!(runs[6], (Stage::Full, far.1), "{runs:?}");
+}
+
+/// An interactive scheduler's preview worker bakes a new preview while every general worker is
+/// stuck in a full bake (held here on a gate that opens only after the preview arrived).
+#[test]
+fn an_interactive_preview_is_not_stuck_behind_running_full_bakes() {
+    let map = Arc::new(sample::demo());
+    let k = keys(&map, 3);
+    let gate = Arc::new((Mutex::new(false), std::sync::Condvar::new()));
+    let fulls_started = Arc::new(AtomicUsize::new(0));
+    let (g, started) = (gate.clone(), fulls_started.clone());
+    let bake: Arc<BakeFn> = Arc::new(move |m: &Map, l, c, s: &CompileSettings| {
+        if stage_of(s) == Stage::Full {
+            started.fetch_add(1, Ordering::SeqCst);
+            let (lock, cv) = &*g;
+            let mut open = lock.lock().unwrap();
+            while !*open {
+                open = cv.wait(open).unwrap();
+            }
+        }
+        bake_chunk(m, l, c, s).map_err(|e| e.to_string())
+    });
+    let s = Scheduler::with_options(1, CompileSettings::default(), Arc::new(|| {}), bake, true);
+    assert_eq!(s.threads(), 1, "the preview worker is not counted");
+    // Full-only work occupies the one general worker…
+    s.submit_full(map.clone(), k[..2].to_vec());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while fulls_started.load(Ordering::SeqCst) == 0 {
+        assert!(Instant::now() < deadline, "the general worker never started");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // …and an edit's preview still arrives.
+    s.submit(map.clone(), [k[2]]);
+    let preview = loop {
+        assert!(Instant::now() < deadline, "the preview waited behind the full bake");
+        if let Some(BakeEvent::Baked { bake, stage: Stage::Preview, .. }) = s.try_recv() {
+            break bake;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    assert_eq!(preview.chunk, k[2].1);
+    assert_eq!(fulls_started.load(Ordering::SeqCst), 1, "the full bake was still running");
+    let (lock, cv) = &*gate;
+    *lock.lock().unwrap() = true;
+    cv.notify_all();
+    s.wait_idle();
 }

@@ -563,10 +563,13 @@ impl eframe::App for App {
         egui::Panel::bottom("status").show(ui, |ui| {
             ui.horizontal(|ui| {
                 let n = self.state.baking();
+                let m = self.state.finishing();
                 if n > 0 {
                     let total = (self.state.bake.bakes.len() + n).max(1);
                     ui.add(egui::ProgressBar::new(1.0 - n as f32 / total as f32).desired_width(120.0));
-                    ui.label(format!("baking {n} chunks"));
+                    ui.label(format!("baking {n} chunks, finishing visibility for {m}"));
+                } else if m > 0 {
+                    ui.label(format!("finishing visibility for {m} chunks"));
                 } else {
                     ui.label("baked");
                 }

@@ -11,7 +11,7 @@ use glam::DVec3;
 
 use pmfedit_bake::compile::{ChunkBake, CompileSettings, compile, level_chunks};
 use pmfedit_bake::deps::{ChunkKey, dirty_chunks};
-use pmfedit_bake::scheduler::{BakeEvent, Scheduler};
+use pmfedit_bake::scheduler::{BakeEvent, BakeFn, Scheduler, Stage};
 use pmfedit_core::edit::{ChangeSet, History};
 use pmfedit_core::format::pmf;
 use pmfedit_core::map::Map;
@@ -57,20 +57,57 @@ pub enum Selection {
 }
 
 /// Bake bookkeeping for the viewport and the bake panel.
+///
+/// Each re-bake comes in two stages (see [`pmfedit_bake::scheduler`]): a quick preview (mesh and
+/// lightmaps, the same as the full bake's) that the viewport draws at once, then the full bake
+/// (visibility and pathfinding too) that exports compile from. A chunk is in `pending` until its
+/// preview arrives and in `finalizing` until its full bake arrives (so `pending ⊆ finalizing`).
 #[derive(Debug, Default)]
 pub struct BakeStatus {
-    /// The newest bake of each chunk (the viewport draws these).
+    /// The newest bake of each chunk, preview or full (the viewport draws these).
     pub bakes: BTreeMap<ChunkKey, Arc<ChunkBake>>,
-    /// Chunks waiting for a re-bake (drawn tinted with their previous mesh).
+    /// The newest full bake of each chunk (exports and the visibility view use these; never a
+    /// preview).
+    pub full: BTreeMap<ChunkKey, Arc<ChunkBake>>,
+    /// Chunks waiting for a re-baked mesh (drawn tinted with their previous mesh).
     pub pending: BTreeSet<ChunkKey>,
-    /// Per chunk: milliseconds of its last bake.
+    /// Chunks whose full bake (visibility, pathfinding) is not in yet; includes `pending`.
+    pub finalizing: BTreeSet<ChunkKey>,
+    /// Per chunk: milliseconds of its last full bake.
     pub last_ms: BTreeMap<ChunkKey, f64>,
+    /// Per chunk: milliseconds of its last preview bake.
+    pub last_preview_ms: BTreeMap<ChunkKey, f64>,
     /// Errors and panics, newest last.
     pub errors: Vec<String>,
     /// Bumped whenever `bakes` changes, so the viewport knows to upload.
     pub revision: u64,
     /// Chunks whose bake changed since the viewport last looked (it clears this).
     pub changed: BTreeSet<ChunkKey>,
+}
+
+impl BakeStatus {
+    /// Chunks with a re-baked mesh whose full bake (visibility, pathfinding) is still running.
+    pub fn finishing(&self) -> usize {
+        self.finalizing.iter().filter(|k| !self.pending.contains(k)).count()
+    }
+
+    /// Whether every chunk has its full bake (nothing pending in either stage).
+    pub fn all_full(&self) -> bool {
+        self.finalizing.is_empty() && self.pending.is_empty()
+    }
+
+    fn clear(&mut self) {
+        self.bakes.clear();
+        self.full.clear();
+        self.pending.clear();
+        self.finalizing.clear();
+        self.changed.clear();
+    }
+
+    fn done(&mut self, key: ChunkKey) {
+        self.pending.remove(&key);
+        self.finalizing.remove(&key);
+    }
 }
 
 /// The document and the editor settings around it.
@@ -103,7 +140,30 @@ impl EditorState {
     pub fn new(map: Map, project: Option<Project>, wake: Arc<dyn Fn() + Send + Sync>) -> Self {
         let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 8);
         let compile_settings = CompileSettings::default();
-        let scheduler = Scheduler::new(threads, compile_settings.clone(), wake);
+        let scheduler = Scheduler::interactive(threads, compile_settings.clone(), wake);
+        Self::with_scheduler(map, project, compile_settings, scheduler)
+    }
+
+    /// Like [`EditorState::new`] with another bake function and thread count (tests use it to
+    /// hold bakes back).
+    pub fn with_bake_fn(
+        map: Map,
+        project: Option<Project>,
+        threads: usize,
+        wake: Arc<dyn Fn() + Send + Sync>,
+        bake: Arc<BakeFn>,
+    ) -> Self {
+        let compile_settings = CompileSettings::default();
+        let scheduler = Scheduler::with_bake_fn(threads, compile_settings.clone(), wake, bake);
+        Self::with_scheduler(map, project, compile_settings, scheduler)
+    }
+
+    fn with_scheduler(
+        map: Map,
+        project: Option<Project>,
+        compile_settings: CompileSettings,
+        scheduler: Scheduler,
+    ) -> Self {
         let mut s = Self {
             map,
             history: History::new(),
@@ -144,12 +204,21 @@ impl EditorState {
     }
 
     fn submit(&mut self, keys: impl IntoIterator<Item = ChunkKey>) {
+        self.submit_with_urgent(keys, &BTreeSet::new());
+    }
+
+    /// Queues `keys`; those also in `urgent` (the chunks an edit changed) bake first.
+    fn submit_with_urgent(&mut self, keys: impl IntoIterator<Item = ChunkKey>, urgent: &BTreeSet<ChunkKey>) {
         let keys: Vec<ChunkKey> = keys.into_iter().collect();
         if keys.is_empty() {
             return;
         }
         self.bake.pending.extend(keys.iter().copied());
-        self.scheduler.submit(Arc::new(self.map.snapshot()), keys);
+        self.bake.finalizing.extend(keys.iter().copied());
+        let snapshot = Arc::new(self.map.snapshot());
+        let (first, rest): (Vec<ChunkKey>, Vec<ChunkKey>) = keys.into_iter().partition(|k| urgent.contains(k));
+        self.scheduler.submit(snapshot.clone(), rest);
+        self.scheduler.submit_urgent(snapshot, first);
     }
 
     /// Re-bakes what `changes` dirtied (`before` is the map before the change).
@@ -159,6 +228,7 @@ impl EditorState {
         }
         if changes.level_list {
             self.bake.bakes.clear();
+            self.bake.full.clear();
             self.rebake_all();
             return;
         }
@@ -167,12 +237,15 @@ impl EditorState {
         // Chunks that entered the exported grid.
         for (li, l) in self.map.levels.iter().enumerate() {
             for c in level_chunks(l) {
-                if !self.bake.bakes.contains_key(&(li, c)) && !self.bake.pending.contains(&(li, c)) {
+                if !self.bake.full.contains_key(&(li, c)) && !self.bake.finalizing.contains(&(li, c)) {
                     dirty.insert((li, c));
                 }
             }
         }
-        self.submit(dirty);
+        // The chunks whose cubes changed (the edited chunk's mesh matters most) go first.
+        let urgent: BTreeSet<ChunkKey> =
+            changes.levels.iter().flat_map(|(&li, lc)| lc.chunks.iter().map(move |(c, _)| (li, c))).collect();
+        self.submit_with_urgent(dirty, &urgent);
     }
 
     /// Where bakes go nearest-first.
@@ -184,34 +257,65 @@ impl EditorState {
     pub fn poll_bakes(&mut self) {
         for event in self.scheduler.drain() {
             match event {
-                BakeEvent::Baked { bake, elapsed } => {
+                BakeEvent::Baked { bake, elapsed, stage: Stage::Preview } => {
                     let key = (bake.level, bake.chunk);
+                    // The mesh is final; the chunk stays in `finalizing` for its full bake.
                     self.bake.pending.remove(&key);
-                    self.bake.last_ms.insert(key, elapsed.as_secs_f64() * 1e3);
+                    self.bake.last_preview_ms.insert(key, elapsed.as_secs_f64() * 1e3);
                     self.bake.bakes.insert(key, Arc::new(*bake));
                     self.bake.changed.insert(key);
                     self.bake.revision += 1;
                 }
-                BakeEvent::Failed { key, error } => {
-                    self.bake.pending.remove(&key);
+                BakeEvent::Baked { bake, elapsed, stage: Stage::Full } => {
+                    let key = (bake.level, bake.chunk);
+                    // Its preview, if it arrived, drew the same mesh and lightmaps: no upload.
+                    // Without one (dropped as late), draw this bake.
+                    let drawn = !self.bake.pending.contains(&key);
+                    self.bake.done(key);
+                    self.bake.last_ms.insert(key, elapsed.as_secs_f64() * 1e3);
+                    let bake = Arc::new(*bake);
+                    self.bake.full.insert(key, bake.clone());
+                    self.bake.bakes.insert(key, bake);
+                    if !drawn {
+                        self.bake.changed.insert(key);
+                    }
+                    self.bake.revision += 1;
+                }
+                // A failed preview ends its request (the scheduler cancels the full bake).
+                BakeEvent::Failed { key, error, .. } => {
+                    self.bake.done(key);
                     self.bake.errors.push(error);
                 }
-                BakeEvent::Panicked { key, message } => {
-                    self.bake.pending.remove(&key);
-                    self.bake.errors.push(format!("level {}, chunk {:?}: bake panicked: {message}", key.0, key.1));
+                BakeEvent::Panicked { key, message, stage } => {
+                    self.bake.done(key);
+                    self.bake.errors.push(format!(
+                        "level {}, chunk {:?}: {} bake panicked: {message}",
+                        key.0,
+                        key.1,
+                        match stage {
+                            Stage::Preview => "preview",
+                            Stage::Full => "full",
+                        }
+                    ));
                 }
             }
         }
-        if self.bake.pending.is_empty() {
+        // Exports compile from full bakes only.
+        if self.bake.all_full() {
             if let Some(path) = self.pending_export.take() {
                 self.export_now(&path);
             }
         }
     }
 
-    /// Chunks baking or queued.
+    /// Chunks waiting for a re-baked mesh (preview).
     pub fn baking(&self) -> usize {
         self.bake.pending.len()
+    }
+
+    /// Chunks whose mesh is in but whose full bake (visibility, pathfinding) is still running.
+    pub fn finishing(&self) -> usize {
+        self.bake.finishing()
     }
 
     /// Sets the status-bar message.
@@ -288,10 +392,11 @@ impl EditorState {
                 Err(e) => self.say(format!("{}: {e}", path.display())),
             },
             Command::Export(path) => {
-                if self.bake.pending.is_empty() {
+                // Only full bakes are exported: wait for every chunk's.
+                if self.bake.all_full() {
                     self.export_now(&path);
                 } else {
-                    self.say(format!("Exporting when {} chunks finish baking…", self.bake.pending.len()));
+                    self.say(format!("Exporting when {} chunks finish baking…", self.bake.finalizing.len()));
                     self.pending_export = Some(path);
                 }
             }
@@ -314,18 +419,17 @@ impl EditorState {
         self.history = History::new();
         self.history.set_saved();
         self.selection = Selection::None;
-        self.bake.bakes.clear();
-        self.bake.pending.clear();
-        self.bake.changed.clear();
+        self.bake.clear();
         self.bake.revision += 1;
         self.level = 0;
         self.rebake_all();
     }
 
-    /// Compiles the current bakes into a file (every chunk must have a bake).
+    /// Compiles the current full bakes into a file (every chunk must have one; previews are
+    /// never exported).
     pub fn compile(&self) -> Result<pmf::File, String> {
         let bakes: BTreeMap<ChunkKey, ChunkBake> =
-            self.bake.bakes.iter().map(|(k, b)| (*k, ChunkBake::clone(b))).collect();
+            self.bake.full.iter().map(|(k, b)| (*k, ChunkBake::clone(b))).collect();
         let settings = CompileSettings {
             timestamp: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()),
             ..self.compile_settings.clone()
@@ -354,6 +458,149 @@ impl EditorState {
             if let Err(e) = p.write_recovery(&self.map) {
                 self.bake.errors.push(format!("autosave: {e}"));
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Two-stage bakes in the document: previews draw at once, exports wait for full bakes.
+
+    use std::sync::{Condvar, Mutex};
+
+    use pmfedit_bake::compile::{bake_chunk, compile_full};
+    use pmfedit_core::sample;
+
+    use super::*;
+
+    /// Holds full bakes back until opened.
+    #[derive(Default)]
+    struct Gate {
+        open: Mutex<bool>,
+        cv: Condvar,
+    }
+
+    impl Gate {
+        fn wait(&self) {
+            let mut open = self.open.lock().unwrap();
+            while !*open {
+                let (g, t) = self.cv.wait_timeout(open, Duration::from_secs(60)).unwrap();
+                assert!(!t.timed_out(), "gate never opened");
+                open = g;
+            }
+        }
+
+        fn open(&self) {
+            *self.open.lock().unwrap() = true;
+            self.cv.notify_all();
+        }
+    }
+
+    /// Polls until `cond` holds (bounded).
+    fn poll_until(state: &mut EditorState, mut cond: impl FnMut(&EditorState) -> bool) {
+        let t = Instant::now();
+        loop {
+            state.poll_bakes();
+            if cond(state) {
+                return;
+            }
+            assert!(t.elapsed() < Duration::from_secs(120), "timed out");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// A document whose full bakes wait for the gate (previews do not).
+    fn gated_state(gate: &Arc<Gate>) -> EditorState {
+        let g = gate.clone();
+        let bake: Arc<BakeFn> = Arc::new(move |m: &Map, l, c, s: &CompileSettings| {
+            if !s.is_preview() {
+                g.wait();
+            }
+            bake_chunk(m, l, c, s).map_err(|e| e.to_string())
+        });
+        EditorState::with_bake_fn(sample::demo(), None, 2, Arc::new(|| {}), bake)
+    }
+
+    #[test]
+    fn previews_draw_while_full_bakes_finish_and_export_waits_for_them() {
+        let gate = Arc::new(Gate::default());
+        let mut state = gated_state(&gate);
+        poll_until(&mut state, |s| s.bake.pending.is_empty());
+        // Every mesh is drawn (no tint), nothing is fully baked yet.
+        assert!(!state.bake.bakes.is_empty());
+        assert!(!state.bake.changed.is_empty());
+        assert!(state.bake.full.is_empty());
+        assert_eq!(state.bake.finalizing.len(), state.bake.bakes.len());
+        assert_eq!((state.baking(), state.finishing()), (0, state.bake.bakes.len()));
+        assert!(!state.bake.all_full());
+
+        // An export now must wait: it would otherwise write previews (no visibility).
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.pmf");
+        state.apply(Command::Export(path.clone()));
+        assert_eq!(state.pending_export.as_deref(), Some(path.as_path()));
+        for _ in 0..20 {
+            state.poll_bakes();
+        }
+        assert!(!path.exists(), "exported before the full bakes");
+        assert!(state.compile().is_err(), "compiled without full bakes");
+
+        gate.open();
+        state.bake.changed.clear();
+        poll_until(&mut state, |s| s.pending_export.is_none());
+        assert!(state.bake.all_full());
+        assert_eq!(state.bake.full.len(), state.bake.bakes.len());
+        // The previews already drew these meshes: the full bakes are not uploaded again.
+        assert!(state.bake.changed.is_empty(), "{:?}", state.bake.changed);
+
+        // The file is the full compile: visibility and pathfinding included.
+        let bytes = std::fs::read(&path).unwrap();
+        let file = pmf::read(&bytes).unwrap();
+        let settings = CompileSettings { timestamp: file.header.creation_time, ..CompileSettings::default() };
+        let expected = pmf::write(&compile_full(&state.map, &settings).unwrap()).unwrap();
+        assert!(bytes == expected, "the export differs from a full compile");
+        let chunks = file.levels.iter().flat_map(|l| &l.chunks);
+        assert!(chunks.flat_map(|c| &c.common.cubes).any(|c| c.visibility.is_some()));
+    }
+
+    #[test]
+    fn an_edit_while_full_bakes_run_keeps_export_waiting() {
+        let gate = Arc::new(Gate::default());
+        let mut state = gated_state(&gate);
+        poll_until(&mut state, |s| s.bake.pending.is_empty());
+        gate.open();
+        poll_until(&mut state, |s| s.bake.all_full());
+        let before = state.bake.full.clone();
+
+        // Edit one cube: its chunks get previews, then full bakes; until then the export waits
+        // and the old full bakes stay what would be exported.
+        let level = &state.map.levels[0];
+        let (lo, _) = level.occupied_bounds().unwrap();
+        let min = level.frame().chunk_min_lattice(lo);
+        use pmfedit_core::map::octree::Cube;
+        let cube = match level.get(min) {
+            Ok((c, _)) if c.is_solid() => Cube::EMPTY,
+            _ => Cube::solid(Default::default(), Default::default(), Default::default()),
+        };
+        let edit = pmfedit_core::edit::Edit::Cubes {
+            level: 0,
+            op: pmfedit_core::edit::CubeOp::SetCube { addr: CubeAddr::containing(min, 3), cube },
+        };
+        state.apply(Command::Edit(edit));
+        let dirty = state.bake.finalizing.clone();
+        assert!(!dirty.is_empty());
+        assert!(dirty.iter().all(|k| state.bake.pending.contains(k)));
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.pmf");
+        state.apply(Command::Export(path.clone()));
+        poll_until(&mut state, |s| s.pending_export.is_none());
+        assert!(path.exists());
+        assert!(state.bake.all_full());
+        for k in &dirty {
+            if let Some(old) = before.get(k) {
+                assert!(!Arc::ptr_eq(old, &state.bake.full[k]), "{k:?} not re-baked");
+            }
+            assert!(Arc::ptr_eq(&state.bake.bakes[k], &state.bake.full[k]));
         }
     }
 }

@@ -167,6 +167,31 @@ fn one_thread_equals_many_threads() {
     }
 }
 
+/// The editor's two-stage bakes: the full results compile to the same bytes as a full compile;
+/// the previews (no visibility, no pathfinding) are never what gets compiled.
+#[test]
+fn two_stage_bakes_compile_the_same_from_their_full_results() {
+    use pmfedit_bake::scheduler::{BakeEvent, Stage};
+    let map = Arc::new(start_map());
+    let keys: Vec<_> = level_chunks(&map.levels[0]).into_iter().map(|c| (0, c)).collect();
+    let one = bytes(&compile_full(&map, &settings()).unwrap());
+    let scheduler = Scheduler::new(2, settings(), Arc::new(|| {}));
+    scheduler.submit(map.clone(), keys.clone());
+    scheduler.wait_idle();
+    let mut inc = IncrementalBuild::new(settings());
+    let mut previews = IncrementalBuild::new(settings());
+    for event in scheduler.drain() {
+        match event {
+            BakeEvent::Baked { bake, stage: Stage::Full, .. } => inc.insert(*bake),
+            BakeEvent::Baked { bake, stage: Stage::Preview, .. } => previews.insert(*bake),
+            other => panic!("{other:?}"),
+        }
+    }
+    assert!(inc.missing(&map).is_empty() && previews.missing(&map).is_empty());
+    assert!(bytes(&inc.compile(&map).unwrap()) == one);
+    assert!(bytes(&previews.compile(&map).unwrap()) != one, "previews carry visibility/pathfinding?");
+}
+
 #[test]
 fn light_ids_of_the_start_map_are_stable() {
     // The strategy addresses lights by position in id order.

@@ -46,7 +46,16 @@ enum Phase {
     Loading,
     Settling(u32),
     Measuring,
-    Edited { at: Instant, key: ChunkKey },
+    /// Waiting for the edited chunk's re-baked mesh (its preview) to be uploaded.
+    Edited {
+        at: Instant,
+        key: ChunkKey,
+    },
+    /// The mesh is on screen (after `edit_ms`); waiting for the full bakes of every dirty chunk.
+    Finishing {
+        at: Instant,
+        edit_ms: f64,
+    },
     Done,
 }
 
@@ -88,7 +97,7 @@ impl Script {
     }
 
     fn loaded(vp: &Viewport, state: &EditorState) -> bool {
-        state.bake.pending.is_empty() && !state.bake.bakes.is_empty() && vp.uploads_waiting() == 0
+        state.bake.all_full() && !state.bake.bakes.is_empty() && vp.uploads_waiting() == 0
     }
 
     /// One frame.
@@ -163,7 +172,7 @@ impl Script {
                 if self.intervals.len() as u32 >= frames {
                     let Some((cmds, key)) = scripted_edit(vp, state) else {
                         eprintln!("pmfedit: nothing in front of the camera to edit");
-                        self.report(None);
+                        self.report(None, None);
                         self.phase = Phase::Done;
                         ctx.send_viewport_cmd(egui::ViewportCommand::Close);
                         return;
@@ -174,9 +183,16 @@ impl Script {
             }
             Phase::Edited { at, key } => {
                 let uploaded = vp.uploaded_at(key).is_some_and(|t| t > at);
+                // The first upload after the edit's preview bake arrived.
                 if uploaded && !state.bake.pending.contains(&key) && vp.uploads_waiting() == 0 {
-                    let ms = vp.uploaded_at(key).map_or(0.0, |t| t.duration_since(at).as_secs_f64() * 1e3);
-                    self.report(Some(ms));
+                    let edit_ms = vp.uploaded_at(key).map_or(0.0, |t| t.duration_since(at).as_secs_f64() * 1e3);
+                    self.phase = Phase::Finishing { at, edit_ms };
+                }
+            }
+            Phase::Finishing { at, edit_ms } => {
+                if state.bake.all_full() {
+                    let full_ms = at.elapsed().as_secs_f64() * 1e3;
+                    self.report(Some(edit_ms), Some(full_ms));
                     self.phase = Phase::Done;
                     ctx.send_viewport_cmd(egui::ViewportCommand::Close);
                 }
@@ -185,7 +201,7 @@ impl Script {
         }
     }
 
-    fn report(&self, edit_ms: Option<f64>) {
+    fn report(&self, edit_ms: Option<f64>, full_ms: Option<f64>) {
         let stats = |v: &[f64]| {
             let mut s: Vec<f64> = v.iter().map(|x| x * 1e3).collect();
             s.sort_by(f64::total_cmp);
@@ -201,6 +217,10 @@ impl Script {
         match edit_ms {
             Some(ms) => println!("edit → re-baked mesh uploaded: {ms:.1} ms"),
             None => println!("edit → re-baked mesh uploaded: n/a"),
+        }
+        match full_ms {
+            Some(ms) => println!("edit → full bake of all dirty chunks: {ms:.1} ms"),
+            None => println!("edit → full bake of all dirty chunks: n/a"),
         }
     }
 }

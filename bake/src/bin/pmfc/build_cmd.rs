@@ -15,7 +15,7 @@ use pmfedit_bake::compile::{
 use pmfedit_bake::deps::{ChunkKey, dirty_chunks};
 use pmfedit_bake::incremental::IncrementalBuild;
 use pmfedit_bake::resources::embed_resources;
-use pmfedit_bake::scheduler::{BakeEvent, Scheduler};
+use pmfedit_bake::scheduler::{BakeEvent, Scheduler, Stage};
 use pmfedit_core::edit::{ChangeSet, CubeOp, Edit, History};
 use pmfedit_core::format::pmf;
 use pmfedit_core::map::Map;
@@ -162,18 +162,20 @@ fn bake_all(
         map.levels.iter().enumerate().flat_map(|(li, l)| level_chunks(l).into_iter().map(move |c| (li, c))).collect();
     let total = keys.len();
     let scheduler = Scheduler::new(threads, settings.clone(), Arc::new(|| {}));
-    scheduler.submit(map, keys);
+    // Headless: full bakes only, no previews.
+    scheduler.submit_full(map, keys);
     let mut bakes = BTreeMap::new();
     let mut last = Instant::now();
     while bakes.len() < total {
         std::thread::sleep(Duration::from_millis(20));
         for event in scheduler.drain() {
             match event {
-                BakeEvent::Baked { bake, .. } => {
+                BakeEvent::Baked { bake, stage: Stage::Full, .. } => {
                     bakes.insert((bake.level, bake.chunk), *bake);
                 }
+                BakeEvent::Baked { stage: Stage::Preview, .. } => {} // not submitted
                 BakeEvent::Failed { error, .. } => return Err(Failure(error)),
-                BakeEvent::Panicked { key, message } => {
+                BakeEvent::Panicked { key, message, .. } => {
                     return Err(Failure(format!("level {}, chunk {:?}: bake panicked: {message}", key.0, key.1)));
                 }
             }
@@ -410,6 +412,9 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
     let mut per_edit = Vec::new();
     let (mut mesh_ms, mut light_ms, mut air_ms, mut other_ms) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut dirty_counts = Vec::new();
+    // The editor's first stage: mesh + lightmaps of the dirty chunks (and of the edited chunk).
+    let preview = settings.preview();
+    let (mut preview_ms, mut preview_edited_ms) = (Vec::new(), Vec::new());
     let mut seed = 0x2545_F491_4F6C_DD1Du64;
     for i in 0..a.edits {
         seed ^= seed << 13;
@@ -429,8 +434,17 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
         let Ok(changes) = history.apply(&mut map, Edit::Cubes { level: 0, op: CubeOp::SetCube { addr, cube } }) else {
             continue;
         };
-        let t = Instant::now();
         let radius = settings.visibility.as_ref().map_or(0, |v| v.radius_chunks as i32);
+        let edited = (0, pmfedit_core::map::coords::ChunkCoord::from_ivec3(chunk));
+        let t = Instant::now();
+        bake_chunk(&map, edited.0, edited.1, &preview).map_err(|e| Failure(e.to_string()))?;
+        preview_edited_ms.push(ms(t.elapsed()));
+        let t = Instant::now();
+        for &(li, c) in &dirty_chunks(&before, &map, &changes, radius) {
+            bake_chunk(&map, li, c, &preview).map_err(|e| Failure(e.to_string()))?;
+        }
+        preview_ms.push(ms(t.elapsed()));
+        let t = Instant::now();
         let dirty = dirty_chunks(&before, &map, &changes, radius);
         let mut st = StageTimes::default();
         for &(li, c) in &dirty {
@@ -463,7 +477,6 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
         quads += g.mesh.quad_count();
     }
     let mesh_s = t.elapsed().as_secs_f64();
-    let _ = bake_chunk; // the full per-chunk bake is timed above
 
     let (ours_us, ours_quads, theirs) = mesh_comparison()?;
 
@@ -499,6 +512,13 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
         "chunks": chunks,
         "full_bake_s": full_bake_s,
         "edit_rebake_ms": { "median": median, "p95": percentile(&mut per_edit.clone(), 0.95) },
+        // Preview bakes (mesh + lightmaps, no visibility or pathfinding) of the same edits: all
+        // dirty chunks, and the edited chunk alone (what the editor shows first).
+        "edit_preview_rebake_ms": {
+            "median": percentile(&mut preview_ms.clone(), 0.5),
+            "p95": percentile(&mut preview_ms, 0.95),
+            "edited_chunk_median": percentile(&mut preview_edited_ms, 0.5),
+        },
         "edit_stage_ms_median": {
             "mesh": percentile(&mut mesh_ms, 0.5),
             "light": percentile(&mut light_ms, 0.5),
