@@ -545,7 +545,9 @@ impl eframe::App for App {
         self.viewport.textures.on_events(&asset_events);
         self.shortcuts(&ctx);
         ctx.send_viewport_cmd(egui::ViewportCommand::Title(self.title()));
-        if ctx.input(|i| i.viewport().close_requested()) && self.state.is_dirty() && !self.allow_close {
+        // Scripted runs (--screenshot, --bench-frames) close without asking about their edits.
+        let scripted = self.viewport.script.is_some();
+        if ctx.input(|i| i.viewport().close_requested()) && self.state.is_dirty() && !self.allow_close && !scripted {
             ctx.send_viewport_cmd(egui::ViewportCommand::CancelClose);
             self.pending = Some(Pending::Quit);
         }
