@@ -394,6 +394,8 @@ impl App {
                 ui.checkbox(&mut self.panels.show_right, "Right panel (library, settings, inspector)");
                 ui.separator();
                 ui.checkbox(&mut self.viewport.textured, "Textures");
+                ui.checkbox(&mut self.viewport.edges, "Face edges")
+                    .on_hover_text("Outline every face in the lit and fullbright views");
                 ui.menu_button("Bookmarks", |ui| {
                     self.viewport.bookmarks_menu(ui, &self.state, &mut self.commands);
                 });

@@ -290,7 +290,7 @@ fn steps() -> Vec<Step> {
             Ok(())
         }),
         sub(|app, _| {
-            look(app, SITE + DVec3::new(-7.0, 7.0, -9.0), SITE + DVec3::new(2.5, 1.0, 3.0));
+            look(app, SITE + DVec3::new(-6.0, 11.0, -8.0), SITE + DVec3::new(2.5, 1.0, 3.0));
             material(app, "wood")?;
             app.commands.push(Command::SetTool(ToolKind::Place));
             app.commands.push(Command::SetCubeSize(3));
@@ -540,7 +540,7 @@ fn drag_between(app: &App, a: &Pick, b: &Pick, layers: i32) -> BoxDrag {
 }
 
 /// Changes the level's default sky (or, without one, the first sky environment): its top
-/// skybox material becomes the water, so the background follows.
+/// and side skybox materials become the water, so the background follows.
 fn environment_edit(app: &mut App) -> Result<(), String> {
     use pmfedit_core::map::library::{EnvKind, EnvRef, Environment};
     let lib = &app.state.map.library;
@@ -551,7 +551,10 @@ fn environment_edit(app: &mut App) -> Result<(), String> {
         .ok_or("the demo has no sky environment")?;
     let mut env = lib.sky_environments().get(id).ok_or("the sky is missing")?.clone();
     let (water, _) = lib.materials().by_name("water").ok_or("no water material")?;
-    env.skybox[1] = Some(water);
+    // Faces +X, +Y, +Z, −X, (not −Y), −Z.
+    for face in [0, 1, 2, 3, 5] {
+        env.skybox[face] = Some(water);
+    }
     app.panels.show_right = true;
     app.panels.right_tab = RightTab::Environments;
     app.panels.environments.kind = Some(EnvKind::Sky);

@@ -141,6 +141,8 @@ pub struct Viewport {
     pub textures: textures::TextureStore,
     /// Draw material textures in the lit and fullbright views.
     pub textured: bool,
+    /// Outline faces in the lit and fullbright views.
+    pub edges: bool,
     /// The background gradient of this frame (`None`: the fixed colour).
     sky: Option<sky::SkyColors>,
     /// Camera bookmarks.
@@ -189,6 +191,7 @@ impl Viewport {
             script: script::Script::from_cli(),
             textures: textures::TextureStore::default(),
             textured: true,
+            edges: true,
             sky: None,
             bookmarks: bookmarks::Bookmarks::default(),
         }
@@ -771,6 +774,7 @@ impl Viewport {
             },
             sky: self.sky,
             textured: self.textured,
+            edges: self.edges,
             exposure: self.exposure,
             ambient: self.ambient,
         };

@@ -93,6 +93,8 @@ pub struct FrameParams {
     pub sky: Option<SkyColors>,
     /// Draw material textures (lit and fullbright views).
     pub textured: bool,
+    /// Darken face edges a little in the lit and fullbright views (depth cues on flat lighting).
+    pub edges: bool,
     /// Lightmap multiplier (lit and lightmap modes).
     pub exposure: f32,
     /// Editor-only light added everywhere in lit mode, linear (0 = exactly the bake).
@@ -235,6 +237,7 @@ uniform sampler2D u_lightmap;
 uniform sampler2D u_texture;
 uniform int u_mode;
 uniform int u_textured;
+uniform int u_edges;
 uniform vec4 u_tint;
 uniform float u_exposure;
 uniform float u_ambient;
@@ -271,6 +274,12 @@ void main() {
         float line = 1.0 - smoothstep(0.5 * w, 1.5 * w, d);
         c = mix(albedo * 0.18, mix(albedo, vec3(1.0), 0.5), line);
         alpha = max(alpha, line);
+    }
+    if (u_edges != 0 && (u_mode == 0 || u_mode == 1)) {
+        // Face outlines from the wireframe attribute (quad diagonals hidden), one pixel, 30 %.
+        float d = min(min(v_edge.x, v_edge.y), v_edge.z);
+        float w = max(fwidth(d), 1e-5);
+        c *= 1.0 - 0.3 * (1.0 - smoothstep(0.5 * w, 1.5 * w, d));
     }
     c = mix(c, u_tint.rgb, u_tint.a);
     fragColor = vec4(c, alpha);
@@ -542,6 +551,7 @@ impl Renderer {
         self.mesh_program.use_uniform_if_required("u_vp", vp);
         self.mesh_program.use_uniform_if_required("u_mode", f.shading.index());
         self.mesh_program.use_uniform_if_required("u_textured", i32::from(textured));
+        self.mesh_program.use_uniform_if_required("u_edges", i32::from(f.edges));
         self.mesh_program.use_uniform_if_required("u_exposure", f.exposure);
         self.mesh_program.use_uniform_if_required("u_ambient", f.ambient);
         let planes = frustum_planes(f.view_proj);
