@@ -184,6 +184,38 @@ pub fn resolve_texture(roots: &[PathBuf], texture: &str) -> Option<PathBuf> {
     pmfedit_bake::resources::resolve_texture(roots, texture)
 }
 
+/// Every texture file under the `textures/` folder of each root (project first), as the
+/// reference a material stores (`textures/stone.png`, `/`-separated): PNG and PTF files, at most
+/// four folders deep and 4096 names; sorted, without duplicates (a project file hides the shared
+/// asset of the same name).
+pub fn list_textures(roots: &[PathBuf]) -> Vec<String> {
+    fn walk(dir: &Path, rel: &str, depth: u32, out: &mut std::collections::BTreeSet<String>) {
+        let Ok(entries) = std::fs::read_dir(dir) else { return };
+        for e in entries.flatten() {
+            if out.len() >= 4096 {
+                return;
+            }
+            let path = e.path();
+            let Some(name) = path.file_name().and_then(|n| n.to_str()).map(str::to_owned) else { continue };
+            let child = format!("{rel}/{name}");
+            if path.is_dir() {
+                if depth < 4 && !name.starts_with('.') {
+                    walk(&path, &child, depth + 1, out);
+                }
+            } else if is_image(&path)
+                || path.extension().and_then(|e| e.to_str()).is_some_and(|e| e.eq_ignore_ascii_case("ptf"))
+            {
+                out.insert(child);
+            }
+        }
+    }
+    let mut out = std::collections::BTreeSet::new();
+    for root in roots {
+        walk(&root.join("textures"), "textures", 1, &mut out);
+    }
+    out.into_iter().collect()
+}
+
 /// Largest image file loaded as a thumbnail.
 const MAX_IMAGE_BYTES: u64 = 32 << 20;
 /// Thumbnail edge in pixels.
@@ -323,6 +355,24 @@ mod tests {
     use std::time::Instant;
 
     use super::*;
+
+    #[test]
+    fn texture_list_covers_both_roots_once_and_skips_other_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let (project, assets) = (dir.path().join("project"), dir.path().join("assets"));
+        for (root, files) in [
+            (&project, &["textures/a.png", "textures/sub/b.ptf", "textures/notes.txt"][..]),
+            (&assets, &["textures/a.png", "textures/c.PNG", "other/d.png"][..]),
+        ] {
+            for f in files {
+                let p = root.join(f);
+                std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+                std::fs::write(&p, b"x").unwrap();
+            }
+        }
+        let names = list_textures(&[project, assets, dir.path().join("missing")]);
+        assert_eq!(names, ["textures/a.png", "textures/c.PNG", "textures/sub/b.ptf"]);
+    }
 
     fn png(path: &Path, rgb: [u8; 3]) {
         image::RgbaImage::from_pixel(4, 4, image::Rgba([rgb[0], rgb[1], rgb[2], 255])).save(path).unwrap();

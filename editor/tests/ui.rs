@@ -349,3 +349,19 @@ fn the_walkthrough_session_builds_saves_reopens_and_exports() {
     assert_eq!(file.levels.len(), 1);
     assert!(dir.path().join("project/map.ron").is_file());
 }
+
+#[test]
+fn a_texture_picked_from_the_assets_goes_into_the_material() {
+    let mut h = harness();
+    h.get_by_label("Materials").click();
+    frames(&mut h);
+    h.get_by_label("grass").click();
+    frames(&mut h);
+    h.get_by_label("From the assets").click();
+    frames(&mut h);
+    h.get_by_label("textures/stone.png").click();
+    frames(&mut h);
+    let (_, grass) = h.state().state.map.library.materials().by_name("grass").unwrap();
+    assert_eq!(grass.texture, "textures/stone.png");
+    assert_eq!(h.state().state.history.undo_name(), Some("Edit material grass"));
+}

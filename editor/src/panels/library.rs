@@ -406,6 +406,28 @@ fn material_form(ui: &mut Ui, cx: &mut PanelCtx<'_>, id: MaterialId, original: &
         renamed = form::text_field(ui, "Name", &mut name);
         changed |= form::text_field(ui, "User type", &mut m.user_type);
         changed |= form::text_field_hint(ui, "Texture", &mut m.texture, "textures/name.png");
+        let pick_label = ui.label("From the assets");
+        let roots = cx.thumbs.roots().to_vec();
+        egui::ComboBox::from_id_salt(("texture_pick", id))
+            .selected_text("Pick a texture…")
+            .width(180.0)
+            .show_ui(ui, |ui| {
+                // Listed only while open: a folder scan, not a per-frame cost.
+                let names = crate::watch::list_textures(&roots);
+                if names.is_empty() {
+                    ui.weak("no textures/ folder in the project or the asset folder");
+                }
+                for name in names {
+                    if ui.selectable_label(m.texture == name, &name).clicked() {
+                        m.texture = name;
+                        changed = true;
+                    }
+                }
+            })
+            .response
+            .labelled_by(pick_label.id)
+            .on_hover_text("Textures in the project's and the shared assets' textures/ folders");
+        ui.end_row();
         changed |= form::color(ui, "Colour", &mut m.color);
         changed |= form::check(ui, "Is transparent", &mut m.transparent);
         if m.transparent {
