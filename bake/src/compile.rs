@@ -66,9 +66,28 @@ impl CompileSettings {
         CompileSettings { visibility: None, pathfinding: false, ..self.clone() }
     }
 
-    /// Whether these settings bake neither visibility nor pathfinding (as [`Self::preview`]'s).
+    /// Whether these settings bake neither visibility nor pathfinding (as [`Self::preview`]'s
+    /// and [`Self::draft`]'s).
     pub fn is_preview(&self) -> bool {
         self.visibility.is_none() && !self.pathfinding
+    }
+
+    /// The settings of a draft bake: a [`Self::preview`] with cheap lighting — one emitter
+    /// sample per light (hard shadows instead of soft ones, the cost of a sized light divided by
+    /// up to 27) and no ambient occlusion. The same mesh and the same lightmap layout as the
+    /// preview (luxel density and page sizes are unchanged); only luxel values differ. The editor
+    /// draws an edited chunk's draft first, then its preview replaces it.
+    pub fn draft(&self) -> CompileSettings {
+        let mut s = self.preview();
+        s.light.emitter_grid = 1;
+        s.light.ao = None;
+        s
+    }
+
+    /// Whether a draft bake would differ from the preview (it does not when the lighting is
+    /// already as cheap as a draft's: one emitter sample, no ambient occlusion).
+    pub fn draft_differs(&self) -> bool {
+        self.draft() != self.preview()
     }
 }
 

@@ -94,8 +94,8 @@ impl IncrementalBuild {
                     self.insert(*bake);
                     n += 1;
                 }
-                // Never submitted here; a preview must never stand in for a full bake.
-                BakeEvent::Baked { stage: Stage::Preview, .. } => {}
+                // Never submitted here; a draft or preview must never stand in for a full bake.
+                BakeEvent::Baked { stage: Stage::Draft | Stage::Preview, .. } => {}
                 BakeEvent::Failed { key, error, .. } => return Err(format!("level {}, {:?}: {error}", key.0, key.1)),
                 BakeEvent::Panicked { key, message, .. } => {
                     return Err(format!("level {}, {:?}: bake panicked: {message}", key.0, key.1));

@@ -6,21 +6,26 @@
 //! passes `request_repaint`). Nothing here blocks the caller except [`Scheduler::wait_idle`],
 //! meant for command-line tools and tests.
 //!
-//! Two stages: [`Scheduler::submit`] queues each chunk twice — a [`Stage::Preview`] job (mesh and
+//! Stages: [`Scheduler::submit`] queues each chunk twice — a [`Stage::Preview`] job (mesh and
 //! lightmaps only, [`CompileSettings::preview`]: what a viewport draws) and a [`Stage::Full`] job
-//! (the normal bake, visibility and pathfinding included: what an export compiles). Every pending
-//! preview runs before any full job; within a stage, urgent chunks ([`Scheduler::submit_urgent`])
-//! first, then nearest-to-camera first.
+//! (the normal bake, visibility and pathfinding included: what an export compiles).
+//! [`Scheduler::submit_urgent`] (the chunks an edit changed) also queues a [`Stage::Draft`]
+//! (the preview with cheap lighting, [`CompileSettings::draft`]), so the edited geometry is on
+//! screen within a few milliseconds even where soft shadows make the exact lightmaps slow; no
+//! draft is queued when it would equal the preview ([`CompileSettings::draft_differs`]). Every
+//! pending draft runs before any preview, and every preview before any full job; within a stage,
+//! urgent chunks first, then nearest-to-camera first.
 //! [`Scheduler::submit_full`] queues full jobs only (headless tools need no preview).
 //!
-//! Supersession is per chunk: a newer request for a chunk replaces both of its pending jobs; a
+//! Supersession is per chunk: a newer request for a chunk replaces all of its pending jobs; a
 //! result computed from an older request than the chunk's latest is dropped (never delivered,
 //! not even when it was already in the channel when the newer request came: once `submit`
 //! returns, [`Scheduler::drain`] and [`Scheduler::try_recv`] return no older result for its chunks),
-//! and so is a preview that finishes after its own request's full bake was delivered. A bake that
-//! panics is reported as [`BakeEvent::Panicked`] with its chunk, and the worker goes on. A preview
-//! that fails or panics ends its request: the full bake would fail the same way (it runs the same
-//! geometry and lighting code first), so it is cancelled, and dropped if it already runs.
+//! and so is a result of an earlier stage that finishes after a later stage of its own request was
+//! delivered (a draft after its preview, a preview after its full bake). A bake that panics is
+//! reported as [`BakeEvent::Panicked`] with its chunk, and the worker goes on. A draft or preview
+//! that fails or panics ends its request: the later stages would fail the same way (they run the
+//! same geometry and lighting code first), so they are cancelled, and dropped if they already run.
 
 use std::collections::{BTreeMap, HashMap};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -39,6 +44,9 @@ use crate::deps::ChunkKey;
 /// Which bake of a chunk a job makes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Stage {
+    /// A preview with cheap lighting ([`CompileSettings::draft`]): the same mesh and lightmap
+    /// layout as the preview, approximate luxels. Only for chunks an edit changed.
+    Draft,
     /// Mesh and lightmaps only ([`CompileSettings::preview`]): the same mesh and lightmaps as the
     /// full bake, without visibility and pathfinding. For drawing, never for export.
     Preview,
@@ -47,12 +55,23 @@ pub enum Stage {
 }
 
 impl Stage {
-    const ALL: [Stage; 2] = [Stage::Preview, Stage::Full];
+    /// Every stage, in the order they run.
+    pub const ALL: [Stage; 3] = [Stage::Draft, Stage::Preview, Stage::Full];
 
     fn index(self) -> usize {
         match self {
-            Stage::Preview => 0,
-            Stage::Full => 1,
+            Stage::Draft => 0,
+            Stage::Preview => 1,
+            Stage::Full => 2,
+        }
+    }
+
+    /// "draft", "preview" or "full".
+    pub fn label(self) -> &'static str {
+        match self {
+            Stage::Draft => "draft",
+            Stage::Preview => "preview",
+            Stage::Full => "full",
         }
     }
 }
@@ -99,12 +118,20 @@ struct Job {
     urgent: bool,
 }
 
+/// The newest request for a chunk, while a result of it may still be delivered.
+#[derive(Clone, Copy)]
+struct Request {
+    epoch: u64,
+    /// The latest stage of it delivered so far (earlier stages finishing later are dropped).
+    delivered: Option<Stage>,
+}
+
 #[derive(Default)]
 struct State {
     /// Waiting jobs, per stage ([`Stage::index`]).
-    pending: [BTreeMap<ChunkKey, Job>; 2],
-    /// The newest request epoch per chunk, while a result of that request may still be delivered.
-    latest: HashMap<ChunkKey, u64>,
+    pending: [BTreeMap<ChunkKey, Job>; 3],
+    /// The newest request per chunk, while a result of it may still be delivered.
+    latest: HashMap<ChunkKey, Request>,
     /// The newest request epoch per chunk, kept: results already sent from older requests are
     /// dropped on receipt.
     requested: HashMap<ChunkKey, u64>,
@@ -140,8 +167,10 @@ pub struct Scheduler {
     /// Events with the request epoch they answer.
     results: Receiver<(u64, BakeEvent)>,
     workers: Vec<JoinHandle<()>>,
-    /// Workers taking both stages (`workers` has one more, for previews only).
+    /// Workers taking every stage (`workers` has one more, for drafts and previews only).
     general: usize,
+    /// Whether urgent chunks get a draft ([`CompileSettings::draft_differs`]).
+    draft_differs: bool,
 }
 
 impl std::fmt::Debug for Scheduler {
@@ -186,6 +215,7 @@ impl Scheduler {
         let shared =
             Arc::new(Shared { state: Mutex::new(State::default()), work: Condvar::new(), idle: Condvar::new() });
         let (tx, results) = channel();
+        let draft_differs = settings.draft_differs();
         let settings = Arc::new(settings);
         // `threads` workers take both stages (previews first); the optional extra one takes
         // previews only.
@@ -197,7 +227,7 @@ impl Scheduler {
                 let (name, stages): (String, &'static [Stage]) = if i < general {
                     (format!("pmf-bake-{i}"), &Stage::ALL)
                 } else {
-                    ("pmf-bake-preview".to_owned(), &[Stage::Preview])
+                    ("pmf-bake-preview".to_owned(), &[Stage::Draft, Stage::Preview])
                 };
                 std::thread::Builder::new()
                     .name(name)
@@ -205,7 +235,7 @@ impl Scheduler {
                     .expect("spawn a bake worker thread")
             })
             .collect();
-        Scheduler { shared, results, workers, general }
+        Scheduler { shared, results, workers, general, draft_differs }
     }
 
     /// Number of worker threads taking both stages (an interactive scheduler has one more, for
@@ -215,19 +245,21 @@ impl Scheduler {
     }
 
     /// Queues a preview and a full bake of each of `chunks` from `snapshot`, replacing older
-    /// pending requests for them (both stages).
+    /// pending requests for them (every stage).
     pub fn submit(&self, snapshot: Arc<Map>, chunks: impl IntoIterator<Item = ChunkKey>) {
-        self.submit_stages(snapshot, chunks, &Stage::ALL, false);
+        self.submit_stages(snapshot, chunks, &[Stage::Preview, Stage::Full], false);
     }
 
     /// Like [`Scheduler::submit`], but within each stage these chunks go before the others (the
-    /// chunks an edit changed, so that their meshes are on screen first).
+    /// chunks an edit changed, so that their meshes are on screen first), and a draft of each
+    /// comes before its preview (unless the draft would equal the preview).
     pub fn submit_urgent(&self, snapshot: Arc<Map>, chunks: impl IntoIterator<Item = ChunkKey>) {
-        self.submit_stages(snapshot, chunks, &Stage::ALL, true);
+        let stages: &[Stage] = if self.draft_differs { &Stage::ALL } else { &[Stage::Preview, Stage::Full] };
+        self.submit_stages(snapshot, chunks, stages, true);
     }
 
     /// Queues only a full bake of each of `chunks` (for tools that draw nothing), replacing older
-    /// pending requests for them (both stages).
+    /// pending requests for them (every stage).
     pub fn submit_full(&self, snapshot: Arc<Map>, chunks: impl IntoIterator<Item = ChunkKey>) {
         self.submit_stages(snapshot, chunks, &[Stage::Full], false);
     }
@@ -243,7 +275,7 @@ impl Scheduler {
         st.next_epoch += 1;
         let epoch = st.next_epoch;
         for key in chunks {
-            st.latest.insert(key, epoch);
+            st.latest.insert(key, Request { epoch, delivered: None });
             st.requested.insert(key, epoch);
             for stage in Stage::ALL {
                 if stages.contains(&stage) {
@@ -262,7 +294,7 @@ impl Scheduler {
         self.shared.lock().camera = Some((level, position));
     }
 
-    /// Jobs waiting or running, both stages.
+    /// Jobs waiting or running, every stage.
     pub fn queued(&self) -> usize {
         let st = self.shared.lock();
         st.pending_len() + st.running
@@ -299,7 +331,7 @@ impl Scheduler {
             .collect()
     }
 
-    /// Blocks until no job of either stage is waiting or running. For tools and tests, not for a
+    /// Blocks until no job of any stage is waiting or running. For tools and tests, not for a
     /// UI thread.
     pub fn wait_idle(&self) {
         let mut st = self.shared.lock();
@@ -343,7 +375,7 @@ fn worker(
     bake: &BakeFn,
     stages: &[Stage],
 ) {
-    let preview = settings.preview();
+    let (draft, preview) = (settings.draft(), settings.preview());
     loop {
         let (stage, key, job) = {
             let mut st = shared.lock();
@@ -351,7 +383,7 @@ fn worker(
                 if st.shutdown {
                     return;
                 }
-                // Every preview before any full job.
+                // Every draft before any preview, every preview before any full job.
                 if let Some(stage) = stages.iter().copied().find(|s| !st.pending[s.index()].is_empty()) {
                     break stage;
                 }
@@ -375,6 +407,7 @@ fn worker(
             (stage, key, job)
         };
         let job_settings = match stage {
+            Stage::Draft => &draft,
             Stage::Preview => &preview,
             Stage::Full => settings,
         };
@@ -383,15 +416,24 @@ fn worker(
         let elapsed = start.elapsed();
         let sent = {
             let mut st = shared.lock();
-            let fresh = st.latest.get(&key) == Some(&job.epoch);
+            // From the newest request, and no later stage of it delivered yet.
+            let fresh =
+                st.latest.get(&key).is_some_and(|r| r.epoch == job.epoch && r.delivered.is_none_or(|d| d < stage));
             let failed = !matches!(result, Ok(Ok(_)));
-            if fresh && (stage == Stage::Full || failed) {
-                // The request is over: a full bake was delivered (a preview of the same request
-                // still running is now redundant and gets dropped), or its preview failed (the
-                // full bake would fail too, so it is cancelled, or dropped if it already runs).
-                // A newer request would have replaced the epoch, so nothing newer is pending.
-                st.latest.remove(&key);
-                st.pending[Stage::Full.index()].remove(&key);
+            if fresh {
+                if stage == Stage::Full || failed {
+                    // The request is over: a full bake was delivered (an earlier stage of the
+                    // same request still running is now redundant and gets dropped), or a draft
+                    // or preview failed (the later stages would fail too, so they are cancelled,
+                    // or dropped if they already run). A newer request would have replaced the
+                    // epoch, so nothing newer is pending.
+                    st.latest.remove(&key);
+                    for pending in &mut st.pending {
+                        pending.remove(&key);
+                    }
+                } else if let Some(r) = st.latest.get_mut(&key) {
+                    r.delivered = Some(stage);
+                }
             }
             let event = fresh.then(|| match result {
                 Ok(Ok(bake)) => BakeEvent::Baked { bake: Box::new(bake), elapsed, stage },

@@ -171,7 +171,14 @@ fn nearest_chunks_go_first() {
 
 /// The stage a bake function was called for, from its settings.
 fn stage_of(s: &CompileSettings) -> Stage {
-    if s.is_preview() { Stage::Preview } else { Stage::Full }
+    let default = CompileSettings::default();
+    if *s == default.draft() {
+        Stage::Draft
+    } else if s.is_preview() {
+        Stage::Preview
+    } else {
+        Stage::Full
+    }
 }
 
 /// Blocks the calling bake until the test opens it.
@@ -437,11 +444,82 @@ fn urgent_chunks_go_first_within_each_stage() {
     s.submit_urgent(map.clone(), [far]);
     s.wait_idle();
     let runs = runs.lock().unwrap().clone();
-    assert_eq!(runs.len(), 12);
-    // The worker may have taken one job before the urgent submit; the urgent chunk comes next.
-    let first_preview = runs.iter().position(|r| *r == (Stage::Preview, far.1)).unwrap();
-    assert!(first_preview <= 1, "{runs:?}");
-    assert_eq!(runs[6], (Stage::Full, far.1), "{runs:?}");
+    // A draft of the urgent chunk, a preview and a full bake of each.
+    assert_eq!(runs.len(), 13, "{runs:?}");
+    assert_eq!(runs.iter().filter(|r| r.0 == Stage::Draft).collect::<Vec<_>>(), [&(Stage::Draft, far.1)]);
+    // The worker may have taken one job before the urgent submit; the urgent chunk's draft comes
+    // next, then its preview before the other previews.
+    let draft = runs.iter().position(|r| *r == (Stage::Draft, far.1)).unwrap();
+    assert!(draft <= 1, "{runs:?}");
+    assert_eq!(runs[draft + 1], (Stage::Preview, far.1), "{runs:?}");
+    assert_eq!(runs[7], (Stage::Full, far.1), "{runs:?}");
+}
+
+/// A draft that finishes after its own request's preview was delivered is dropped: the viewport
+/// never goes back from exact lightmaps to draft ones.
+#[test]
+fn a_draft_finishing_after_its_preview_is_dropped() {
+    let map = Arc::new(sample::demo());
+    let k = keys(&map, 1);
+    let gate = Arc::new(Gate::default());
+    let g = gate.clone();
+    let bake: Arc<BakeFn> = Arc::new(move |m: &Map, l, c, s: &CompileSettings| {
+        if stage_of(s) == Stage::Draft {
+            g.wait();
+        }
+        bake_chunk(m, l, c, s).map_err(|e| e.to_string())
+    });
+    let s = Scheduler::with_options(2, CompileSettings::default(), Arc::new(|| {}), bake, false);
+    s.submit_urgent(map.clone(), k.clone());
+    // The draft is held; the other worker delivers the preview and the full bake.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut got = Vec::new();
+    while got.len() < 2 {
+        assert!(Instant::now() < deadline, "no preview and full bake while the draft was held: {got:?}");
+        got.extend(s.drain().iter().map(BakeEvent::stage));
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    assert_eq!(got, [Stage::Preview, Stage::Full]);
+    gate.open();
+    s.wait_idle();
+    assert!(s.drain().is_empty(), "the late draft was delivered");
+}
+
+/// A draft is the preview's mesh and lightmap layout with cheaper luxels; settings whose
+/// lighting is already that cheap get no draft at all.
+#[test]
+fn drafts_share_the_preview_layout_and_are_skipped_when_they_would_equal_it() {
+    let map = Arc::new(sample::demo());
+    let settings = CompileSettings::default();
+    let (draft, preview) = (settings.draft(), settings.preview());
+    assert!(settings.draft_differs());
+    // The demo's biggest chunk by faces (sized lights shine on it).
+    let chunk = keys(&map, usize::MAX)
+        .into_iter()
+        .max_by_key(|&(l, c)| bake_chunk(&map, l, c, &preview).unwrap().pmf.client.vertices.len())
+        .unwrap();
+    let d = bake_chunk(&map, 0, chunk.1, &draft).unwrap();
+    let p = bake_chunk(&map, 0, chunk.1, &preview).unwrap();
+    // Same vertices (lightmap UVs included) and geometry records; the air cells' light differs.
+    assert!(d.pmf.client.vertices == p.pmf.client.vertices, "draft vertices differ");
+    let geometry = |b: &pmfedit_bake::compile::ChunkBake| {
+        b.pmf.client.cubes.iter().map(|c| c.geometry.clone()).collect::<Vec<_>>()
+    };
+    assert!(geometry(&d) == geometry(&p), "draft geometry records differ");
+    assert!(d.pmf.common.cubes == p.pmf.common.cubes, "draft cube records differ");
+    let sizes =
+        |b: &pmfedit_bake::compile::ChunkBake| b.pmf.client.lightmaps.iter().map(|l| l.size_exp).collect::<Vec<_>>();
+    assert_eq!(sizes(&d), sizes(&p));
+    assert!(d.pmf.client.lightmaps != p.pmf.client.lightmaps, "soft shadows make no difference?");
+
+    let mut cheap = CompileSettings::default();
+    cheap.light.emitter_grid = 1;
+    assert!(!cheap.draft_differs());
+    let s = Scheduler::new(1, cheap, Arc::new(|| {}));
+    s.submit_urgent(map.clone(), [chunk]);
+    s.wait_idle();
+    let stages: Vec<Stage> = s.drain().iter().map(BakeEvent::stage).collect();
+    assert_eq!(stages, [Stage::Preview, Stage::Full]);
 }
 
 /// An interactive scheduler's preview worker bakes a new preview while every general worker is

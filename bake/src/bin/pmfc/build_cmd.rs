@@ -173,7 +173,7 @@ fn bake_all(
                 BakeEvent::Baked { bake, stage: Stage::Full, .. } => {
                     bakes.insert((bake.level, bake.chunk), *bake);
                 }
-                BakeEvent::Baked { stage: Stage::Preview, .. } => {} // not submitted
+                BakeEvent::Baked { stage: Stage::Draft | Stage::Preview, .. } => {} // not submitted
                 BakeEvent::Failed { error, .. } => return Err(Failure(error)),
                 BakeEvent::Panicked { key, message, .. } => {
                     return Err(Failure(format!("level {}, chunk {:?}: bake panicked: {message}", key.0, key.1)));
