@@ -58,10 +58,12 @@ pub enum Selection {
 
 /// Bake bookkeeping for the viewport and the bake panel.
 ///
-/// Each re-bake comes in two stages (see [`pmfedit_bake::scheduler`]): a quick preview (mesh and
-/// lightmaps, the same as the full bake's) that the viewport draws at once, then the full bake
-/// (visibility and pathfinding too) that exports compile from. A chunk is in `pending` until its
-/// preview arrives and in `finalizing` until its full bake arrives (so `pending ⊆ finalizing`).
+/// Each re-bake comes in stages (see [`pmfedit_bake::scheduler`]): for the chunks an edit changed
+/// a draft (the mesh with cheap lighting: hard shadows) first, then for every dirty chunk a
+/// preview (mesh and lightmaps, the same as the full bake's) that the viewport draws at once, then
+/// the full bake (visibility and pathfinding too) that exports compile from. A chunk is in
+/// `pending` until its draft or preview arrives, in `drafts` while it is drawn from a draft, and
+/// in `finalizing` until its full bake arrives (so `pending ⊆ finalizing`, `drafts ⊆ finalizing`).
 #[derive(Debug, Default)]
 pub struct BakeStatus {
     /// The newest bake of each chunk, preview or full (the viewport draws these).
@@ -71,12 +73,16 @@ pub struct BakeStatus {
     pub full: BTreeMap<ChunkKey, Arc<ChunkBake>>,
     /// Chunks waiting for a re-baked mesh (drawn tinted with their previous mesh).
     pub pending: BTreeSet<ChunkKey>,
+    /// Chunks drawn from a draft bake, waiting for their exact lightmaps (preview).
+    pub drafts: BTreeSet<ChunkKey>,
     /// Chunks whose full bake (visibility, pathfinding) is not in yet; includes `pending`.
     pub finalizing: BTreeSet<ChunkKey>,
     /// Per chunk: milliseconds of its last full bake.
     pub last_ms: BTreeMap<ChunkKey, f64>,
     /// Per chunk: milliseconds of its last preview bake.
     pub last_preview_ms: BTreeMap<ChunkKey, f64>,
+    /// Per chunk: milliseconds of its last draft bake.
+    pub last_draft_ms: BTreeMap<ChunkKey, f64>,
     /// Errors and panics, newest last.
     pub errors: Vec<String>,
     /// Bumped whenever `bakes` changes, so the viewport knows to upload.
@@ -100,13 +106,24 @@ impl BakeStatus {
         self.bakes.clear();
         self.full.clear();
         self.pending.clear();
+        self.drafts.clear();
         self.finalizing.clear();
         self.changed.clear();
     }
 
     fn done(&mut self, key: ChunkKey) {
         self.pending.remove(&key);
+        self.drafts.remove(&key);
         self.finalizing.remove(&key);
+    }
+
+    /// Draws `bake` (a draft or a preview) for its chunk.
+    fn draw(&mut self, bake: ChunkBake) {
+        let key = (bake.level, bake.chunk);
+        self.pending.remove(&key);
+        self.bakes.insert(key, Arc::new(bake));
+        self.changed.insert(key);
+        self.revision += 1;
     }
 }
 
@@ -257,20 +274,25 @@ impl EditorState {
     pub fn poll_bakes(&mut self) {
         for event in self.scheduler.drain() {
             match event {
-                BakeEvent::Baked { bake, elapsed, stage: Stage::Preview } => {
+                BakeEvent::Baked { bake, elapsed, stage: Stage::Draft } => {
+                    // The new geometry with approximate lighting, until the preview comes.
                     let key = (bake.level, bake.chunk);
+                    self.bake.last_draft_ms.insert(key, elapsed.as_secs_f64() * 1e3);
+                    self.bake.drafts.insert(key);
+                    self.bake.draw(*bake);
+                }
+                BakeEvent::Baked { bake, elapsed, stage: Stage::Preview } => {
                     // The mesh is final; the chunk stays in `finalizing` for its full bake.
-                    self.bake.pending.remove(&key);
+                    let key = (bake.level, bake.chunk);
                     self.bake.last_preview_ms.insert(key, elapsed.as_secs_f64() * 1e3);
-                    self.bake.bakes.insert(key, Arc::new(*bake));
-                    self.bake.changed.insert(key);
-                    self.bake.revision += 1;
+                    self.bake.drafts.remove(&key);
+                    self.bake.draw(*bake);
                 }
                 BakeEvent::Baked { bake, elapsed, stage: Stage::Full } => {
                     let key = (bake.level, bake.chunk);
                     // Its preview, if it arrived, drew the same mesh and lightmaps: no upload.
                     // Without one (dropped as late), draw this bake.
-                    let drawn = !self.bake.pending.contains(&key);
+                    let drawn = !self.bake.pending.contains(&key) && !self.bake.drafts.contains(&key);
                     self.bake.done(key);
                     self.bake.last_ms.insert(key, elapsed.as_secs_f64() * 1e3);
                     let bake = Arc::new(*bake);
@@ -281,7 +303,7 @@ impl EditorState {
                     }
                     self.bake.revision += 1;
                 }
-                // A failed preview ends its request (the scheduler cancels the full bake).
+                // A failed draft or preview ends its request (the scheduler cancels the rest).
                 BakeEvent::Failed { key, error, .. } => {
                     self.bake.done(key);
                     self.bake.errors.push(error);
@@ -292,10 +314,7 @@ impl EditorState {
                         "level {}, chunk {:?}: {} bake panicked: {message}",
                         key.0,
                         key.1,
-                        match stage {
-                            Stage::Preview => "preview",
-                            Stage::Full => "full",
-                        }
+                        stage.label()
                     ));
                 }
             }
@@ -561,6 +580,57 @@ mod tests {
         assert!(bytes == expected, "the export differs from a full compile");
         let chunks = file.levels.iter().flat_map(|l| &l.chunks);
         assert!(chunks.flat_map(|c| &c.common.cubes).any(|c| c.visibility.is_some()));
+    }
+
+    /// An edit's changed chunk is drawn from its draft while its preview is held back, then the
+    /// preview replaces the draft; dirty neighbours (no draft) stay tinted meanwhile.
+    #[test]
+    fn an_edited_chunk_is_drawn_from_its_draft_until_its_preview_arrives() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let hold = Arc::new(AtomicBool::new(false));
+        let h = hold.clone();
+        let draft = CompileSettings::default().draft();
+        let bake: Arc<BakeFn> = Arc::new(move |m: &Map, l, c, s: &CompileSettings| {
+            while h.load(Ordering::SeqCst) && *s != draft {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            bake_chunk(m, l, c, s).map_err(|e| e.to_string())
+        });
+        let mut state = EditorState::with_bake_fn(sample::demo(), None, 2, Arc::new(|| {}), bake);
+        poll_until(&mut state, |s| s.bake.all_full());
+        assert!(state.bake.drafts.is_empty(), "a plain load makes no drafts");
+
+        hold.store(true, Ordering::SeqCst);
+        let level = &state.map.levels[0];
+        let (lo, _) = level.occupied_bounds().unwrap();
+        let min = level.frame().chunk_min_lattice(lo);
+        use pmfedit_core::map::octree::Cube;
+        let cube = match level.get(min) {
+            Ok((c, _)) if c.is_solid() => Cube::EMPTY,
+            _ => Cube::solid(Default::default(), Default::default(), Default::default()),
+        };
+        let edit = pmfedit_core::edit::Edit::Cubes {
+            level: 0,
+            op: pmfedit_core::edit::CubeOp::SetCube { addr: CubeAddr::containing(min, 3), cube },
+        };
+        state.apply(Command::Edit(edit));
+        let edited = (0, lo);
+        let dirty = state.bake.pending.clone();
+        assert!(dirty.contains(&edited) && dirty.len() > 1, "{dirty:?}");
+        poll_until(&mut state, |s| !s.bake.pending.contains(&edited));
+        assert_eq!(state.bake.drafts.iter().copied().collect::<Vec<_>>(), [edited]);
+        assert!(state.bake.changed.contains(&edited), "the draft is not queued for upload");
+        assert!(state.bake.last_draft_ms.contains_key(&edited));
+        assert!(!state.bake.bakes[&edited].pmf.client.lightmaps.is_empty());
+        // The neighbours have no draft: they wait, tinted, for their previews.
+        assert_eq!(state.bake.pending.len(), dirty.len() - 1);
+
+        hold.store(false, Ordering::SeqCst);
+        poll_until(&mut state, |s| s.bake.all_full());
+        assert!(state.bake.drafts.is_empty());
+        // What is drawn now is the exact bake: the same as the full bake's mesh and lightmaps.
+        let exact = bake_chunk(&state.map, 0, edited.1, &CompileSettings::default()).unwrap();
+        assert!(state.bake.bakes[&edited].pmf.client == exact.pmf.client, "the draft is still drawn");
     }
 
     #[test]

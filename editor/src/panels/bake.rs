@@ -24,6 +24,11 @@ pub fn ui(ui: &mut Ui, cx: &mut PanelCtx<'_>) {
         let max = bake.last_preview_ms.values().copied().fold(0.0, f64::max);
         ui.weak(format!("last previews (mesh + light): {total:.0} ms in all, slowest {max:.1} ms"));
     }
+    if !bake.last_draft_ms.is_empty() {
+        let total: f64 = bake.last_draft_ms.values().sum();
+        let max = bake.last_draft_ms.values().copied().fold(0.0, f64::max);
+        ui.weak(format!("last drafts (edited chunks, hard shadows): {total:.0} ms in all, slowest {max:.1} ms"));
+    }
     if !bake.errors.is_empty() {
         ui.colored_label(ui.visuals().error_fg_color, format!("{} errors", bake.errors.len()));
         egui::ScrollArea::vertical().id_salt("bake_errors").max_height(120.0).show(ui, |ui| {
@@ -47,6 +52,8 @@ pub fn ui(ui: &mut Ui, cx: &mut PanelCtx<'_>) {
                 ui.label(bake.last_preview_ms.get(key).map_or_else(String::new, |p| format!("{p:.1} ms")));
                 ui.label(if bake.pending.contains(key) {
                     format!("{ms:.1} ms (re-baking)")
+                } else if bake.drafts.contains(key) {
+                    format!("{ms:.1} ms (refining lighting)")
                 } else if bake.finalizing.contains(key) {
                     format!("{ms:.1} ms (finishing visibility)")
                 } else {

@@ -14,8 +14,9 @@
 //! - **Camera-relative rendering**: the camera position is f64; chunk offsets and overlay points
 //!   are moved by `-eye` in f64 before becoming f32, so a 2^27-unit level keeps precision.
 //! - **Budgeted uploads**: each frame the chunks in `bake.changed` are queued; at most
-//!   [`UPLOADS_PER_FRAME`] are turned into [`mesh::ChunkMesh`]es (CPU) and handed to the renderer,
-//!   which uploads them in the next paint. Pending chunks keep their last mesh, tinted.
+//!   [`UPLOADS_PER_FRAME`] (within [`MESH_BUILD_BUDGET`]) are turned into [`mesh::ChunkMesh`]es
+//!   (CPU) and handed to the renderer, which uploads them in the next paint. Pending chunks keep
+//!   their last mesh, tinted.
 //! - **No GL, still a viewport**: under egui_kittest `cc.gl` is `None`; camera, picking and tools
 //!   work and the 3D image is replaced by a note.
 //!
@@ -65,8 +66,12 @@ use self::camera::Camera;
 use self::overlay::Overlay;
 use self::render::{FrameParams, Renderer, Shading, Upload};
 
-/// Chunk meshes built and queued for upload per frame.
-pub const UPLOADS_PER_FRAME: usize = 8;
+/// Most chunk meshes built and queued for upload per frame.
+pub const UPLOADS_PER_FRAME: usize = 64;
+/// CPU time per frame for building chunk meshes; past it the rest waits for the next frame (at
+/// least one mesh is built per frame). Frames are slow when there is much to draw (software GL:
+/// 100+ ms), so a count limit alone would spread a big map's first load over hundreds of frames.
+pub const MESH_BUILD_BUDGET: std::time::Duration = std::time::Duration::from_millis(6);
 /// How far picking looks, map units.
 pub const PICK_DISTANCE: f64 = 4000.0;
 
@@ -207,6 +212,11 @@ impl Viewport {
         self.queue.len() + self.renderer.as_ref().map_or(0, |r| r.lock().map_or(0, |r| r.queue.len()))
     }
 
+    /// What the last paint drew (`None` without a renderer).
+    pub fn draw_stats(&self) -> Option<render::DrawStats> {
+        Some(self.renderer.as_ref()?.lock().ok()?.stats)
+    }
+
     /// When a chunk's mesh last reached the GPU.
     pub fn uploaded_at(&self, key: ChunkKey) -> Option<Instant> {
         self.renderer.as_ref()?.lock().ok()?.uploaded_at.get(&key).copied()
@@ -230,7 +240,8 @@ impl Viewport {
         self.camera_ready = true;
     }
 
-    /// Takes newly baked chunks and turns up to [`UPLOADS_PER_FRAME`] into meshes for the GPU.
+    /// Takes newly baked chunks and turns up to [`UPLOADS_PER_FRAME`] of them, within
+    /// [`MESH_BUILD_BUDGET`], into meshes for the GPU.
     fn sync_uploads(&mut self, state: &mut EditorState) {
         let has_bakes = !state.bake.bakes.is_empty();
         if self.had_bakes && !has_bakes && !state.bake.pending.is_empty() {
@@ -277,7 +288,8 @@ impl Viewport {
             };
             self.queue.make_contiguous().sort_by(|a, b| dist(a).total_cmp(&dist(b)));
         }
-        while uploads.len() < UPLOADS_PER_FRAME {
+        let started = Instant::now();
+        while uploads.len() < UPLOADS_PER_FRAME && (uploads.is_empty() || started.elapsed() < MESH_BUILD_BUDGET) {
             let Some(k) = self.queue.pop_front() else { break };
             self.queued.remove(&k);
             match (state.bake.bakes.get(&k), state.map.levels.get(k.0)) {
@@ -829,9 +841,11 @@ impl Viewport {
         if let Some(r) = &self.renderer {
             if let Ok(r) = r.lock() {
                 lines.push(format!(
-                    "{} chunks on GPU, {} drawn · speed {:.0}",
+                    "{} chunks on GPU, {} drawn ({} draws, {}k triangles) · speed {:.0}",
                     r.chunk_count(),
-                    r.drawn.0,
+                    r.stats.chunks,
+                    r.stats.draws,
+                    r.stats.vertices / 3000,
                     self.camera.speed
                 ));
             }

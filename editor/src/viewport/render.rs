@@ -204,8 +204,21 @@ pub struct Renderer {
     pub queue: Vec<Upload>,
     /// When each chunk was last uploaded.
     pub uploaded_at: HashMap<ChunkKey, Instant>,
-    /// Chunks drawn / culled in the last paint.
-    pub drawn: (usize, usize),
+    /// What the last paint drew.
+    pub stats: DrawStats,
+}
+
+/// What one paint drew (chunk meshes only).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DrawStats {
+    /// Chunks drawn.
+    pub chunks: usize,
+    /// Chunks outside the view frustum or beyond the view distance.
+    pub culled: usize,
+    /// Draw calls.
+    pub draws: usize,
+    /// Vertices submitted (three per triangle).
+    pub vertices: usize,
 }
 
 const MESH_VS: &str = r#"
@@ -392,7 +405,7 @@ impl Renderer {
             texture_slots: HashMap::new(),
             queue: Vec::new(),
             uploaded_at: HashMap::new(),
-            drawn: (0, 0),
+            stats: DrawStats::default(),
         })
     }
 
@@ -477,7 +490,7 @@ impl Renderer {
         offset: Vec3,
         tint: [f32; 4],
         textured: bool,
-    ) {
+    ) -> (usize, usize) {
         let p = &self.mesh_program;
         p.use_uniform_if_required("u_offset", three_d::vec3(offset.x, offset.y, offset.z));
         p.use_uniform_if_required("u_tint", three_d::vec4(tint[0], tint[1], tint[2], tint[3]));
@@ -500,7 +513,7 @@ impl Renderer {
         if !textured {
             bind();
             p.draw_arrays(states, vp, part.count);
-            return;
+            return (1, part.count as usize);
         }
         // One draw per material; a draw unbinds the attributes, so they are bound again.
         for r in &part.ranges {
@@ -510,6 +523,7 @@ impl Renderer {
             bind();
             p.draw_with(states, vp, || gl_state::draw_triangles(&self.ctx, r.first, r.count));
         }
+        (part.ranges.len(), part.count as usize)
     }
 
     /// The sky gradient over the whole viewport (no depth writes).
@@ -570,7 +584,13 @@ impl Renderer {
             }
             visible.push((*key, offset));
         }
-        self.drawn = (visible.len(), culled);
+        // Near first: hidden fragments fail the depth test before shading.
+        visible.sort_by(|a, b| a.1.length_squared().total_cmp(&b.1.length_squared()));
+        let mut stats = DrawStats { chunks: visible.len(), culled, ..DrawStats::default() };
+        let mut count = |(draws, vertices): (usize, usize)| {
+            stats.draws += draws;
+            stats.vertices += vertices;
+        };
         let tint = |k: &ChunkKey| if pending.contains(k) { [0.35, 0.55, 1.0, 0.18] } else { [0.0; 4] };
         let opaque = RenderStates {
             cull: Cull::Back,
@@ -581,7 +601,7 @@ impl Renderer {
         for (k, offset) in &visible {
             let chunk = &self.chunks[k];
             if let Some(part) = &chunk.opaque {
-                self.draw_part(part, chunk, opaque, viewport, *offset, tint(k), textured);
+                count(self.draw_part(part, chunk, opaque, viewport, *offset, tint(k), textured));
             }
         }
         // Transparent faces, far to near.
@@ -596,10 +616,11 @@ impl Renderer {
         for (k, offset) in far_first {
             let chunk = &self.chunks[k];
             if let Some(part) = &chunk.transparent {
-                self.draw_part(part, chunk, blended, viewport, *offset, tint(k), textured);
+                count(self.draw_part(part, chunk, blended, viewport, *offset, tint(k), textured));
             }
         }
 
+        self.stats = stats;
         self.draw_fills(f, vp, viewport);
         self.draw_lines(f, vp, viewport);
         // Hand egui's framebuffer back (three-d would delete one it owns).

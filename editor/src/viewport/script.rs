@@ -46,15 +46,18 @@ enum Phase {
     Loading,
     Settling(u32),
     Measuring,
-    /// Waiting for the edited chunk's re-baked mesh (its preview) to be uploaded.
+    /// Waiting for the edited chunk's re-baked mesh (its draft, or its preview) to be uploaded
+    /// (`first_ms` then set), then for its exact lightmaps (the preview) to be uploaded.
     Edited {
         at: Instant,
         key: ChunkKey,
+        first_ms: Option<f64>,
     },
-    /// The mesh is on screen (after `edit_ms`); waiting for the full bakes of every dirty chunk.
+    /// The exact mesh is on screen; waiting for the full bakes of every dirty chunk.
     Finishing {
         at: Instant,
-        edit_ms: f64,
+        first_ms: f64,
+        exact_ms: f64,
     },
     Done,
 }
@@ -72,7 +75,11 @@ pub struct Script {
     shot: Arc<Mutex<Option<Arc<egui::ColorImage>>>>,
     requested: bool,
     /// Per scripted edit: ms to the edited chunk's preview upload, ms to every full bake.
-    edits: Vec<(f64, f64)>,
+    /// Per scripted edit: ms to the first re-baked mesh on screen, to the exact one, to every
+    /// full bake.
+    edits: Vec<[f64; 3]>,
+    /// What the last measured frame drew.
+    draw_stats: Option<super::render::DrawStats>,
 }
 
 /// Scripted edits a `--bench-frames` run measures (one after the other).
@@ -94,6 +101,7 @@ impl Script {
             shot: Arc::new(Mutex::new(None)),
             requested: false,
             edits: Vec::new(),
+            draw_stats: None,
         })
     }
 
@@ -174,44 +182,50 @@ impl Script {
                 if let Some(i) = interval {
                     self.intervals.push(i);
                     self.ui_times.push(vp.last_ui_seconds);
+                    self.draw_stats = vp.draw_stats();
                 }
                 if self.intervals.len() as u32 >= frames {
                     let Some((cmds, key)) = scripted_edit(vp, state) else {
                         eprintln!("pmfedit: nothing in front of the camera to edit");
-                        self.report(None, None);
+                        self.report(None);
                         self.phase = Phase::Done;
                         ctx.send_viewport_cmd(egui::ViewportCommand::Close);
                         return;
                     };
                     out.extend(cmds);
-                    self.phase = Phase::Edited { at: Instant::now(), key };
+                    self.phase = Phase::Edited { at: Instant::now(), key, first_ms: None };
                 }
             }
-            Phase::Edited { at, key } => {
-                let uploaded = vp.uploaded_at(key).is_some_and(|t| t > at);
-                // The first upload after the edit's preview bake arrived.
-                if uploaded && !state.bake.pending.contains(&key) && vp.uploads_waiting() == 0 {
-                    let edit_ms = vp.uploaded_at(key).map_or(0.0, |t| t.duration_since(at).as_secs_f64() * 1e3);
-                    self.phase = Phase::Finishing { at, edit_ms };
+            Phase::Edited { at, key, first_ms } => {
+                // An upload after the edit's draft or preview bake arrived.
+                let uploaded = vp.uploaded_at(key).filter(|&t| t > at);
+                if let Some(t) = uploaded.filter(|_| !state.bake.pending.contains(&key) && vp.uploads_waiting() == 0) {
+                    let ms = t.duration_since(at).as_secs_f64() * 1e3;
+                    let first_ms = first_ms.unwrap_or(ms);
+                    self.phase = if state.bake.drafts.contains(&key) {
+                        Phase::Edited { at, key, first_ms: Some(first_ms) }
+                    } else {
+                        Phase::Finishing { at, first_ms, exact_ms: ms }
+                    };
                 }
             }
-            Phase::Finishing { at, edit_ms } => {
+            Phase::Finishing { at, first_ms, exact_ms } => {
                 if state.bake.all_full() {
                     let full_ms = at.elapsed().as_secs_f64() * 1e3;
-                    self.edits.push((edit_ms, full_ms));
+                    self.edits.push([first_ms, exact_ms, full_ms]);
                     let next = if self.edits.len() < BENCH_EDITS { scripted_edit(vp, state) } else { None };
                     match next {
                         Some((cmds, key)) => {
                             out.extend(cmds);
-                            self.phase = Phase::Edited { at: Instant::now(), key };
+                            self.phase = Phase::Edited { at: Instant::now(), key, first_ms: None };
                         }
                         None => {
-                            let median = |f: fn(&(f64, f64)) -> f64| {
-                                let mut v: Vec<f64> = self.edits.iter().map(f).collect();
+                            let median = |i: usize| {
+                                let mut v: Vec<f64> = self.edits.iter().map(|e| e[i]).collect();
                                 v.sort_by(f64::total_cmp);
                                 v[v.len() / 2]
                             };
-                            self.report(Some(median(|e| e.0)), Some(median(|e| e.1)));
+                            self.report(Some([median(0), median(1), median(2)]));
                             self.phase = Phase::Done;
                             ctx.send_viewport_cmd(egui::ViewportCommand::Close);
                         }
@@ -222,7 +236,8 @@ impl Script {
         }
     }
 
-    fn report(&self, edit_ms: Option<f64>, full_ms: Option<f64>) {
+    /// Prints the figures; `edit_ms`: medians of [`Script::edits`].
+    fn report(&self, edit_ms: Option<[f64; 3]>) {
         let stats = |v: &[f64]| {
             let mut s: Vec<f64> = v.iter().map(|x| x * 1e3).collect();
             s.sort_by(f64::total_cmp);
@@ -235,15 +250,24 @@ impl Script {
         println!("frames measured: {}", self.intervals.len());
         println!("frame time (whole app frame incl. paint): median {fm:.2} ms, p95 {fp:.2} ms");
         println!("viewport CPU time per frame: median {um:.3} ms, p95 {up:.3} ms");
-        let each: Vec<String> = self.edits.iter().map(|e| format!("{:.0}/{:.0}", e.0, e.1)).collect();
-        println!("edits: {} (preview upload / full bake ms: {})", self.edits.len(), each.join(", "));
-        match edit_ms {
-            Some(ms) => println!("edit → re-baked mesh uploaded: median {ms:.1} ms"),
-            None => println!("edit → re-baked mesh uploaded: n/a"),
+        if let Some(d) = &self.draw_stats {
+            println!(
+                "last measured frame drew {} chunks ({} culled): {} draw calls, {} triangles",
+                d.chunks,
+                d.culled,
+                d.draws,
+                d.vertices / 3
+            );
         }
-        match full_ms {
-            Some(ms) => println!("edit → full bake of all dirty chunks: median {ms:.1} ms"),
-            None => println!("edit → full bake of all dirty chunks: n/a"),
+        let each: Vec<String> = self.edits.iter().map(|e| format!("{:.0}/{:.0}/{:.0}", e[0], e[1], e[2])).collect();
+        println!("edits: {} (first mesh / exact lightmaps / full bakes, ms: {})", self.edits.len(), each.join(", "));
+        match edit_ms {
+            Some([first, exact, full]) => {
+                println!("edit → re-baked mesh uploaded (draft or preview): median {first:.1} ms");
+                println!("edit → exact lightmaps uploaded (preview): median {exact:.1} ms");
+                println!("edit → full bake of all dirty chunks: median {full:.1} ms");
+            }
+            None => println!("edit → re-baked mesh uploaded: n/a"),
         }
     }
 }
