@@ -6,6 +6,11 @@
 //! unsaved changes (the window's close button too: `close_requested` + `CancelClose`); opening a
 //! project with a newer recovery snapshot offers "Recover / Discard"; Save without a project asks
 //! for a folder; every path prompt has a typed-path field beside "Browse…".
+//!
+//! Imports run on a worker thread ([`ImportJob`]): one at a time (a second one is refused with a
+//! message), shown in the status bar with a spinner, the phase and "Cancel import". A finished
+//! import becomes one undo step, unless the map changed while it ran: then it is refused ("the
+//! map changed while importing FILE; import again"), since it was made from the older map.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -17,7 +22,7 @@ use pmfedit_core::map::Map;
 use pmfedit_core::project::{Project, RecoveryInfo};
 
 use crate::command::Command;
-use crate::files::{Dialogs, FileAction, FilePrompt, PromptResult, RecentFiles};
+use crate::files::{Dialogs, FileAction, FilePrompt, ImportFn, ImportJob, ImportRequest, PromptResult, RecentFiles};
 use crate::panels::Panels;
 use crate::state::{EditorState, Selection};
 use crate::tools::ToolKind;
@@ -76,6 +81,10 @@ pub struct App {
     pub walkthrough: Option<crate::walkthrough::Walkthrough>,
     /// Where the 3D view was drawn last frame (points).
     pub viewport_rect: Option<egui::Rect>,
+    /// The import running on a worker thread, if any.
+    pub import: Option<ImportJob>,
+    /// What runs an import ([`crate::files::import`]; tests put in one that waits for them).
+    pub importer: Arc<ImportFn>,
     dialogs: Dialogs,
     allow_close: bool,
     close_now: bool,
@@ -122,6 +131,8 @@ impl App {
             dark,
             walkthrough: crate::walkthrough::Walkthrough::from_cli(),
             viewport_rect: None,
+            import: None,
+            importer: Arc::new(crate::files::import),
             dialogs: Dialogs::default(),
             allow_close: false,
             close_now: false,
@@ -294,7 +305,7 @@ impl App {
         }
     }
 
-    fn prompt_confirmed(&mut self, action: FileAction, path: PathBuf) {
+    fn prompt_confirmed(&mut self, ctx: &egui::Context, action: FileAction, path: PathBuf) {
         match action {
             FileAction::Open => self.request(Pending::Open(path)),
             FileAction::SaveAs => {
@@ -303,20 +314,70 @@ impl App {
             }
             FileAction::Export => self.commands.push(Command::Export(path)),
             FileAction::ImportM3d | FileAction::ImportVoxelPlay => {
-                match crate::files::import(&self.state.map, self.state.level, action, &path, self.state.cube_log2) {
-                    Ok((map, summary)) => {
-                        let file =
-                            path.file_name().map_or_else(|| path.display().to_string(), |f| f.to_string_lossy().into());
-                        self.commands.push(Command::Edit(Edit::ReplaceMap {
-                            map: WholeMap(Box::new(map)),
-                            name: format!("Import {file}"),
-                        }));
-                        self.commands.push(Command::Status(format!("Imported {} ({summary})", path.display())));
-                    }
-                    Err(e) => self.state.say(format!("Import failed: {e}")),
-                }
+                let request = ImportRequest { action, path, level: self.state.level, cube_log2: self.state.cube_log2 };
+                self.start_import(ctx, request);
             }
         }
+    }
+
+    /// Starts an import on a worker thread, on a snapshot of the map; refused while another
+    /// one runs.
+    pub fn start_import(&mut self, ctx: &egui::Context, request: ImportRequest) {
+        if let Some(running) = &self.import {
+            self.state.say(format!(
+                "Import of {} refused: {} is still importing (cancel it or wait)",
+                request.file_name(),
+                running.request.file_name()
+            ));
+            return;
+        }
+        let generation = self.state.generation();
+        self.import =
+            Some(ImportJob::start(ctx, self.state.map.snapshot(), request, generation, self.importer.clone()));
+    }
+
+    /// Cancels the running import: its result is dropped.
+    pub fn cancel_import(&mut self) {
+        if let Some(job) = self.import.take() {
+            self.state.say(format!("Import of {} cancelled", job.request.file_name()));
+        }
+    }
+
+    /// Takes a finished import: one undo step "Import NAME" if the map is as it was when the
+    /// import started, else refused. Waits while a drag's stroke is open (the import would
+    /// merge into the drag's undo step).
+    fn poll_import(&mut self) {
+        if self.state.history.current_stroke().is_some() {
+            return;
+        }
+        let Some(result) = self.import.as_ref().and_then(ImportJob::poll) else { return };
+        let Some(job) = self.import.take() else { return };
+        let file = job.request.file_name();
+        match result {
+            Ok(_) if self.state.generation() != job.generation => {
+                self.state.say(format!("The map changed while importing {file}; import again"));
+            }
+            Ok((map, summary)) => {
+                let replace = Edit::ReplaceMap { map: WholeMap(Box::new(map)), name: format!("Import {file}") };
+                self.state.apply(Command::Edit(replace));
+                // A refused edit leaves the generation (and its message) as it was.
+                if self.state.generation() != job.generation {
+                    self.state.say(format!("Imported {} ({summary})", job.request.path.display()));
+                }
+            }
+            Err(e) => self.state.say(format!("Import failed: {e}")),
+        }
+    }
+
+    /// The running import in the status bar: spinner, file, phase and "Cancel import".
+    fn import_status(&mut self, ui: &mut egui::Ui) {
+        let Some(job) = &self.import else { return };
+        ui.spinner();
+        ui.label(format!("Importing {}… ({})", job.request.file_name(), job.phase().label()));
+        if ui.button("Cancel import").clicked() {
+            self.cancel_import();
+        }
+        ui.separator();
     }
 
     fn menus(&mut self, ui: &mut egui::Ui) {
@@ -421,7 +482,7 @@ impl App {
                 PromptResult::Cancel => self.prompt = None,
                 PromptResult::Confirm(path) => {
                     self.prompt = None;
-                    self.prompt_confirmed(action, path);
+                    self.prompt_confirmed(ctx, action, path);
                 }
             }
         }
@@ -542,6 +603,7 @@ impl eframe::App for App {
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
         let ctx = ui.ctx().clone();
         self.state.poll_bakes();
+        self.poll_import();
         let (_, asset_events) = self.thumbs.poll_events();
         self.viewport.textures.set_roots(self.thumbs.roots());
         self.viewport.textures.on_events(&asset_events);
@@ -566,6 +628,7 @@ impl eframe::App for App {
         });
         egui::Panel::bottom("status").show(ui, |ui| {
             ui.horizontal(|ui| {
+                self.import_status(ui);
                 let n = self.state.baking();
                 let m = self.state.finishing();
                 if n > 0 {

@@ -7,13 +7,19 @@
 //!   "Browse…": the path can always be typed or pasted.
 //! - **Recent files** are kept in eframe storage (`pmfedit.recent`, one path per line, newest
 //!   first, at most [`MAX_RECENT`]).
-//! - **Imports** (Model 3D, Voxel Play) are applied to a copy of the map; on success the copy
-//!   replaces the map through one undoable edit (`Edit::ReplaceMap`, "Import NAME"): Ctrl+Z takes
-//!   the whole import back. Unchanged chunks are shared between the two maps, so the undo entry
-//!   costs little memory.
+//! - **Imports** (Model 3D, Voxel Play) run on a worker thread ([`ImportJob`]) on a snapshot of
+//!   the map, so a big world save never blocks the UI; the status bar shows the file, the phase
+//!   ([`ImportPhase`]) and a Cancel button (a cancelled import's result is dropped). When it
+//!   finishes the copy replaces the map through one undoable edit (`Edit::ReplaceMap`, "Import
+//!   NAME"): Ctrl+Z takes the whole import back. Unchanged chunks are shared between the two maps,
+//!   so the undo entry costs little memory. The result is applied only if the map did not change
+//!   meanwhile (the app compares [`EditorState::generation`](crate::state::EditorState::generation)
+//!   at the start and the end); otherwise it is refused and the user imports again.
 
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
 
 use eframe::egui;
 
@@ -234,44 +240,200 @@ impl FilePrompt {
     }
 }
 
-/// Applies an import to a copy of `map`; returns the new map and a summary.
-pub fn import(
-    map: &Map,
-    level: usize,
-    action: FileAction,
-    path: &Path,
-    cube_log2: u8,
-) -> Result<(Map, String), String> {
+/// How far a background import got, for the status bar.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImportPhase {
+    /// Reading the file.
+    Reading,
+    /// Decoding a Voxel Play save.
+    Decoding,
+    /// Placing cubes, lights and entities in the map copy.
+    Placing,
+}
+
+impl ImportPhase {
+    const ALL: [ImportPhase; 3] = [ImportPhase::Reading, ImportPhase::Decoding, ImportPhase::Placing];
+
+    /// In words.
+    pub fn label(self) -> &'static str {
+        match self {
+            ImportPhase::Reading => "reading the file",
+            ImportPhase::Decoding => "decoding",
+            ImportPhase::Placing => "placing cubes",
+        }
+    }
+}
+
+/// Shared by a running import and the UI: the phase it reports, the cancel flag it checks.
+#[derive(Debug, Default)]
+pub struct ImportControl {
+    phase: AtomicU8,
+    cancelled: AtomicBool,
+}
+
+impl ImportControl {
+    /// Reports the phase the import is in.
+    pub fn set_phase(&self, phase: ImportPhase) {
+        self.phase.store(phase as u8, Ordering::Relaxed);
+    }
+
+    /// The last phase reported.
+    pub fn phase(&self) -> ImportPhase {
+        ImportPhase::ALL.get(usize::from(self.phase.load(Ordering::Relaxed))).copied().unwrap_or(ImportPhase::Reading)
+    }
+
+    /// Asks the import to stop (it stops at the next phase; its result is dropped anyway).
+    pub fn cancel(&self) {
+        self.cancelled.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether [`ImportControl::cancel`] was called.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::Relaxed)
+    }
+
+    /// `Err` once cancelled, to stop between phases with `?`.
+    fn check(&self) -> Result<(), String> {
+        if self.is_cancelled() { Err("cancelled".into()) } else { Ok(()) }
+    }
+}
+
+/// What to import, and where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportRequest {
+    /// [`FileAction::ImportM3d`] or [`FileAction::ImportVoxelPlay`].
+    pub action: FileAction,
+    pub path: PathBuf,
+    /// The level the import goes into.
+    pub level: usize,
+    /// The voxel edge, as a power of two in lattice units.
+    pub cube_log2: u8,
+}
+
+impl ImportRequest {
+    /// The file's name (what the undo step and the messages show).
+    pub fn file_name(&self) -> String {
+        self.path.file_name().map_or_else(|| self.path.display().to_string(), |f| f.to_string_lossy().into_owned())
+    }
+}
+
+/// An import function, run on the worker thread: imports `request` into the map snapshot it is
+/// given and returns it with a summary. The app uses [`import`]; tests substitute one that waits
+/// for them.
+pub type ImportFn = dyn Fn(Map, &ImportRequest, &ImportControl) -> Result<(Map, String), String> + Send + Sync;
+
+/// What a finished import sends back.
+pub type ImportResult = Result<(Map, String), String>;
+
+/// An import running on a worker thread (named "import"). Dropping it cancels the import; the
+/// thread is never joined, so closing the app does not wait for it.
+pub struct ImportJob {
+    pub request: ImportRequest,
+    /// The editor's map generation when the import started.
+    pub generation: u64,
+    control: Arc<ImportControl>,
+    rx: Receiver<ImportResult>,
+}
+
+impl ImportJob {
+    /// Starts `importer` on `map` (a snapshot of the document) on a worker thread; `generation`
+    /// is the document's map generation now. The thread calls `request_repaint` when done.
+    pub fn start(
+        ctx: &egui::Context,
+        map: Map,
+        request: ImportRequest,
+        generation: u64,
+        importer: Arc<ImportFn>,
+    ) -> Self {
+        let (tx, rx) = channel();
+        let control = Arc::new(ImportControl::default());
+        let (thread_tx, thread_control, thread_request, ctx) =
+            (tx.clone(), control.clone(), request.clone(), ctx.clone());
+        let spawned = std::thread::Builder::new().name("import".into()).spawn(move || {
+            let run = std::panic::AssertUnwindSafe(|| importer(map, &thread_request, &thread_control));
+            let result = std::panic::catch_unwind(run).unwrap_or_else(|panic| {
+                let msg = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_owned())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                Err(format!("{}: the importer panicked: {msg}", thread_request.file_name()))
+            });
+            let _ = thread_tx.send(result);
+            ctx.request_repaint();
+        });
+        if let Err(e) = spawned {
+            let _ = tx.send(Err(format!("could not start the import thread: {e}")));
+        }
+        Self { request, generation, control, rx }
+    }
+
+    /// The phase the import reported last.
+    pub fn phase(&self) -> ImportPhase {
+        self.control.phase()
+    }
+
+    /// The import's result once it is done (`None` while it runs).
+    pub fn poll(&self) -> Option<ImportResult> {
+        match self.rx.try_recv() {
+            Ok(r) => Some(r),
+            Err(TryRecvError::Empty) => None,
+            Err(TryRecvError::Disconnected) => {
+                Some(Err(format!("{}: the import stopped without a result", self.request.file_name())))
+            }
+        }
+    }
+}
+
+impl Drop for ImportJob {
+    fn drop(&mut self) {
+        self.control.cancel();
+    }
+}
+
+/// Imports `request` into `map` (a snapshot of the document, changed in place and returned with
+/// a summary), reporting its phase to `control` and stopping between phases once cancelled.
+/// Errors name the file.
+pub fn import(mut map: Map, request: &ImportRequest, control: &ImportControl) -> Result<(Map, String), String> {
     use pmfedit_core::import;
+    let path = &request.path;
+    let level = request.level;
+    control.set_phase(ImportPhase::Reading);
     let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut out = map.clone();
+    control.check()?;
+    let file = request.file_name();
     // The model's origin goes to the level's world origin (as `pmfc import` does).
-    let origin = out.levels.get(level).ok_or_else(|| format!("there is no level {level}"))?.frame().origin_lattice();
+    let origin = map.levels.get(level).ok_or_else(|| format!("there is no level {level}"))?.frame().origin_lattice();
     let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("import");
-    let summary = match action {
+    let summary = match request.action {
         FileAction::ImportM3d => {
+            control.set_phase(ImportPhase::Placing);
             let r = import::m3d::import_m3d(
-                &mut out,
+                &mut map,
                 level,
                 &bytes,
                 name,
                 origin,
-                cube_log2,
+                request.cube_log2,
                 import::m3d::ImportMode::Auto,
             )
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| format!("{file}: {e}"))?;
             format!("{}: {} voxels placed, {} materials created", r.source, r.voxels_placed, r.materials_created.len())
         }
         FileAction::ImportVoxelPlay => {
-            let save =
-                pmfedit_core::format::voxelplay::read_world(&bytes, &Default::default()).map_err(|e| e.to_string())?;
-            let r = import::voxelplay::import_world(&mut out, level, &save, origin, cube_log2)
-                .map_err(|e| e.to_string())?;
+            control.set_phase(ImportPhase::Decoding);
+            let save = pmfedit_core::format::voxelplay::read_world(&bytes, &Default::default())
+                .map_err(|e| format!("{file}: {e}"))?;
+            control.check()?;
+            control.set_phase(ImportPhase::Placing);
+            let r = import::voxelplay::import_world(&mut map, level, &save, origin, request.cube_log2)
+                .map_err(|e| format!("{file}: {e}"))?;
             format!("Voxel Play: {} voxels in {} boxes, {} lights", r.voxels, r.boxes, r.lights.len())
         }
         _ => return Err("not an import".into()),
     };
-    Ok((out, summary))
+    control.check()?;
+    Ok((map, summary))
 }
 
 /// The default asset pack: (texture name, colour, extra settings) of `assets/textures/*.png`.
@@ -373,6 +535,51 @@ mod tests {
         assert_eq!(r.paths[0], PathBuf::from("/p/12"));
         assert_eq!(r.paths[1], PathBuf::from("/p/14"));
         assert_eq!(RecentFiles::parse(&r.to_text()), r);
+    }
+
+    fn m3d_request() -> ImportRequest {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/testdata/m3d/voxel.m3d");
+        ImportRequest { action: FileAction::ImportM3d, path, level: 0, cube_log2: 3 }
+    }
+
+    #[test]
+    fn a_cancelled_import_stops_after_reading() {
+        let control = ImportControl::default();
+        control.cancel();
+        let r = import(Map::new("x"), &m3d_request(), &control);
+        assert_eq!(r.err().as_deref(), Some("cancelled"));
+        assert_eq!(control.phase(), ImportPhase::Reading);
+        let control = ImportControl::default();
+        let (map, _) = import(Map::new("x"), &m3d_request(), &control).unwrap();
+        assert_eq!(control.phase(), ImportPhase::Placing);
+        assert!(!map.library.materials().is_empty());
+    }
+
+    #[test]
+    fn a_panicking_importer_reports_an_error_and_a_dropped_job_is_cancelled() {
+        let ctx = egui::Context::default();
+        let importer: Arc<ImportFn> = Arc::new(|_, _, _| panic!("boom"));
+        let job = ImportJob::start(&ctx, Map::new("x"), m3d_request(), 0, importer);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let result = loop {
+            if let Some(r) = job.poll() {
+                break r;
+            }
+            assert!(std::time::Instant::now() < deadline, "no result");
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        };
+        assert_eq!(result.err().as_deref(), Some("voxel.m3d: the importer panicked: boom"));
+
+        let (tx, rx) = channel();
+        let importer: Arc<ImportFn> = Arc::new(move |map, _, control: &ImportControl| {
+            while !control.is_cancelled() {
+                std::thread::yield_now();
+            }
+            let _ = tx.send(());
+            Ok((map, String::new()))
+        });
+        drop(ImportJob::start(&ctx, Map::new("x"), m3d_request(), 0, importer));
+        rx.recv_timeout(std::time::Duration::from_secs(60)).expect("the dropped job's import saw the cancel");
     }
 
     #[test]

@@ -150,6 +150,8 @@ pub struct EditorState {
     /// An export waiting for the bake to catch up.
     pub pending_export: Option<PathBuf>,
     last_recovery: Instant,
+    /// Bumped whenever the map changes (edit, undo, redo, a history jump, a new document).
+    generation: u64,
 }
 
 impl EditorState {
@@ -197,10 +199,18 @@ impl EditorState {
             status: None,
             pending_export: None,
             last_recovery: Instant::now(),
+            generation: 0,
         };
         s.history.set_saved();
         s.rebake_all();
         s
+    }
+
+    /// A number that changes whenever the map does (an applied edit, undo, redo, a history jump,
+    /// a new or opened document): background work started on a snapshot compares it to know
+    /// whether the map changed meanwhile.
+    pub fn generation(&self) -> u64 {
+        self.generation
     }
 
     /// Whether there are edits since the last save.
@@ -355,7 +365,10 @@ impl EditorState {
             Command::Edit(edit) => {
                 let before = self.map.snapshot();
                 match self.history.apply(&mut self.map, edit) {
-                    Ok(changes) => self.changed(&before, &changes),
+                    Ok(changes) => {
+                        self.generation += 1;
+                        self.changed(&before, &changes);
+                    }
                     Err(e) => self.say(format!("Refused: {e}")),
                 }
             }
@@ -366,18 +379,24 @@ impl EditorState {
             Command::Undo => {
                 let before = self.map.snapshot();
                 if let Some(c) = self.history.undo(&mut self.map) {
+                    self.generation += 1;
                     self.changed(&before, &c);
                 }
             }
             Command::Redo => {
                 let before = self.map.snapshot();
                 if let Some(c) = self.history.redo(&mut self.map) {
+                    self.generation += 1;
                     self.changed(&before, &c);
                 }
             }
             Command::GoTo(head) => {
                 let before = self.map.snapshot();
+                let from = self.history.head();
                 let c = self.history.go_to(&mut self.map, head);
+                if self.history.head() != from {
+                    self.generation += 1;
+                }
                 self.changed(&before, &c);
             }
             Command::Select(s) => self.selection = s,
@@ -433,6 +452,7 @@ impl EditorState {
     }
 
     fn replace_document(&mut self, map: Map, project: Option<Project>) {
+        self.generation += 1;
         self.map = map;
         self.project = project;
         self.history = History::new();

@@ -2,6 +2,10 @@
 //! `Harness::builder().build_eframe(|cc| App::new(cc, sample::demo(), None))`, driven by the
 //! labels the user sees, and the document is checked through `harness.state()`.
 
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
 use eframe::egui;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
@@ -275,19 +279,63 @@ fn dragging_a_value_is_one_undo_step() {
     assert_eq!(h.state().state.map.levels[0].objects.lights().get(id).unwrap().range, before);
 }
 
+/// A small Model 3D voxel model from the shared test data.
+const VOXEL_M3D: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/testdata/m3d/voxel.m3d");
+
+/// File → Import → Model 3D, then the path typed into the prompt: the import starts on its
+/// worker thread.
+fn import_m3d_through_the_menu(h: &mut Harness<'_, App>, file: &str) {
+    h.get_by_label("File").click();
+    frames(h);
+    h.get_by_label("Import").click();
+    frames(h);
+    h.get_by_label("Model 3D (.m3d)…").click();
+    frames(h);
+    retype(h, "Path", file);
+}
+
+/// Runs frames until the running import is taken (bounded: a minute, 20 000 frames).
+fn frames_until_the_import_is_done(h: &mut Harness<'_, App>) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    for _ in 0..20_000 {
+        if h.state().import.is_none() {
+            frames(h);
+            return;
+        }
+        assert!(std::time::Instant::now() < deadline, "the import did not finish in a minute");
+        h.step();
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    panic!("the import did not finish in 20 000 frames");
+}
+
+/// Makes imports wait for the gate: each import blocks until the test sends on the returned
+/// sender, then runs the real importer and reports on the returned receiver that it returned.
+fn gate_imports(h: &mut Harness<'_, App>) -> (Sender<()>, Receiver<()>) {
+    let (open_tx, open_rx) = channel::<()>();
+    let (done_tx, done_rx) = channel::<()>();
+    let (open_rx, done_tx) = (Mutex::new(open_rx), Mutex::new(done_tx));
+    h.state_mut().importer = Arc::new(move |map, request, control| {
+        let opened = open_rx.lock().unwrap().recv_timeout(Duration::from_secs(60));
+        assert!(opened.is_ok(), "the test never opened the gate");
+        let result = pmfedit::files::import(map, request, control);
+        let _ = done_tx.lock().unwrap().send(());
+        result
+    });
+    (open_tx, done_rx)
+}
+
+/// The status bar's message.
+fn status(h: &Harness<'_, App>) -> String {
+    h.state().state.status.as_ref().map(|(m, _)| m.clone()).unwrap_or_default()
+}
+
 #[test]
 fn an_import_through_the_file_menu_is_one_undo_step() {
     let mut h = harness();
     let before = h.state().state.map.snapshot();
-    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/testdata/m3d/voxel.m3d");
-    h.get_by_label("File").click();
-    frames(&mut h);
-    h.get_by_label("Import").click();
-    frames(&mut h);
-    h.get_by_label("Model 3D (.m3d)…").click();
-    frames(&mut h);
-    retype(&mut h, "Path", file);
-    frames(&mut h);
+    import_m3d_through_the_menu(&mut h, VOXEL_M3D);
+    frames_until_the_import_is_done(&mut h);
     let state = &h.state().state;
     assert_eq!(state.history.undo_name(), Some("Import voxel.m3d"), "the import is an undo step");
     assert!(state.map.library.materials().len() > before.library.materials().len(), "the import created materials");
@@ -300,6 +348,79 @@ fn an_import_through_the_file_menu_is_one_undo_step() {
     assert!(!h.state().state.map.content_eq(&before), "redo applies it again");
 }
 
+#[test]
+fn a_running_import_shows_in_the_status_bar_refuses_a_second_one_and_cancel_drops_it() {
+    let mut h = harness();
+    let (gate, done) = gate_imports(&mut h);
+    let before = h.state().state.map.snapshot();
+    import_m3d_through_the_menu(&mut h, VOXEL_M3D);
+    assert!(h.state().import.is_some(), "the import runs");
+    h.get_by_label_contains("Importing voxel.m3d…");
+    // The UI keeps running meanwhile: a second import is refused, the first one goes on.
+    import_m3d_through_the_menu(&mut h, VOXEL_M3D);
+    assert!(status(&h).contains("voxel.m3d is still importing"), "{}", status(&h));
+    assert!(h.state().import.is_some());
+
+    h.get_by_label("Cancel import").click();
+    frames(&mut h);
+    assert!(h.state().import.is_none());
+    assert_eq!(status(&h), "Import of voxel.m3d cancelled");
+    assert!(h.query_by_label_contains("Importing voxel.m3d").is_none(), "the status bar no longer shows it");
+    // The importer finishes after the cancel: its result is dropped.
+    gate.send(()).unwrap();
+    done.recv_timeout(Duration::from_secs(60)).expect("the importer returned");
+    frames(&mut h);
+    let state = &h.state().state;
+    assert!(state.history.is_empty(), "no undo step: {:?}", state.history.undo_name());
+    assert!(state.map.content_eq(&before), "the map is unchanged");
+    assert_eq!(status(&h), "Import of voxel.m3d cancelled");
+}
+
+#[test]
+fn an_import_that_finishes_after_an_edit_is_refused() {
+    let mut h = harness();
+    let (gate, _done) = gate_imports(&mut h);
+    let materials = h.state().state.map.library.materials().len();
+    import_m3d_through_the_menu(&mut h, VOXEL_M3D);
+    assert!(h.state().import.is_some());
+    h.get_by_label("Add light").click();
+    frames(&mut h);
+    let lights = h.state().state.map.levels[0].objects.lights().len();
+    let edit = h.state().state.history.undo_name().map(str::to_owned);
+    assert!(edit.is_some(), "the edit went through while the import runs");
+    gate.send(()).unwrap();
+    frames_until_the_import_is_done(&mut h);
+    let state = &h.state().state;
+    assert_eq!(status(&h), "The map changed while importing voxel.m3d; import again");
+    assert_eq!(state.history.len(), 1, "only the edit is in the history");
+    assert_eq!(state.history.undo_name().map(str::to_owned), edit);
+    assert_eq!(state.map.library.materials().len(), materials, "no imported materials");
+    assert_eq!(state.map.levels[0].objects.lights().len(), lights, "the edit stays");
+}
+
+#[test]
+fn a_broken_import_file_shows_the_error_with_the_file_and_offset() {
+    let mut h = harness();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("broken.m3d");
+    // A real model cut short: the reader stops inside its compressed payload.
+    let bytes = std::fs::read(VOXEL_M3D).unwrap();
+    std::fs::write(&file, &bytes[..bytes.len() / 2]).unwrap();
+    import_m3d_through_the_menu(&mut h, file.to_str().unwrap());
+    frames_until_the_import_is_done(&mut h);
+    let msg = status(&h);
+    assert!(msg.starts_with("Import failed: broken.m3d: "), "{msg}");
+    assert!(msg.contains("byte"), "the message names the byte offset: {msg}");
+    h.get_by_label(&msg);
+    assert!(h.state().state.history.is_empty());
+    // A missing file names the path.
+    let missing = dir.path().join("missing.m3d");
+    import_m3d_through_the_menu(&mut h, missing.to_str().unwrap());
+    frames_until_the_import_is_done(&mut h);
+    let msg = status(&h);
+    assert!(msg.starts_with(&format!("Import failed: {}: ", missing.display())), "{msg}");
+}
+
 /// The `--walkthrough` session (CI's screenshot run) played without a GPU: every tool, the
 /// material and environment forms, a light, undo all, redo all, save, reopen and export, all
 /// through the same code paths; the exported file must read back.
@@ -309,11 +430,11 @@ fn the_walkthrough_session_builds_saves_reopens_and_exports() {
     let dir = tempfile::tempdir().unwrap();
     let mut h = harness();
     h.state_mut().walkthrough = Some(Walkthrough::new(dir.path().to_owned()));
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1200);
+    let deadline = std::time::Instant::now() + Duration::from_secs(1200);
     while !h.state().walkthrough.as_ref().unwrap().is_finished() {
         assert!(std::time::Instant::now() < deadline, "the walkthrough did not finish in 20 minutes");
         h.step();
-        std::thread::sleep(std::time::Duration::from_millis(5));
+        std::thread::sleep(Duration::from_millis(5));
     }
     let w = h.state().walkthrough.as_ref().unwrap();
     assert_eq!(w.failure, None);

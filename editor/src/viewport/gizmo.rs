@@ -4,7 +4,7 @@
 //! | --- | --- |
 //! | light | centre (drag over surfaces), X/Y/Z arrows, range handle on the range sphere (spot: at the tip of the cone) |
 //! | entity with a position | centre, X/Y/Z arrows; a box (prop, generic: `box_pos`/`box_neg`; trigger: `bounds`) adds 6 face handles |
-//! | environment region, load region | 6 face handles (the selected region is outlined) |
+//! | environment region, load region | X/Y/Z arrows from its centre, 6 face handles (the selected region is outlined) |
 //!
 //! Gizmos show, and take the pointer, with the Select and Lights & entities tools.
 //!
@@ -12,7 +12,7 @@
 //! - An **arrow** moves the object along its axis only: the pointer ray is projected onto the
 //!   axis line ([`closest_on_line`]) and the object moves by the change since the press,
 //!   snapped to the current cube size unless Ctrl is held ([`snap`], relative: an object half a
-//!   unit off the grid stays half a unit off).
+//!   unit off the grid stays half a unit off). A region moves whole (every corner).
 //! - The **centre** keeps the older move over the surfaces under the pointer.
 //! - A **range** handle changes a light's `range` (the distance along the handle's line, same
 //!   snapping, never below 0).
@@ -26,7 +26,8 @@
 //!
 //! # Picking
 //! Handles are hit in screen space: the distance from the pointer ray to a handle point or
-//! arrow segment, converted to pixels at the handle's depth, must be under [`HANDLE_PX`]; the
+//! arrow segment, converted to pixels at the handle's depth, must be under [`HANDLE_PX`]; a point
+//! handle in reach wins over an arrow (a small region's face handles sit on its arrows), else the
 //! nearest wins. Regions are picked by their **outline**: a click within [`REGION_PICK_PX`] of
 //! one of a region's twelve edges, where that edge is not behind the surface under the pointer,
 //! selects it (Select and Lights & entities tools, only while regions are shown). Clicking
@@ -242,12 +243,18 @@ pub fn selection_of(level: usize, obj: ObjRef) -> Selection {
     }
 }
 
-/// The point the arrows sit on: a light's or entity's position (regions have none).
+/// The point the centre handle sits on: a light's or entity's position (regions have none).
 fn anchor(item: &ObjItem) -> Option<DVec3> {
     match item {
         ObjItem::Light(_) | ObjItem::Entity(_) => item.position().map(|p| p.as_dvec3()),
         ObjItem::Region(_) | ObjItem::LoadRegion(_) => None,
     }
+}
+
+/// The point the arrows start from: the object's position (a region's: the centre of its
+/// bounds), `None` for an entity without one.
+fn arrow_origin(item: &ObjItem) -> Option<DVec3> {
+    item.position().map(|p| p.as_dvec3())
 }
 
 /// The box of an object with one, as 8 world corners in PMF order ([`BOX_CORNER_SIGNS`]):
@@ -394,6 +401,8 @@ impl Gizmo {
         let size = view.gizmo_size(center);
         if let Some(p) = anchor(&item) {
             handles.push((Handle::Center, HandleShape::Point(p)));
+        }
+        if let Some(p) = arrow_origin(&item) {
             for a in 0..3 {
                 handles.push((Handle::Axis(a), HandleShape::Segment(p + unit(a) * size * 0.25, p + unit(a) * size)));
             }
@@ -427,9 +436,11 @@ impl Gizmo {
         self.handles.iter().find(|(h, _)| *h == handle).map(|(_, s)| *s)
     }
 
-    /// The handle under the pointer ray `(o, d)`: the nearest one within [`HANDLE_PX`] on screen.
+    /// The handle under the pointer ray `(o, d)`, among those within [`HANDLE_PX`] on screen: a
+    /// point handle before an arrow, then the nearest.
     pub fn hit(&self, view: &View, o: DVec3, d: DVec3) -> Option<Handle> {
-        let mut best: Option<(f64, Handle)> = None;
+        // (is an arrow, pixels): points sort first.
+        let mut best: Option<((bool, f64), Handle)> = None;
         for (h, shape) in &self.handles {
             let (dist, at) = match *shape {
                 HandleShape::Point(p) => (ray_point(o, d, p), p),
@@ -439,8 +450,9 @@ impl Gizmo {
                 continue;
             }
             let px = dist / view.units_per_px(at);
-            if px <= HANDLE_PX && best.is_none_or(|(b, _)| px < b) {
-                best = Some((px, *h));
+            let key = (matches!(shape, HandleShape::Segment(..)), px);
+            if px <= HANDLE_PX && best.is_none_or(|(b, _)| key < b) {
+                best = Some((key, *h));
             }
         }
         best.map(|(_, h)| h)
@@ -603,7 +615,7 @@ impl GizmoDrag {
     pub fn begin(gizmo: &Gizmo, handle: Handle, o: DVec3, d: DVec3) -> Option<Self> {
         let line = match handle {
             Handle::Center => return Some(Self::center(gizmo.level, gizmo.obj, gizmo.item.clone())),
-            Handle::Axis(a) => (anchor(&gizmo.item)?, unit(a)),
+            Handle::Axis(a) => (arrow_origin(&gizmo.item)?, unit(a)),
             Handle::Range => {
                 let (p, dir, _) = range_line(&gizmo.item, gizmo.right)?;
                 (p, dir)

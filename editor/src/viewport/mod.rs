@@ -10,7 +10,9 @@
 //! - **Own shaders on three-d's `Program`**: chunk faces are material colour × lightmap (lit),
 //!   colour with a fixed shade (fullbright), hidden-line wireframe from a per-vertex edge
 //!   attribute, or the lightmap alone. Overlay lines are screen-space quads (wide lines work on
-//!   core profiles) drawn twice: faint where hidden, solid where visible.
+//!   core profiles), solid where visible; where hidden behind geometry each line shows at its
+//!   own x-ray opacity ([`render::Segment::xray`]): gizmos and the selected object clearly, object
+//!   markers and regions faintly, the grid and the hovered face not at all.
 //! - **Camera-relative rendering**: the camera position is f64; chunk offsets and overlay points
 //!   are moved by `-eye` in f64 before becoming f32, so a 2^27-unit level keeps precision.
 //! - **Budgeted uploads**: each frame the chunks in `bake.changed` are queued; at most
@@ -699,7 +701,7 @@ impl Viewport {
         let size = state.cube_log2;
         let selected_obj = tools::object::selected_object(state).map(|(_, id)| id);
         o.level_objects(level, selected_obj, self.show_objects, self.show_regions);
-        self.draw_gizmo(state, &mut o);
+        o.with_xray(overlay::XRAY_SELECTED, |o| self.draw_gizmo(state, o));
         // Selection.
         match state.selection {
             Selection::Cubes { level: l, min, max } if l == state.level => {
@@ -733,7 +735,7 @@ impl Viewport {
                 ToolKind::Corner => Some((tools::corner::grab(state, p).0, false)),
                 ToolKind::Eyedropper | ToolKind::Object => None,
             };
-            o.face_outline(&frame, p.addr, p.face, [1.0, 1.0, 1.0, 0.5]);
+            o.with_xray(overlay::XRAY_NONE, |o| o.face_outline(&frame, p.addr, p.face, [1.0, 1.0, 1.0, 0.5]));
             if let Some((t, remove)) = target {
                 let c = if remove { overlay::PREVIEW_REMOVE } else { overlay::HOVER };
                 if matches!(state.tool, ToolKind::Place | ToolKind::Path) {
@@ -752,7 +754,7 @@ impl Viewport {
             if matches!(self.drag, Drag::None) && state.tool != ToolKind::Object {
                 let a = p.face.axis();
                 let plane = if p.face.is_positive() { p.addr.max()[a] } else { p.addr.min[a] };
-                o.grid(&frame, p.face, plane, p.point, size, 6);
+                o.with_xray(overlay::XRAY_NONE, |o| o.grid(&frame, p.face, plane, p.point, size, 6));
             }
         }
         o

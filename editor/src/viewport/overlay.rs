@@ -11,11 +11,27 @@ use pmfedit_core::map::library::EnvKind;
 use super::render::{Segment, Tri};
 
 /// Lines and fills collected for one frame.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Overlay {
     pub segments: Vec<Segment>,
     pub fills: Vec<Tri>,
+    /// The x-ray opacity of the lines added now ([`Segment::xray`]; see [`Overlay::with_xray`]).
+    pub xray: f32,
 }
+
+impl Default for Overlay {
+    fn default() -> Self {
+        Self { segments: Vec::new(), fills: Vec::new(), xray: XRAY_FAINT }
+    }
+}
+
+/// X-ray opacity of gizmo handles and the selected object's outline: readable through walls.
+pub const XRAY_SELECTED: f32 = 0.5;
+/// X-ray opacity of everything else but the grid and the hovered face (object markers, regions,
+/// tool previews).
+pub const XRAY_FAINT: f32 = 0.3;
+/// No x-ray: the grid and the hovered face outline are only drawn where visible.
+pub const XRAY_NONE: f32 = 0.0;
 
 pub const HOVER: [f32; 4] = [1.0, 0.85, 0.2, 1.0];
 pub const SELECT: [f32; 4] = [0.3, 0.8, 1.0, 1.0];
@@ -25,7 +41,14 @@ pub const GRID: [f32; 4] = [1.0, 1.0, 1.0, 0.28];
 
 impl Overlay {
     pub fn line(&mut self, a: DVec3, b: DVec3, color: [f32; 4]) {
-        self.segments.push(Segment { a, b, color });
+        self.segments.push(Segment { a, b, color, xray: self.xray });
+    }
+
+    /// Runs `draw` with the lines it adds at x-ray opacity `xray`.
+    pub fn with_xray(&mut self, xray: f32, draw: impl FnOnce(&mut Self)) {
+        let old = std::mem::replace(&mut self.xray, xray);
+        draw(self);
+        self.xray = old;
     }
 
     /// The twelve edges of a box.
@@ -153,7 +176,10 @@ impl Overlay {
             let sel = selected == Some(ObjRef::Light(id));
             let h = 0.18;
             self.box_fill(p - DVec3::splat(h), p + DVec3::splat(h), [c[0], c[1], c[2], 0.85]);
-            self.box_lines(p - DVec3::splat(h), p + DVec3::splat(h), if sel { SELECT } else { [1.0, 1.0, 0.6, 1.0] });
+            let xray = if sel { XRAY_SELECTED } else { self.xray };
+            self.with_xray(xray, |o| {
+                o.box_lines(p - DVec3::splat(h), p + DVec3::splat(h), if sel { SELECT } else { [1.0, 1.0, 0.6, 1.0] });
+            });
         }
         let entities = objects.entities().iter().filter(|(id, _)| objects_on || selected == Some(ObjRef::Entity(*id)));
         for (id, e) in entities {
@@ -167,7 +193,8 @@ impl Overlay {
                 _ => (p - DVec3::splat(0.25), p + DVec3::splat(0.25)),
             };
             let sel = selected == Some(ObjRef::Entity(id));
-            self.box_lines(lo, hi, if sel { SELECT } else { [1.0, 0.55, 0.1, 1.0] });
+            let xray = if sel { XRAY_SELECTED } else { self.xray };
+            self.with_xray(xray, |o| o.box_lines(lo, hi, if sel { SELECT } else { [1.0, 0.55, 0.1, 1.0] }));
         }
         if !regions_on {
             return;

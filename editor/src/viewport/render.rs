@@ -65,6 +65,9 @@ pub struct Segment {
     pub a: DVec3,
     pub b: DVec3,
     pub color: [f32; 4],
+    /// Opacity of the parts hidden behind geometry, as a factor of `color`'s alpha (x-ray);
+    /// 0: drawn only where visible.
+    pub xray: f32,
 }
 
 /// A filled triangle of the overlay (world space).
@@ -656,13 +659,56 @@ impl Renderer {
         p.draw_arrays(states, viewport, pos.len() as u32);
     }
 
+    /// The overlay lines: first the hidden parts of the segments with an x-ray opacity (depth
+    /// test "greater", alpha × [`Segment::xray`]), then every segment where it is visible.
     fn draw_lines(&self, f: &FrameParams, vp: three_d::Mat4, viewport: TdViewport) {
+        let hidden = LineVertices::new(f, |s| (s.xray > 0.0).then_some(s.xray));
+        let visible = LineVertices::new(f, |_| Some(1.0));
+        let p = &self.line_program;
+        p.use_uniform_if_required("u_vp", vp);
+        p.use_uniform_if_required("u_viewport", three_d::vec2(viewport.width as f32, viewport.height as f32));
+        p.use_uniform_if_required("u_width", 2.0f32);
+        p.use_uniform_if_required("u_alpha", 1.0f32);
+        for (lines, depth_test) in [(hidden, DepthTest::Greater), (visible, DepthTest::LessOrEqual)] {
+            if lines.pos.is_empty() {
+                continue;
+            }
+            // The buffers must outlive the draw (dropping one deletes it).
+            let pb = VertexBuffer::new_with_data(&self.ctx, &lines.pos);
+            let ob = VertexBuffer::new_with_data(&self.ctx, &lines.other);
+            let sb = VertexBuffer::new_with_data(&self.ctx, &lines.side);
+            let cb = VertexBuffer::new_with_data(&self.ctx, &lines.color);
+            p.use_vertex_attribute("a_pos", &pb);
+            p.use_vertex_attribute("a_other", &ob);
+            p.use_vertex_attribute("a_side", &sb);
+            p.use_vertex_attribute("a_color", &cb);
+            let states =
+                RenderStates { cull: Cull::None, depth_test, write_mask: WriteMask::COLOR, blend: Blend::TRANSPARENCY };
+            p.draw_arrays(states, viewport, lines.pos.len() as u32);
+        }
+    }
+}
+
+/// Vertices of overlay lines as screen-space quads (two triangles per segment), camera-relative
+/// and clipped at the near plane.
+#[derive(Debug, Default)]
+struct LineVertices {
+    pos: Vec<[f32; 3]>,
+    /// The segment's other end (the vertex shader widens the line across it).
+    other: Vec<[f32; 3]>,
+    /// Which side of the line the vertex goes to.
+    side: Vec<f32>,
+    color: Vec<[f32; 4]>,
+}
+
+impl LineVertices {
+    /// The segments of `f` for which `alpha` gives an opacity factor, with their colour's alpha
+    /// multiplied by it.
+    fn new(f: &FrameParams, alpha: impl Fn(&Segment) -> Option<f32>) -> Self {
         let near = super::camera::NEAR as f64 * 2.0;
-        let mut pos = Vec::new();
-        let mut other = Vec::new();
-        let mut side = Vec::new();
-        let mut col = Vec::new();
+        let mut out = Self::default();
         for s in &f.segments {
+            let Some(factor) = alpha(s) else { continue };
             let (mut a, mut b) = (s.a - f.eye, s.b - f.eye);
             let (da, db) = (a.dot(f.forward), b.dot(f.forward));
             if da < near && db < near {
@@ -674,35 +720,15 @@ impl Renderer {
                 b = b + (a - b) * ((near - db) / (da - db));
             }
             let (a, b) = (a.as_vec3().to_array(), b.as_vec3().to_array());
+            let [r, g, bl, al] = s.color;
             for (p, o, sd) in [(a, b, 1.0f32), (a, b, -1.0), (b, a, -1.0), (a, b, -1.0), (b, a, 1.0), (b, a, -1.0)] {
-                pos.push(p);
-                other.push(o);
-                side.push(sd);
-                col.push(s.color);
+                out.pos.push(p);
+                out.other.push(o);
+                out.side.push(sd);
+                out.color.push([r, g, bl, al * factor]);
             }
         }
-        if pos.is_empty() {
-            return;
-        }
-        let p = &self.line_program;
-        let pb = VertexBuffer::new_with_data(&self.ctx, &pos);
-        let ob = VertexBuffer::new_with_data(&self.ctx, &other);
-        let sb = VertexBuffer::new_with_data(&self.ctx, &side);
-        let cb = VertexBuffer::new_with_data(&self.ctx, &col);
-        p.use_uniform_if_required("u_vp", vp);
-        p.use_uniform_if_required("u_viewport", three_d::vec2(viewport.width as f32, viewport.height as f32));
-        p.use_uniform_if_required("u_width", 2.0f32);
-        // Hidden parts faintly (x-ray), then the visible parts. A draw unbinds the attributes.
-        for (depth_test, alpha) in [(DepthTest::Greater, 0.3f32), (DepthTest::LessOrEqual, 1.0)] {
-            p.use_uniform_if_required("u_alpha", alpha);
-            p.use_vertex_attribute("a_pos", &pb);
-            p.use_vertex_attribute("a_other", &ob);
-            p.use_vertex_attribute("a_side", &sb);
-            p.use_vertex_attribute("a_color", &cb);
-            let states =
-                RenderStates { cull: Cull::None, depth_test, write_mask: WriteMask::COLOR, blend: Blend::TRANSPARENCY };
-            p.draw_arrays(states, viewport, pos.len() as u32);
-        }
+        out
     }
 }
 

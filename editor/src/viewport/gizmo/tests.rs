@@ -11,6 +11,7 @@ use glam::{DVec3, Vec3};
 use pmfedit_core::edit::{Edit, ObjItem, ObjRef};
 use pmfedit_core::format::pmf::entity::{EntityData, Prop};
 use pmfedit_core::map::Map;
+use pmfedit_core::map::coords::Face;
 use pmfedit_core::map::library::{
     EntityId, EnvRef, EnvironmentRegion, Light, LightId, LightShape, LoadRegion, LoadRegionId, MapEntity, RegionId,
     SoundEnvId, TableId,
@@ -377,14 +378,18 @@ fn overlay_of_a_selected_light_has_coloured_arrows_and_a_range_sphere() {
     g.draw(&mut o, Some(Handle::Axis(1)));
     assert_eq!(count(&o, AXIS_COLORS[1]), 0);
     assert_eq!(count(&o, ACTIVE), 9, "the hovered arrow is highlighted");
-    // A region: outline and six face handles, no arrows.
+    // A region: outline, arrows from its centre and six face handles; no centre handle.
     let env = EnvRef::Sound(SoundEnvId::from_raw(0));
     let r = ObjItem::Region(EnvironmentRegion::from_box(env, Vec3::ZERO, Vec3::splat(4.0)));
     let g = Gizmo::new(0, ObjRef::Region(RegionId::from_raw(0)), r, &v).unwrap();
-    assert_eq!(g.handles.len(), 6);
+    assert_eq!(g.handles.len(), 9);
+    assert!(g.shape(Handle::Center).is_none());
+    let Some(HandleShape::Segment(from, _)) = g.shape(Handle::Axis(0)) else { panic!("no X arrow") };
+    assert!((from - DVec3::new(2.0 + g.size * 0.25, 2.0, 2.0)).length() < 1e-9, "{from}");
     let mut o = Overlay::default();
     g.draw(&mut o, None);
     assert_eq!(count(&o, overlay::SELECT), 12);
+    assert_eq!(count(&o, AXIS_COLORS[0]), 9 + 2 * 12, "the X arrow and the ±X face handles");
 }
 
 #[test]
@@ -401,7 +406,74 @@ fn a_selected_region_is_outlined_whatever_the_tool() {
     vp.gizmo = Gizmo::for_selection(&s, &view(DVec3::new(0.0, 20.0, -30.0), DVec3::ZERO));
     let o = vp.build_overlay(&s);
     assert_eq!(count(&o, overlay::SELECT), 12, "outlined by the gizmo");
-    assert_eq!(count(&o, AXIS_COLORS[0]), 2 * 12, "the ±X face handles");
+    assert_eq!(count(&o, AXIS_COLORS[0]), 9 + 2 * 12, "the X arrow and the ±X face handles");
+    // Gizmo and selection lines show through walls; markers faintly; the rest not.
+    let xray =
+        |o: &Overlay, c: [f32; 4]| o.segments.iter().filter(|seg| seg.color == c).map(|seg| seg.xray).sum::<f32>();
+    assert_eq!(xray(&o, AXIS_COLORS[0]), (9 + 2 * 12) as f32 * overlay::XRAY_SELECTED);
+}
+
+#[test]
+fn the_gizmo_and_the_selected_light_show_through_walls_the_grid_does_not() {
+    let mut s = demo_state();
+    let (id, p) = lamp(&s);
+    s.apply(Command::Select(Selection::Light { level: 0, id }));
+    s.apply(Command::SetTool(ToolKind::Object));
+    let mut vp = Viewport::new(None);
+    vp.gizmo = Gizmo::for_selection(&s, &view(p.as_dvec3() + DVec3::new(-5.0, 3.0, -8.0), p.as_dvec3()));
+    let o = vp.build_overlay(&s);
+    let of = |c: [f32; 4]| o.segments.iter().filter(move |seg| seg.color == c);
+    assert!(of(AXIS_COLORS[0]).count() > 0);
+    assert!(of(AXIS_COLORS[0]).chain(of(RANGE)).all(|seg| seg.xray == overlay::XRAY_SELECTED));
+    assert_eq!(of(overlay::SELECT).count(), 12, "the selected light's marker");
+    assert!(of(overlay::SELECT).all(|seg| seg.xray == overlay::XRAY_SELECTED));
+    // Other lights' markers: faint x-ray.
+    assert!(of([1.0, 1.0, 0.6, 1.0]).count() > 0);
+    assert!(of([1.0, 1.0, 0.6, 1.0]).all(|seg| seg.xray == overlay::XRAY_FAINT));
+    // The grid and the hovered face outline stay depth-tested.
+    let mut o = Overlay::default();
+    let frame = s.map.levels[0].frame();
+    o.with_xray(overlay::XRAY_NONE, |o| o.grid(&frame, Face::PosY, 0, DVec3::ZERO, 3, 2));
+    assert!(!o.segments.is_empty() && o.segments.iter().all(|seg| seg.xray == 0.0));
+    assert_eq!(o.xray, overlay::XRAY_FAINT, "with_xray puts the previous opacity back");
+}
+
+#[test]
+fn a_region_arrow_moves_the_whole_region_snapped_or_free() {
+    let env = EnvRef::Sound(SoundEnvId::from_raw(0));
+    let region = ObjItem::Region(EnvironmentRegion::from_box(env, Vec3::ZERO, Vec3::splat(4.0)));
+    let load = ObjItem::LoadRegion(LoadRegion { min: Vec3::ZERO, max: Vec3::splat(4.0), ..LoadRegion::default() });
+    let v = view(DVec3::new(6.0, 14.0, -24.0), DVec3::splat(2.0));
+    for (item, obj) in
+        [(region, ObjRef::Region(RegionId::from_raw(0))), (load, ObjRef::LoadRegion(LoadRegionId::from_raw(0)))]
+    {
+        let g = Gizmo::new(0, obj, item.clone(), &v).unwrap();
+        // Near the tip: the +Z face handle sits on this small region's arrow, and wins there.
+        let Some(HandleShape::Segment(from, tip)) = g.shape(Handle::Axis(2)) else { panic!("no Z arrow") };
+        let face = Handle::Face { axis: 2, positive: true };
+        let Some(HandleShape::Point(face_at)) = g.shape(face) else { panic!("no +Z face") };
+        assert!(face_at.z > from.z && face_at.z < tip.z, "the face handle is on the arrow");
+        let (o, d) = ray_at(&v, face_at);
+        assert_eq!(g.hit(&v, o, d), Some(face), "a point handle wins over the arrow it sits on");
+        let grab = from + (tip - from) * 0.9;
+        let (o, d) = ray_at(&v, grab);
+        assert_eq!(g.hit(&v, o, d), Some(Handle::Axis(2)));
+        for (step, expect) in [(Some(1.0), 3.0f32), (None, 3.2)] {
+            let mut drag = GizmoDrag::begin(&g, Handle::Axis(2), o, d).unwrap();
+            let (o2, d2) = ray_at(&v, grab + DVec3::Z * 3.2);
+            let to = moved_to(drag.drag(o2, d2, step));
+            let mut moved = item.clone();
+            assert!(moved.set_position(to));
+            let (a, b) = (item_box(&item).unwrap(), item_box(&moved).unwrap());
+            for (a, b) in a.iter().zip(&b) {
+                let by = (*b - *a).as_vec3();
+                assert!(
+                    (by - Vec3::Z * expect).length() < 1e-4,
+                    "{obj:?} corner moved by {by}, expected {expect} on Z"
+                );
+            }
+        }
+    }
 }
 
 // ----- through the real viewport (egui_kittest, no GL) ---------------------------------------
@@ -516,4 +588,61 @@ fn viewport_click_on_a_region_outline_selects_it_and_shows_face_handles() {
     assert_eq!(now.max, r.max + Vec3::Y * 2.0);
     assert_eq!(now.min, r.min);
     assert_eq!(s.history.len(), 1);
+}
+
+#[test]
+fn viewport_drag_of_a_region_arrow_moves_it_in_one_step_and_esc_leaves_no_entry() {
+    let mut h = harness();
+    let (id, r) = {
+        let objects = &h.state().state.map.levels[0].objects;
+        let (id, r) = objects.load_regions().by_name("building").expect("demo load region");
+        (id, r.clone())
+    };
+    h.state_mut().state.apply(Command::Select(Selection::LoadRegion { level: 0, id }));
+    h.state_mut().state.apply(Command::SetTool(ToolKind::Select));
+    let center = ((r.min + r.max) * 0.5).as_dvec3();
+    h.state_mut().viewport.camera.look_at(center + DVec3::new(-6.0, 8.0, -20.0), center);
+    h.run_steps(2);
+    let v = h.state().viewport.view();
+    let g = Gizmo::for_selection(&h.state().state, &v).expect("a region gizmo");
+    let mid = segment_mid(&g, Handle::Axis(0));
+    let at = v.to_screen(mid).unwrap();
+    let by = v.to_screen(mid + DVec3::X * 3.2).unwrap() - at;
+    let region = |h: &Harness<'_, App>| h.state().state.map.levels[0].objects.load_regions().get(id).unwrap().clone();
+
+    // Esc during the drag: back where it was, no undo entry.
+    h.hover_at(at);
+    h.run_steps(1);
+    assert_eq!(h.state().viewport.gizmo_hovered(), Some(Handle::Axis(0)));
+    h.drag_at(at);
+    h.run_steps(1);
+    h.hover_at(at + by);
+    h.run_steps(1);
+    assert_ne!(region(&h).min, r.min, "the drag moves it live");
+    h.key_press(egui::Key::Escape);
+    h.run_steps(1);
+    h.drop_at(at + by);
+    h.run_steps(2);
+    assert_eq!((region(&h).min, region(&h).max), (r.min, r.max));
+    assert!(!h.state().state.history.can_undo(), "{:?}", h.state().state.history.undo_name());
+
+    // A drag: moved 3 along X (snapped to the 1-unit cube), one undo step.
+    h.hover_at(at);
+    h.run_steps(1);
+    h.drag_at(at);
+    h.run_steps(1);
+    h.hover_at(at + by * 0.5);
+    h.run_steps(1);
+    h.hover_at(at + by);
+    h.run_steps(1);
+    h.drop_at(at + by);
+    h.run_steps(2);
+    let now = region(&h);
+    assert_eq!((now.min, now.max), (r.min + Vec3::X * 3.0, r.max + Vec3::X * 3.0));
+    let s = &h.state().state;
+    assert_eq!(s.history.len(), 1);
+    assert_eq!(s.history.undo_name(), Some("Move load region building"));
+    assert_eq!(s.selection, Selection::LoadRegion { level: 0, id });
+    h.state_mut().state.apply(Command::Undo);
+    assert_eq!(region(&h).min, r.min);
 }
