@@ -173,13 +173,7 @@ mod tests {
     /// leaves 2..=9 (its own bit 0 solid, the rest empty), bit 7 (−X−Y−Z) missing, the other six
     /// empty leaves 10..=15. Chunk edge 4 map units.
     fn small_chunk() -> Vec<Cube> {
-        let mut root = [None; 8];
-        root[0] = Some(1);
-        let mut next = 10;
-        for slot in root.iter_mut().take(7).skip(1) {
-            *slot = Some(next);
-            next += 1;
-        }
+        let root = [Some(1), Some(10), Some(11), Some(12), Some(13), Some(14), Some(15), None];
         let mut cubes = vec![
             leaf(CubeKind::Parent(ParentCube { children: root })),
             leaf(CubeKind::Parent(ParentCube { children: std::array::from_fn(|i| Some(2 + i as u32)) })),
