@@ -27,6 +27,7 @@ use crate::panels::Panels;
 use crate::state::{EditorState, Selection};
 use crate::tools::ToolKind;
 use crate::viewport::Viewport;
+use crate::viewport::render::Shading;
 use crate::watch::{Thumbnails, assets_dir};
 
 /// Every keyboard shortcut, for menus and the Help window: (keys, what).
@@ -43,7 +44,7 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
     ("F", "Frame the selected light, entity or region"),
     ("[ / ]", "Smaller / bigger cube (viewport)"),
     ("Right mouse + WASD", "Fly the camera (viewport)"),
-    ("Ctrl+1 – 4", "Lit / fullbright / wireframe / lightmap view (viewport)"),
+    ("Ctrl+1 – 5", "Lit / fullbright / wireframe / lightmap / visibility view (viewport)"),
     ("Ctrl+Alt+1 – 9", "Store the camera in bookmark 1–9 (viewport)"),
     ("Alt+1 – 9", "Jump to camera bookmark 1–9 (viewport)"),
     ("F1", "This list"),
@@ -454,6 +455,12 @@ impl App {
                 ui.checkbox(&mut self.panels.show_left, "Left panel (outliner, history, bake)");
                 ui.checkbox(&mut self.panels.show_right, "Right panel (library, settings, inspector)");
                 ui.separator();
+                for (i, s) in Shading::ALL.into_iter().enumerate() {
+                    if ui.radio(self.viewport.shading == s, format!("{}\tCtrl+{}", s.label(), i + 1)).clicked() {
+                        self.viewport.shading = s;
+                    }
+                }
+                ui.separator();
                 ui.checkbox(&mut self.viewport.textured, "Textures");
                 ui.checkbox(&mut self.viewport.edges, "Face edges")
                     .on_hover_text("Outline every face in the lit and fullbright views");
@@ -646,6 +653,10 @@ impl eframe::App for App {
                         ui.visuals().error_fg_color,
                         format!("{} bake errors", self.state.bake.errors.len()),
                     );
+                }
+                if self.viewport.shading == Shading::Visibility {
+                    ui.separator();
+                    ui.label(self.viewport.vis_status());
                 }
                 if let Some((msg, _)) = &self.state.status {
                     ui.separator();

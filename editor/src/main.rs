@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! pmfedit [PROJECT] [--screenshot OUT.png] [--frames N] [--bench-frames N] [--bench-terrain]
-//!         [--shading lit|fullbright|wireframe|lightmap] [--walkthrough DIR]
+//!         [--shading lit|fullbright|wireframe|lightmap|visibility] [--walkthrough DIR]
 //! ```
 //! Opens a project folder, or the built-in demo map when none is given. `--screenshot` renders
 //! N frames (default 60) and waits until no chunk is pending, saves the window as a PNG and
@@ -28,7 +28,7 @@ Opens a project folder, or the built-in demo map.
   --frames N            frames before the screenshot (default 60)
   --bench-frames N      print frame times over N frames and one edit's re-bake latency, exit
   --bench-terrain       benchmark on a 32×4×32-chunk procedural terrain instead of the demo
-  --shading MODE        start in lit, fullbright, wireframe or lightmap shading
+  --shading MODE        start in lit, fullbright, wireframe, lightmap or visibility shading
   --walkthrough DIR     play a scripted editing session (every tool, forms, lights, undo, save,
                         reopen, export), a screenshot per step into DIR, then exit";
 
@@ -67,7 +67,7 @@ fn main() -> anyhow::Result<()> {
                 let v = args.next().and_then(|s| s.into_string().ok()).unwrap_or_default();
                 let shading =
                     Shading::ALL.into_iter().find(|s| s.label().eq_ignore_ascii_case(&v)).ok_or_else(|| {
-                        anyhow::anyhow!("--shading needs lit, fullbright, wireframe or lightmap\n\n{USAGE}")
+                        anyhow::anyhow!("--shading needs lit, fullbright, wireframe, lightmap or visibility\n\n{USAGE}")
                     })?;
                 script::set_shading(shading);
             }

@@ -486,3 +486,52 @@ fn a_texture_picked_from_the_assets_goes_into_the_material() {
     assert_eq!(grass.texture, "textures/stone.png");
     assert_eq!(h.state().state.history.undo_name(), Some("Edit material grass"));
 }
+
+/// Ctrl+5 and View → Visibility switch to the visibility view; once the full bakes are in, the
+/// status bar names the air cube in front of the hovered face and what it sees.
+#[test]
+fn the_visibility_view_is_reached_by_shortcut_and_menu_and_names_the_hovered_air_cube() {
+    use pmfedit::viewport::render::Shading;
+    use pmfedit_core::format::pmf;
+    let mut h = harness();
+    assert_eq!(h.state().viewport.shading, Shading::Lit);
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::Num5);
+    frames(&mut h);
+    assert_eq!(h.state().viewport.shading, Shading::Visibility);
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::Num1);
+    frames(&mut h);
+    assert_eq!(h.state().viewport.shading, Shading::Lit);
+    h.get_by_label("View").click();
+    frames(&mut h);
+    h.get_by_label("Visibility\tCtrl+5").click();
+    frames(&mut h);
+    assert_eq!(h.state().viewport.shading, Shading::Visibility);
+
+    // The pointer on the building's west wall (the start view looks at it), full bakes in.
+    let center = h.state().viewport_rect.expect("the viewport was drawn").center();
+    h.hover_at(center);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(600);
+    while !h.state().state.bake.all_full() {
+        assert!(std::time::Instant::now() < deadline, "the full bakes did not finish");
+        h.step();
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    frames(&mut h);
+    let app = h.state();
+    let status = app.viewport.vis_status();
+    assert!(app.viewport.hovered().is_some(), "the pointer is on a face");
+    let air = app.viewport.vis_air().unwrap_or_else(|| panic!("no air cube: {status}"));
+    assert!(
+        status.starts_with(&format!("air cube {} in chunk (", air.index)) && status.contains(" cubes visible in "),
+        "{status}"
+    );
+    let cube = &app.state.bake.full[&air.key].pmf.common.cubes[air.index as usize];
+    assert!(cube.kind == pmf::CubeKind::Empty && cube.visibility.is_some());
+    // The hovered face lies on the air cube's box.
+    let p = app.viewport.hovered().unwrap();
+    let w = app.state.map.levels[0].frame().world_from_lattice_f(p.point);
+    let on_box = (0..3).any(|a| (w[a] - air.min[a]).abs() < 1e-9 || (w[a] - air.max[a]).abs() < 1e-9);
+    assert!(on_box, "hit {w:?}, air cube {air:?}");
+    // The status bar shows the same line.
+    h.get_by_label(&status);
+}

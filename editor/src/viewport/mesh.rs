@@ -11,6 +11,8 @@
 //!   UVs are remapped into the atlas.
 //! - Faces of cubes flagged "draw backfaces" get a second, reversed copy (back-face culling stays
 //!   on for everything else).
+//! - Every vertex carries the index of the PMF cube its triangle came from ([`TriList::cubes`]),
+//!   so the visibility view can tell visible cubes from hidden ones on the GPU.
 //! - Each list is sorted by material: [`TriList::ranges`] says which vertices use which material
 //!   (and so which texture), so the renderer binds each texture once and draws each material of a
 //!   chunk with one call.
@@ -36,6 +38,8 @@ pub struct TriList {
     pub uvs: Vec<[f32; 2]>,
     /// Wireframe edge attribute (see the module docs).
     pub edges: Vec<[f32; 3]>,
+    /// Per vertex: the index of the cube it belongs to in the chunk's PMF cube array.
+    pub cubes: Vec<u32>,
     /// Consecutive vertex ranges, one per material, in the order of the chunk's used-material
     /// list (unknown materials last); together they cover every vertex exactly once.
     pub ranges: Vec<MaterialRange>,
@@ -65,13 +69,14 @@ impl TriList {
         self.positions.is_empty()
     }
 
-    fn push_tri(&mut self, v: [&pmf::Vertex; 3], color: Rgba, edges: [[f32; 3]; 3], lm: &AtlasPlacement) {
+    fn push_tri(&mut self, v: [&pmf::Vertex; 3], color: Rgba, edges: [[f32; 3]; 3], lm: &AtlasPlacement, cube: u32) {
         for (vert, e) in v.iter().zip(edges) {
             self.positions.push(vert.position);
             self.colors.push(color);
             self.lightmap_uv.push(lm.map(vert.lightmap_uv));
             self.uvs.push(vert.uv);
             self.edges.push(e);
+            self.cubes.push(cube);
         }
     }
 
@@ -87,6 +92,7 @@ impl TriList {
         self.lightmap_uv.append(&mut other.lightmap_uv);
         self.uvs.append(&mut other.uvs);
         self.edges.append(&mut other.edges);
+        self.cubes.append(&mut other.cubes);
         self.ranges.push(MaterialRange { material, texture: texture.to_owned(), start, count });
     }
 }
@@ -232,7 +238,8 @@ pub fn build_chunk_mesh(bake: &ChunkBake, library: &Library) -> ChunkMesh {
     let unknown = looks.len();
     let mut buckets = vec![TriList::default(); looks.len() + 1];
     let bucket = |i: u8| usize::from(i).min(unknown);
-    for (common, client) in pmf.common.cubes.iter().zip(&pmf.client.cubes) {
+    for (cube, (common, client)) in pmf.common.cubes.iter().zip(&pmf.client.cubes).enumerate() {
+        let cube = cube as u32;
         let backfaces = common.draw_backfaces;
         let emit = |buckets: &mut [TriList],
                     v: [&pmf::Vertex; 3],
@@ -241,9 +248,9 @@ pub fn build_chunk_mesh(bake: &ChunkBake, library: &Library) -> ChunkMesh {
                     edges: [[f32; 3]; 3],
                     lm: &AtlasPlacement| {
             let list = &mut buckets[bucket(mat)];
-            list.push_tri(v, look.color, edges, lm);
+            list.push_tri(v, look.color, edges, lm, cube);
             if backfaces {
-                list.push_tri([v[0], v[2], v[1]], look.color, [edges[0], edges[2], edges[1]], lm);
+                list.push_tri([v[0], v[2], v[1]], look.color, [edges[0], edges[2], edges[1]], lm, cube);
             }
         };
         match (&common.kind, &client.geometry) {
@@ -392,6 +399,7 @@ mod tests {
         for list in [&mesh.opaque, &mesh.transparent] {
             let n = list.len();
             assert_eq!((list.colors.len(), list.uvs.len(), list.lightmap_uv.len(), list.edges.len()), (n, n, n, n));
+            assert_eq!(list.cubes.len(), n);
             assert_eq!(list.ranges.iter().map(|r| r.count as usize).sum::<usize>(), n);
             for pair in list.ranges.windows(2) {
                 assert_eq!(pair[0].start + pair[0].count, pair[1].start, "contiguous");
@@ -443,5 +451,62 @@ mod tests {
             assert!((0.0..=1.0).contains(&uv[0]) && (0.0..=1.0).contains(&uv[1]), "{uv:?}");
         }
         assert_eq!(mesh.atlas.texels.len() as u32, mesh.atlas.width * mesh.atlas.height);
+    }
+
+    #[test]
+    fn every_vertex_carries_the_cube_it_came_from() {
+        // In the hand-made chunk vertex `k` sits at x = k, and cube i owns the vertices from its
+        // `first_vertex` on (4 per face). Cube 0 is the default chunk's empty root; the four
+        // geometry cubes are 1..=4.
+        let (bake, lib) = split_chunk();
+        let mesh = build_chunk_mesh(&bake, &lib);
+        let owner = |k: u32| {
+            bake.pmf.client.cubes.iter().position(|c| match &c.geometry {
+                pmf::ClientGeometry::Geometry(g) => {
+                    (g.first_vertex..g.first_vertex + 4 * g.faces.count_ones()).contains(&k)
+                }
+                _ => false,
+            })
+        };
+        let mut seen = std::collections::BTreeSet::new();
+        for list in [&mesh.opaque, &mesh.transparent] {
+            for (p, &cube) in list.positions.iter().zip(&list.cubes) {
+                assert_eq!(owner(p[0] as u32), Some(cube as usize), "vertex at x = {}", p[0]);
+                seen.insert(cube);
+            }
+        }
+        assert_eq!(seen.into_iter().collect::<Vec<_>>(), vec![1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn demo_triangles_lie_on_the_cube_their_vertices_name() {
+        // Each triangle's centre, nudged a little off the face, falls in the cube its three
+        // vertices name (found with the engine's octree walk, `pmf::leaf_at`).
+        let map = sample::demo();
+        let level = &map.levels[0];
+        let c = level.frame().center_chunk;
+        let bake = bake_chunk(&map, 0, c, &CompileSettings::default()).expect("bakes");
+        let mesh = build_chunk_mesh(&bake, &map.library);
+        let cubes = &bake.pmf.common.cubes;
+        let mut checked = 0;
+        for list in [&mesh.opaque, &mesh.transparent] {
+            for (tri, ids) in list.positions.chunks(3).zip(list.cubes.chunks(3)) {
+                assert!(ids[0] == ids[1] && ids[1] == ids[2], "one cube per triangle");
+                let [a, b, d] = [tri[0], tri[1], tri[2]].map(|p| glam::DVec3::from_array(p.map(f64::from)));
+                let n = (b - a).cross(d - a);
+                if n.length_squared() < 1e-12 {
+                    continue;
+                }
+                let centre = (a + b + d) / 3.0;
+                let step = n.normalize() * 1e-3;
+                // Inward for a face (wound counter-clockwise from outside), outward for the
+                // reversed copy of a back face.
+                let found = [centre - step, centre + step]
+                    .map(|p| pmf::leaf_at(cubes, level.chunk_size_log2(), p.to_array()).map(|l| l.index));
+                assert!(found.contains(&Some(ids[0])), "triangle {tri:?} names cube {}, found {found:?}", ids[0]);
+                checked += 1;
+            }
+        }
+        assert!(checked > 100, "{checked} triangles");
     }
 }

@@ -9,7 +9,8 @@
 //!   `ViewportCommand::Screenshot` captures it like the rest of the window.
 //! - **Own shaders on three-d's `Program`**: chunk faces are material colour × lightmap (lit),
 //!   colour with a fixed shade (fullbright), hidden-line wireframe from a per-vertex edge
-//!   attribute, or the lightmap alone. Overlay lines are screen-space quads (wide lines work on
+//!   attribute, the lightmap alone, or what the air in front of the hovered face sees
+//!   ([`visibility`]). Overlay lines are screen-space quads (wide lines work on
 //!   core profiles), solid where visible; where hidden behind geometry each line shows at its
 //!   own x-ray opacity ([`render::Segment::xray`]): gizmos and the selected object clearly, object
 //!   markers and regions faintly, the grid and the hovered face not at all.
@@ -25,7 +26,7 @@
 //! # Controls
 //! Fly: right mouse + WASD, Q/E down/up, Shift faster, wheel (while flying) changes speed.
 //! Orbit: Alt + left drag; middle drag pans; wheel zooms. `F` frames the selection. `[` / `]`
-//! change the cube size. Ctrl+1..4 switch shading. Ctrl+Alt+1..9 store and Alt+1..9 recall camera
+//! change the cube size. Ctrl+1..5 switch shading. Ctrl+Alt+1..9 store and Alt+1..9 recall camera
 //! bookmarks ([`bookmarks`]). Tools: see [`crate::tools`]. With the Select and Lights & entities
 //! tools the selection shows its gizmo (arrows, range, box faces; Esc cancels a drag) and region
 //! outlines are clickable: see [`gizmo`].
@@ -42,6 +43,7 @@ pub mod render;
 pub mod script;
 pub mod sky;
 pub mod textures;
+pub mod visibility;
 
 use std::collections::{BTreeSet, HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -154,6 +156,12 @@ pub struct Viewport {
     sky: Option<sky::SkyColors>,
     /// Camera bookmarks.
     pub bookmarks: bookmarks::Bookmarks,
+    /// The visibility view's air cube, counts and status.
+    vis: visibility::VisView,
+    /// A world point whose air cube the visibility view shows instead of the hovered one
+    /// (`PMFEDIT_SCREENSHOT_VIS`).
+    pub vis_pin: Option<DVec3>,
+    screenshot_vis_done: bool,
 }
 
 impl Viewport {
@@ -201,6 +209,9 @@ impl Viewport {
             edges: true,
             sky: None,
             bookmarks: bookmarks::Bookmarks::default(),
+            vis: visibility::VisView::default(),
+            vis_pin: None,
+            screenshot_vis_done: false,
         }
     }
 
@@ -229,6 +240,17 @@ impl Viewport {
         self.hover.as_ref()
     }
 
+    /// The visibility view's status line (its air cube and what it sees, or why there is none).
+    /// Current while the visibility shading is on.
+    pub fn vis_status(&self) -> String {
+        self.vis.status()
+    }
+
+    /// The air cube the visibility view shows, if any.
+    pub fn vis_air(&self) -> Option<visibility::AirCube> {
+        self.vis.air.ok()
+    }
+
     /// Points the camera at the start view: the demo's landmarks, or the occupied bounds.
     pub fn reset_camera(&mut self, state: &EditorState) {
         if state.map.meta.name == "Demo" && state.map.levels.len() == 1 {
@@ -254,6 +276,7 @@ impl Viewport {
             if let Some(r) = &self.renderer {
                 r.lock().expect("renderer").queue.push(Upload::Clear);
             }
+            self.vis.reset();
             self.camera_ready = false;
         }
         self.had_bakes = has_bakes;
@@ -340,6 +363,8 @@ impl Viewport {
 
         self.handle_camera(ui, &response, rect, dt);
         self.update_hover(ui, state, rect);
+        self.screenshot_visibility();
+        self.update_visibility(state);
         self.update_gizmo(ui, state, rect);
         self.gizmo_tooltip(&response);
         self.handle_tools(ui, state, &response, &mut out);
@@ -428,6 +453,65 @@ impl Viewport {
                 .as_ref()
                 .map_or(PICK_DISTANCE, |p| (level.frame().world_from_lattice_f(p.point) - o).length() + 0.3);
             self.hover_object = pick_object(level, o, d, limit).map(|id| (state.level, id));
+        }
+    }
+
+    /// The visibility view: finds the air cube in front of the hovered face (or at
+    /// [`Viewport::vis_pin`]) and, when it or the bakes changed, rebuilds what the renderer needs.
+    /// Does nothing in the other shadings.
+    fn update_visibility(&mut self, state: &EditorState) {
+        if self.shading != Shading::Visibility {
+            return;
+        }
+        let point = match (self.vis_pin, state.map.levels.get(state.level)) {
+            (Some(w), Some(level)) => Some(level.frame().lattice_from_world_f(w)),
+            (Some(_), None) => None,
+            (None, _) => self.hover.as_ref().map(visibility::point_in_front),
+        };
+        let air = match point {
+            Some(p) => visibility::air_cube_at(state, state.level, p),
+            None => Err(visibility::NoAir::NothingHovered),
+        };
+        if self.vis.needs_build(&air, state.bake.revision) {
+            let (chunks, rest_visible) = match &air {
+                Ok(a) => {
+                    let b = visibility::build(state, a);
+                    self.vis.cubes = b.cubes;
+                    self.vis.chunks = b.chunks.len();
+                    (b.chunks, false)
+                }
+                Err(_) => {
+                    self.vis.cubes = 0;
+                    self.vis.chunks = 0;
+                    (Default::default(), true)
+                }
+            };
+            if let Some(r) = &self.renderer {
+                r.lock().expect("renderer").queue.push(Upload::Visibility { chunks, rest_visible });
+            }
+        }
+        self.vis.air = air;
+        self.vis.waiting = state.bake.finalizing.len();
+    }
+
+    /// `--screenshot` with `PMFEDIT_SCREENSHOT_VIS=x,y,z` (a world point in air): starts in the
+    /// visibility view showing that point's air cube; with `PMFEDIT_SCREENSHOT_EYE=x,y,z` too, the
+    /// camera looks at the point from there. A debugging aid, not a user setting.
+    fn screenshot_visibility(&mut self) {
+        if self.screenshot_vis_done || !self.script.as_ref().is_some_and(|s| s.is_screenshot()) {
+            return;
+        }
+        self.screenshot_vis_done = true;
+        let parse = |name: &str| -> Option<DVec3> {
+            let v: Vec<f64> =
+                std::env::var(name).ok()?.split(',').map(|t| t.trim().parse().ok()).collect::<Option<_>>()?;
+            (v.len() == 3).then(|| DVec3::new(v[0], v[1], v[2]))
+        };
+        let Some(point) = parse("PMFEDIT_SCREENSHOT_VIS") else { return };
+        self.shading = Shading::Visibility;
+        self.vis_pin = Some(point);
+        if let Some(eye) = parse("PMFEDIT_SCREENSHOT_EYE") {
+            self.camera.look_at(eye, point);
         }
     }
 
@@ -629,9 +713,8 @@ impl Viewport {
             out.push(Command::SetCubeSize(state.cube_log2 + 1));
         }
         if mods.command && !mods.alt {
-            for (k, s) in
-                [egui::Key::Num1, egui::Key::Num2, egui::Key::Num3, egui::Key::Num4].into_iter().zip(Shading::ALL)
-            {
+            let keys = [egui::Key::Num1, egui::Key::Num2, egui::Key::Num3, egui::Key::Num4, egui::Key::Num5];
+            for (k, s) in keys.into_iter().zip(Shading::ALL) {
                 if pressed(k) {
                     self.shading = s;
                 }
@@ -726,6 +809,14 @@ impl Viewport {
                 o.box_lines(p - DVec3::splat(0.3), p + DVec3::splat(0.3), overlay::HOVER);
             }
         }
+        // The visibility view's air cube.
+        if self.shading == Shading::Visibility {
+            if let Ok(a) = &self.vis.air {
+                if a.key.0 == state.level {
+                    o.box_lines(a.min, a.max, overlay::AIR_CUBE);
+                }
+            }
+        }
         // Hovered face, the tool's target and the grid.
         if let Some(p) = &self.hover {
             let target = match state.tool {
@@ -791,6 +882,11 @@ impl Viewport {
             edges: self.edges,
             exposure: self.exposure,
             ambient: self.ambient,
+            waiting: if self.shading == Shading::Visibility {
+                state.bake.finalizing.iter().copied().collect()
+            } else {
+                Vec::new()
+            },
         };
         let renderer = renderer.clone();
         let params = Arc::new(params);
@@ -819,6 +915,9 @@ impl Viewport {
     fn hud(&mut self, ui: &mut egui::Ui, state: &EditorState, rect: egui::Rect) {
         let edge = f64::from(1u32 << state.cube_log2) / 8.0;
         let mut lines = vec![format!("{} · cube {} u · [ ] to change", state.tool.label(), edge)];
+        if self.shading == Shading::Visibility {
+            lines.push(self.vis.status());
+        }
         if let Some(p) = &self.hover {
             if let Some(level) = state.map.levels.get(p.level) {
                 let w = level.frame().world_from_lattice_f(p.point);

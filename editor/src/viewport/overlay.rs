@@ -38,6 +38,8 @@ pub const SELECT: [f32; 4] = [0.3, 0.8, 1.0, 1.0];
 pub const PREVIEW_ADD: [f32; 4] = [0.4, 1.0, 0.4, 1.0];
 pub const PREVIEW_REMOVE: [f32; 4] = [1.0, 0.35, 0.3, 1.0];
 pub const GRID: [f32; 4] = [1.0, 1.0, 1.0, 0.28];
+/// The visibility view's air cube.
+pub const AIR_CUBE: [f32; 4] = [0.2, 1.0, 0.85, 1.0];
 
 impl Overlay {
     pub fn line(&mut self, a: DVec3, b: DVec3, color: [f32; 4]) {

@@ -11,6 +11,12 @@
 //! texture. Chunk triangles are sorted by material, so with textures on each material of a chunk
 //! is one draw with its texture bound; with textures off (or in the wireframe and lightmap views)
 //! each list of a chunk is one draw.
+//!
+//! The visibility view ([`Shading::Visibility`], see [`super::visibility`]): per chunk a mode
+//! uniform (hidden, all visible, per-cube lookup, waiting for its full bake) and, for the lookup,
+//! an R8 texture with one texel per PMF cube (1 = visible) read with the per-vertex cube index.
+//! The textures are replaced by [`Upload::Visibility`] only when the hovered air cube or the
+//! bakes change.
 
 use std::collections::HashMap;
 use std::time::Instant;
@@ -27,6 +33,7 @@ use pmfedit_bake::deps::ChunkKey;
 use super::mesh::{ChunkMesh, TriList};
 use super::sky::SkyColors;
 use super::textures::TextureImage;
+use super::visibility::ChunkVis;
 
 /// How chunk faces are shaded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -40,10 +47,14 @@ pub enum Shading {
     Wireframe,
     /// The lightmaps alone.
     Lightmap,
+    /// What the air cube in front of the hovered face sees (compiled visibility data): visible
+    /// cubes shaded as fullbright, the rest dark ([`super::visibility`]).
+    Visibility,
 }
 
 impl Shading {
-    pub const ALL: [Shading; 4] = [Shading::Lit, Shading::Fullbright, Shading::Wireframe, Shading::Lightmap];
+    pub const ALL: [Shading; 5] =
+        [Shading::Lit, Shading::Fullbright, Shading::Wireframe, Shading::Lightmap, Shading::Visibility];
 
     pub fn label(self) -> &'static str {
         match self {
@@ -51,6 +62,7 @@ impl Shading {
             Shading::Fullbright => "Fullbright",
             Shading::Wireframe => "Wireframe",
             Shading::Lightmap => "Lightmap",
+            Shading::Visibility => "Visibility",
         }
     }
 
@@ -102,6 +114,8 @@ pub struct FrameParams {
     pub exposure: f32,
     /// Editor-only light added everywhere in lit mode, linear (0 = exactly the bake).
     pub ambient: f32,
+    /// Chunks whose full bake is not in (hatched in the visibility view).
+    pub waiting: Vec<ChunkKey>,
 }
 
 /// The vertices of one material within a [`GpuPart`].
@@ -118,6 +132,7 @@ struct GpuPart {
     lightmap_uv: VertexBuffer<[f32; 2]>,
     uv: VertexBuffer<[f32; 2]>,
     edge: VertexBuffer<[f32; 3]>,
+    cube: VertexBuffer<u32>,
     count: u32,
     ranges: Vec<GpuRange>,
 }
@@ -130,6 +145,7 @@ impl GpuPart {
             lightmap_uv: VertexBuffer::new_with_data(ctx, &t.lightmap_uv),
             uv: VertexBuffer::new_with_data(ctx, &t.uvs),
             edge: VertexBuffer::new_with_data(ctx, &t.edges),
+            cube: VertexBuffer::new_with_data(ctx, &t.cubes),
             count: t.len() as u32,
             ranges: t
                 .ranges
@@ -174,6 +190,52 @@ struct GpuChunk {
     sphere_offset: Vec3,
 }
 
+/// The visibility view's data of one chunk on the GPU.
+enum GpuVis {
+    All,
+    /// One texel per cube.
+    Bits(Texture2D),
+}
+
+/// Per-chunk mode of the visibility view (the shader's `u_vis`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(i32)]
+enum VisMode {
+    Hidden = 0,
+    All = 1,
+    Lookup = 2,
+    Waiting = 3,
+}
+
+/// Texels per row of a visibility texture: a power of two (rows stay 4-byte aligned), at most
+/// 2048 (so 2048 × 16384 cubes fit the common texture size limit).
+fn vis_texture_width(cubes: usize) -> u32 {
+    (cubes.max(1).next_power_of_two() as u32).clamp(4, 2048)
+}
+
+/// An R8 texture with one texel per cube, 255 where `bits` is not 0 (a normalized texture reads
+/// 1.0 there), row-major from texel 0 (the shader undoes three-d's row flip).
+fn vis_texture(ctx: &Context, bits: &[u8]) -> Texture2D {
+    let width = vis_texture_width(bits.len());
+    let height = (bits.len() as u32).div_ceil(width).max(1);
+    let mut data: Vec<u8> = bits.iter().map(|&b| if b != 0 { 255 } else { 0 }).collect();
+    data.resize((width * height) as usize, 0);
+    Texture2D::new(
+        ctx,
+        &three_d::CpuTexture {
+            name: String::new(),
+            data: TextureData::RU8(data),
+            width,
+            height,
+            min_filter: Interpolation::Nearest,
+            mag_filter: Interpolation::Nearest,
+            mipmap: None,
+            wrap_s: Wrapping::ClampToEdge,
+            wrap_t: Wrapping::ClampToEdge,
+        },
+    )
+}
+
 /// One queued change of the GPU chunk set.
 pub enum Upload {
     Set {
@@ -187,6 +249,12 @@ pub enum Upload {
     Texture {
         reference: String,
         image: Option<TextureImage>,
+    },
+    /// The visibility view's data: the chunks with something visible; every other chunk is
+    /// hidden, or drawn normally when `rest_visible` (no air cube to show).
+    Visibility {
+        chunks: std::collections::BTreeMap<ChunkKey, ChunkVis>,
+        rest_visible: bool,
     },
 }
 
@@ -209,6 +277,12 @@ pub struct Renderer {
     pub uploaded_at: HashMap<ChunkKey, Instant>,
     /// What the last paint drew.
     pub stats: DrawStats,
+    /// Visibility view: per chunk with something visible.
+    vis: HashMap<ChunkKey, GpuVis>,
+    /// Visibility view: whether chunks not in `vis` are drawn normally (no air cube) or hidden.
+    vis_rest_visible: bool,
+    /// A 1×1 zero texture bound when a chunk has no visibility texture.
+    vis_none: Texture2D,
 }
 
 /// What one paint drew (chunk meshes only).
@@ -232,13 +306,16 @@ in vec4 a_color;
 in vec2 a_lm;
 in vec2 a_uv;
 in vec3 a_edge;
+in uint a_cube;
 out vec4 v_color;
 out vec2 v_lm;
 out vec2 v_uv;
 out vec3 v_edge;
 out vec3 v_rel;
+flat out uint v_cube;
 void main() {
     vec3 rel = a_pos + u_offset;
+    v_cube = a_cube;
     v_color = a_color;
     v_lm = a_lm;
     v_uv = a_uv;
@@ -257,12 +334,30 @@ uniform int u_edges;
 uniform vec4 u_tint;
 uniform float u_exposure;
 uniform float u_ambient;
+// Visibility view: 0 hidden, 1 all visible, 2 look up u_vis_bits, 3 waiting for the full bake.
+uniform int u_vis;
+uniform sampler2D u_vis_bits;
 in vec4 v_color;
 in vec2 v_lm;
 in vec2 v_uv;
 in vec3 v_edge;
 in vec3 v_rel;
+flat in uint v_cube;
 out vec4 fragColor;
+// 1 when this fragment's cube is visible from the air cube, 0 when not.
+float visible() {
+    if (u_vis == 2) {
+        ivec2 size = textureSize(u_vis_bits, 0);
+        int i = int(v_cube);
+        int row = i / size.x;
+        if (row >= size.y) {
+            return 0.0;
+        }
+        // three-d flips rows on upload: texel row 0 of the data is the last GL row.
+        return texelFetch(u_vis_bits, ivec2(i - row * size.x, size.y - 1 - row), 0).r > 0.5 ? 1.0 : 0.0;
+    }
+    return u_vis == 0 ? 0.0 : 1.0;
+}
 vec3 to_linear(vec3 c) { return pow(c, vec3(2.2)); }
 vec3 to_srgb(vec3 c) { return pow(clamp(c, 0.0, 1.0), vec3(1.0 / 2.2)); }
 void main() {
@@ -284,6 +379,16 @@ void main() {
     } else if (u_mode == 3) {
         c = to_srgb(lm * u_exposure);
         alpha = 1.0;
+    } else if (u_mode == 4) {
+        c = albedo * shade;
+        if (u_vis == 3) {
+            // Waiting for the full bake: dimmed, with diagonal amber hatching.
+            float hatch = mod(gl_FragCoord.x + gl_FragCoord.y, 12.0) < 4.0 ? 1.0 : 0.0;
+            c = mix(c * 0.4, vec3(0.85, 0.6, 0.2), 0.35 * hatch);
+        } else if (visible() < 0.5) {
+            // Hidden from the air cube: 20 %, blue-grey.
+            c = c * 0.2 + vec3(0.05, 0.07, 0.1);
+        }
     } else {
         float d = min(min(v_edge.x, v_edge.y), v_edge.z);
         float w = max(fwidth(d), 1e-5);
@@ -291,7 +396,7 @@ void main() {
         c = mix(albedo * 0.18, mix(albedo, vec3(1.0), 0.5), line);
         alpha = max(alpha, line);
     }
-    if (u_edges != 0 && (u_mode == 0 || u_mode == 1)) {
+    if (u_edges != 0 && (u_mode == 0 || u_mode == 1 || u_mode == 4)) {
         // Face outlines from the wireframe attribute (quad diagonals hidden), one pixel, 30 %.
         float d = min(min(v_edge.x, v_edge.y), v_edge.z);
         float w = max(fwidth(d), 1e-5);
@@ -396,6 +501,7 @@ impl Renderer {
         // One triangle covering the viewport.
         let sky_corners = VertexBuffer::new_with_data(&ctx, &[[-1.0f32, -1.0], [3.0, -1.0], [-1.0, 3.0]]);
         let white = material_texture(&ctx, None);
+        let vis_none = vis_texture(&ctx, &[]);
         Ok(Self {
             ctx,
             mesh_program,
@@ -409,6 +515,9 @@ impl Renderer {
             queue: Vec::new(),
             uploaded_at: HashMap::new(),
             stats: DrawStats::default(),
+            vis: HashMap::new(),
+            vis_rest_visible: true,
+            vis_none,
         })
     }
 
@@ -442,6 +551,21 @@ impl Renderer {
             match u {
                 Upload::Clear => {
                     self.chunks.clear();
+                    self.vis.clear();
+                    self.vis_rest_visible = true;
+                }
+                Upload::Visibility { chunks, rest_visible } => {
+                    self.vis = chunks
+                        .into_iter()
+                        .map(|(k, v)| {
+                            let g = match v {
+                                ChunkVis::All => GpuVis::All,
+                                ChunkVis::Listed(bits) => GpuVis::Bits(vis_texture(&self.ctx, &bits)),
+                            };
+                            (k, g)
+                        })
+                        .collect();
+                    self.vis_rest_visible = rest_visible;
                 }
                 Upload::Remove(k) => {
                     self.chunks.remove(&k);
@@ -493,9 +617,14 @@ impl Renderer {
         offset: Vec3,
         tint: [f32; 4],
         textured: bool,
+        vis: (VisMode, Option<&Texture2D>),
     ) -> (usize, usize) {
         let p = &self.mesh_program;
         p.use_uniform_if_required("u_offset", three_d::vec3(offset.x, offset.y, offset.z));
+        p.use_uniform_if_required("u_vis", vis.0 as i32);
+        if p.requires_uniform("u_vis_bits") {
+            p.use_texture("u_vis_bits", vis.1.unwrap_or(&self.vis_none));
+        }
         p.use_uniform_if_required("u_tint", three_d::vec4(tint[0], tint[1], tint[2], tint[3]));
         if p.requires_uniform("u_lightmap") {
             p.use_texture("u_lightmap", &chunk.atlas);
@@ -511,6 +640,9 @@ impl Renderer {
             }
             if p.requires_attribute("a_edge") {
                 p.use_vertex_attribute("a_edge", &part.edge);
+            }
+            if p.requires_attribute("a_cube") {
+                p.use_vertex_attribute("a_cube", &part.cube);
             }
         };
         if !textured {
@@ -564,7 +696,7 @@ impl Renderer {
         }
 
         let vp = td_mat(f.view_proj);
-        let textured = f.textured && matches!(f.shading, Shading::Lit | Shading::Fullbright);
+        let textured = f.textured && matches!(f.shading, Shading::Lit | Shading::Fullbright | Shading::Visibility);
         self.mesh_program.use_uniform_if_required("u_vp", vp);
         self.mesh_program.use_uniform_if_required("u_mode", f.shading.index());
         self.mesh_program.use_uniform_if_required("u_textured", i32::from(textured));
@@ -595,6 +727,21 @@ impl Renderer {
             stats.vertices += vertices;
         };
         let tint = |k: &ChunkKey| if pending.contains(k) { [0.35, 0.55, 1.0, 0.18] } else { [0.0; 4] };
+        let waiting: std::collections::HashSet<ChunkKey> = f.waiting.iter().copied().collect();
+        let vis = |k: &ChunkKey| -> (VisMode, Option<&Texture2D>) {
+            if f.shading != Shading::Visibility {
+                return (VisMode::All, None);
+            }
+            if waiting.contains(k) {
+                return (VisMode::Waiting, None);
+            }
+            match self.vis.get(k) {
+                Some(GpuVis::All) => (VisMode::All, None),
+                Some(GpuVis::Bits(t)) => (VisMode::Lookup, Some(t)),
+                None if self.vis_rest_visible => (VisMode::All, None),
+                None => (VisMode::Hidden, None),
+            }
+        };
         let opaque = RenderStates {
             cull: Cull::Back,
             depth_test: DepthTest::LessOrEqual,
@@ -604,7 +751,7 @@ impl Renderer {
         for (k, offset) in &visible {
             let chunk = &self.chunks[k];
             if let Some(part) = &chunk.opaque {
-                count(self.draw_part(part, chunk, opaque, viewport, *offset, tint(k), textured));
+                count(self.draw_part(part, chunk, opaque, viewport, *offset, tint(k), textured, vis(k)));
             }
         }
         // Transparent faces, far to near.
@@ -619,7 +766,7 @@ impl Renderer {
         for (k, offset) in far_first {
             let chunk = &self.chunks[k];
             if let Some(part) = &chunk.transparent {
-                count(self.draw_part(part, chunk, blended, viewport, *offset, tint(k), textured));
+                count(self.draw_part(part, chunk, blended, viewport, *offset, tint(k), textured, vis(k)));
             }
         }
 

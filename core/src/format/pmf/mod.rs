@@ -5,6 +5,7 @@
 
 pub mod entity;
 pub mod error;
+pub mod query;
 pub mod read;
 pub mod strings;
 pub mod types;
@@ -14,6 +15,7 @@ pub mod write;
 mod tests;
 
 pub use error::{WriteError, WriteResult};
+pub use query::{CubeSet, LeafAt, VisibleSet, leaf_at, visible_from};
 pub use read::read;
 pub use types::*;
 pub use write::write;
