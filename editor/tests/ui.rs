@@ -510,11 +510,11 @@ fn the_visibility_view_is_reached_by_shortcut_and_menu_and_names_the_hovered_air
     // The pointer on the building's west wall (the start view looks at it), full bakes in.
     let center = h.state().viewport_rect.expect("the viewport was drawn").center();
     h.hover_at(center);
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(600);
+    let deadline = std::time::Instant::now() + Duration::from_secs(600);
     while !h.state().state.bake.all_full() {
         assert!(std::time::Instant::now() < deadline, "the full bakes did not finish");
         h.step();
-        std::thread::sleep(std::time::Duration::from_millis(10));
+        std::thread::sleep(Duration::from_millis(10));
     }
     frames(&mut h);
     let app = h.state();
