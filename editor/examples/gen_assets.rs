@@ -88,8 +88,15 @@ fn texture(name: &str, x: f32, y: f32) -> ([f32; 3], f32) {
             let base = shade([0.66, 0.68, 0.72], 0.85 + 0.2 * brushed);
             (if rivet { shade(base, 1.25) } else { base }, 1.0)
         }
-        "water" => {
-            let w = ((x / 64.0 * 2.0 + y / 64.0) * TAU + 3.0 * n).sin() * 0.5 + 0.5;
+        // The water's animation frames (`water_1`, `water_2`): the same waves, a third of a
+        // period further each.
+        "water" | "water_1" | "water_2" => {
+            let phase = match name {
+                "water_1" => TAU / 3.0,
+                "water_2" => 2.0 * TAU / 3.0,
+                _ => 0.0,
+            };
+            let w = ((x / 64.0 * 2.0 + y / 64.0) * TAU + 3.0 * n + phase).sin() * 0.5 + 0.5;
             (mix([0.15, 0.35, 0.7], [0.4, 0.65, 0.9], 0.6 * w + 0.3 * n), 0.7)
         }
         "sand" => (mix([0.8, 0.72, 0.52], [0.92, 0.85, 0.65], 0.5 * n + 0.5 * fine), 1.0),
@@ -132,8 +139,10 @@ fn main() {
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../assets/textures"));
     std::fs::create_dir_all(&out).expect("create the output folder");
-    let names =
-        ["stone", "brick", "grass", "dirt", "wood", "metal", "water", "sand", "glass", "tiles", "concrete", "lava"];
+    let names = [
+        "stone", "brick", "grass", "dirt", "wood", "metal", "water", "water_1", "water_2", "sand", "glass", "tiles",
+        "concrete", "lava",
+    ];
     for name in names {
         let img = image::RgbaImage::from_fn(N, N, |x, y| {
             let (c, a) = texture(name, x as f32, y as f32);

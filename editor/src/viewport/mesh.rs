@@ -1,32 +1,99 @@
-//! CPU side of a chunk's draw data: a baked chunk ([`ChunkBake`]) turned into flat triangle
-//! lists (opaque and transparent) plus one lightmap atlas per chunk. Pure, so it is tested
-//! without a GPU; [`super::render`] uploads the result.
+//! CPU side of a chunk's draw data: a baked chunk ([`ChunkBake`]) turned into indexed triangle
+//! lists (opaque, transparent) plus one lightmap atlas per chunk. Pure, so it is tested without
+//! a GPU; [`super::render`] uploads the result.
 //!
-//! - Vertices are expanded to plain triangles (no index buffer) so each can carry an "edge"
-//!   attribute for the wireframe mode: barycentric coordinates (component `i` is 1 at vertex `i`,
-//!   0 on the opposite edge), and a quad's internal diagonal is hidden by setting the component
-//!   opposite it to 1 at all three vertices.
+//! - **Indexed**: a cube face is 4 vertices and 6 indices (two triangles), an extended-geometry
+//!   triangle 3 and 3; software GL runs the vertex shader once per vertex of a draw, so this is a
+//!   third fewer vertex runs (and vertex bytes) than plain triangles.
+//! - **Edges**: each vertex carries an "edge" attribute whose smallest component is 0 on the
+//!   face's outline, for the wireframe mode and the face-edge darkening: a quad's corners get
+//!   `(x, 1 − x, y, 1 − y)` of their corner position in the quad (so the diagonal is never an
+//!   edge), a triangle's barycentric coordinates and a 1.
+//! - **Directions**: each list's triangles are ordered by facing ([`Facing`], in
+//!   [`Facing::DRAW_ORDER`]) and [`TriList::facing_starts`] says where each facing's indices begin,
+//!   so the renderer skips whole facings a chunk can only show from behind (all its +X faces when
+//!   the camera is on its −X side) before any vertex is shaded.
 //! - Lightmap pages (square, various sizes) are shelf-packed into one atlas with a one-luxel
 //!   border copied from the page edge, so linear filtering never bleeds between pages; lightmap
 //!   UVs are remapped into the atlas.
-//! - Faces of cubes flagged "draw backfaces" get a second, reversed copy (back-face culling stays
-//!   on for everything else).
-//! - Every vertex carries the index of the PMF cube its triangle came from ([`TriList::cubes`]),
-//!   so the visibility view can tell visible cubes from hidden ones on the GPU.
-//! - Each list is sorted by material: [`TriList::ranges`] says which vertices use which material
-//!   (and so which texture), so the renderer binds each texture once and draws each material of a
-//!   chunk with one call.
+//! - Faces of cubes flagged "draw backfaces" get a second, reversed set of indices over the same
+//!   vertices (back-face culling stays on for everything else).
+//! - Every vertex carries the index of the PMF cube its face came from ([`TriList::cubes`]), so
+//!   the visibility view can tell visible cubes from hidden ones on the GPU.
+//! - Vertices are grouped by material: [`TriList::ranges`] says which vertices use which material
+//!   (and so which texture); the renderer writes each range's texture layer into its vertices, so
+//!   a list is drawn with one texture array bound, whatever its materials.
 
 use glam::Vec3;
 
 use pmfedit_bake::compile::ChunkBake;
 use pmfedit_core::format::pmf;
 use pmfedit_core::map::Library;
+use pmfedit_core::map::library::RenderMode;
 
 /// One face colour as RGBA in `0..=1` (sRGB).
 pub type Rgba = [f32; 4];
 
-/// Triangles of one render pass.
+/// Which way a triangle faces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Facing {
+    NegY,
+    PosX,
+    NegZ,
+    PosY,
+    /// Not axis-aligned (pushed corners) or degenerate: always drawn.
+    Other,
+    PosZ,
+    NegX,
+}
+
+impl Facing {
+    /// The order of the facings in a list. Seen from outside a chunk's slabs, the facings a
+    /// camera can see are one of ±X, one of ±Z, +Y or −Y, and `Other`; this order keeps the
+    /// common sets (camera above: +Y with one of ±X and one of ±Z) in one or two runs.
+    pub const DRAW_ORDER: [Facing; 7] =
+        [Facing::NegY, Facing::PosX, Facing::NegZ, Facing::PosY, Facing::Other, Facing::PosZ, Facing::NegX];
+
+    fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The facing of a triangle from its corners (wound counter-clockwise seen from the front).
+    pub fn of_triangle(a: Vec3, b: Vec3, c: Vec3) -> Facing {
+        let n = (b - a).cross(c - a);
+        let l = n.length();
+        if l.is_nan() || l <= 1e-12 {
+            return Facing::Other;
+        }
+        let n = n / l;
+        let near = |v: f32| v.abs() > 0.9999;
+        match (near(n.x), near(n.y), near(n.z)) {
+            (true, _, _) if n.x > 0.0 => Facing::PosX,
+            (true, _, _) => Facing::NegX,
+            (_, true, _) if n.y > 0.0 => Facing::PosY,
+            (_, true, _) => Facing::NegY,
+            (_, _, true) if n.z > 0.0 => Facing::PosZ,
+            (_, _, true) => Facing::NegZ,
+            _ => Facing::Other,
+        }
+    }
+
+    /// Whether any face of this facing inside the box `lo..hi` can be seen from the front by
+    /// an eye at `eye` (all three in the same frame).
+    pub fn may_face(self, eye: Vec3, lo: Vec3, hi: Vec3) -> bool {
+        match self {
+            Facing::PosX => eye.x > lo.x,
+            Facing::NegX => eye.x < hi.x,
+            Facing::PosY => eye.y > lo.y,
+            Facing::NegY => eye.y < hi.y,
+            Facing::PosZ => eye.z > lo.z,
+            Facing::NegZ => eye.z < hi.z,
+            Facing::Other => true,
+        }
+    }
+}
+
+/// Indexed triangles of one render pass.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TriList {
     /// Relative to the chunk center, map units.
@@ -36,10 +103,15 @@ pub struct TriList {
     pub lightmap_uv: Vec<[f32; 2]>,
     /// Texture coordinates from the bake (one repeat per texture tile).
     pub uvs: Vec<[f32; 2]>,
-    /// Wireframe edge attribute (see the module docs).
-    pub edges: Vec<[f32; 3]>,
+    /// Face-outline attribute (see the module docs).
+    pub edges: Vec<[f32; 4]>,
     /// Per vertex: the index of the cube it belongs to in the chunk's PMF cube array.
     pub cubes: Vec<u32>,
+    /// Three per triangle, ordered by facing ([`Facing::DRAW_ORDER`]).
+    pub indices: Vec<u32>,
+    /// Where each facing's indices start, in [`Facing::DRAW_ORDER`]; the last entry is
+    /// `indices.len()`.
+    pub facing_starts: [u32; 8],
     /// Consecutive vertex ranges, one per material, in the order of the chunk's used-material
     /// list (unknown materials last); together they cover every vertex exactly once.
     pub ranges: Vec<MaterialRange>,
@@ -52,49 +124,123 @@ pub struct MaterialRange {
     pub material: Option<u8>,
     /// The material's texture reference as the library has it (empty: untextured).
     pub texture: String,
+    /// The material's row in the renderer's material table: library id + 1; 0 for a material
+    /// the library lacks (see [`Look::row`]).
+    pub row: u32,
     /// First vertex.
     pub start: u32,
-    /// Vertices (a multiple of three).
+    /// Vertices.
     pub count: u32,
 }
 
+/// A list being built: vertices, and triangles per facing (indices local to the list).
+#[derive(Debug, Clone, Default)]
+struct Builder {
+    list: TriList,
+    by_facing: [Vec<u32>; 7],
+}
+
+impl Builder {
+    fn push_vertex(&mut self, v: &pmf::Vertex, color: Rgba, edge: [f32; 4], lm: &AtlasPlacement, cube: u32) -> u32 {
+        let l = &mut self.list;
+        let i = l.positions.len() as u32;
+        l.positions.push(v.position);
+        l.colors.push(color);
+        l.lightmap_uv.push(lm.map(v.lightmap_uv));
+        l.uvs.push(v.uv);
+        l.edges.push(edge);
+        l.cubes.push(cube);
+        i
+    }
+
+    /// A triangle over vertices already pushed (and, with `backfaces`, its reverse).
+    fn push_triangle(&mut self, t: [u32; 3], backfaces: bool) {
+        let p = |i: u32| Vec3::from_array(self.list.positions[i as usize]);
+        let facing = Facing::of_triangle(p(t[0]), p(t[1]), p(t[2]));
+        self.by_facing[facing.index()].extend(t);
+        if backfaces {
+            let back = Facing::of_triangle(p(t[0]), p(t[2]), p(t[1]));
+            self.by_facing[back.index()].extend([t[0], t[2], t[1]]);
+        }
+    }
+
+    /// Appends `other`'s vertices as one range of `material`, and its triangles.
+    fn append_range(&mut self, other: Builder, material: Option<u8>, texture: &str, row: u32) {
+        let mut o = other.list;
+        if o.positions.is_empty() {
+            return;
+        }
+        let l = &mut self.list;
+        let start = l.positions.len() as u32;
+        let count = o.positions.len() as u32;
+        l.positions.append(&mut o.positions);
+        l.colors.append(&mut o.colors);
+        l.lightmap_uv.append(&mut o.lightmap_uv);
+        l.uvs.append(&mut o.uvs);
+        l.edges.append(&mut o.edges);
+        l.cubes.append(&mut o.cubes);
+        l.ranges.push(MaterialRange { material, texture: texture.to_owned(), row, start, count });
+        for (mine, theirs) in self.by_facing.iter_mut().zip(other.by_facing) {
+            mine.extend(theirs.into_iter().map(|i| i + start));
+        }
+    }
+
+    fn finish(self) -> TriList {
+        let mut list = self.list;
+        let mut starts = [0u32; 8];
+        for (k, f) in Facing::DRAW_ORDER.into_iter().enumerate() {
+            starts[k] = list.indices.len() as u32;
+            list.indices.extend_from_slice(&self.by_facing[f.index()]);
+        }
+        starts[7] = list.indices.len() as u32;
+        list.facing_starts = starts;
+        list
+    }
+}
+
 impl TriList {
-    /// Vertices (three per triangle).
+    /// Vertices.
     pub fn len(&self) -> usize {
         self.positions.len()
     }
 
     /// Whether there is no triangle.
     pub fn is_empty(&self) -> bool {
-        self.positions.is_empty()
+        self.indices.is_empty()
     }
 
-    fn push_tri(&mut self, v: [&pmf::Vertex; 3], color: Rgba, edges: [[f32; 3]; 3], lm: &AtlasPlacement, cube: u32) {
-        for (vert, e) in v.iter().zip(edges) {
-            self.positions.push(vert.position);
-            self.colors.push(color);
-            self.lightmap_uv.push(lm.map(vert.lightmap_uv));
-            self.uvs.push(vert.uv);
-            self.edges.push(e);
-            self.cubes.push(cube);
-        }
+    /// Triangles.
+    pub fn triangles(&self) -> usize {
+        self.indices.len() / 3
     }
 
-    /// Appends `other`'s vertices as one range of `material`.
-    fn append_range(&mut self, other: &mut TriList, material: Option<u8>, texture: &str) {
-        if other.is_empty() {
-            return;
-        }
-        let start = self.len() as u32;
-        let count = other.len() as u32;
-        self.positions.append(&mut other.positions);
-        self.colors.append(&mut other.colors);
-        self.lightmap_uv.append(&mut other.lightmap_uv);
-        self.uvs.append(&mut other.uvs);
-        self.edges.append(&mut other.edges);
-        self.cubes.append(&mut other.cubes);
-        self.ranges.push(MaterialRange { material, texture: texture.to_owned(), start, count });
+    /// The index range of facing `DRAW_ORDER[k]`.
+    pub fn facing_range(&self, k: usize) -> std::ops::Range<u32> {
+        self.facing_starts[k]..self.facing_starts[k + 1]
     }
+
+    /// [`facing_runs`] of this list.
+    pub fn runs_facing(&self, eye: Vec3, lo: Vec3, hi: Vec3) -> Vec<(u32, u32)> {
+        facing_runs(&self.facing_starts, eye, lo, hi)
+    }
+}
+
+/// Index runs (first, count) to draw of a list with these [`TriList::facing_starts`] for an eye
+/// at `eye`, given the bounds `lo..hi` of its vertices (all chunk-relative): the facings that may
+/// face the eye, consecutive ones merged into one run.
+pub fn facing_runs(starts: &[u32; 8], eye: Vec3, lo: Vec3, hi: Vec3) -> Vec<(u32, u32)> {
+    let mut runs: Vec<(u32, u32)> = Vec::with_capacity(4);
+    for (k, f) in Facing::DRAW_ORDER.into_iter().enumerate() {
+        let (start, end) = (starts[k], starts[k + 1]);
+        if start >= end || !f.may_face(eye, lo, hi) {
+            continue;
+        }
+        match runs.last_mut() {
+            Some(last) if last.0 + last.1 == start => last.1 += end - start,
+            _ => runs.push((start, end - start)),
+        }
+    }
+    runs
 }
 
 /// The lightmap atlas of one chunk, RGB rows top to bottom (texture row 0 is `v = 0`).
@@ -175,9 +321,18 @@ pub struct ChunkMesh {
     pub opaque: TriList,
     /// Transparent and liquid materials, drawn after the opaque pass with blending.
     pub transparent: TriList,
+    /// Materials with the additive render mode, drawn last, added to what is behind them.
+    pub additive: TriList,
     pub atlas: Atlas,
     /// Bounds of the vertices relative to the chunk center (`None` for an empty chunk).
     pub bounds: Option<(Vec3, Vec3)>,
+}
+
+impl ChunkMesh {
+    /// The three lists: opaque, transparent, additive.
+    pub fn lists(&self) -> impl Iterator<Item = &TriList> {
+        [&self.opaque, &self.transparent, &self.additive].into_iter()
+    }
 }
 
 /// What a material looks like in the viewport.
@@ -185,6 +340,16 @@ pub struct ChunkMesh {
 pub struct Look {
     pub color: Rgba,
     pub transparent: bool,
+    /// Render mode "add".
+    pub additive: bool,
+    /// Row in the renderer's material table (texture animation, UV scroll, emission): the
+    /// library id + 1, or 0 for a name the library lacks.
+    pub row: u32,
+}
+
+impl Look {
+    /// How a material the library lacks is drawn: magenta.
+    pub const UNKNOWN: Look = Look { color: [1.0, 0.0, 1.0, 1.0], transparent: false, additive: false, row: 0 };
 }
 
 /// The texture reference of each of the chunk's used materials (empty when untextured or not in
@@ -200,27 +365,29 @@ pub fn material_textures(library: &Library, used: &[String]) -> Vec<String> {
 pub fn material_looks(library: &Library, used: &[String]) -> Vec<Look> {
     used.iter()
         .map(|name| match library.materials().by_name(name) {
-            Some((_, m)) => {
+            Some((id, m)) => {
                 let transparent = m.transparent || m.liquid;
                 let a = if transparent { f32::from(m.alpha) / 255.0 } else { 1.0 };
                 let c = m.color;
                 Look {
                     color: [f32::from(c[0]) / 255.0, f32::from(c[1]) / 255.0, f32::from(c[2]) / 255.0, a],
                     transparent,
+                    additive: m.render_mode == RenderMode::Add,
+                    row: u32::from(id.0) + 1,
                 }
             }
-            None => Look { color: [1.0, 0.0, 1.0, 1.0], transparent: false },
+            None => Look::UNKNOWN,
         })
         .collect()
 }
 
-const QUAD_EDGES: [[[f32; 3]; 3]; 2] = [
-    // Triangle (0,1,2): the diagonal 0–2 is opposite local vertex 1 → component 1 stays 1.
-    [[1.0, 1.0, 0.0], [0.0, 1.0, 0.0], [0.0, 1.0, 1.0]],
-    // Triangle (0,2,3): the diagonal 0–2 is opposite local vertex 2 → component 2 stays 1.
-    [[1.0, 0.0, 1.0], [0.0, 1.0, 1.0], [0.0, 0.0, 1.0]],
-];
-const TRI_EDGES: [[f32; 3]; 3] = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
+/// The edge attribute of a quad's corners (vertex order around the quad): `(x, 1 − x, y, 1 − y)`
+/// of corner `(x, y)` of the unit square.
+const QUAD_EDGES: [[f32; 4]; 4] =
+    [[0.0, 1.0, 0.0, 1.0], [1.0, 0.0, 0.0, 1.0], [1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 1.0, 0.0]];
+/// The edge attribute of a triangle's corners: barycentric coordinates, and a 1 that is never
+/// the smallest.
+const TRI_EDGES: [[f32; 4]; 3] = [[1.0, 0.0, 0.0, 1.0], [0.0, 1.0, 0.0, 1.0], [0.0, 0.0, 1.0, 1.0]];
 
 /// Builds the draw data of one baked chunk.
 pub fn build_chunk_mesh(bake: &ChunkBake, library: &Library) -> ChunkMesh {
@@ -230,41 +397,32 @@ pub fn build_chunk_mesh(bake: &ChunkBake, library: &Library) -> ChunkMesh {
     let (atlas, placements) = pack_atlas(&pmf.client.lightmaps);
     let white = AtlasPlacement { x: 0, y: 0, edge: 0, atlas: (atlas.width, atlas.height) };
     let place = |i: u8| placements.get(usize::from(i)).copied().unwrap_or(white);
-    let look =
-        |i: u8| looks.get(usize::from(i)).copied().unwrap_or(Look { color: [1.0, 0.0, 1.0, 1.0], transparent: false });
+    let look = |i: u8| looks.get(usize::from(i)).copied().unwrap_or(Look::UNKNOWN);
     let verts = &pmf.client.vertices;
     let vert = |i: usize| verts.get(i);
     // One bucket per used material (+1 for unknown indices), concatenated at the end.
     let unknown = looks.len();
-    let mut buckets = vec![TriList::default(); looks.len() + 1];
+    let mut buckets = vec![Builder::default(); looks.len() + 1];
     let bucket = |i: u8| usize::from(i).min(unknown);
     for (cube, (common, client)) in pmf.common.cubes.iter().zip(&pmf.client.cubes).enumerate() {
         let cube = cube as u32;
         let backfaces = common.draw_backfaces;
-        let emit = |buckets: &mut [TriList],
-                    v: [&pmf::Vertex; 3],
-                    mat: u8,
-                    look: Look,
-                    edges: [[f32; 3]; 3],
-                    lm: &AtlasPlacement| {
-            let list = &mut buckets[bucket(mat)];
-            list.push_tri(v, look.color, edges, lm, cube);
-            if backfaces {
-                list.push_tri([v[0], v[2], v[1]], look.color, [edges[0], edges[2], edges[1]], lm, cube);
-            }
-        };
         match (&common.kind, &client.geometry) {
             (pmf::CubeKind::Geometry(g), pmf::ClientGeometry::Geometry(cg)) => {
                 let lm = place(cg.lightmap);
-                let lk = look(g.material);
+                let color = look(g.material).color;
+                let b = &mut buckets[bucket(g.material)];
                 let mut k = cg.first_vertex as usize;
                 for f in 0..6 {
                     if cg.faces & (1 << f) == 0 {
                         continue;
                     }
-                    if let (Some(a), Some(b), Some(c), Some(d)) = (vert(k), vert(k + 1), vert(k + 2), vert(k + 3)) {
-                        emit(&mut buckets, [a, b, c], g.material, lk, QUAD_EDGES[0], &lm);
-                        emit(&mut buckets, [a, c, d], g.material, lk, QUAD_EDGES[1], &lm);
+                    if let (Some(a), Some(bv), Some(c), Some(d)) = (vert(k), vert(k + 1), vert(k + 2), vert(k + 3)) {
+                        let corners = [a, bv, c, d];
+                        let i: [u32; 4] =
+                            std::array::from_fn(|k| b.push_vertex(corners[k], color, QUAD_EDGES[k], &lm, cube));
+                        b.push_triangle([i[0], i[1], i[2]], backfaces);
+                        b.push_triangle([i[0], i[2], i[3]], backfaces);
                     }
                     k += 4;
                 }
@@ -273,11 +431,15 @@ pub fn build_chunk_mesh(bake: &ChunkBake, library: &Library) -> ChunkMesh {
                 let mut k = cg.first_vertex as usize;
                 for f in 0..6 {
                     let lm = place(cg.lightmaps[f]);
-                    let lk = look(g.materials[f]);
+                    let color = look(g.materials[f]).color;
+                    let b = &mut buckets[bucket(g.materials[f])];
                     let n = usize::from(cg.triangle_counts[f]);
                     for _ in 0..n {
-                        if let (Some(a), Some(b), Some(c)) = (vert(k), vert(k + 1), vert(k + 2)) {
-                            emit(&mut buckets, [a, b, c], g.materials[f], lk, TRI_EDGES, &lm);
+                        if let (Some(a), Some(bv), Some(c)) = (vert(k), vert(k + 1), vert(k + 2)) {
+                            let i0 = b.push_vertex(a, color, TRI_EDGES[0], &lm, cube);
+                            let i1 = b.push_vertex(bv, color, TRI_EDGES[1], &lm, cube);
+                            let i2 = b.push_vertex(c, color, TRI_EDGES[2], &lm, cube);
+                            b.push_triangle([i0, i1, i2], backfaces);
                         }
                         k += 3;
                     }
@@ -286,16 +448,28 @@ pub fn build_chunk_mesh(bake: &ChunkBake, library: &Library) -> ChunkMesh {
             _ => {}
         }
     }
-    let mut out = ChunkMesh::default();
-    for (i, b) in buckets.iter_mut().enumerate() {
+    let (mut opaque, mut transparent, mut additive) = (Builder::default(), Builder::default(), Builder::default());
+    for (i, b) in buckets.into_iter().enumerate() {
         let (material, look, texture) = match looks.get(i) {
             Some(l) => (Some(i as u8), *l, textures[i].as_str()),
-            None => (None, Look { color: [1.0, 0.0, 1.0, 1.0], transparent: false }, ""),
+            None => (None, Look::UNKNOWN, ""),
         };
-        let list = if look.transparent { &mut out.transparent } else { &mut out.opaque };
-        list.append_range(b, material, texture);
+        let list = if look.additive {
+            &mut additive
+        } else if look.transparent {
+            &mut transparent
+        } else {
+            &mut opaque
+        };
+        list.append_range(b, material, texture, look.row);
     }
-    let all = out.opaque.positions.iter().chain(&out.transparent.positions).map(|p| Vec3::from_array(*p));
+    let mut out = ChunkMesh {
+        opaque: opaque.finish(),
+        transparent: transparent.finish(),
+        additive: additive.finish(),
+        ..ChunkMesh::default()
+    };
+    let all = out.lists().flat_map(|l| &l.positions).map(|p| Vec3::from_array(*p));
     out.bounds = all.fold(None, |b: Option<(Vec3, Vec3)>, p| Some(b.map_or((p, p), |(lo, hi)| (lo.min(p), hi.max(p)))));
     out.atlas = atlas;
     out
@@ -391,11 +565,23 @@ mod tests {
     fn triangles_are_split_into_one_range_per_material() {
         let (bake, lib) = split_chunk();
         let mesh = build_chunk_mesh(&bake, &lib);
-        let r = |m: Option<u8>, t: &str, start, count| MaterialRange { material: m, texture: t.into(), start, count };
-        // "a": 6 vertices from cube 0 and 2 × 6 from cube 2 (both sides); then the unknown one.
-        assert_eq!(mesh.opaque.ranges, vec![r(Some(1), "textures/a.png", 0, 18), r(None, "", 18, 6)]);
+        let row = |name: &str| u32::from(lib.materials().by_name(name).unwrap().0.0) + 1;
+        let r = |m: Option<u8>, t: &str, start, count| {
+            let row = match m {
+                Some(1) => row("a"),
+                Some(_) => row("b"),
+                None => 0,
+            };
+            MaterialRange { material: m, texture: t.into(), row, start, count }
+        };
+        // "a": 4 vertices from cube 0 and 4 from cube 2 (its back side reuses them); then the
+        // unknown one.
+        assert_eq!(mesh.opaque.ranges, vec![r(Some(1), "textures/a.png", 0, 8), r(None, "", 8, 4)]);
+        // Two triangles per face, cube 2's twice (both sides).
+        assert_eq!(mesh.opaque.triangles(), 2 + 4 + 2);
         // "b" is transparent: its two faces go to the blended list.
-        assert_eq!(mesh.transparent.ranges, vec![r(Some(0), "", 0, 12)]);
+        assert_eq!(mesh.transparent.ranges, vec![r(Some(0), "", 0, 8)]);
+        assert_eq!(mesh.transparent.triangles(), 4);
         for list in [&mesh.opaque, &mesh.transparent] {
             let n = list.len();
             assert_eq!((list.colors.len(), list.uvs.len(), list.lightmap_uv.len(), list.edges.len()), (n, n, n, n));
@@ -404,10 +590,16 @@ mod tests {
             for pair in list.ranges.windows(2) {
                 assert_eq!(pair[0].start + pair[0].count, pair[1].start, "contiguous");
             }
+            assert!(list.indices.iter().all(|&i| (i as usize) < n));
+            assert_eq!(list.facing_starts[7] as usize, list.indices.len());
         }
+        // Cube 2's back side: the same vertices in reverse order.
+        let tris: Vec<[u32; 3]> = mesh.opaque.indices.chunks(3).map(|t| [t[0], t[1], t[2]]).collect();
+        let front = tris.iter().find(|t| t[0] == 4).expect("cube 2's first triangle");
+        assert!(tris.contains(&[front[0], front[2], front[1]]), "{tris:?}");
         // Colours follow the ranges: red "a", magenta unknown, translucent "b".
-        assert!(mesh.opaque.colors[..18].iter().all(|c| *c == [1.0, 0.0, 0.0, 1.0]));
-        assert!(mesh.opaque.colors[18..].iter().all(|c| *c == [1.0, 0.0, 1.0, 1.0]));
+        assert!(mesh.opaque.colors[..8].iter().all(|c| *c == [1.0, 0.0, 0.0, 1.0]));
+        assert!(mesh.opaque.colors[8..].iter().all(|c| *c == [1.0, 0.0, 1.0, 1.0]));
         assert!(mesh.transparent.colors.iter().all(|c| (c[3] - 128.0 / 255.0).abs() < 1e-6));
         // Texture UVs come from the baked vertices: cube 0's face is vertices 0..4.
         assert_eq!(&mesh.opaque.uvs[..3], &[[0.0, 1.0], [1.0, 1.0], [2.0, 1.0]]);
@@ -424,7 +616,7 @@ mod tests {
             let mut next = 0;
             for r in &list.ranges {
                 assert_eq!(r.start, next);
-                assert!(r.count > 0 && r.count % 3 == 0);
+                assert!(r.count > 0);
                 let name = &used[usize::from(r.material.expect("demo materials exist"))];
                 let (_, m) = map.library.materials().by_name(name).unwrap();
                 assert_eq!(r.texture, m.texture);
@@ -442,7 +634,7 @@ mod tests {
         let c = level.frame().center_chunk;
         let bake = bake_chunk(&map, 0, c, &CompileSettings::default()).expect("bakes");
         let mesh = build_chunk_mesh(&bake, &map.library);
-        assert!(mesh.opaque.len() >= 6 && mesh.opaque.len() % 3 == 0);
+        assert!(mesh.opaque.triangles() >= 2 && mesh.opaque.indices.len() % 3 == 0);
         assert_eq!(mesh.opaque.len(), mesh.opaque.colors.len());
         let half = (1 << level.chunk_size_log2()) as f32 / 2.0 + 1e-3;
         let (lo, hi) = mesh.bounds.expect("not empty");
@@ -490,7 +682,9 @@ mod tests {
         let cubes = &bake.pmf.common.cubes;
         let mut checked = 0;
         for list in [&mesh.opaque, &mesh.transparent] {
-            for (tri, ids) in list.positions.chunks(3).zip(list.cubes.chunks(3)) {
+            for t in list.indices.chunks(3) {
+                let tri = [0, 1, 2].map(|k| list.positions[t[k] as usize]);
+                let ids = [0, 1, 2].map(|k| list.cubes[t[k] as usize]);
                 assert!(ids[0] == ids[1] && ids[1] == ids[2], "one cube per triangle");
                 let [a, b, d] = [tri[0], tri[1], tri[2]].map(|p| glam::DVec3::from_array(p.map(f64::from)));
                 let n = (b - a).cross(d - a);
@@ -508,5 +702,114 @@ mod tests {
             }
         }
         assert!(checked > 100, "{checked} triangles");
+    }
+
+    /// The demo's chunks, meshed.
+    fn demo_meshes() -> Vec<ChunkMesh> {
+        let map = sample::demo();
+        let level = &map.levels[0];
+        level
+            .chunks()
+            .map(|(c, _)| {
+                build_chunk_mesh(&bake_chunk(&map, 0, *c, &CompileSettings::default()).unwrap(), &map.library)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn triangles_are_ordered_by_facing_and_no_front_facing_one_is_skipped() {
+        let meshes = demo_meshes();
+        let mut skipped = 0;
+        for mesh in &meshes {
+            let Some((lo, hi)) = mesh.bounds else { continue };
+            for list in [&mesh.opaque, &mesh.transparent] {
+                let corner = |t: &[u32], k: usize| Vec3::from_array(list.positions[t[k] as usize]);
+                // Each triangle sits in the range of its own facing.
+                for (k, f) in Facing::DRAW_ORDER.into_iter().enumerate() {
+                    let r = list.facing_range(k);
+                    for t in list.indices[r.start as usize..r.end as usize].chunks(3) {
+                        assert_eq!(Facing::of_triangle(corner(t, 0), corner(t, 1), corner(t, 2)), f);
+                    }
+                }
+                // From eyes all around (and inside), every triangle the eye sees from the front
+                // is in a run; runs never overlap.
+                for eye in [
+                    Vec3::new(100.0, 50.0, -80.0),
+                    Vec3::new(-100.0, 50.0, 80.0),
+                    Vec3::new(3.0, -40.0, 2.0),
+                    Vec3::new(0.5, 0.5, 0.5),
+                    (lo + hi) * 0.5,
+                ] {
+                    let runs = list.runs_facing(eye, lo, hi);
+                    let drawn = |i: u32| runs.iter().any(|&(first, n)| (first..first + n).contains(&i));
+                    for (k, t) in list.indices.chunks(3).enumerate() {
+                        let [a, b, c] = [0, 1, 2].map(|j| corner(t, j));
+                        let n = (b - a).cross(c - a);
+                        if n.dot(eye - a) > 1e-4 && !drawn(3 * k as u32) {
+                            skipped += 1;
+                        }
+                    }
+                    let total: u32 = runs.iter().map(|r| r.1).sum();
+                    assert!(total as usize <= list.indices.len());
+                }
+                // A far eye on the +X side skips the −X faces.
+                let neg_x = Facing::DRAW_ORDER.iter().position(|f| *f == Facing::NegX).unwrap();
+                let r = list.facing_range(neg_x);
+                if !r.is_empty() {
+                    let runs = list.runs_facing(Vec3::new(1e4, 0.0, 0.0), lo, hi);
+                    assert!(runs.iter().all(|&(first, n)| first + n <= r.start || first >= r.end));
+                }
+            }
+        }
+        assert_eq!(skipped, 0, "front-facing triangles left out");
+        let facings: std::collections::BTreeSet<usize> =
+            meshes.iter().flat_map(|m| (0..7).filter(move |&k| !m.opaque.facing_range(k).is_empty())).collect();
+        assert_eq!(facings.len(), 7, "the demo has faces of every facing, pushed corners included");
+    }
+
+    #[test]
+    fn additive_materials_get_their_own_list_and_rows_name_library_ids() {
+        let map = sample::demo();
+        let (clouds_id, clouds) = map.library.materials().by_name("clouds").expect("the demo has clouds");
+        assert_eq!(clouds.render_mode, RenderMode::Add);
+        let looks = material_looks(&map.library, &["clouds".into(), "nope".into()]);
+        assert!(looks[0].additive);
+        assert_eq!(looks[0].row, u32::from(clouds_id.0) + 1);
+        assert_eq!(looks[1], Look::UNKNOWN);
+        // A chunk painted with clouds: its faces leave the opaque list for the additive one.
+        let (mut bake, lib) = split_chunk();
+        let mut lib = lib;
+        let p = lib.physics_materials().iter().next().unwrap().0;
+        let s = lib.sound_materials().iter().next().unwrap().0;
+        lib.add(pmfedit_core::map::library::Material {
+            render_mode: RenderMode::Add,
+            ..pmfedit_core::map::library::Material::new("glow", p, s)
+        })
+        .unwrap();
+        bake.pmf.common.used_materials[0] = "glow".into();
+        let mesh = build_chunk_mesh(&bake, &lib);
+        assert!(mesh.transparent.is_empty());
+        assert_eq!(mesh.additive.triangles(), 4);
+        assert_eq!(mesh.additive.ranges.len(), 1);
+        assert_eq!(mesh.additive.ranges[0].row, u32::from(lib.materials().by_name("glow").unwrap().0.0) + 1);
+    }
+
+    #[test]
+    fn edges_are_zero_on_a_face_outline_and_not_on_its_diagonal() {
+        let e = |w: [f32; 4]| w.into_iter().fold(f32::INFINITY, f32::min);
+        let mix = |a: [f32; 4], b: [f32; 4], t: f32| [0, 1, 2, 3].map(|k| a[k] * (1.0 - t) + b[k] * t);
+        let q = QUAD_EDGES;
+        // Midpoints of the four sides: on the outline.
+        for k in 0..4 {
+            assert_eq!(e(mix(q[k], q[(k + 1) % 4], 0.5)), 0.0);
+        }
+        // The middle of the diagonal 0–2 (shared by the two triangles) is inside the face.
+        assert_eq!(e(mix(q[0], q[2], 0.5)), 0.5);
+        // A triangle: the middle of each side is on the outline, the centre is not.
+        for k in 0..3 {
+            assert_eq!(e(mix(TRI_EDGES[k], TRI_EDGES[(k + 1) % 3], 0.5)), 0.0);
+        }
+        let centre = [0, 1, 2, 3].map(|j| (TRI_EDGES[0][j] + TRI_EDGES[1][j] + TRI_EDGES[2][j]) / 3.0);
+        assert!(e(centre) > 0.3);
     }
 }

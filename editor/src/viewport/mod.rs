@@ -126,6 +126,12 @@ pub struct Viewport {
     had_bakes: bool,
     /// What the uploaded meshes' colours were built from (see [`material_fingerprint`]).
     materials_seen: u64,
+    /// Texture frames, UV scroll and emission per material ([`materials_fx`]) and what they
+    /// were made from.
+    materials_fx: Arc<Vec<render::MaterialFx>>,
+    fx_seen: Option<u64>,
+    /// The animation clock's start.
+    clock: Instant,
     hover: Option<Pick>,
     hover_object: Option<(usize, ObjRef)>,
     /// The selection's gizmo this frame, the handle and the region outline under the pointer.
@@ -189,6 +195,9 @@ impl Viewport {
             gpu_keys: BTreeSet::new(),
             had_bakes: false,
             materials_seen: 0,
+            materials_fx: Arc::new(Vec::new()),
+            fx_seen: None,
+            clock: Instant::now(),
             hover: None,
             hover_object: None,
             gizmo: None,
@@ -288,6 +297,14 @@ impl Viewport {
                 if self.queued.insert(*k) {
                     self.queue.push_back(*k);
                 }
+            }
+        }
+        let fx = fx_fingerprint(state);
+        if self.fx_seen != Some(fx) {
+            self.fx_seen = Some(fx);
+            self.materials_fx = Arc::new(materials_fx(&state.map.library));
+            for r in self.materials_fx.iter().flat_map(|m| &m.frames) {
+                self.textures.want(r);
             }
         }
         for k in std::mem::take(&mut state.bake.changed) {
@@ -864,6 +881,10 @@ impl Viewport {
             return;
         };
         let aspect = Self::aspect(rect) as f32;
+        if self.materials_fx.iter().any(render::MaterialFx::animated) {
+            // Texture frames and UV scroll move on their own: about 30 frames a second.
+            ui.ctx().request_repaint_after(std::time::Duration::from_millis(33));
+        }
         let params = FrameParams {
             eye: self.camera.eye,
             forward: self.camera.forward(),
@@ -882,6 +903,8 @@ impl Viewport {
             edges: self.edges,
             exposure: self.exposure,
             ambient: self.ambient,
+            materials: self.materials_fx.clone(),
+            time_s: self.clock.elapsed().as_secs_f64(),
             waiting: if self.shading == Shading::Visibility {
                 state.bake.finalizing.iter().copied().collect()
             } else {
@@ -946,7 +969,7 @@ impl Viewport {
                     r.chunk_count(),
                     r.stats.chunks,
                     r.stats.draws,
-                    r.stats.vertices / 3000,
+                    r.stats.indices / 3000,
                     self.camera.speed
                 ));
             }
@@ -1024,9 +1047,39 @@ fn material_fingerprint(state: &EditorState) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
     for (id, m) in state.map.library.materials().iter() {
-        (id, &m.name, m.color, m.alpha, m.transparent, m.liquid, &m.texture).hash(&mut h);
+        (id, &m.name, m.color, m.alpha, m.transparent, m.liquid, &m.texture, m.render_mode).hash(&mut h);
     }
     h.finish()
+}
+
+/// What [`materials_fx`] depends on.
+fn fx_fingerprint(state: &EditorState) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for (id, m) in state.map.library.materials().iter() {
+        (id, &m.texture, &m.extra_textures, m.texture_advance_us, m.emission).hash(&mut h);
+        m.uv_scroll.to_array().map(f32::to_bits).hash(&mut h);
+    }
+    h.finish()
+}
+
+/// The renderer's material table source: entry `id` for library material `id` (the mesh's row
+/// `id + 1`), defaults for unused ids.
+pub fn materials_fx(library: &pmfedit_core::map::Library) -> Vec<render::MaterialFx> {
+    let mut out: Vec<render::MaterialFx> = Vec::new();
+    for (id, m) in library.materials().iter() {
+        let i = usize::from(id.0);
+        if out.len() <= i {
+            out.resize(i + 1, render::MaterialFx::default());
+        }
+        out[i] = render::MaterialFx {
+            frames: std::iter::once(&m.texture).chain(&m.extra_textures).cloned().collect(),
+            frame_us: m.texture_advance_us,
+            scroll: m.uv_scroll.to_array(),
+            emission: m.emission.map(|c| f32::from(c) / 255.0),
+        };
+    }
+    out
 }
 
 /// World position of a chunk's center.

@@ -5,12 +5,14 @@
 //! current): the UI thread builds [`ChunkMesh`]es (CPU, budgeted per frame) and queues them
 //! here; the next paint uploads them and records when, for the `--bench-frames` latency figure.
 //!
-//! Material textures: one `Texture2D` per texture reference (repeat wrap, mipmaps, linear
-//! filtering), decoded on the UI thread by [`super::textures::TextureStore`] and queued here as
-//! [`Upload::Texture`]; a reference not loaded yet, missing or undecodable draws a 1×1 white
-//! texture. Chunk triangles are sorted by material, so with textures on each material of a chunk
-//! is one draw with its texture bound; with textures off (or in the wireframe and lightmap views)
-//! each list of a chunk is one draw.
+//! Material textures: one `Texture2DArray` (repeat wrap, mipmaps, linear filtering), one layer
+//! per texture reference ("slot", layer 0 white), every layer resized to the largest texture's
+//! size (a power of two, at most [`MAX_LAYER_EDGE`]); decoded on the UI thread by
+//! [`super::textures::TextureStore`] and queued here as [`Upload::Texture`]; a reference not
+//! loaded yet, missing or undecodable draws white. Each vertex carries its material's layer (set
+//! at upload from [`super::mesh::TriList::ranges`]), so a chunk's opaque or transparent list is
+//! drawn without switching textures: one indexed draw per run of facings the camera may see
+//! ([`super::mesh::facing_runs`]), usually one or two per list.
 //!
 //! The visibility view ([`Shading::Visibility`], see [`super::visibility`]): per chunk a mode
 //! uniform (hidden, all visible, per-cube lookup, waiting for its full bake) and, for the lookup,
@@ -19,18 +21,19 @@
 //! bakes change.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Instant;
 
 use eframe::egui_glow;
 use glam::{DVec3, Mat4, Vec3, Vec4};
 use three_d::{
-    Blend, ClearState, Context, Cull, DepthTest, Interpolation, Program, RenderStates, RenderTarget, ScissorBox,
-    Texture2D, TextureData, VertexBuffer, Viewport as TdViewport, Wrapping, WriteMask,
+    Blend, ClearState, Context, Cull, DepthTest, ElementBuffer, Interpolation, Program, RenderStates, RenderTarget,
+    ScissorBox, Texture2D, Texture2DArray, TextureData, VertexBuffer, Viewport as TdViewport, Wrapping, WriteMask,
 };
 
 use pmfedit_bake::deps::ChunkKey;
 
-use super::mesh::{ChunkMesh, TriList};
+use super::mesh::{ChunkMesh, TriList, facing_runs};
 use super::sky::SkyColors;
 use super::textures::TextureImage;
 use super::visibility::ChunkVis;
@@ -69,6 +72,84 @@ impl Shading {
     fn index(self) -> i32 {
         self as i32
     }
+}
+
+/// What a material does over time and on its own, for the viewport's material table.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MaterialFx {
+    /// The texture, then the extra animation frames (empty references draw white).
+    pub frames: Vec<String>,
+    /// Time per animation frame, microseconds (0: no animation).
+    pub frame_us: u32,
+    /// UV scroll, texture repeats per second.
+    pub scroll: [f32; 2],
+    /// Emission, sRGB in `0..=1`.
+    pub emission: [f32; 3],
+}
+
+impl MaterialFx {
+    /// Whether drawing it changes over time.
+    pub fn animated(&self) -> bool {
+        (self.frame_us > 0 && self.frames.len() > 1) || self.scroll != [0.0; 2]
+    }
+
+    /// The frame shown at `time_s`.
+    pub fn frame_at(&self, time_s: f64) -> usize {
+        if self.frame_us == 0 || self.frames.len() < 2 {
+            return 0;
+        }
+        ((time_s * 1e6 / f64::from(self.frame_us)) as u64 % self.frames.len() as u64) as usize
+    }
+
+    /// The UV offset at `time_s`, wrapped into `[0, 1)` (textures repeat).
+    pub fn scroll_at(&self, time_s: f64) -> [f32; 2] {
+        self.scroll.map(|v| (f64::from(v) * time_s).rem_euclid(1.0) as f32)
+    }
+}
+
+/// Materials per row of the material table texture (two texels each).
+const FX_PER_ROW: usize = 256;
+
+/// The material table's texels: per row (row 0 for unknown materials, then `materials`), texel
+/// `(layer, u offset, v offset, 0)` then `(emission, 0)`; `layer` maps a texture reference to its
+/// texture array layer. Rows fill `FX_PER_ROW` materials per texture row.
+fn fx_texels(materials: &[MaterialFx], time_s: f64, mut layer: impl FnMut(&str) -> usize) -> (Vec<[f32; 4]>, u32) {
+    let rows = materials.len() + 1;
+    let height = rows.div_ceil(FX_PER_ROW);
+    let mut texels = vec![[0.0f32; 4]; height * FX_PER_ROW * 2];
+    for (i, m) in materials.iter().enumerate() {
+        let row = i + 1;
+        let at = 2 * ((row / FX_PER_ROW) * FX_PER_ROW + row % FX_PER_ROW);
+        let l = m.frames.get(m.frame_at(time_s)).map_or(0, |r| layer(r));
+        let [u, v] = m.scroll_at(time_s);
+        texels[at] = [l as f32, u, v, 0.0];
+        texels[at + 1] = [m.emission[0], m.emission[1], m.emission[2], 0.0];
+    }
+    (texels, height as u32)
+}
+
+/// The material table texture from [`fx_texels`] (`2 × FX_PER_ROW` texels wide).
+fn fx_texture(ctx: &Context, texels: &[[f32; 4]]) -> Texture2D {
+    let width = (2 * FX_PER_ROW) as u32;
+    let mut data = texels.to_vec();
+    if data.is_empty() {
+        data = vec![[0.0; 4]; width as usize];
+    }
+    let height = (data.len() / width as usize) as u32;
+    Texture2D::new(
+        ctx,
+        &three_d::CpuTexture {
+            name: String::new(),
+            data: TextureData::RgbaF32(data),
+            width,
+            height,
+            min_filter: Interpolation::Nearest,
+            mag_filter: Interpolation::Nearest,
+            mipmap: None,
+            wrap_s: Wrapping::ClampToEdge,
+            wrap_t: Wrapping::ClampToEdge,
+        },
+    )
 }
 
 /// A line segment of the overlay (world space).
@@ -114,80 +195,114 @@ pub struct FrameParams {
     pub exposure: f32,
     /// Editor-only light added everywhere in lit mode, linear (0 = exactly the bake).
     pub ambient: f32,
+    /// Per material table row − 1 ([`super::mesh::Look::row`]): texture frames, UV scroll,
+    /// emission. Rows beyond it draw plain white.
+    pub materials: Arc<Vec<MaterialFx>>,
+    /// Seconds on the animation clock (texture frames, UV scroll).
+    pub time_s: f64,
     /// Chunks whose full bake is not in (hatched in the visibility view).
     pub waiting: Vec<ChunkKey>,
-}
-
-/// The vertices of one material within a [`GpuPart`].
-struct GpuRange {
-    /// Index into [`Renderer::textures`].
-    texture: usize,
-    first: i32,
-    count: i32,
 }
 
 struct GpuPart {
     position: VertexBuffer<[f32; 3]>,
     color: VertexBuffer<[f32; 4]>,
     lightmap_uv: VertexBuffer<[f32; 2]>,
-    uv: VertexBuffer<[f32; 2]>,
-    edge: VertexBuffer<[f32; 3]>,
+    /// Texture coordinates and the material's row in the material table
+    /// ([`super::mesh::MaterialRange::row`]).
+    uv: VertexBuffer<[f32; 3]>,
+    edge: VertexBuffer<[f32; 4]>,
     cube: VertexBuffer<u32>,
-    count: u32,
-    ranges: Vec<GpuRange>,
+    indices: ElementBuffer<u32>,
+    /// Where each facing's indices start ([`TriList::facing_starts`]).
+    facing_starts: [u32; 8],
 }
 
 impl GpuPart {
-    fn new(ctx: &Context, t: &TriList, slot: &mut impl FnMut(&str) -> usize) -> Option<Self> {
-        (!t.is_empty()).then(|| GpuPart {
+    fn new(ctx: &Context, t: &TriList) -> Option<Self> {
+        if t.is_empty() {
+            return None;
+        }
+        let mut uv: Vec<[f32; 3]> = t.uvs.iter().map(|&[u, v]| [u, v, 0.0]).collect();
+        for r in &t.ranges {
+            for w in uv.iter_mut().skip(r.start as usize).take(r.count as usize) {
+                w[2] = r.row as f32;
+            }
+        }
+        Some(GpuPart {
             position: VertexBuffer::new_with_data(ctx, &t.positions),
             color: VertexBuffer::new_with_data(ctx, &t.colors),
             lightmap_uv: VertexBuffer::new_with_data(ctx, &t.lightmap_uv),
-            uv: VertexBuffer::new_with_data(ctx, &t.uvs),
+            uv: VertexBuffer::new_with_data(ctx, &uv),
             edge: VertexBuffer::new_with_data(ctx, &t.edges),
             cube: VertexBuffer::new_with_data(ctx, &t.cubes),
-            count: t.len() as u32,
-            ranges: t
-                .ranges
-                .iter()
-                .map(|r| GpuRange { texture: slot(&r.texture), first: r.start as i32, count: r.count as i32 })
-                .collect(),
+            indices: ElementBuffer::new_with_data(ctx, &t.indices),
+            facing_starts: t.facing_starts,
         })
     }
 }
 
-/// A material texture for the GPU: repeat wrap, mipmaps, linear filtering.
-fn material_texture(ctx: &Context, image: Option<&TextureImage>) -> Texture2D {
-    let white = [[255u8; 4]];
-    let (data, width, height) = match image {
-        Some(i) if i.rgba.len() == (i.width * i.height) as usize && i.width > 0 => (&i.rgba[..], i.width, i.height),
-        _ => (&white[..], 1, 1),
+/// The edge of every layer of the texture array: the largest loaded texture's longest side,
+/// rounded up to a power of two, at most [`MAX_LAYER_EDGE`]; other textures are resized to it.
+fn layer_edge(images: &[Option<TextureImage>]) -> u32 {
+    let longest = images.iter().flatten().map(|i| i.width.max(i.height)).max().unwrap_or(1);
+    longest.clamp(1, MAX_LAYER_EDGE).next_power_of_two()
+}
+
+/// Largest texture array layer edge, texels.
+pub const MAX_LAYER_EDGE: u32 = 512;
+
+/// One layer's pixels: the image resized to `edge` × `edge` (white for none or a broken one).
+fn layer_pixels(image: Option<&TextureImage>, edge: u32) -> Vec<[u8; 4]> {
+    let n = (edge * edge) as usize;
+    let Some(i) = image.filter(|i| i.width > 0 && i.rgba.len() == (i.width * i.height) as usize) else {
+        return vec![[255; 4]; n];
     };
-    Texture2D::new(
-        ctx,
-        &three_d::CpuTexture {
+    if i.width == edge && i.height == edge {
+        return i.rgba.clone();
+    }
+    let raw: Vec<u8> = i.rgba.iter().flatten().copied().collect();
+    let Some(img) = image::RgbaImage::from_raw(i.width, i.height, raw) else {
+        return vec![[255; 4]; n];
+    };
+    let resized = image::imageops::resize(&img, edge, edge, image::imageops::FilterType::Triangle);
+    resized.pixels().map(|p| p.0).collect()
+}
+
+/// The material textures as one array (repeat wrap, mipmaps, linear filtering): layer `k` is
+/// texture slot `k`, layer 0 white.
+fn texture_array(ctx: &Context, images: &[Option<TextureImage>]) -> Texture2DArray {
+    let edge = layer_edge(images);
+    let layers: Vec<three_d::CpuTexture> = std::iter::once(None)
+        .chain(images.iter().map(Option::as_ref))
+        .map(|image| three_d::CpuTexture {
             name: String::new(),
-            data: TextureData::RgbaU8(data.to_vec()),
-            width,
-            height,
+            data: TextureData::RgbaU8(layer_pixels(image, edge)),
+            width: edge,
+            height: edge,
             min_filter: Interpolation::Linear,
             mag_filter: Interpolation::Linear,
             mipmap: Some(three_d::Mipmap { filter: Interpolation::Linear, max_levels: 12, max_ratio: 1 }),
             wrap_s: Wrapping::Repeat,
             wrap_t: Wrapping::Repeat,
-        },
-    )
+        })
+        .collect();
+    let refs: Vec<&three_d::CpuTexture> = layers.iter().collect();
+    Texture2DArray::new(ctx, &refs)
 }
 
 struct GpuChunk {
     opaque: Option<GpuPart>,
     transparent: Option<GpuPart>,
+    additive: Option<GpuPart>,
     atlas: Texture2D,
     /// World position of the chunk center.
     center: DVec3,
     /// Bounding sphere radius around the center (0 for an empty chunk).
     radius: f32,
     sphere_offset: Vec3,
+    /// Bounds of the vertices relative to the center.
+    bounds: (Vec3, Vec3),
 }
 
 /// The visibility view's data of one chunk on the GPU.
@@ -267,9 +382,17 @@ pub struct Renderer {
     sky_program: Program,
     sky_corners: VertexBuffer<[f32; 2]>,
     chunks: HashMap<ChunkKey, GpuChunk>,
-    /// Material textures; slot 0 is white (untextured materials).
-    textures: Vec<Texture2D>,
-    /// Texture reference → slot in `textures`.
+    /// Material textures, one layer per slot; slot 0 is white (untextured materials).
+    textures: Texture2DArray,
+    /// The pixels of slots 1.. (`None`: not loaded, missing or broken; drawn white).
+    texture_images: Vec<Option<TextureImage>>,
+    /// Whether `textures` must be rebuilt from `texture_images` before the next draw.
+    textures_dirty: bool,
+    /// The material table ([`fx_texels`]).
+    fx_table: Texture2D,
+    /// The materials `fx_table` was made from.
+    fx_source: Option<Arc<Vec<MaterialFx>>>,
+    /// Texture reference → slot (layer of `textures`).
     texture_slots: HashMap<String, usize>,
     /// Uploads for the next paint.
     pub queue: Vec<Upload>,
@@ -294,8 +417,8 @@ pub struct DrawStats {
     pub culled: usize,
     /// Draw calls.
     pub draws: usize,
-    /// Vertices submitted (three per triangle).
-    pub vertices: usize,
+    /// Indices submitted (three per triangle).
+    pub indices: usize,
 }
 
 const MESH_VS: &str = r#"
@@ -304,13 +427,14 @@ uniform vec3 u_offset;
 in vec3 a_pos;
 in vec4 a_color;
 in vec2 a_lm;
-in vec2 a_uv;
-in vec3 a_edge;
+in vec3 a_uv;
+in vec4 a_edge;
 in uint a_cube;
 out vec4 v_color;
 out vec2 v_lm;
 out vec2 v_uv;
-out vec3 v_edge;
+flat out int v_row;
+out vec4 v_edge;
 out vec3 v_rel;
 flat out uint v_cube;
 void main() {
@@ -318,7 +442,8 @@ void main() {
     v_cube = a_cube;
     v_color = a_color;
     v_lm = a_lm;
-    v_uv = a_uv;
+    v_uv = a_uv.xy;
+    v_row = int(a_uv.z + 0.5);
     v_edge = a_edge;
     v_rel = rel;
     gl_Position = u_vp * vec4(rel, 1.0);
@@ -327,7 +452,10 @@ void main() {
 
 const MESH_FS: &str = r#"
 uniform sampler2D u_lightmap;
-uniform sampler2D u_texture;
+uniform sampler2DArray u_textures;
+// The material table: per material two texels, (texture layer, u offset, v offset, 0) and
+// (emission, 0), 256 materials per texel row.
+uniform sampler2D u_fx;
 uniform int u_mode;
 uniform int u_textured;
 uniform int u_edges;
@@ -340,7 +468,8 @@ uniform sampler2D u_vis_bits;
 in vec4 v_color;
 in vec2 v_lm;
 in vec2 v_uv;
-in vec3 v_edge;
+flat in int v_row;
+in vec4 v_edge;
 in vec3 v_rel;
 flat in uint v_cube;
 out vec4 fragColor;
@@ -358,6 +487,15 @@ float visible() {
     }
     return u_vis == 0 ? 0.0 : 1.0;
 }
+vec4 fx(int k) {
+    ivec2 size = textureSize(u_fx, 0);
+    int y = v_row / 256;
+    if (y >= size.y) {
+        return vec4(0.0);
+    }
+    // three-d flips rows on upload: data row 0 is the last GL row.
+    return texelFetch(u_fx, ivec2((v_row - y * 256) * 2 + k, size.y - 1 - y), 0);
+}
 vec3 to_linear(vec3 c) { return pow(c, vec3(2.2)); }
 vec3 to_srgb(vec3 c) { return pow(clamp(c, 0.0, 1.0), vec3(1.0 / 2.2)); }
 void main() {
@@ -365,7 +503,9 @@ void main() {
     // three-d flips texture rows on upload (image convention: row 0 at the top, t = 1); the
     // atlas keeps row 0 at v = 0, so flip back here.
     vec3 lm = texture(u_lightmap, vec2(v_lm.x, 1.0 - v_lm.y)).rgb;
-    vec4 tex = u_textured != 0 ? texture(u_texture, v_uv) : vec4(1.0);
+    vec4 fx0 = fx(0);
+    vec3 emission = fx(1).rgb;
+    vec4 tex = u_textured != 0 ? texture(u_textures, vec3(v_uv + fx0.yz, fx0.x)) : vec4(1.0);
     vec3 albedo = v_color.rgb * tex.rgb;
     vec3 c;
     float alpha = v_color.a * tex.a;
@@ -373,9 +513,9 @@ void main() {
     // (so faces of one material stay apart where the bake is flat).
     float shade = 0.72 + 0.28 * dot(n, normalize(vec3(0.35, 0.85, 0.4)));
     if (u_mode == 0) {
-        c = to_srgb(to_linear(albedo) * (lm * u_exposure + vec3(u_ambient * shade)));
+        c = to_srgb(to_linear(albedo) * (lm * u_exposure + vec3(u_ambient * shade)) + to_linear(emission));
     } else if (u_mode == 1) {
-        c = albedo * shade;
+        c = min(albedo * shade + emission, vec3(1.0));
     } else if (u_mode == 3) {
         c = to_srgb(lm * u_exposure);
         alpha = 1.0;
@@ -390,7 +530,7 @@ void main() {
             c = c * 0.2 + vec3(0.05, 0.07, 0.1);
         }
     } else {
-        float d = min(min(v_edge.x, v_edge.y), v_edge.z);
+        float d = min(min(v_edge.x, v_edge.y), min(v_edge.z, v_edge.w));
         float w = max(fwidth(d), 1e-5);
         float line = 1.0 - smoothstep(0.5 * w, 1.5 * w, d);
         c = mix(albedo * 0.18, mix(albedo, vec3(1.0), 0.5), line);
@@ -398,7 +538,7 @@ void main() {
     }
     if (u_edges != 0 && (u_mode == 0 || u_mode == 1 || u_mode == 4)) {
         // Face outlines from the wireframe attribute (quad diagonals hidden), one pixel, 30 %.
-        float d = min(min(v_edge.x, v_edge.y), v_edge.z);
+        float d = min(min(v_edge.x, v_edge.y), min(v_edge.z, v_edge.w));
         float w = max(fwidth(d), 1e-5);
         c *= 1.0 - 0.3 * (1.0 - smoothstep(0.5 * w, 1.5 * w, d));
     }
@@ -492,7 +632,7 @@ fn frustum_planes(vp: Mat4) -> [Vec4; 6] {
 
 impl Renderer {
     /// Compiles the shaders. Fails only on a GL without GLSL 3.30 / ES 3.00.
-    pub fn new(gl: std::sync::Arc<egui_glow::glow::Context>) -> Result<Self, String> {
+    pub fn new(gl: Arc<egui_glow::glow::Context>) -> Result<Self, String> {
         let ctx = Context::from_gl_context(gl).map_err(|e| e.to_string())?;
         let mesh_program = Program::from_source(&ctx, MESH_VS, MESH_FS).map_err(|e| e.to_string())?;
         let line_program = Program::from_source(&ctx, LINE_VS, FLAT_FS).map_err(|e| e.to_string())?;
@@ -500,7 +640,8 @@ impl Renderer {
         let sky_program = Program::from_source(&ctx, SKY_VS, SKY_FS).map_err(|e| e.to_string())?;
         // One triangle covering the viewport.
         let sky_corners = VertexBuffer::new_with_data(&ctx, &[[-1.0f32, -1.0], [3.0, -1.0], [-1.0, 3.0]]);
-        let white = material_texture(&ctx, None);
+        let textures = texture_array(&ctx, &[]);
+        let fx_table = fx_texture(&ctx, &[]);
         let vis_none = vis_texture(&ctx, &[]);
         Ok(Self {
             ctx,
@@ -510,7 +651,11 @@ impl Renderer {
             sky_program,
             sky_corners,
             chunks: HashMap::new(),
-            textures: vec![white],
+            textures,
+            texture_images: Vec::new(),
+            textures_dirty: false,
+            fx_table,
+            fx_source: None,
             texture_slots: HashMap::new(),
             queue: Vec::new(),
             uploaded_at: HashMap::new(),
@@ -528,7 +673,7 @@ impl Renderer {
 
     /// Material textures on the GPU (not counting the white one).
     pub fn texture_count(&self) -> usize {
-        self.textures.len() - 1
+        self.texture_images.len()
     }
 
     /// The texture slot of a reference, making a white placeholder for a new one.
@@ -539,8 +684,9 @@ impl Renderer {
         if let Some(&s) = self.texture_slots.get(reference) {
             return s;
         }
-        let s = self.textures.len();
-        self.textures.push(material_texture(&self.ctx, None));
+        self.texture_images.push(None);
+        self.textures_dirty = true;
+        let s = self.texture_images.len();
         self.texture_slots.insert(reference.to_owned(), s);
         s
     }
@@ -573,7 +719,8 @@ impl Renderer {
                 Upload::Texture { reference, image } => {
                     let slot = self.texture_slot(&reference);
                     if slot != 0 {
-                        self.textures[slot] = material_texture(&self.ctx, image.as_ref());
+                        self.texture_images[slot - 1] = image;
+                        self.textures_dirty = true;
                     }
                 }
                 Upload::Set { key, center, mesh } => {
@@ -595,15 +742,33 @@ impl Renderer {
                         Some((lo, hi)) => ((lo + hi) * 0.5, (hi - lo).length() * 0.5),
                         None => (Vec3::ZERO, 0.0),
                     };
+                    let bounds = mesh.bounds.unwrap_or((Vec3::ZERO, Vec3::ZERO));
                     let ctx = self.ctx.clone();
-                    let mut slot = |r: &str| self.texture_slot(r);
-                    let opaque = GpuPart::new(&ctx, &mesh.opaque, &mut slot);
-                    let transparent = GpuPart::new(&ctx, &mesh.transparent, &mut slot);
-                    let chunk = GpuChunk { opaque, transparent, atlas, center, radius, sphere_offset };
+                    let opaque = GpuPart::new(&ctx, &mesh.opaque);
+                    let transparent = GpuPart::new(&ctx, &mesh.transparent);
+                    let additive = GpuPart::new(&ctx, &mesh.additive);
+                    let chunk =
+                        GpuChunk { opaque, transparent, additive, atlas, center, radius, sphere_offset, bounds };
                     self.chunks.insert(key, chunk);
                     self.uploaded_at.insert(key, now);
                 }
             }
+        }
+    }
+
+    /// Refreshes the material table (new materials, or animation) and then the texture array
+    /// (new or reloaded textures).
+    fn update_materials(&mut self, f: &FrameParams) {
+        let changed = self.fx_source.as_ref().is_none_or(|m| !Arc::ptr_eq(m, &f.materials));
+        if changed || f.materials.iter().any(MaterialFx::animated) {
+            let materials = f.materials.clone();
+            let (texels, height) = fx_texels(&materials, f.time_s, |r| self.texture_slot(r));
+            self.fx_table = fx_texture(&self.ctx, &texels[..(height as usize * FX_PER_ROW * 2)]);
+            self.fx_source = Some(materials);
+        }
+        if self.textures_dirty {
+            self.textures = texture_array(&self.ctx, &self.texture_images);
+            self.textures_dirty = false;
         }
     }
 
@@ -616,7 +781,6 @@ impl Renderer {
         vp: TdViewport,
         offset: Vec3,
         tint: [f32; 4],
-        textured: bool,
         vis: (VisMode, Option<&Texture2D>),
     ) -> (usize, usize) {
         let p = &self.mesh_program;
@@ -645,20 +809,23 @@ impl Renderer {
                 p.use_vertex_attribute("a_cube", &part.cube);
             }
         };
-        if !textured {
-            bind();
-            p.draw_arrays(states, vp, part.count);
-            return (1, part.count as usize);
+        if p.requires_uniform("u_textures") {
+            p.use_texture_array("u_textures", &self.textures);
         }
-        // One draw per material; a draw unbinds the attributes, so they are bound again.
-        for r in &part.ranges {
-            if p.requires_uniform("u_texture") {
-                p.use_texture("u_texture", &self.textures[r.texture.min(self.textures.len() - 1)]);
-            }
-            bind();
-            p.draw_with(states, vp, || gl_state::draw_triangles(&self.ctx, r.first, r.count));
+        if p.requires_uniform("u_fx") {
+            p.use_texture("u_fx", &self.fx_table);
         }
-        (part.ranges.len(), part.count as usize)
+        // Only the facings the eye may see from the front; a draw unbinds the attributes, so
+        // they are bound again for each run.
+        let (lo, hi) = chunk.bounds;
+        let runs = facing_runs(&part.facing_starts, -offset, lo, hi);
+        let mut indices = 0;
+        for &(first, count) in &runs {
+            bind();
+            p.draw_elements_with(states, vp, &part.indices, || gl_state::draw_indexed(&self.ctx, first, count));
+            indices += count as usize;
+        }
+        (runs.len(), indices)
     }
 
     /// The sky gradient over the whole viewport (no depth writes).
@@ -683,6 +850,7 @@ impl Renderer {
     pub fn paint(&mut self, painter: &egui_glow::Painter, viewport: TdViewport, scissor: ScissorBox, f: &FrameParams) {
         gl_state::before(&self.ctx);
         self.upload();
+        self.update_materials(f);
         let (w, h) = (viewport.width.max(1), viewport.height.max(1));
         let target = match painter.intermediate_fbo() {
             Some(fbo) => RenderTarget::from_framebuffer(&self.ctx, w, h, fbo),
@@ -724,7 +892,7 @@ impl Renderer {
         let mut stats = DrawStats { chunks: visible.len(), culled, ..DrawStats::default() };
         let mut count = |(draws, vertices): (usize, usize)| {
             stats.draws += draws;
-            stats.vertices += vertices;
+            stats.indices += vertices;
         };
         let tint = |k: &ChunkKey| if pending.contains(k) { [0.35, 0.55, 1.0, 0.18] } else { [0.0; 4] };
         let waiting: std::collections::HashSet<ChunkKey> = f.waiting.iter().copied().collect();
@@ -751,7 +919,7 @@ impl Renderer {
         for (k, offset) in &visible {
             let chunk = &self.chunks[k];
             if let Some(part) = &chunk.opaque {
-                count(self.draw_part(part, chunk, opaque, viewport, *offset, tint(k), textured, vis(k)));
+                count(self.draw_part(part, chunk, opaque, viewport, *offset, tint(k), vis(k)));
             }
         }
         // Transparent faces, far to near.
@@ -766,7 +934,15 @@ impl Renderer {
         for (k, offset) in far_first {
             let chunk = &self.chunks[k];
             if let Some(part) = &chunk.transparent {
-                count(self.draw_part(part, chunk, blended, viewport, *offset, tint(k), textured, vis(k)));
+                count(self.draw_part(part, chunk, blended, viewport, *offset, tint(k), vis(k)));
+            }
+        }
+        // Additive faces (order does not matter for a sum).
+        let added = RenderStates { blend: Blend::ADD, ..blended };
+        for (k, offset) in &visible {
+            let chunk = &self.chunks[k];
+            if let Some(part) = &chunk.additive {
+                count(self.draw_part(part, chunk, added, viewport, *offset, tint(k), vis(k)));
             }
         }
 
@@ -892,14 +1068,16 @@ mod gl_state {
         }
     }
 
-    /// Draws `count` vertices from `first` of the bound attributes as triangles (three-d's
-    /// `draw_arrays` always starts at vertex 0); call inside `Program::draw_with`.
+    /// Draws `count` indices from index `first` of the bound `u32` element buffer as triangles
+    /// (three-d's `draw_subset_of_elements` passes `first` where GL wants a byte offset); call
+    /// inside `Program::draw_elements_with`.
     #[allow(unsafe_code)] // glow calls are unsafe; a plain draw call.
-    pub fn draw_triangles(gl: &glow::Context, first: i32, count: i32) {
-        // SAFETY: called from `Program::draw_with`, with the program in use and every attribute it
-        // reads bound to a buffer holding at least `first + count` vertices.
+    pub fn draw_indexed(gl: &glow::Context, first: u32, count: u32) {
+        // SAFETY: called from `Program::draw_elements_with`, with the program in use, the element
+        // buffer of `u32` indices bound and holding at least `first + count` indices, and every
+        // attribute the program reads bound to a buffer covering every index in it.
         unsafe {
-            gl.draw_arrays(glow::TRIANGLES, first, count);
+            gl.draw_elements(glow::TRIANGLES, count as i32, glow::UNSIGNED_INT, 4 * first as i32);
         }
     }
 
@@ -920,6 +1098,71 @@ mod gl_state {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn water() -> MaterialFx {
+        MaterialFx {
+            frames: vec!["w0".into(), "w1".into(), "w2".into()],
+            frame_us: 125_000,
+            scroll: [0.25, -0.5],
+            emission: [0.0; 3],
+        }
+    }
+
+    #[test]
+    fn texture_frames_and_uv_scroll_follow_the_clock() {
+        let w = water();
+        assert!(w.animated());
+        let frames: Vec<usize> = [0.0, 0.124, 0.125, 0.3, 0.375, 1.0].map(|t| w.frame_at(t)).to_vec();
+        assert_eq!(frames, [0, 0, 1, 2, 0, 2]);
+        assert_eq!(w.scroll_at(1.0), [0.25, 0.5], "wrapped into [0, 1)");
+        assert_eq!(w.scroll_at(4.0), [0.0, 0.0]);
+        // No frame time or one frame: no animation; no scroll either: still.
+        let still = MaterialFx { frame_us: 0, scroll: [0.0; 2], ..water() };
+        assert!(!still.animated());
+        assert_eq!(still.frame_at(0.3), 0);
+        let single = MaterialFx { frames: vec!["w0".into()], scroll: [0.0; 2], ..water() };
+        assert!(!single.animated());
+    }
+
+    #[test]
+    fn the_material_table_puts_each_material_at_its_row() {
+        let lava = MaterialFx { frames: vec!["lava".into()], emission: [1.0, 0.5, 0.0], ..MaterialFx::default() };
+        let mut materials = vec![MaterialFx::default(); 300];
+        materials[0] = water();
+        materials[299] = lava;
+        let layers = ["", "w0", "w1", "w2", "lava"];
+        let layer = |r: &str| layers.iter().position(|l| *l == r).unwrap();
+        let (texels, height) = fx_texels(&materials, 0.3, layer);
+        // 301 rows (row 0: unknown materials): two texel rows of 256 materials.
+        assert_eq!(height, 2);
+        assert_eq!(texels.len(), 2 * FX_PER_ROW * 2);
+        // Row 0 draws layer 0 (white), no scroll, no emission.
+        assert_eq!(texels[0..2], [[0.0; 4]; 2]);
+        // Row 1 (material 0): frame 2 at 0.3 s → layer 3; scroll at 0.3 s.
+        let [u, v] = water().scroll_at(0.3);
+        assert_eq!(texels[2], [3.0, u, v, 0.0]);
+        // Row 300 (material 299) sits at (44, 1) of the table.
+        let at = 2 * (FX_PER_ROW + 300 - FX_PER_ROW);
+        assert_eq!(texels[at], [4.0, 0.0, 0.0, 0.0]);
+        assert_eq!(texels[at + 1], [1.0, 0.5, 0.0, 0.0]);
+    }
+
+    #[test]
+    fn layers_are_resized_to_the_largest_texture() {
+        let img =
+            |w: u32, h: u32| TextureImage { width: w, height: h, rgba: vec![[10, 20, 30, 255]; (w * h) as usize] };
+        let images = vec![Some(img(64, 64)), None, Some(img(100, 20))];
+        assert_eq!(layer_edge(&images), 128);
+        assert_eq!(layer_edge(&[]), 1);
+        assert_eq!(layer_edge(&[Some(img(4096, 8))]), MAX_LAYER_EDGE);
+        let resized = layer_pixels(images[2].as_ref(), 128);
+        assert_eq!(resized.len(), 128 * 128);
+        assert!(resized.iter().all(|p| *p == [10, 20, 30, 255]));
+        // Missing or broken: white.
+        let broken = TextureImage { width: 4, height: 4, rgba: vec![[0; 4]; 3] };
+        assert!(layer_pixels(Some(&broken), 8).iter().all(|p| *p == [255; 4]));
+        assert!(layer_pixels(None, 2).iter().all(|p| *p == [255; 4]));
+    }
 
     #[test]
     fn frustum_keeps_what_is_in_front() {

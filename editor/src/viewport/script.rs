@@ -256,7 +256,7 @@ impl Script {
                 d.chunks,
                 d.culled,
                 d.draws,
-                d.vertices / 3
+                d.indices / 3
             );
         }
         let each: Vec<String> = self.edits.iter().map(|e| format!("{:.0}/{:.0}/{:.0}", e[0], e[1], e[2])).collect();

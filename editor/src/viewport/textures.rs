@@ -99,7 +99,7 @@ impl TextureStore {
 
     /// [`TextureStore::want`] for every texture of a mesh.
     pub fn want_mesh(&mut self, mesh: &ChunkMesh) {
-        for r in mesh.opaque.ranges.iter().chain(&mesh.transparent.ranges) {
+        for r in mesh.lists().flat_map(|l| &l.ranges) {
             self.want(&r.texture);
         }
     }
