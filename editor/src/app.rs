@@ -464,6 +464,20 @@ impl App {
                 ui.checkbox(&mut self.viewport.textured, "Textures");
                 ui.checkbox(&mut self.viewport.edges, "Face edges")
                     .on_hover_text("Outline every face in the lit and fullbright views");
+                ui.horizontal(|ui| {
+                    ui.label("View distance");
+                    ui.add(
+                        egui::DragValue::new(&mut self.viewport.view_distance)
+                            .range(0.0..=100_000.0)
+                            .speed(8.0)
+                            .suffix(" u")
+                            .custom_formatter(|v, _| if v <= 0.0 { "∞".to_owned() } else { format!("{v:.0}") }),
+                    )
+                    .on_hover_text(
+                        "Chunks farther than this from the camera are not drawn (∞: no limit). \
+                         Big maps draw faster with a limit",
+                    );
+                });
                 ui.menu_button("Bookmarks", |ui| {
                     self.viewport.bookmarks_menu(ui, &self.state, &mut self.commands);
                 });

@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! pmfedit [PROJECT] [--screenshot OUT.png] [--frames N] [--bench-frames N] [--bench-terrain]
-//!         [--shading lit|fullbright|wireframe|lightmap|visibility] [--walkthrough DIR]
+//!         [--shading lit|fullbright|wireframe|lightmap|visibility] [--view-distance U]
+//!         [--walkthrough DIR]
 //! ```
 //! Opens a project folder, or the built-in demo map when none is given. `--screenshot` renders
 //! N frames (default 60) and waits until no chunk is pending, saves the window as a PNG and
@@ -29,6 +30,7 @@ Opens a project folder, or the built-in demo map.
   --bench-frames N      print frame times over N frames and one edit's re-bake latency, exit
   --bench-terrain       benchmark on a 32×4×32-chunk procedural terrain instead of the demo
   --shading MODE        start in lit, fullbright, wireframe, lightmap or visibility shading
+  --view-distance U     draw only chunks within U map units of the camera (default: no limit)
   --walkthrough DIR     play a scripted editing session (every tool, forms, lights, undo, save,
                         reopen, export), a screenshot per step into DIR, then exit";
 
@@ -58,6 +60,7 @@ fn main() -> anyhow::Result<()> {
             Some("--frames") => frames = number(args.next(), "--frames")?,
             Some("--bench-frames") => bench = Some(number(args.next(), "--bench-frames")?),
             Some("--bench-terrain") => terrain = true,
+            Some("--view-distance") => script::set_view_distance(f64::from(number(args.next(), "--view-distance")?)),
             Some("--walkthrough") => {
                 walkthrough = Some(PathBuf::from(
                     args.next().ok_or_else(|| anyhow::anyhow!("--walkthrough needs a folder\n\n{USAGE}"))?,

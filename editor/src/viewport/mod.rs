@@ -158,6 +158,9 @@ pub struct Viewport {
     pub textured: bool,
     /// Outline faces in the lit and fullbright views.
     pub edges: bool,
+    /// Chunks farther than this from the camera are not drawn, map units (0: no limit). Big
+    /// maps under software GL are drawn faster with a limit.
+    pub view_distance: f64,
     /// The background gradient of this frame (`None`: the fixed colour).
     sky: Option<sky::SkyColors>,
     /// Camera bookmarks.
@@ -216,6 +219,7 @@ impl Viewport {
             textures: textures::TextureStore::default(),
             textured: true,
             edges: true,
+            view_distance: script::initial_view_distance().unwrap_or(0.0),
             sky: None,
             bookmarks: bookmarks::Bookmarks::default(),
             vis: visibility::VisView::default(),
@@ -901,6 +905,7 @@ impl Viewport {
             sky: self.sky,
             textured: self.textured,
             edges: self.edges,
+            view_distance: self.view_distance,
             exposure: self.exposure,
             ambient: self.ambient,
             materials: self.materials_fx.clone(),

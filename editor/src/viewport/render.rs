@@ -195,6 +195,9 @@ pub struct FrameParams {
     pub exposure: f32,
     /// Editor-only light added everywhere in lit mode, linear (0 = exactly the bake).
     pub ambient: f32,
+    /// Chunks whose bounding sphere lies wholly farther than this are not drawn, map units
+    /// (0: no limit).
+    pub view_distance: f64,
     /// Per material table row − 1 ([`super::mesh::Look::row`]): texture frames, UV scroll,
     /// emission. Rows beyond it draw plain white.
     pub materials: Arc<Vec<MaterialFx>>,
@@ -630,6 +633,13 @@ fn frustum_planes(vp: Mat4) -> [Vec4; 6] {
     p
 }
 
+/// Whether a sphere (center relative to the eye) is inside the frustum `planes` (partly is
+/// enough) and not wholly beyond `view_distance` (0: no limit).
+fn sphere_in_view(planes: &[Vec4; 6], center: Vec3, radius: f32, view_distance: f64) -> bool {
+    let too_far = view_distance > 0.0 && f64::from(center.length() - radius) > view_distance;
+    !too_far && planes.iter().all(|p| p.dot(center.extend(1.0)) >= -radius)
+}
+
 impl Renderer {
     /// Compiles the shaders. Fails only on a GL without GLSL 3.30 / ES 3.00.
     pub fn new(gl: Arc<egui_glow::glow::Context>) -> Result<Self, String> {
@@ -880,8 +890,7 @@ impl Renderer {
                 continue;
             }
             let offset = (chunk.center - f.eye).as_vec3();
-            let s = (offset + chunk.sphere_offset).extend(1.0);
-            if planes.iter().any(|p| p.dot(s) < -chunk.radius) {
+            if !sphere_in_view(&planes, offset + chunk.sphere_offset, chunk.radius, f.view_distance) {
                 culled += 1;
                 continue;
             }
@@ -1162,6 +1171,17 @@ mod tests {
         let broken = TextureImage { width: 4, height: 4, rgba: vec![[0; 4]; 3] };
         assert!(layer_pixels(Some(&broken), 8).iter().all(|p| *p == [255; 4]));
         assert!(layer_pixels(None, 2).iter().all(|p| *p == [255; 4]));
+    }
+
+    #[test]
+    fn the_view_distance_drops_spheres_wholly_beyond_it() {
+        let cam = super::super::camera::Camera::default();
+        let planes = frustum_planes(cam.projection(1.5) * cam.view());
+        let ahead = |d: f32| cam.forward().as_vec3() * d;
+        assert!(sphere_in_view(&planes, ahead(500.0), 8.0, 0.0), "no limit");
+        assert!(sphere_in_view(&planes, ahead(500.0), 8.0, 495.0), "partly within");
+        assert!(!sphere_in_view(&planes, ahead(500.0), 8.0, 490.0));
+        assert!(!sphere_in_view(&planes, -ahead(50.0), 8.0, 0.0), "behind the camera");
     }
 
     #[test]

@@ -36,6 +36,18 @@ pub fn initial_shading() -> Option<super::render::Shading> {
     SHADING.get().copied()
 }
 
+static VIEW_DISTANCE: OnceLock<f64> = OnceLock::new();
+
+/// The view distance the next [`Viewport`] starts with (`--view-distance`).
+pub fn set_view_distance(distance: f64) {
+    let _ = VIEW_DISTANCE.set(distance);
+}
+
+/// The view distance asked for on the command line, if any.
+pub fn initial_view_distance() -> Option<f64> {
+    VIEW_DISTANCE.get().copied()
+}
+
 /// Sets the mode for the next [`Viewport`]; call once, before the app starts.
 pub fn set_mode(mode: Mode) {
     let _ = MODE.set(mode);
