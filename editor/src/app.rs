@@ -622,6 +622,7 @@ fn fmt_age(secs: u64) -> String {
 
 impl eframe::App for App {
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
+        let started = std::time::Instant::now();
         let ctx = ui.ctx().clone();
         self.state.poll_bakes();
         self.poll_import();
@@ -652,10 +653,13 @@ impl eframe::App for App {
                 self.import_status(ui);
                 let n = self.state.baking();
                 let m = self.state.finishing();
+                let drafts = self.state.bake.drafts.len();
                 if n > 0 {
                     let total = (self.state.bake.bakes.len() + n).max(1);
                     ui.add(egui::ProgressBar::new(1.0 - n as f32 / total as f32).desired_width(120.0));
                     ui.label(format!("baking {n} chunks, finishing visibility for {m}"));
+                } else if drafts > 0 {
+                    ui.label(format!("refining the lighting of {drafts} edited chunks, finishing visibility for {m}"));
                 } else if m > 0 {
                     ui.label(format!("finishing visibility for {m} chunks"));
                 } else {
@@ -712,6 +716,7 @@ impl eframe::App for App {
             self.close_now = false;
             ctx.send_viewport_cmd(egui::ViewportCommand::Close);
         }
+        self.viewport.last_app_seconds = started.elapsed().as_secs_f64();
     }
 
     fn save(&mut self, storage: &mut dyn eframe::Storage) {

@@ -150,6 +150,9 @@ pub struct Viewport {
     last_frame: Option<Instant>,
     /// CPU time of the last [`Viewport::ui`] call, seconds.
     pub last_ui_seconds: f64,
+    /// CPU time of the app's last whole UI pass (panels, viewport, commands; not egui's
+    /// tessellation or the GL drawing), seconds; the app sets it.
+    pub last_app_seconds: f64,
     /// `--screenshot` / `--bench-frames` driver.
     pub script: Option<script::Script>,
     /// Material textures (UI side).
@@ -215,6 +218,7 @@ impl Viewport {
             scroll_acc: 0.0,
             last_frame: None,
             last_ui_seconds: 0.0,
+            last_app_seconds: 0.0,
             script: script::Script::from_cli(),
             textures: textures::TextureStore::default(),
             textured: true,

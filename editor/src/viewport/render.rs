@@ -113,7 +113,7 @@ const FX_PER_ROW: usize = 256;
 /// The material table's texels: per row (row 0 for unknown materials, then `materials`), texel
 /// `(layer, u offset, v offset, 0)` then `(emission, 0)`; `layer` maps a texture reference to its
 /// texture array layer. Rows fill `FX_PER_ROW` materials per texture row.
-fn fx_texels(materials: &[MaterialFx], time_s: f64, mut layer: impl FnMut(&str) -> usize) -> (Vec<[f32; 4]>, u32) {
+fn fx_texels(materials: &[MaterialFx], time_s: f64, mut layer: impl FnMut(&str) -> usize) -> Vec<[f32; 4]> {
     let rows = materials.len() + 1;
     let height = rows.div_ceil(FX_PER_ROW);
     let mut texels = vec![[0.0f32; 4]; height * FX_PER_ROW * 2];
@@ -125,7 +125,7 @@ fn fx_texels(materials: &[MaterialFx], time_s: f64, mut layer: impl FnMut(&str) 
         texels[at] = [l as f32, u, v, 0.0];
         texels[at + 1] = [m.emission[0], m.emission[1], m.emission[2], 0.0];
     }
-    (texels, height as u32)
+    texels
 }
 
 /// The material table texture from [`fx_texels`] (`2 × FX_PER_ROW` texels wide).
@@ -772,8 +772,8 @@ impl Renderer {
         let changed = self.fx_source.as_ref().is_none_or(|m| !Arc::ptr_eq(m, &f.materials));
         if changed || f.materials.iter().any(MaterialFx::animated) {
             let materials = f.materials.clone();
-            let (texels, height) = fx_texels(&materials, f.time_s, |r| self.texture_slot(r));
-            self.fx_table = fx_texture(&self.ctx, &texels[..(height as usize * FX_PER_ROW * 2)]);
+            let texels = fx_texels(&materials, f.time_s, |r| self.texture_slot(r));
+            self.fx_table = fx_texture(&self.ctx, &texels);
             self.fx_source = Some(materials);
         }
         if self.textures_dirty {
@@ -1141,9 +1141,8 @@ mod tests {
         materials[299] = lava;
         let layers = ["", "w0", "w1", "w2", "lava"];
         let layer = |r: &str| layers.iter().position(|l| *l == r).unwrap();
-        let (texels, height) = fx_texels(&materials, 0.3, layer);
+        let texels = fx_texels(&materials, 0.3, layer);
         // 301 rows (row 0: unknown materials): two texel rows of 256 materials.
-        assert_eq!(height, 2);
         assert_eq!(texels.len(), 2 * FX_PER_ROW * 2);
         // Row 0 draws layer 0 (white), no scroll, no emission.
         assert_eq!(texels[0..2], [[0.0; 4]; 2]);

@@ -83,6 +83,8 @@ pub struct Script {
     last: Option<Instant>,
     intervals: Vec<f64>,
     ui_times: Vec<f64>,
+    /// Per measured frame: the app's whole UI pass of the frame before, seconds.
+    app_times: Vec<f64>,
     load_seconds: f64,
     shot: Arc<Mutex<Option<Arc<egui::ColorImage>>>>,
     requested: bool,
@@ -109,6 +111,7 @@ impl Script {
             last: None,
             intervals: Vec::new(),
             ui_times: Vec::new(),
+            app_times: Vec::new(),
             load_seconds: 0.0,
             shot: Arc::new(Mutex::new(None)),
             requested: false,
@@ -194,6 +197,7 @@ impl Script {
                 if let Some(i) = interval {
                     self.intervals.push(i);
                     self.ui_times.push(vp.last_ui_seconds);
+                    self.app_times.push(vp.last_app_seconds);
                     self.draw_stats = vp.draw_stats();
                 }
                 if self.intervals.len() as u32 >= frames {
@@ -258,10 +262,12 @@ impl Script {
         };
         let (fm, fp) = stats(&self.intervals);
         let (um, up) = stats(&self.ui_times);
+        let (am, ap) = stats(&self.app_times);
         println!("first load (bake + upload): {:.2} s", self.load_seconds);
         println!("frames measured: {}", self.intervals.len());
         println!("frame time (whole app frame incl. paint): median {fm:.2} ms, p95 {fp:.2} ms");
         println!("viewport CPU time per frame: median {um:.3} ms, p95 {up:.3} ms");
+        println!("app UI pass CPU time per frame (panels + viewport): median {am:.3} ms, p95 {ap:.3} ms");
         if let Some(d) = &self.draw_stats {
             println!(
                 "last measured frame drew {} chunks ({} culled): {} draw calls, {} triangles",
