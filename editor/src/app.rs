@@ -42,6 +42,7 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
     ("1 – 9", "Pick a tool (toolbar order)"),
     ("Delete", "Delete the selected light, entity or region"),
     ("F", "Frame the selected light, entity or region"),
+    ("Drag & drop", "Library material or PNG/PTF file onto a face: paint it (Shift: the cube)"),
     ("[ / ]", "Smaller / bigger cube (viewport)"),
     ("Right mouse + WASD", "Fly the camera (viewport)"),
     ("Ctrl+1 – 5", "Lit / fullbright / wireframe / lightmap / visibility view (viewport)"),

@@ -10,7 +10,7 @@ use pmfedit_core::edit::Edit;
 use pmfedit_core::map::ids::MaterialId;
 
 use crate::state::Selection;
-use crate::tools::ToolKind;
+use crate::tools::{Pick, ToolKind};
 
 /// One request from the UI.
 #[derive(Debug, Clone)]
@@ -44,4 +44,12 @@ pub enum Command {
     Status(String),
     /// Make this level the active one (panels, tools and the viewport work on it).
     SetLevel(usize),
+    /// Files dropped on the viewport with the pointer over `pick`: the first texture file is
+    /// copied into the project and paints the face (the whole cube with `whole_cube`); see
+    /// [`crate::dnd::drop_files`].
+    DropFiles {
+        files: Vec<PathBuf>,
+        pick: Option<Pick>,
+        whole_cube: bool,
+    },
 }

@@ -3,6 +3,7 @@
 
 pub mod app;
 pub mod command;
+pub mod dnd;
 pub mod files;
 pub mod panels;
 pub mod state;

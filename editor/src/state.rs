@@ -440,6 +440,9 @@ impl EditorState {
             }
             Command::Status(s) => self.say(s),
             Command::SetLevel(i) => self.level = i.min(self.map.levels.len().saturating_sub(1)),
+            Command::DropFiles { files, pick, whole_cube } => {
+                crate::dnd::drop_files(self, &files, pick.as_ref(), whole_cube)
+            }
         }
         // A removed level may leave the active index past the end.
         self.level = self.level.min(self.map.levels.len().saturating_sub(1));

@@ -535,3 +535,183 @@ fn the_visibility_view_is_reached_by_shortcut_and_menu_and_names_the_hovered_air
     // The status bar shows the same line.
     h.get_by_label(&status);
 }
+
+/// The material of the face the pointer is over (the grid cube just inside it), if solid.
+fn material_under(h: &Harness<'_, App>, pick: &pmfedit::tools::Pick) -> Option<pmfedit_core::map::ids::MaterialId> {
+    let s = &h.state().state;
+    let (cube, _) = s.map.levels[pick.level].get(pick.inside(s.cube_log2).min).unwrap();
+    cube.face_material(pick.face)
+}
+
+/// Puts the pointer on the viewport's centre (the start view looks at the building's west wall)
+/// and returns the face there.
+fn pick_at_viewport_centre(h: &mut Harness<'_, App>) -> (egui::Pos2, pmfedit::tools::Pick) {
+    let centre = h.state().viewport_rect.expect("the viewport was drawn").center();
+    h.hover_at(centre);
+    frames(h);
+    let pick = *h.state().viewport.hovered().expect("a face under the viewport's centre");
+    (centre, pick)
+}
+
+#[test]
+fn a_library_material_dropped_on_a_face_paints_it_as_one_undo_step() {
+    let mut h = harness();
+    h.get_by_label("Materials").click();
+    frames(&mut h);
+    let (centre, pick) = pick_at_viewport_centre(&mut h);
+    let before = h.state().state.map.snapshot();
+    let old = material_under(&h, &pick).expect("a solid face");
+    let lib = &h.state().state.map.library;
+    let (id, name) = ["sand", "wood"]
+        .into_iter()
+        .map(|n| (lib.materials().id_of(n).unwrap(), n))
+        .find(|(id, _)| *id != old)
+        .unwrap();
+    assert_ne!(h.state().state.material, id, "the drop must not rely on the current material");
+
+    // Press on the library row, move off it (a drag), then over the viewport.
+    let row = h.get_by_label(name).rect().center();
+    h.drag_at(row);
+    h.run_steps(2);
+    h.hover_at(row + egui::vec2(-30.0, 0.0));
+    h.run_steps(2);
+    h.hover_at(centre);
+    frames(&mut h);
+    assert_eq!(h.state().viewport.hovered(), Some(&pick), "the face under the pointer is picked while dragging");
+    h.get_by_label(&format!("Paint face with {name}"));
+    assert!(h.state().state.history.is_empty(), "nothing is painted before the drop");
+    h.drop_at(centre);
+    frames(&mut h);
+
+    assert_eq!(material_under(&h, &pick), Some(id), "the dropped material paints the face");
+    assert_ne!(h.state().state.material, id, "a drag is not a click: the current material stays");
+    let s = &h.state().state;
+    assert_eq!(s.history.len(), 1, "one undo step");
+    assert_eq!(s.history.undo_name(), Some(format!("Paint material {name}").as_str()));
+    assert!(h.query_by_label_contains("Paint face with").is_none(), "the hint is gone after the drop");
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::Z);
+    frames(&mut h);
+    assert!(h.state().state.map.content_eq(&before), "undo restores the face");
+    assert_eq!(material_under(&h, &pick), Some(old));
+}
+
+/// A file dropped from the desktop, as egui-winit hands it over.
+#[derive(Debug)]
+struct DroppedPath(std::path::PathBuf);
+
+impl egui::DroppedFile for DroppedPath {
+    fn path(&self) -> &std::path::Path {
+        &self.0
+    }
+
+    fn bytes(&self) -> Result<Vec<u8>, String> {
+        std::fs::read(&self.0).map_err(|e| e.to_string())
+    }
+}
+
+/// Drops `files` where the pointer is and runs a few frames.
+fn drop_files(h: &mut Harness<'_, App>, files: &[&std::path::Path]) {
+    h.input_mut().dropped_files =
+        files.iter().map(|p| Arc::new(DroppedPath(p.to_path_buf())) as egui::DroppedFileHandle).collect();
+    frames(h);
+}
+
+/// A small PNG whose pixels depend on `shade`.
+fn write_png(path: &std::path::Path, shade: u8) {
+    image::RgbaImage::from_pixel(4, 4, image::Rgba([shade, 100, 50, 255])).save(path).unwrap();
+}
+
+#[test]
+fn an_image_dropped_on_a_face_is_copied_into_the_project_and_paints_the_face() {
+    let desktop = tempfile::tempdir().unwrap();
+    let other = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let png = desktop.path().join("brick.png");
+    write_png(&png, 200);
+    let same_name = other.path().join("brick.png");
+    write_png(&same_name, 10);
+    let txt = desktop.path().join("notes.txt");
+    std::fs::write(&txt, "not a texture").unwrap();
+    let mut h = harness();
+    let (_, pick) = pick_at_viewport_centre(&mut h);
+    let old = material_under(&h, &pick).unwrap();
+    let textures = project.path().join("textures");
+    let with_texture = |h: &Harness<'_, App>, reference: &str| {
+        let lib = &h.state().state.map.library;
+        let found: Vec<_> = lib.materials().iter().filter(|(_, m)| m.texture == reference).map(|(id, _)| id).collect();
+        assert!(found.len() <= 1, "one material per texture: {found:?}");
+        found.first().copied()
+    };
+
+    // Unsaved: there is no textures/ folder to copy into.
+    drop_files(&mut h, &[&png]);
+    assert_eq!(status(&h), "Save the map first: dropped textures are copied into the project's textures/ folder");
+    assert!(h.state().state.history.is_empty());
+    assert_eq!(material_under(&h, &pick), Some(old));
+
+    h.state_mut().commands.push(pmfedit::command::Command::SaveAs(project.path().to_owned()));
+    frames(&mut h);
+    assert!(h.state().state.project.is_some(), "saved: {}", status(&h));
+
+    // Held over the face, the pointer says what a drop does.
+    let hover_file = |h: &mut Harness<'_, App>, path: Option<&std::path::Path>| {
+        h.input_mut().hovered_files =
+            path.map(|p| egui::HoveredFile { path: Some(p.to_owned()), ..Default::default() }).into_iter().collect();
+        frames(h);
+    };
+    hover_file(&mut h, Some(&png));
+    h.get_by_label("Paint face with brick.png");
+    hover_file(&mut h, Some(&txt));
+    h.get_by_label("notes.txt is not a PNG or PTF texture");
+    hover_file(&mut h, None);
+    assert!(h.query_by_label_contains("notes.txt").is_none(), "the hint goes with the hovered file");
+
+    // Not a texture: refused, naming the file.
+    drop_files(&mut h, &[&txt]);
+    assert!(status(&h).contains("notes.txt"), "{}", status(&h));
+    assert!(h.state().state.history.is_empty());
+    assert!(!textures.join("notes.txt").exists());
+
+    // The PNG: copied, a material made for it, the face painted, one undo step.
+    let materials = h.state().state.map.library.materials().len();
+    drop_files(&mut h, &[&png]);
+    assert_eq!(std::fs::read(textures.join("brick.png")).unwrap(), std::fs::read(&png).unwrap());
+    let brick = with_texture(&h, "textures/brick.png").unwrap_or_else(|| panic!("no material: {}", status(&h)));
+    assert_eq!(h.state().state.map.library.materials().get(brick).unwrap().name, "brick");
+    assert_eq!(h.state().state.map.library.materials().len(), materials + 1);
+    assert_eq!(material_under(&h, &pick), Some(brick));
+    assert_eq!(h.state().state.history.len(), 1, "adding the material and painting are one step");
+    assert!(status(&h).starts_with("Painted face with brick"), "{}", status(&h));
+
+    // Painted back, then the same file again: the file and the material are reused.
+    let back = pmfedit::tools::paint::with_material(&h.state().state, &pick, Default::default(), old);
+    h.state_mut().commands.extend(back);
+    frames(&mut h);
+    assert_eq!(material_under(&h, &pick), Some(old));
+    drop_files(&mut h, &[&png]);
+    assert_eq!(material_under(&h, &pick), Some(brick));
+    assert_eq!(h.state().state.map.library.materials().len(), materials + 1, "no second material");
+    assert_eq!(h.state().state.history.undo_name(), Some("Paint material brick"));
+    let files = |dir: &std::path::Path| {
+        let mut names: Vec<String> =
+            std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        names.sort();
+        names
+    };
+    assert_eq!(files(&textures), ["brick.png"], "the identical file is reused");
+
+    // A different file of the same name does not overwrite it; several files: the first is used.
+    drop_files(&mut h, &[&same_name, &txt]);
+    assert_eq!(files(&textures), ["brick-2.png", "brick.png"]);
+    assert_eq!(std::fs::read(textures.join("brick.png")).unwrap(), std::fs::read(&png).unwrap(), "not overwritten");
+    let brick2 = with_texture(&h, "textures/brick-2.png").expect("a material for the renamed copy");
+    assert_eq!(h.state().state.map.library.materials().get(brick2).unwrap().name, "brick 2");
+    assert_eq!(material_under(&h, &pick), Some(brick2));
+    assert!(status(&h).contains("only the first of 2 dropped files is used"), "{}", status(&h));
+
+    // One undo takes both the material and the paint back.
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::Z);
+    frames(&mut h);
+    assert_eq!(material_under(&h, &pick), Some(brick));
+    assert_eq!(with_texture(&h, "textures/brick-2.png"), None);
+}

@@ -2,6 +2,8 @@
 //! texture thumbnails when the texture file exists), add / duplicate / delete (with a replacement
 //! when the record is in use) and a form for every field.
 //!
+//! A material's name can be dragged onto a face in the viewport to paint it ([`crate::dnd`]).
+//!
 //! Edits: add -> `AddLibraryItem`; duplicate -> `AddLibraryItem` of a copy under a unique name;
 //! name field -> `RenameLibraryItem`; any other field -> one `ReplaceLibraryItem` with the edited
 //! copy; delete -> `RemoveLibraryItem { replacement }`.
@@ -245,7 +247,10 @@ impl LibraryPanel {
                             form::swatch(ui, m.color, 20.0);
                         }
                     }
-                    let r = ui.selectable_label(self.material == Some(id), &m.name);
+                    // A click picks the material; a drag onto the viewport paints the face it
+                    // is dropped on.
+                    let r = ui.selectable_label(self.material == Some(id), &m.name).interact(egui::Sense::drag());
+                    r.dnd_set_drag_payload(crate::dnd::MaterialDrag(id));
                     if r.clicked() {
                         self.material = Some(id);
                         cx.sink.push(Command::SetMaterial(id));

@@ -33,6 +33,10 @@
 //!
 //! Faces are textured (material texture × colour × lightmap, [`textures`]) and the background is
 //! the level's default sky as a gradient ([`sky`]).
+//!
+//! Drag-and-drop ([`crate::dnd`]): a material row from the library, or texture files from the
+//! desktop, held over the view highlight the face under the pointer as the Paint tool does and
+//! say "Paint face with …" at the pointer; dropping paints it.
 
 pub mod bookmarks;
 pub mod camera;
@@ -61,6 +65,7 @@ use pmfedit_core::map::ids::PathAttrs;
 use pmfedit_core::sample;
 
 use crate::command::Command;
+use crate::dnd::{self, MaterialDrag};
 use crate::state::{EditorState, Selection};
 use crate::tools::box_tool::BoxDrag;
 use crate::tools::clipboard::Clipboard;
@@ -174,6 +179,9 @@ pub struct Viewport {
     /// (`PMFEDIT_SCREENSHOT_VIS`).
     pub vis_pin: Option<DVec3>,
     screenshot_vis_done: bool,
+    /// Something is dragged over the view this frame (a library material or files); `true`
+    /// when Shift is held (the drop paints the whole cube).
+    dropping: Option<bool>,
 }
 
 impl Viewport {
@@ -229,6 +237,7 @@ impl Viewport {
             vis: visibility::VisView::default(),
             vis_pin: None,
             screenshot_vis_done: false,
+            dropping: None,
         }
     }
 
@@ -393,6 +402,7 @@ impl Viewport {
         self.update_gizmo(ui, state, rect);
         self.gizmo_tooltip(&response);
         self.handle_tools(ui, state, &response, &mut out);
+        self.handle_drops(ui, state, &response, &mut out);
         self.handle_keys(ui, state, &mut out);
         state.set_camera(state.level, self.camera.eye);
 
@@ -578,6 +588,51 @@ impl Viewport {
         if released || (!down && !matches!(self.drag, Drag::None)) {
             self.release(state, out);
         }
+    }
+
+    /// Drag-and-drop onto the view ([`crate::dnd`]): files dropped become
+    /// [`Command::DropFiles`], a library material released here paints the face under the
+    /// pointer; while either is held over the view the pointer says what a drop would do.
+    fn handle_drops(&mut self, ui: &egui::Ui, state: &EditorState, response: &egui::Response, out: &mut Vec<Command>) {
+        self.dropping = None;
+        let (whole_cube, hovered_file, dropped) = ui.input(|i| {
+            (
+                i.modifiers.shift,
+                i.raw.hovered_files.first().map(|f| f.path.clone()),
+                i.raw.dropped_files.iter().map(|f| f.path().to_owned()).collect::<Vec<_>>(),
+            )
+        });
+        if !dropped.is_empty() {
+            out.push(Command::DropFiles { files: dropped, pick: self.hover, whole_cube });
+            return;
+        }
+        if let Some(m) = response.dnd_release_payload::<MaterialDrag>() {
+            out.extend(dnd::drop_material(state, self.hover.as_ref(), m.0, whole_cube));
+            return;
+        }
+        let what = match (response.dnd_hover_payload::<MaterialDrag>(), hovered_file) {
+            (Some(m), _) => state.map.library.materials().get(m.0).map(|m| m.name.clone()),
+            // The path is unknown on some platforms until the drop.
+            (None, Some(None)) => Some("the file".to_owned()),
+            (None, Some(Some(path))) if dnd::is_texture_file(&path) => Some(dnd::file_label(&path)),
+            (None, Some(Some(path))) => {
+                ui.ctx().set_cursor_icon(egui::CursorIcon::NoDrop);
+                let hint = format!("{} is not a PNG or PTF texture", dnd::file_label(&path));
+                egui::Tooltip::for_widget(response).at_pointer().show(|ui| ui.label(hint));
+                return;
+            }
+            (None, None) => None,
+        };
+        let Some(what) = what else { return };
+        let hint = if self.hover.is_some() {
+            ui.ctx().set_cursor_icon(egui::CursorIcon::Copy);
+            dnd::paint_hint(&what, whole_cube)
+        } else {
+            ui.ctx().set_cursor_icon(egui::CursorIcon::NoDrop);
+            format!("No face here to paint with {what}")
+        };
+        egui::Tooltip::for_widget(response).at_pointer().show(|ui| ui.label(hint));
+        self.dropping = Some(whole_cube);
     }
 
     fn press(&mut self, state: &EditorState, mods: Mods, pointer_y: f32, out: &mut Vec<Command>) {
@@ -844,7 +899,9 @@ impl Viewport {
         }
         // Hovered face, the tool's target and the grid.
         if let Some(p) = &self.hover {
-            let target = match state.tool {
+            // Something dragged over the view targets what the Paint tool would.
+            let tool = if self.dropping.is_some() { ToolKind::Paint } else { state.tool };
+            let target = match tool {
                 ToolKind::Place | ToolKind::Path => Some((p.outside(size), false)),
                 ToolKind::Erase => Some((p.inside(size), true)),
                 ToolKind::Paint | ToolKind::Box | ToolKind::Select => Some((p.inside(size), false)),
@@ -854,12 +911,12 @@ impl Viewport {
             o.with_xray(overlay::XRAY_NONE, |o| o.face_outline(&frame, p.addr, p.face, [1.0, 1.0, 1.0, 0.5]));
             if let Some((t, remove)) = target {
                 let c = if remove { overlay::PREVIEW_REMOVE } else { overlay::HOVER };
-                if matches!(state.tool, ToolKind::Place | ToolKind::Path) {
+                if matches!(tool, ToolKind::Place | ToolKind::Path) || self.dropping == Some(true) {
                     o.lattice_box(&frame, t.lattice_box(), c);
                 } else {
                     o.face_outline(&frame, t, p.face, c);
                 }
-                if state.tool == ToolKind::Corner {
+                if tool == ToolKind::Corner {
                     let (addr, corner) = tools::corner::grab(state, p);
                     let cp = frame
                         .world_from_lattice(addr.min + pmfedit_core::map::coords::octant_offset(corner) * addr.edge());
@@ -867,7 +924,7 @@ impl Viewport {
                     o.box_lines(cp - DVec3::splat(h), cp + DVec3::splat(h), overlay::PREVIEW_REMOVE);
                 }
             }
-            if matches!(self.drag, Drag::None) && state.tool != ToolKind::Object {
+            if matches!(self.drag, Drag::None) && tool != ToolKind::Object {
                 let a = p.face.axis();
                 let plane = if p.face.is_positive() { p.addr.max()[a] } else { p.addr.min[a] };
                 o.with_xray(overlay::XRAY_NONE, |o| o.grid(&frame, p.face, plane, p.point, size, 6));
