@@ -563,6 +563,24 @@ mod tests {
         EditorState::with_bake_fn(sample::demo(), None, 2, Arc::new(|| {}), bake)
     }
 
+    /// Adds or removes one cube in the first occupied chunk of level 0; returns that chunk.
+    fn toggle_a_cube(state: &mut EditorState) -> ChunkKey {
+        use pmfedit_core::map::octree::Cube;
+        let level = &state.map.levels[0];
+        let (lo, _) = level.occupied_bounds().unwrap();
+        let min = level.frame().chunk_min_lattice(lo);
+        let cube = match level.get(min) {
+            Ok((c, _)) if c.is_solid() => Cube::EMPTY,
+            _ => Cube::solid(Default::default(), Default::default(), Default::default()),
+        };
+        let edit = pmfedit_core::edit::Edit::Cubes {
+            level: 0,
+            op: pmfedit_core::edit::CubeOp::SetCube { addr: CubeAddr::containing(min, 3), cube },
+        };
+        state.apply(Command::Edit(edit));
+        (0, lo)
+    }
+
     #[test]
     fn previews_draw_while_full_bakes_finish_and_export_waits_for_them() {
         let gate = Arc::new(Gate::default());
@@ -624,20 +642,7 @@ mod tests {
         assert!(state.bake.drafts.is_empty(), "a plain load makes no drafts");
 
         hold.store(true, Ordering::SeqCst);
-        let level = &state.map.levels[0];
-        let (lo, _) = level.occupied_bounds().unwrap();
-        let min = level.frame().chunk_min_lattice(lo);
-        use pmfedit_core::map::octree::Cube;
-        let cube = match level.get(min) {
-            Ok((c, _)) if c.is_solid() => Cube::EMPTY,
-            _ => Cube::solid(Default::default(), Default::default(), Default::default()),
-        };
-        let edit = pmfedit_core::edit::Edit::Cubes {
-            level: 0,
-            op: pmfedit_core::edit::CubeOp::SetCube { addr: CubeAddr::containing(min, 3), cube },
-        };
-        state.apply(Command::Edit(edit));
-        let edited = (0, lo);
+        let edited = toggle_a_cube(&mut state);
         let dirty = state.bake.pending.clone();
         assert!(dirty.contains(&edited) && dirty.len() > 1, "{dirty:?}");
         poll_until(&mut state, |s| !s.bake.pending.contains(&edited));
@@ -667,19 +672,7 @@ mod tests {
 
         // Edit one cube: its chunks get previews, then full bakes; until then the export waits
         // and the old full bakes stay what would be exported.
-        let level = &state.map.levels[0];
-        let (lo, _) = level.occupied_bounds().unwrap();
-        let min = level.frame().chunk_min_lattice(lo);
-        use pmfedit_core::map::octree::Cube;
-        let cube = match level.get(min) {
-            Ok((c, _)) if c.is_solid() => Cube::EMPTY,
-            _ => Cube::solid(Default::default(), Default::default(), Default::default()),
-        };
-        let edit = pmfedit_core::edit::Edit::Cubes {
-            level: 0,
-            op: pmfedit_core::edit::CubeOp::SetCube { addr: CubeAddr::containing(min, 3), cube },
-        };
-        state.apply(Command::Edit(edit));
+        toggle_a_cube(&mut state);
         let dirty = state.bake.finalizing.clone();
         assert!(!dirty.is_empty());
         assert!(dirty.iter().all(|k| state.bake.pending.contains(k)));
