@@ -425,6 +425,9 @@ pub struct DrawStats {
 }
 
 const MESH_VS: &str = r#"
+// The material table: per material two texels, (texture layer, u offset, v offset, 0) and
+// (emission, 0), 256 materials per texel row.
+uniform sampler2D u_fx;
 uniform mat4 u_vp;
 uniform vec3 u_offset;
 in vec3 a_pos;
@@ -436,7 +439,9 @@ in uint a_cube;
 out vec4 v_color;
 out vec2 v_lm;
 out vec2 v_uv;
-flat out int v_row;
+// The material's (texture layer, u offset, v offset) and emission, from the material table.
+flat out vec3 v_fx;
+flat out vec3 v_emission;
 out vec4 v_edge;
 out vec3 v_rel;
 flat out uint v_cube;
@@ -446,7 +451,19 @@ void main() {
     v_color = a_color;
     v_lm = a_lm;
     v_uv = a_uv.xy;
-    v_row = int(a_uv.z + 0.5);
+    // Looked up per vertex (a material is constant over a face), not per fragment.
+    int row = int(a_uv.z + 0.5);
+    ivec2 size = textureSize(u_fx, 0);
+    int y = row / 256;
+    if (y < size.y) {
+        // three-d flips rows on upload: data row 0 is the last GL row.
+        ivec2 at = ivec2((row - y * 256) * 2, size.y - 1 - y);
+        v_fx = texelFetch(u_fx, at, 0).xyz;
+        v_emission = texelFetch(u_fx, at + ivec2(1, 0), 0).rgb;
+    } else {
+        v_fx = vec3(0.0);
+        v_emission = vec3(0.0);
+    }
     v_edge = a_edge;
     v_rel = rel;
     gl_Position = u_vp * vec4(rel, 1.0);
@@ -456,9 +473,6 @@ void main() {
 const MESH_FS: &str = r#"
 uniform sampler2D u_lightmap;
 uniform sampler2DArray u_textures;
-// The material table: per material two texels, (texture layer, u offset, v offset, 0) and
-// (emission, 0), 256 materials per texel row.
-uniform sampler2D u_fx;
 uniform int u_mode;
 uniform int u_textured;
 uniform int u_edges;
@@ -471,7 +485,8 @@ uniform sampler2D u_vis_bits;
 in vec4 v_color;
 in vec2 v_lm;
 in vec2 v_uv;
-flat in int v_row;
+flat in vec3 v_fx;
+flat in vec3 v_emission;
 in vec4 v_edge;
 in vec3 v_rel;
 flat in uint v_cube;
@@ -490,15 +505,6 @@ float visible() {
     }
     return u_vis == 0 ? 0.0 : 1.0;
 }
-vec4 fx(int k) {
-    ivec2 size = textureSize(u_fx, 0);
-    int y = v_row / 256;
-    if (y >= size.y) {
-        return vec4(0.0);
-    }
-    // three-d flips rows on upload: data row 0 is the last GL row.
-    return texelFetch(u_fx, ivec2((v_row - y * 256) * 2 + k, size.y - 1 - y), 0);
-}
 vec3 to_linear(vec3 c) { return pow(c, vec3(2.2)); }
 vec3 to_srgb(vec3 c) { return pow(clamp(c, 0.0, 1.0), vec3(1.0 / 2.2)); }
 void main() {
@@ -506,9 +512,8 @@ void main() {
     // three-d flips texture rows on upload (image convention: row 0 at the top, t = 1); the
     // atlas keeps row 0 at v = 0, so flip back here.
     vec3 lm = texture(u_lightmap, vec2(v_lm.x, 1.0 - v_lm.y)).rgb;
-    vec4 fx0 = fx(0);
-    vec3 emission = fx(1).rgb;
-    vec4 tex = u_textured != 0 ? texture(u_textures, vec3(v_uv + fx0.yz, fx0.x)) : vec4(1.0);
+    vec3 emission = v_emission;
+    vec4 tex = u_textured != 0 ? texture(u_textures, vec3(v_uv + v_fx.yz, v_fx.x)) : vec4(1.0);
     vec3 albedo = v_color.rgb * tex.rgb;
     vec3 c;
     float alpha = v_color.a * tex.a;
