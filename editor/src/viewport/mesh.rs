@@ -127,6 +127,8 @@ pub struct MaterialRange {
     /// The material's row in the renderer's material table: library id + 1; 0 for a material
     /// the library lacks (see [`Look::row`]).
     pub row: u32,
+    /// Whether the material animates or glows ([`Look::fx`]).
+    pub fx: bool,
     /// First vertex.
     pub start: u32,
     /// Vertices.
@@ -165,7 +167,7 @@ impl Builder {
     }
 
     /// Appends `other`'s vertices as one range of `material`, and its triangles.
-    fn append_range(&mut self, other: Builder, material: Option<u8>, texture: &str, row: u32) {
+    fn append_range(&mut self, other: Builder, material: Option<u8>, texture: &str, look: Look) {
         let mut o = other.list;
         if o.positions.is_empty() {
             return;
@@ -179,7 +181,14 @@ impl Builder {
         l.uvs.append(&mut o.uvs);
         l.edges.append(&mut o.edges);
         l.cubes.append(&mut o.cubes);
-        l.ranges.push(MaterialRange { material, texture: texture.to_owned(), row, start, count });
+        l.ranges.push(MaterialRange {
+            material,
+            texture: texture.to_owned(),
+            row: look.row,
+            fx: look.fx,
+            start,
+            count,
+        });
         for (mine, theirs) in self.by_facing.iter_mut().zip(other.by_facing) {
             mine.extend(theirs.into_iter().map(|i| i + start));
         }
@@ -345,11 +354,15 @@ pub struct Look {
     /// Row in the renderer's material table (texture animation, UV scroll, emission): the
     /// library id + 1, or 0 for a name the library lacks.
     pub row: u32,
+    /// Whether the material has texture frames, UV scroll or emission: only then do its
+    /// vertices read the material table (a lookup per vertex costs software GL dearly).
+    pub fx: bool,
 }
 
 impl Look {
     /// How a material the library lacks is drawn: magenta.
-    pub const UNKNOWN: Look = Look { color: [1.0, 0.0, 1.0, 1.0], transparent: false, additive: false, row: 0 };
+    pub const UNKNOWN: Look =
+        Look { color: [1.0, 0.0, 1.0, 1.0], transparent: false, additive: false, row: 0, fx: false };
 }
 
 /// The texture reference of each of the chunk's used materials (empty when untextured or not in
@@ -374,6 +387,9 @@ pub fn material_looks(library: &Library, used: &[String]) -> Vec<Look> {
                     transparent,
                     additive: m.render_mode == RenderMode::Add,
                     row: u32::from(id.0) + 1,
+                    fx: m.emission != [0; 3]
+                        || (m.texture_advance_us > 0 && !m.extra_textures.is_empty())
+                        || m.uv_scroll != glam::Vec2::ZERO,
                 }
             }
             None => Look::UNKNOWN,
@@ -461,7 +477,7 @@ pub fn build_chunk_mesh(bake: &ChunkBake, library: &Library) -> ChunkMesh {
         } else {
             &mut opaque
         };
-        list.append_range(b, material, texture, look.row);
+        list.append_range(b, material, texture, look);
     }
     let mut out = ChunkMesh {
         opaque: opaque.finish(),
@@ -572,7 +588,7 @@ mod tests {
                 Some(_) => row("b"),
                 None => 0,
             };
-            MaterialRange { material: m, texture: t.into(), row, start, count }
+            MaterialRange { material: m, texture: t.into(), row, fx: false, start, count }
         };
         // "a": 4 vertices from cube 0 and 4 from cube 2 (its back side reuses them); then the
         // unknown one.

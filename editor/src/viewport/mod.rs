@@ -1114,6 +1114,9 @@ fn material_fingerprint(state: &EditorState) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     for (id, m) in state.map.library.materials().iter() {
         (id, &m.name, m.color, m.alpha, m.transparent, m.liquid, &m.texture, m.render_mode).hash(&mut h);
+        // Whether it reads the material table (`mesh::Look::fx`).
+        (m.emission, m.texture_advance_us, m.extra_textures.len(), m.uv_scroll.to_array().map(f32::to_bits))
+            .hash(&mut h);
     }
     h.finish()
 }
