@@ -244,8 +244,10 @@ impl EditorState {
         self.bake.finalizing.extend(keys.iter().copied());
         let snapshot = Arc::new(self.map.snapshot());
         let (first, rest): (Vec<ChunkKey>, Vec<ChunkKey>) = keys.into_iter().partition(|k| urgent.contains(k));
-        self.scheduler.submit(snapshot.clone(), rest);
-        self.scheduler.submit_urgent(snapshot, first);
+        // Urgent first: an idle worker woken by the first submit takes the edited chunk's draft,
+        // not a neighbour's preview.
+        self.scheduler.submit_urgent(snapshot.clone(), first);
+        self.scheduler.submit(snapshot, rest);
     }
 
     /// Re-bakes what `changes` dirtied (`before` is the map before the change).
@@ -632,7 +634,9 @@ mod tests {
         let h = hold.clone();
         let draft = CompileSettings::default().draft();
         let bake: Arc<BakeFn> = Arc::new(move |m: &Map, l, c, s: &CompileSettings| {
-            while h.load(Ordering::SeqCst) && *s != draft {
+            // Held while `hold` (bounded, so a failing test cannot hang in the scheduler's drop).
+            let t = Instant::now();
+            while h.load(Ordering::SeqCst) && *s != draft && t.elapsed() < Duration::from_secs(200) {
                 std::thread::sleep(Duration::from_millis(2));
             }
             bake_chunk(m, l, c, s).map_err(|e| e.to_string())

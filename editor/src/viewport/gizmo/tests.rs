@@ -501,13 +501,8 @@ fn select_lamp(h: &mut Harness<'_, App>) -> (LightId, Vec3, egui::Pos2, egui::Ve
     (id, start, a, b - a)
 }
 
-#[test]
-fn viewport_drag_of_the_x_arrow_moves_the_light_along_x_in_one_step() {
-    let mut h = harness();
-    let (id, start, at, by) = select_lamp(&mut h);
-    h.hover_at(at);
-    h.run_steps(1);
-    assert_eq!(h.state().viewport.gizmo_hovered(), Some(Handle::Axis(0)));
+/// Presses at `at`, moves halfway and the whole way by `by`, releases there.
+fn drag_by(h: &mut Harness<'_, App>, at: egui::Pos2, by: egui::Vec2) {
     h.drag_at(at);
     h.run_steps(1);
     h.hover_at(at + by * 0.5);
@@ -516,6 +511,16 @@ fn viewport_drag_of_the_x_arrow_moves_the_light_along_x_in_one_step() {
     h.run_steps(1);
     h.drop_at(at + by);
     h.run_steps(2);
+}
+
+#[test]
+fn viewport_drag_of_the_x_arrow_moves_the_light_along_x_in_one_step() {
+    let mut h = harness();
+    let (id, start, at, by) = select_lamp(&mut h);
+    h.hover_at(at);
+    h.run_steps(1);
+    assert_eq!(h.state().viewport.gizmo_hovered(), Some(Handle::Axis(0)));
+    drag_by(&mut h, at, by);
     let s = &h.state().state;
     let p = s.map.levels[0].objects.lights().get(id).unwrap().position;
     assert_eq!(p, start + Vec3::X * 3.0, "moved 3 (snapped) along X only");
@@ -629,14 +634,7 @@ fn viewport_drag_of_a_region_arrow_moves_it_in_one_step_and_esc_leaves_no_entry(
     // A drag: moved 3 along X (snapped to the 1-unit cube), one undo step.
     h.hover_at(at);
     h.run_steps(1);
-    h.drag_at(at);
-    h.run_steps(1);
-    h.hover_at(at + by * 0.5);
-    h.run_steps(1);
-    h.hover_at(at + by);
-    h.run_steps(1);
-    h.drop_at(at + by);
-    h.run_steps(2);
+    drag_by(&mut h, at, by);
     let now = region(&h);
     assert_eq!((now.min, now.max), (r.min + Vec3::X * 3.0, r.max + Vec3::X * 3.0));
     let s = &h.state().state;
