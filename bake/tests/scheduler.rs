@@ -227,14 +227,11 @@ fn edited(map: &Map, chunks: &[(usize, ChunkCoord)]) -> Arc<Map> {
     Arc::new(m)
 }
 
-fn generation(map: &Map, key: (usize, ChunkCoord)) -> u64 {
-    map.levels[key.0].chunk(key.1).map_or(0, |c| c.generation())
-}
+/// The (stage, chunk) of each bake, in the order they ran.
+type Runs = Arc<Mutex<Vec<(Stage, ChunkCoord)>>>;
 
-#[test]
-fn every_preview_runs_before_any_full_bake_and_events_carry_the_stage() {
-    let map = Arc::new(sample::demo());
-    let k = keys(&map, 6);
+/// A one-worker scheduler that records its bakes ([`Runs`]), camera far on +X.
+fn recording_scheduler() -> (Scheduler, Runs) {
     let runs = Arc::new(Mutex::new(Vec::new()));
     let r = runs.clone();
     let bake: Arc<BakeFn> = Arc::new(move |m: &Map, l, c, s: &CompileSettings| {
@@ -243,6 +240,18 @@ fn every_preview_runs_before_any_full_bake_and_events_carry_the_stage() {
     });
     let s = Scheduler::with_bake_fn(1, CompileSettings::default(), Arc::new(|| {}), bake);
     s.set_camera(0, DVec3::new(1000.0, 0.0, 0.0));
+    (s, runs)
+}
+
+fn generation(map: &Map, key: (usize, ChunkCoord)) -> u64 {
+    map.levels[key.0].chunk(key.1).map_or(0, |c| c.generation())
+}
+
+#[test]
+fn every_preview_runs_before_any_full_bake_and_events_carry_the_stage() {
+    let map = Arc::new(sample::demo());
+    let k = keys(&map, 6);
+    let (s, runs) = recording_scheduler();
     // Two submits: the second one's previews still go before the first one's full bakes.
     s.submit(map.clone(), k[..3].to_vec());
     s.submit(map.clone(), k[3..].to_vec());
@@ -429,14 +438,7 @@ fn a_failed_preview_cancels_its_full_bake() {
 fn urgent_chunks_go_first_within_each_stage() {
     let map = Arc::new(sample::demo());
     let k = keys(&map, 6);
-    let runs = Arc::new(Mutex::new(Vec::new()));
-    let r = runs.clone();
-    let bake: Arc<BakeFn> = Arc::new(move |m: &Map, l, c, s: &CompileSettings| {
-        r.lock().unwrap().push((stage_of(s), c));
-        bake_chunk(m, l, c, s).map_err(|e| e.to_string())
-    });
-    let s = Scheduler::with_bake_fn(1, CompileSettings::default(), Arc::new(|| {}), bake);
-    s.set_camera(0, DVec3::new(1000.0, 0.0, 0.0));
+    let (s, runs) = recording_scheduler();
     // The farthest chunk from the camera is the urgent one.
     let far = *k.iter().min_by_key(|key| (key.1.x, key.1)).unwrap();
     let rest: Vec<_> = k.iter().copied().filter(|key| *key != far).collect();

@@ -12,26 +12,8 @@ use pmfedit_core::map::library::{Material, PhysicsMaterial};
 use pmfedit_core::map::octree::Cube;
 use pmfedit_core::map::{Level, Library};
 
-/// Deterministic xorshift64*.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn range(&mut self, lo: i32, hi: i32) -> i32 {
-        lo + self.below((hi - lo) as u64) as i32
-    }
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
+mod common;
+use common::Rng;
 
 /// Test library: material 0 "default" (opaque), 1 "glass" (transparent), 2 "water" (liquid,
 /// physics "water" not solid), 3 "stone2" (opaque).

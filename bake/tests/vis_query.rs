@@ -13,20 +13,8 @@ use pmfedit_core::map::octree::{Cube, Octree};
 use pmfedit_core::map::{Level, Map};
 use pmfedit_core::sample;
 
-/// Deterministic xorshift64*.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
+mod common;
+use common::Rng;
 
 /// PMF chunk space (map units from the chunk center) of a fractional chunk-local lattice point.
 fn chunk_space(level: &Level, local: DVec3) -> [f64; 3] {
