@@ -10,7 +10,7 @@
 //! chunk blocks with the geometry filled in and everything else empty, for the later stages to
 //! complete.
 //!
-//! # Used lists (PMF-NOTES M1, M2)
+//! # Used lists (docs/spec/PMF-NOTES.md M1, M2)
 //! Materials, physics materials and sound materials are listed in order of first use, walking the
 //! cubes in array (pre-)order; within an extended cube, per-face materials (and physics
 //! materials) in face order. Names are the library names, except sound materials: PMF gives them
@@ -31,7 +31,7 @@ use pmfedit_core::map::{Library, Map};
 use crate::layout::{BakeSettings, ChunkLayout};
 use crate::mesh::{Mesh, mesh_chunk};
 
-/// Most entries of a per-chunk used list (`u8` count, PMF-NOTES M1).
+/// Most entries of a per-chunk used list (`u8` count, docs/spec/PMF-NOTES.md M1).
 pub const MAX_USED: usize = 255;
 
 /// Why a chunk's geometry could not be baked.
@@ -68,7 +68,7 @@ impl fmt::Display for BakeError {
             }
             BakeError::TooManyUsed { level, chunk, kind, count } => write!(
                 f,
-                "{}: uses {count} {kind}s, but a PMF chunk can list at most {MAX_USED} (PMF-NOTES M1); \
+                "{}: uses {count} {kind}s, but a PMF chunk can list at most {MAX_USED} (docs/spec/PMF-NOTES.md M1); \
                  use fewer {kind}s in this chunk or a smaller chunk size",
                 Place(level, chunk)
             ),

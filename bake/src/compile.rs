@@ -4,10 +4,10 @@
 //! dynamic layers, fast multipliers, air-cell lighting), regions and chunk entities, as one
 //! [`ChunkBake`]. [`compile`] assembles a whole file from bakes (however they were produced:
 //! all at once, on several threads, or incrementally), so the bytes depend only on the map
-//! (PMF-NOTES X1).
+//! (docs/spec/PMF-NOTES.md X1).
 //!
 //! Spaces: level-space positions of lights, regions and entities are map units from the center
-//! of the level's center chunk (PMF-NOTES L4); chunk records are relative to their chunk's
+//! of the level's center chunk (docs/spec/PMF-NOTES.md L4); chunk records are relative to their chunk's
 //! center (G1, R1). The dense PMF grid is the level's occupied chunks, grown to include the
 //! center chunk; PMF chunk indices count from its minimum corner.
 
@@ -39,7 +39,7 @@ pub struct CompileSettings {
     pub timestamp: u64,
     /// Header "compiler info".
     pub compiler_info: String,
-    /// Visibility data for air cells (PMF-NOTES V1); `None` writes none.
+    /// Visibility data for air cells (docs/spec/PMF-NOTES.md V1); `None` writes none.
     pub visibility: Option<VisSettings>,
     /// Pathfinding data for air cells (P1).
     pub pathfinding: bool,
@@ -276,7 +276,7 @@ pub struct StageTimes {
     pub other: std::time::Duration,
 }
 
-/// Bakes one chunk: a pure function of the snapshot (PMF-NOTES X1).
+/// Bakes one chunk: a pure function of the snapshot (docs/spec/PMF-NOTES.md X1).
 pub fn bake_chunk(
     snapshot: &Map,
     level_index: usize,

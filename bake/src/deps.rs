@@ -1,8 +1,8 @@
-//! Dependency spread: which chunk bakes an edit invalidates (issue 4, "Scheduler"; DESIGN.md
+//! Dependency spread: which chunk bakes an edit invalidates (issue 4, "Scheduler"; docs/DESIGN.md
 //! "Dependency spread").
 //!
 //! A chunk's bake reads: its own cubes; the cubes of its six face neighbours (face culling,
-//! PMF-NOTES G4); every light that reaches it and every cube inside such a light's reach (shadow
+//! docs/spec/PMF-NOTES.md G4); every light that reaches it and every cube inside such a light's reach (shadow
 //! rays); regions and entities overlapping it; the library (material flags decide culling, names
 //! are written) and the level settings (positions are relative to the center chunk). So a change
 //! dirties:

@@ -1,5 +1,5 @@
 //! Incremental builds: keep every chunk's bake, re-bake only what an edit dirtied, and compile.
-//! The central invariant (PMF-NOTES X1): the file compiled from an incremental build equals the
+//! The central invariant (docs/spec/PMF-NOTES.md X1): the file compiled from an incremental build equals the
 //! file compiled from scratch, byte for byte; `tests/tests/invariant.rs` checks it on random edit
 //! sequences.
 

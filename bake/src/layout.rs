@@ -1,4 +1,4 @@
-//! Chunk layout: a chunk octree turned into the PMF cube array (PMF-NOTES C1–C4b).
+//! Chunk layout: a chunk octree turned into the PMF cube array (docs/spec/PMF-NOTES.md C1–C4b).
 //!
 //! [`ChunkLayout::build`] walks the editable [`Octree`] depth-first, pre-order, children in PMF
 //! bit order (C1/C2), and gives every cube of the future PMF chunk its array index. Parents of
@@ -12,9 +12,9 @@
 //!   children down to the air cell edge. The air cell edge is
 //!   `max(2^air_cell_log2 map units, chunk edge / 2^max_air_depth)`: by default **2 map units**,
 //!   but never more than `2^5 = 32` cells along a chunk edge, so a huge chunk (up to `2^15` map
-//!   units, PMF-NOTES L2) cannot explode into billions of cubes. Air leaves already smaller than
+//!   units, docs/spec/PMF-NOTES.md L2) cannot explode into billions of cubes. Air leaves already smaller than
 //!   the air cell are kept as they are.
-//! - An all-air chunk is a single empty root cube, as PMF-NOTES L3 says, unless
+//! - An all-air chunk is a single empty root cube, as docs/spec/PMF-NOTES.md L3 says, unless
 //!   [`BakeSettings::subdivide_empty_chunks`] is set. This also makes a chunk that is missing from
 //!   the level and a stored chunk that became empty bake identically.
 //!
@@ -41,7 +41,7 @@ pub struct BakeSettings {
     /// air cell grows to `chunk edge / 2^max_air_depth`.
     pub max_air_depth: u8,
     /// Subdivide all-air chunks too (default `false`: an all-air chunk is one empty root cube,
-    /// PMF-NOTES L3).
+    /// docs/spec/PMF-NOTES.md L3).
     pub subdivide_empty_chunks: bool,
     /// One texture repeat spans `2^texture_repeat_log2` map units (default 0: one repeat per map
     /// unit). Powers of two keep texture coordinates exact. The library's materials have no

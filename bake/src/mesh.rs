@@ -1,4 +1,4 @@
-//! Meshing: the visible faces of one chunk's geometry as PMF vertices (PMF-NOTES G1–G4).
+//! Meshing: the visible faces of one chunk's geometry as PMF vertices (docs/spec/PMF-NOTES.md G1–G4).
 //!
 //! [`mesh_chunk`] walks the solid cubes of a [`ChunkLayout`] in array order and emits, per cube,
 //! its visible faces in face order (+X, +Y, +Z, −X, −Y, −Z, C5):
@@ -66,7 +66,7 @@ use crate::layout::{BakeSettings, ChunkLayout};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct FaceId(pub u32);
 
-/// A rectangle of a lightmap page, in `[0, 1]` texture coordinates (PMF-NOTES G1).
+/// A rectangle of a lightmap page, in `[0, 1]` texture coordinates (docs/spec/PMF-NOTES.md G1).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct LightmapRect {
     /// Corner for the face square's smallest (u, v).
@@ -101,7 +101,7 @@ pub struct MeshFace {
     pub material: MaterialId,
     /// The cube's "draw backfaces" flag.
     pub draw_backfaces: bool,
-    /// World position (map units from the level origin, PMF-NOTES L4) of the face square's corner
+    /// World position (map units from the level origin, docs/spec/PMF-NOTES.md L4) of the face square's corner
     /// with the smallest (u, v). For a pushed face, the square is the cube face at rest; the
     /// face's vertices project inside it.
     pub origin: DVec3,

@@ -1,4 +1,4 @@
-//! Pathfinding data for air cells (PMF-NOTES P1).
+//! Pathfinding data for air cells (docs/spec/PMF-NOTES.md P1).
 //!
 //! # What the compiler passes in, what it gets out
 //! [`bake_chunk_paths`] takes a level snapshot, the [`Library`] (physics materials), one chunk,

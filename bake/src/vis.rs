@@ -1,8 +1,8 @@
-//! Visibility: potentially visible sets for air cells (PMF-NOTES V1).
+//! Visibility: potentially visible sets for air cells (docs/spec/PMF-NOTES.md V1).
 //!
 //! # What the compiler passes in, what it gets out
 //! [`bake_chunk_vis`] takes a level snapshot, the map's [`Library`] (material transparency), one
-//! chunk, that chunk's **air cells** (the explicit empty leaf cubes the layout emits, PMF-NOTES
+//! chunk, that chunk's **air cells** (the explicit empty leaf cubes the layout emits, docs/spec/PMF-NOTES.md
 //! C4b, as level-lattice [`CubeAddr`]s) and [`VisSettings`]. It returns, per air cell in input
 //! order, a [`CellVis`]: the visible solid leaves of the cell's own chunk, then per other chunk
 //! (PMF grid order) either [`VisibleCubes::All`] or the listed leaves. Leaves are **chunk-local**
@@ -28,7 +28,7 @@
 //! 2. **Air components.** Non-opaque voxels are labelled by 26-connectivity (union-find).
 //! 3. **Exposure.** A face of a solid leaf is *covered* if the one-lattice-thick layer beyond it
 //!    lies in the region and is entirely occluder (exact octree query, with a voxel fast path);
-//!    the mesher draws no covered face (PMF-NOTES G4), so a leaf with every face covered
+//!    the mesher draws no covered face (docs/spec/PMF-NOTES.md G4), so a leaf with every face covered
 //!    (terrain interiors) is never a candidate.
 //! 4. Per air cell, a pre-order walk of each region chunk's octree with subtree skipping. A node
 //!    or leaf is dropped if

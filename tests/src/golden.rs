@@ -29,7 +29,7 @@ pub fn cases() -> Vec<Case> {
         case("all_air", "One level of one chunk holding a single empty root cube; no libraries.", all_air()),
         case(
             "nested_parents",
-            "Parent cubes nested four deep with empty and geometry leaves (PMF-NOTES C1/C2).",
+            "Parent cubes nested four deep with empty and geometry leaves (docs/spec/PMF-NOTES.md C1/C2).",
             nested_parents(),
         ),
         case(

@@ -1,5 +1,5 @@
 //! Building chunk octrees for tests: a nested [`Node`] flattened into the PMF cube arrays in the
-//! writer's order (depth-first, pre-order, children in bit order; PMF-NOTES C1/C2).
+//! writer's order (depth-first, pre-order, children in bit order; docs/spec/PMF-NOTES.md C1/C2).
 
 use pmfedit_core::format::pmf::{
     ChunkClient, ChunkCommon, ChunkServer, ClientCube, ClientGeometry, ClientGeometryCube, Cube, CubeKind, ParentCube,
@@ -34,7 +34,7 @@ impl Node {
     }
 }
 
-/// Sign of child `bit` along x, y, z (+1 or −1), per PMF-NOTES C2.
+/// Sign of child `bit` along x, y, z (+1 or −1), per docs/spec/PMF-NOTES.md C2.
 pub fn child_sign(bit: usize) -> [f32; 3] {
     [
         if bit & 1 != 0 { -1.0 } else { 1.0 },
@@ -78,7 +78,7 @@ pub fn chunk_blocks(root: Node) -> (ChunkCommon, ChunkClient, ChunkServer) {
 }
 
 /// The four corners of face `face` (order +X, +Y, +Z, −X, −Y, −Z) of an axis-aligned cube,
-/// counter-clockwise seen from outside, first corner at the smallest texture (u, v) (PMF-NOTES G2).
+/// counter-clockwise seen from outside, first corner at the smallest texture (u, v) (docs/spec/PMF-NOTES.md G2).
 /// Texture UV is the world position in cube units on the face's plane; lightmap UV spans [0, 1].
 pub fn face_quad(center: [f32; 3], edge: f32, face: usize) -> [Vertex; 4] {
     let h = edge / 2.0;

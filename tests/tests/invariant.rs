@@ -1,4 +1,4 @@
-//! The central invariant (PMF-NOTES X1): a full bake on one thread, a full bake on several
+//! The central invariant (docs/spec/PMF-NOTES.md X1): a full bake on one thread, a full bake on several
 //! threads, and an incremental bake after any sequence of edits all compile to the same bytes.
 
 use std::sync::Arc;

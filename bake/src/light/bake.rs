@@ -26,7 +26,7 @@ pub struct LitVertex {
 
 impl LitVertex {
     /// One vertex per corner of each face, in order: the vertex array of a mesher that writes
-    /// each face's corners consecutively (PMF-NOTES G2/G3).
+    /// each face's corners consecutively (docs/spec/PMF-NOTES.md G2/G3).
     pub fn for_faces(faces: &[SurfaceFace]) -> Vec<LitVertex> {
         faces
             .iter()

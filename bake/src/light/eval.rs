@@ -75,7 +75,7 @@ impl LightSettings {
     }
 }
 
-/// Where a baked light goes (PMF-NOTES K3).
+/// Where a baked light goes (docs/spec/PMF-NOTES.md K3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BakedMode {
     /// Into the static lightmaps and cube base light.

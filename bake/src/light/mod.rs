@@ -1,5 +1,5 @@
 //! The lighting stage of the compiler: lightmap patches and pages, direct lighting with shadows,
-//! dynamic light layers, fast light vertex multipliers and cube lighting data (PMF-NOTES K1–K4).
+//! dynamic light layers, fast light vertex multipliers and cube lighting data (docs/spec/PMF-NOTES.md K1–K4).
 //!
 //! Everything here is a pure, single-threaded function of its inputs, so the same input gives the
 //! same bytes whatever the caller's thread count (X1). It does not know how faces are meshed: the

@@ -5,7 +5,7 @@ use glam::{DVec2, DVec3};
 use super::{LightError, LightSettings};
 
 /// A face to light, as the mesher produces it: a planar convex polygon in world space (map units
-/// relative to the level's center chunk center, PMF-NOTES L4).
+/// relative to the level's center chunk center, docs/spec/PMF-NOTES.md L4).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SurfaceFace {
     /// The mesher's id for the face; used as the tie-break of the packing order and reported in

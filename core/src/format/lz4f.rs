@@ -1,4 +1,4 @@
-//! LZ4 frames (PMF-NOTES L1, L5) on top of `lz4_flex::frame`.
+//! LZ4 frames (docs/spec/PMF-NOTES.md L1, L5) on top of `lz4_flex::frame`.
 //!
 //! Frames are written with the content checksum on and the content size in the frame header.
 //! Decoding never produces more than the caller's declared size (plus one byte to detect
@@ -10,7 +10,7 @@ use lz4_flex::frame::{BlockMode, FrameDecoder, FrameEncoder, FrameInfo};
 
 use super::bin::{ReadError, Reader};
 
-/// Largest decompressed block we accept (PMF-NOTES L1: 1 GiB per block).
+/// Largest decompressed block we accept (docs/spec/PMF-NOTES.md L1: 1 GiB per block).
 pub const MAX_DECOMPRESSED: u64 = 1 << 30;
 
 /// Compresses `data` into one LZ4 frame (independent blocks, content checksum, content size).

@@ -1,4 +1,4 @@
-//! PTF 0.0 textures (shared/spec/PTF.md), and conversion from PNG and other images (T1, T2).
+//! PTF 0.0 textures (`docs/spec/PTF.md`), and conversion from PNG and other images (T1, T2).
 //!
 //! Layout: `PTF`, `u8` version 0, `u8` info (bits 0–1 pixel format), `u8` resolution (bits 0–3
 //! width exponent, 4–7 height exponent), then one LZ4 frame of `width × height` pixels that runs to

@@ -2,7 +2,7 @@
 //! resources, and a box of cubes becomes a voxel model.
 //!
 //! Axes: Model 3D is right-handed with +Y up, +X right and +Z toward the viewer; PMF is
-//! right-handed with +Y up too (counter-clockwise quads, PMF-NOTES G2), so voxel `(x, y, z)` maps
+//! right-handed with +Y up too (counter-clockwise quads, docs/spec/PMF-NOTES.md G2), so voxel `(x, y, z)` maps
 //! to lattice `(x, y, z)` with no mirroring. A model's origin is voxel `(0, 0, 0)` of its block
 //! coordinates; voxel models are stored centred on X and Z with Y = 0 the ground, so `at` is
 //! where the bottom centre of the model lands.

@@ -6,13 +6,13 @@
 //!   minimum corner of chunk `(0, 0, 0)` of the level grid, so every position inside the grid is
 //!   non-negative; *chunk lattice* positions count from the minimum corner of one chunk.
 //! - **Chunk** ([`ChunkCoord`]): which chunk of the level grid; `x`, `z` in `0..4096`, `y` in
-//!   `0..256` (PMF-NOTES L3/L4). The PMF exporter crops the grid to the occupied chunks.
+//!   `0..256` (docs/spec/PMF-NOTES.md L3/L4). The PMF exporter crops the grid to the occupied chunks.
 //! - **World** (`DVec3`): map units relative to the center of the level's center chunk, as PMF
-//!   stores level-space positions (PMF-NOTES L4). `f64`, because a level can be `2^27` map units
+//!   stores level-space positions (docs/spec/PMF-NOTES.md L4). `f64`, because a level can be `2^27` map units
 //!   wide and `f32` cannot hold lattice precision that far out.
 //!
 //! # Why 1/8 map unit
-//! Chunks are `2^n` map units with `n` in `0..=15` (PMF-NOTES L2). With eight lattice units per
+//! Chunks are `2^n` map units with `n` in `0..=15` (docs/spec/PMF-NOTES.md L2). With eight lattice units per
 //! map unit even the smallest chunk (1 map unit) can still be subdivided three times, the largest
 //! chunk is `2^18` lattice units (an octree at most 18 levels deep), and a whole level
 //! (`4096 · 2^18 = 2^30` lattice units) still fits an `i32`. Every lattice position, and every
@@ -28,16 +28,16 @@ pub const LATTICE_PER_UNIT_LOG2: u8 = 3;
 pub const LATTICE_PER_UNIT: i32 = 1 << LATTICE_PER_UNIT_LOG2;
 /// Edge of the smallest cube, in map units.
 pub const MIN_CUBE_EDGE: f64 = 1.0 / LATTICE_PER_UNIT as f64;
-/// Largest chunk size exponent (chunk edge `2^15` map units, PMF-NOTES L2).
+/// Largest chunk size exponent (chunk edge `2^15` map units, docs/spec/PMF-NOTES.md L2).
 pub const MAX_CHUNK_SIZE_LOG2: u8 = 15;
 /// Largest chunk edge in lattice units, as a power of two (the deepest octree).
 pub const MAX_CHUNK_LATTICE_LOG2: u8 = MAX_CHUNK_SIZE_LOG2 + LATTICE_PER_UNIT_LOG2;
-/// Chunks along Y in a level grid (8 bits of chunk index, PMF-NOTES L3).
+/// Chunks along Y in a level grid (8 bits of chunk index, docs/spec/PMF-NOTES.md L3).
 pub const GRID_MAX_Y: i32 = 256;
 /// Chunks along X and along Z in a level grid (12 bits of chunk index).
 pub const GRID_MAX_XZ: i32 = 4096;
 
-/// One of the six faces of a cube, in PMF face order (PMF-NOTES C5): +X, +Y, +Z, −X, −Y, −Z.
+/// One of the six faces of a cube, in PMF face order (docs/spec/PMF-NOTES.md C5): +X, +Y, +Z, −X, −Y, −Z.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[repr(u8)]
 pub enum Face {
@@ -92,7 +92,7 @@ impl Face {
 }
 
 /// Offset (0 or 1 in units of the child edge) of child / corner `i` in PMF bit order
-/// (PMF-NOTES C2): bit 0 set means −X, bit 1 set means −Z, bit 2 set means −Y.
+/// (docs/spec/PMF-NOTES.md C2): bit 0 set means −X, bit 1 set means −Z, bit 2 set means −Y.
 pub const fn octant_offset(i: usize) -> IVec3 {
     IVec3::new((i & 1 == 0) as i32, (i & 4 == 0) as i32, (i & 2 == 0) as i32)
 }
@@ -104,7 +104,7 @@ pub const fn octant_index(offset: IVec3) -> usize {
 
 /// Which chunk of a level grid.
 ///
-/// Ordered `y`, then `x`, then `z`, which is the PMF dense grid order (PMF-NOTES L3), so a
+/// Ordered `y`, then `x`, then `z`, which is the PMF dense grid order (docs/spec/PMF-NOTES.md L3), so a
 /// `BTreeMap<ChunkCoord, _>` iterates chunks in export order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct ChunkCoord {
@@ -262,7 +262,7 @@ impl CubeAddr {
         other.size_log2 <= self.size_log2 && self.contains(other.min)
     }
 
-    /// Child `i` in PMF bit order (PMF-NOTES C2). The cube must not have edge 1.
+    /// Child `i` in PMF bit order (docs/spec/PMF-NOTES.md C2). The cube must not have edge 1.
     pub fn child(&self, i: usize) -> CubeAddr {
         debug_assert!(self.size_log2 > 0);
         let s = self.size_log2 - 1;
@@ -286,7 +286,7 @@ impl CubeAddr {
 }
 
 /// How a level's lattice maps to chunks and to world (map-unit) space: the chunk size exponent
-/// and the center chunk (PMF-NOTES L2, L4).
+/// and the center chunk (docs/spec/PMF-NOTES.md L2, L4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct LevelFrame {
     /// Chunk edge is `2^chunk_size_log2` map units, `0..=15`.
@@ -373,7 +373,7 @@ impl LevelFrame {
         (self.world_from_lattice(min), self.world_from_lattice(min + IVec3::splat(self.chunk_edge())))
     }
 
-    /// World position relative to the center of `chunk` (PMF chunk space, PMF-NOTES G1/R1) of a
+    /// World position relative to the center of `chunk` (PMF chunk space, docs/spec/PMF-NOTES.md G1/R1) of a
     /// chunk-local lattice position.
     pub fn chunk_space_from_lattice_in_chunk(&self, local: DVec3) -> DVec3 {
         (local - DVec3::splat(f64::from(self.chunk_edge() / 2))) * MIN_CUBE_EDGE

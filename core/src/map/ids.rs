@@ -3,7 +3,7 @@
 //! Every id is a `u16` index into a map-wide list (materials, physics materials, sound materials,
 //! path attribute sets). What index 0 means is up to the list that owns it, except for
 //! [`PathAttrs`], where 0 is reserved for "no attributes". At export the compiler maps these ids
-//! to the per-chunk `u8` "used …" lists of PMF (PMF-NOTES M1).
+//! to the per-chunk `u8` "used …" lists of PMF (docs/spec/PMF-NOTES.md M1).
 
 use serde::{Deserialize, Serialize};
 
@@ -38,7 +38,7 @@ id_type!(
     PhysicsId
 );
 id_type!(
-    /// A sound material of the map-wide library (PMF-NOTES M2: exported by index).
+    /// A sound material of the map-wide library (docs/spec/PMF-NOTES.md M2: exported by index).
     SoundId
 );
 id_type!(

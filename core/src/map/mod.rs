@@ -29,7 +29,7 @@ use crate::map::library::{
     SoundId, cross_level_global_ids,
 };
 
-/// Most gamemodes a map may have (PMF-NOTES S4).
+/// Most gamemodes a map may have (docs/spec/PMF-NOTES.md S4).
 pub const MAX_GAMEMODES: usize = 32;
 /// Longest gamemode name, in bytes.
 pub const MAX_GAMEMODE_LEN: usize = 15;

@@ -4,7 +4,7 @@
 //! Instead of 24 hand-written forms, the type data is edited generically through its serde
 //! representation (`serde_json::Value`): numbers become drag values (integers stay integers),
 //! strings buffered text fields, booleans checkboxes, `color`/`emission` arrays colour pickers,
-//! short number arrays one row of drag values, `flags` checkboxes named after ENTITIES.md's bits,
+//! short number arrays one row of drag values, `flags` checkboxes named after docs/spec/ENTITIES.md's bits,
 //! and known enums (intersectable shapes, light kinds, counter comparisons) a variant combo. The
 //! edited value is deserialised back into the typed record; a value the type refuses (e.g. 300
 //! in a `u8` field) is not sent and the reason is shown. Every accepted change is one
@@ -22,7 +22,7 @@ use pmfedit_core::map::library::{EntityId, EntityScope, MapEntity};
 use super::PanelCtx;
 use super::form::{self, grid};
 
-/// Named flag bits of each type (bit number), from ENTITIES.md.
+/// Named flag bits of each type (bit number), from docs/spec/ENTITIES.md.
 fn flag_bits(variant: &str) -> &'static [(&'static str, u8)] {
     match variant {
         "Generic" => &[
@@ -121,7 +121,7 @@ fn flag_bits(variant: &str) -> &'static [(&'static str, u8)] {
     }
 }
 
-/// Every editable type, with ENTITIES.md's name.
+/// Every editable type, with docs/spec/ENTITIES.md's name.
 pub fn typed_defaults() -> Vec<EntityData> {
     vec![
         EntityData::Dummy,

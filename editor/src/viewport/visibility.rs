@@ -1,5 +1,5 @@
 //! The **Visibility** shading mode: what the air cube in front of the hovered face sees, as the
-//! compiled visibility data says (PMF-NOTES V1).
+//! compiled visibility data says (docs/spec/PMF-NOTES.md V1).
 //!
 //! - **Which air cube.** The hovered face's hit point is put on the hit leaf's face plane and
 //!   moved half a lattice unit along the face normal, out of the solid ([`point_in_front`]). The

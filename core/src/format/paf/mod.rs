@@ -1,4 +1,4 @@
-//! PAF archives (see `shared/spec/PAF.md`): the tree model, the reader, the writer and folder I/O.
+//! PAF archives (see `docs/spec/PAF.md`): the tree model, the reader, the writer and folder I/O.
 //!
 //! A PAF archive is a tree of [`Dir`]ectories, [`Node::File`]s and [`Node::Link`]s. Names are single
 //! path components (decision A4); link targets are `/`-separated archive paths resolved from the root.
@@ -33,7 +33,7 @@
 //! expand into a huge tree. Links are kept as their target path and only resolved on lookup
 //! ([`Archive::resolve`]) or extraction.
 //!
-//! Where PAF.md leaves room, this reader decides:
+//! Where docs/spec/PAF.md leaves room, this reader decides:
 //!
 //! * Only Directories and Free space trackers have spare slots. The segments of a File or String
 //!   must hold exactly the declared total (no spare bytes); spare directory and tracker slots are

@@ -1,4 +1,4 @@
-//! PMF 0.0 compiled maps (seed 000 and shared/spec/PMF-NOTES.md).
+//! PMF 0.0 compiled maps (seed 000 and `docs/spec/PMF-NOTES.md`).
 //!
 //! [`read`] and [`write`] convert between bytes and [`File`]; `read.rs` and `write.rs` mirror each
 //! other record by record.

@@ -1,5 +1,5 @@
 //! Queries on a compiled chunk, as an engine makes them: which leaf cube holds a point (the
-//! octree walk of PMF-NOTES C1/C2) and what an air cube's visibility data says is visible from
+//! octree walk of docs/spec/PMF-NOTES.md C1/C2) and what an air cube's visibility data says is visible from
 //! it (V1). Pure functions on the [`types`](super::types) records; malformed data (a child index
 //! past the array, a cycle, a list naming a cube twice) gives `None` or is tolerated, never a
 //! panic.
@@ -27,7 +27,7 @@ impl LeafAt {
 }
 
 /// The leaf cube holding `point` in a chunk whose cube array is `cubes` and whose edge is
-/// `2^chunk_size_exp` map units (PMF-NOTES L2). `point` is in PMF chunk space: map units
+/// `2^chunk_size_exp` map units (docs/spec/PMF-NOTES.md L2). `point` is in PMF chunk space: map units
 /// relative to the chunk center (G1), so the chunk spans `[-edge/2, edge/2)` on each axis; a
 /// point on a boundary between two cubes belongs to the one on its positive side (the cube
 /// boxes are half-open, as the editor's lattice is).
@@ -101,7 +101,7 @@ impl CubeSet {
     }
 }
 
-/// What an air cube's visibility data says is visible from it, per chunk (PMF-NOTES V1).
+/// What an air cube's visibility data says is visible from it, per chunk (docs/spec/PMF-NOTES.md V1).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct VisibleSet {
     /// Per chunk with at least one visible cube (or [`CubeSet::All`]). The air cube's own chunk
@@ -147,7 +147,7 @@ impl Visibility {
 }
 
 /// The visible set of cube `index` of a chunk with index `own`: `Some` only for a cube that
-/// carries visibility data (an empty leaf, PMF-NOTES V1).
+/// carries visibility data (an empty leaf, docs/spec/PMF-NOTES.md V1).
 pub fn visible_from(cubes: &[Cube], own: ChunkIndex, index: u32) -> Option<VisibleSet> {
     let cube = cubes.get(index as usize)?;
     match (&cube.kind, &cube.visibility) {

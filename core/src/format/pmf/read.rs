@@ -1,4 +1,4 @@
-//! PMF 0.0 reader (seed 000 + `shared/spec/PMF-NOTES.md`).
+//! PMF 0.0 reader (seed 000 + `docs/spec/PMF-NOTES.md`).
 //!
 //! [`read`] turns a whole file into a [`File`]. Every function here has a mirror in `write.rs`
 //! (`read_material` ↔ `write_material`, …); the two are kept record by record in the same order.
@@ -11,7 +11,7 @@
 //!   no list is given more than a few thousand elements of capacity up front (records in memory are
 //!   larger than their encoding), so memory grows only with what is actually parsed.
 //! - LZ4 blocks go through [`lz4f::decompress`]: declared sizes are capped at 1 GiB and the output
-//!   must be exactly the declared size (PMF-NOTES L1, L5).
+//!   must be exactly the declared size (docs/spec/PMF-NOTES.md L1, L5).
 //! - No input can make this module panic: no unchecked indexing, no unchecked arithmetic on values
 //!   read from the file.
 //!
@@ -36,7 +36,7 @@
 //! geometry lightmap indices, cube indices of *other* chunks in visibility lists, names of used
 //! materials against the level libraries.
 //!
-//! # The draft layout (PMF-NOTES D1)
+//! # The draft layout (docs/spec/PMF-NOTES.md D1)
 //! When the current layout fails, [`read`] tries the older draft layout (seed 003) as far as the
 //! first level's common block decompressing to its declared size. If that works the file is
 //! reported as `PMF draft layout, unsupported (…)`, quoting where and why the current layout
@@ -50,7 +50,7 @@ use super::types::*;
 use crate::format::bin::{ReadError, ReadErrorKind, ReadResult, Reader};
 use crate::format::lz4f;
 
-/// Largest chunk size exponent (PMF-NOTES L2).
+/// Largest chunk size exponent (docs/spec/PMF-NOTES.md L2).
 pub(crate) const MAX_CHUNK_SIZE_EXP: u8 = 15;
 /// Type bits of the cube flags byte.
 pub(crate) const CUBE_TYPE_MASK: u8 = 0x0F;
@@ -295,7 +295,7 @@ fn read_chunk(r: &mut Reader<'_>, prefix: &str, rec: &[u32; 6], exp: u8, grid: G
     let server_block = read_block(r, sc, sd, prefix, "server data")?;
 
     let mut cr = common_block.reader();
-    // The common chunk table also serves the client chunk (PMF-NOTES S3).
+    // The common chunk table also serves the client chunk (docs/spec/PMF-NOTES.md S3).
     let table = StringTable::read(&mut cr)?;
     let (common, headers) = read_chunk_common(&mut cr, &table, exp, grid)?;
     cr.expect_end()?;
@@ -360,7 +360,7 @@ pub(crate) fn read_level_common(r: &mut Reader<'_>) -> ReadResult<LevelCommon> {
     })
 }
 
-/// `material_count` client-side materials follow, one per level material (PMF-NOTES M4).
+/// `material_count` client-side materials follow, one per level material (docs/spec/PMF-NOTES.md M4).
 pub(crate) fn read_level_client(r: &mut Reader<'_>, material_count: usize) -> ReadResult<LevelClient> {
     let table = StringTable::read(r)?;
     let n = r.u8()?;
@@ -674,7 +674,7 @@ pub(crate) fn read_dynamic_light(r: &mut Reader<'_>) -> ReadResult<DynamicLight>
     Ok(DynamicLight { flags: r.u8()?, global_id: r.u32()? })
 }
 
-/// Each layer targets one of `lightmaps` and has exactly its luxel count (PMF-NOTES K1).
+/// Each layer targets one of `lightmaps` and has exactly its luxel count (docs/spec/PMF-NOTES.md K1).
 pub(crate) fn read_client_dynamic_light(r: &mut Reader<'_>, lightmaps: &[Lightmap]) -> ReadResult<ClientDynamicLight> {
     let color = r.array()?;
     let n = r.u8()?;
@@ -857,7 +857,7 @@ pub(crate) fn read_path_attribute(r: &mut Reader<'_>, t: &StringTable<'_>) -> Re
 // ---------------------------------------------------------------------------------------------
 // Checks shared with the writer (so both refuse exactly the same things)
 
-/// Validates a chunk's octree (PMF-NOTES C1): cube 0 is the root; child indices are in range;
+/// Validates a chunk's octree (docs/spec/PMF-NOTES.md C1): cube 0 is the root; child indices are in range;
 /// every other cube is the child of exactly one parent; the root is nobody's child; every cube is
 /// reachable from the root (no cycles). Any order of the array is accepted.
 ///
@@ -985,7 +985,7 @@ pub(crate) fn check_cube(
     Ok(())
 }
 
-/// Light references must index the chunk's dynamic / fast lights (PMF-NOTES K4).
+/// Light references must index the chunk's dynamic / fast lights (docs/spec/PMF-NOTES.md K4).
 pub(crate) fn check_lighting(l: &CubeLighting, dynamic: usize, fast: usize) -> Result<(), String> {
     if let Some(d) = l.dynamic.iter().find(|d| usize::from(d.index) >= dynamic) {
         return Err(format!(
@@ -1008,7 +1008,7 @@ pub(crate) fn check_region(region: &Region, grid: GridSize) -> Result<(), String
 }
 
 // ---------------------------------------------------------------------------------------------
-// The draft layout (PMF-NOTES D1, seed 003)
+// The draft layout (docs/spec/PMF-NOTES.md D1, seed 003)
 
 /// Parses the draft layout as far as the first level's common block decompressing to its
 /// declared size. `Ok` means the file is most likely a draft-layout PMF.

@@ -1,4 +1,4 @@
-//! PMF string tables (PMF-NOTES S1–S3).
+//! PMF string tables (docs/spec/PMF-NOTES.md S1–S3).
 //!
 //! A table is NUL-terminated UTF-8 strings back to back; a `String` field is a `u32` offset to the
 //! first byte of one of them. [`StringTable`] validates offsets on read (S2); [`StringTableBuilder`]

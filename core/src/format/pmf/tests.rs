@@ -2070,7 +2070,7 @@ proptest! {
 
 #[test]
 fn empty_gamemode_names_read_and_write_back() {
-    // PMF-NOTES S4: 1..16 bytes including the NUL, so "" is valid on both sides.
+    // docs/spec/PMF-NOTES.md S4: 1..16 bytes including the NUL, so "" is valid on both sides.
     let good = assemble(&[minimal_raw_level()]);
     let mut b = good[..16].to_vec();
     b.extend_from_slice(&[2, 0, b'd', b'm', 0]);

@@ -1,5 +1,5 @@
 //! One Rust type per table of the PMF 0.0 seed. Strings are resolved (the writer builds the string
-//! tables itself, PMF-NOTES S1); flag bytes are kept raw with named bit constants so nothing is
+//! tables itself, docs/spec/PMF-NOTES.md S1); flag bytes are kept raw with named bit constants so nothing is
 //! lost on a round trip; "has X" flag bits that only announce optional data are derived from the
 //! presence of that data (`Option`) and are not stored twice.
 
@@ -9,11 +9,11 @@ use super::entity::Entity;
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct File {
     pub header: Header,
-    /// The embedded PAF archive's bytes, empty for none (PMF-NOTES T1). Parsed by `format::paf`.
+    /// The embedded PAF archive's bytes, empty for none (docs/spec/PMF-NOTES.md T1). Parsed by `format::paf`.
     pub archive: Vec<u8>,
-    /// Extension blobs, kept verbatim (PMF-NOTES T2).
+    /// Extension blobs, kept verbatim (docs/spec/PMF-NOTES.md T2).
     pub extensions: Vec<Vec<u8>>,
-    /// At least one (PMF-NOTES T3).
+    /// At least one (docs/spec/PMF-NOTES.md T3).
     pub levels: Vec<Level>,
     /// Global entities (Data's string table).
     pub entities: Vec<Entity>,
@@ -28,7 +28,7 @@ pub struct Header {
     pub description: String,
     pub authors: String,
     pub compiler_info: String,
-    /// At most 32, each at most 15 bytes (PMF-NOTES S4).
+    /// At most 32, each at most 15 bytes (docs/spec/PMF-NOTES.md S4).
     pub gamemodes: Vec<String>,
 }
 
@@ -52,11 +52,11 @@ pub struct Level {
     pub common: LevelCommon,
     pub client: LevelClient,
     pub server: LevelServer,
-    /// Chunk edge is `2^chunk_size_exp` map units, 0..=15 (PMF-NOTES L2).
+    /// Chunk edge is `2^chunk_size_exp` map units, 0..=15 (docs/spec/PMF-NOTES.md L2).
     pub chunk_size_exp: u8,
     pub grid: GridSize,
     pub center_chunk: ChunkIndex,
-    /// Dense grid in `[Y][X][Z]` order: `grid.len()` chunks (PMF-NOTES L3).
+    /// Dense grid in `[Y][X][Z]` order: `grid.len()` chunks (docs/spec/PMF-NOTES.md L3).
     pub chunks: Vec<Chunk>,
 }
 
@@ -119,7 +119,7 @@ impl GridSize {
     }
 }
 
-/// A chunk index: Y in bits 31..24, X in 23..12, Z in 11..0 (PMF-NOTES L4).
+/// A chunk index: Y in bits 31..24, X in 23..12, Z in 11..0 (docs/spec/PMF-NOTES.md L4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct ChunkIndex {
     pub y: u8,
@@ -155,7 +155,7 @@ impl std::fmt::Display for ChunkIndex {
 pub struct LevelCommon {
     pub materials: Vec<Material>,
     pub physics_materials: Vec<PhysicsMaterial>,
-    /// Named by their index in decimal (PMF-NOTES M2).
+    /// Named by their index in decimal (docs/spec/PMF-NOTES.md M2).
     pub sound_materials: Vec<SoundMaterial>,
     /// Empty = none.
     pub air_physics_material: String,
@@ -172,7 +172,7 @@ pub struct LevelClient {
     pub sky_environments: Vec<SkyEnvironment>,
     pub default_sound: String,
     pub default_sky: String,
-    /// One per level material, same order (PMF-NOTES M4).
+    /// One per level material, same order (docs/spec/PMF-NOTES.md M4).
     pub materials: Vec<ClientMaterial>,
 }
 
@@ -271,7 +271,7 @@ pub struct ClientMaterial {
     pub wave: WaveInfo,
 }
 
-/// Client-side material wave info (always present, PMF-NOTES M4).
+/// Client-side material wave info (always present, docs/spec/PMF-NOTES.md M4).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct WaveInfo {
     pub velocity: [f32; 3],
@@ -315,7 +315,7 @@ pub struct Chunk {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChunkCommon {
-    /// At most 255 of each (u8 counts, PMF-NOTES M1).
+    /// At most 255 of each (u8 counts, docs/spec/PMF-NOTES.md M1).
     pub used_materials: Vec<String>,
     pub used_physics_materials: Vec<String>,
     pub used_sound_materials: Vec<String>,
@@ -323,7 +323,7 @@ pub struct ChunkCommon {
     pub gravity_regions: Vec<EnvironmentRegion>,
     pub dynamic_lights: Vec<DynamicLight>,
     pub fast_lights: Vec<FastLight>,
-    /// At least one; cube 0 is the root (PMF-NOTES C1).
+    /// At least one; cube 0 is the root (docs/spec/PMF-NOTES.md C1).
     pub cubes: Vec<Cube>,
 }
 
@@ -345,7 +345,7 @@ impl Default for ChunkCommon {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChunkClient {
-    /// Names resolve through the chunk's common table (PMF-NOTES S3).
+    /// Names resolve through the chunk's common table (docs/spec/PMF-NOTES.md S3).
     pub sound_regions: Vec<EnvironmentRegion>,
     pub sky_regions: Vec<EnvironmentRegion>,
     pub lightmaps: Vec<Lightmap>,
@@ -386,7 +386,7 @@ impl Default for ChunkServer {
     }
 }
 
-/// An axis-aligned load region (PMF-NOTES R1).
+/// An axis-aligned load region (docs/spec/PMF-NOTES.md R1).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Region {
     /// (+X, +Y, +Z) corner.
@@ -396,7 +396,7 @@ pub struct Region {
     pub other_chunks: Vec<ChunkIndex>,
 }
 
-/// A hexahedral environment region (PMF-NOTES R1).
+/// A hexahedral environment region (docs/spec/PMF-NOTES.md R1).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct EnvironmentRegion {
     /// Corners in bit order (+X+Y+Z, −X+Y+Z, +X+Y−Z, −X+Y−Z, +X−Y+Z, −X−Y+Z, +X−Y−Z, −X−Y−Z).
@@ -404,7 +404,7 @@ pub struct EnvironmentRegion {
     pub environment: String,
 }
 
-/// A square lightmap page (PMF-NOTES K1).
+/// A square lightmap page (docs/spec/PMF-NOTES.md K1).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Lightmap {
     /// Edge is `2^size_exp` luxels, 0..=12.
@@ -429,7 +429,7 @@ impl Lightmap {
 
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Vertex {
-    /// Relative to the chunk center (PMF-NOTES G1).
+    /// Relative to the chunk center (docs/spec/PMF-NOTES.md G1).
     pub position: [f32; 3],
     pub uv: [f32; 2],
     pub lightmap_uv: [f32; 2],
@@ -509,7 +509,7 @@ pub enum CubeKind {
 }
 
 impl CubeKind {
-    /// The type value (PMF-NOTES C3).
+    /// The type value (docs/spec/PMF-NOTES.md C3).
     pub fn type_id(&self) -> u8 {
         match self {
             CubeKind::Empty => 0,
@@ -520,7 +520,7 @@ impl CubeKind {
     }
 }
 
-/// Children in bit order (PMF-NOTES C2): 0 (+X,+Y,+Z), 1 (−X,+Y,+Z), 2 (+X,+Y,−Z), 3 (−X,+Y,−Z),
+/// Children in bit order (docs/spec/PMF-NOTES.md C2): 0 (+X,+Y,+Z), 1 (−X,+Y,+Z), 2 (+X,+Y,−Z), 3 (−X,+Y,−Z),
 /// 4 (+X,−Y,+Z), 5 (−X,−Y,+Z), 6 (+X,−Y,−Z), 7 (−X,−Y,−Z). `None` = empty space.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ParentCube {
@@ -541,7 +541,7 @@ pub struct ExtGeometryCube {
     pub materials: [u8; 6],
     pub physics_materials: [u8; 6],
     pub sound_material: u8,
-    /// Moved corners in bit order, relative to the cube center (PMF-NOTES C4); `None` = unmoved.
+    /// Moved corners in bit order, relative to the cube center (docs/spec/PMF-NOTES.md C4); `None` = unmoved.
     pub points: [Option<[f32; 3]>; 8],
 }
 
@@ -566,7 +566,7 @@ pub enum ClientGeometry {
 pub struct ClientGeometryCube {
     pub lightmap: u8,
     pub first_vertex: u32,
-    /// Face bits: bit i = face i in order +X, +Y, +Z, −X, −Y, −Z (PMF-NOTES C5); bits 6–7 zero.
+    /// Face bits: bit i = face i in order +X, +Y, +Z, −X, −Y, −Z (docs/spec/PMF-NOTES.md C5); bits 6–7 zero.
     pub faces: u8,
 }
 

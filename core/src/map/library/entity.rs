@@ -1,5 +1,5 @@
 //! Entities placed in a level: the PMF entity record ([`pmf::entity::Entity`], every type of
-//! ENTITIES.md typed, 9–11 opaque) plus what the editor adds.
+//! docs/spec/ENTITIES.md typed, 9–11 opaque) plus what the editor adds.
 //!
 //! Positions inside the record are in **level space** (relative to the center of the level's
 //! center chunk, L4) whatever the [`EntityScope`]; the exporter moves chunk entities into their
@@ -50,7 +50,7 @@ impl MapEntity {
         Self { entity: Entity::new(name, data), scope: EntityScope::Auto }
     }
 
-    /// ENTITIES.md's name of the type.
+    /// docs/spec/ENTITIES.md's name of the type.
     pub fn type_name(&self) -> &'static str {
         self.entity.data.type_name()
     }

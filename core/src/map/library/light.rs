@@ -1,5 +1,5 @@
-//! Lights of a level, with everything the bake needs (PMF-NOTES K1–K4) and, for realtime lights,
-//! everything the light entity (type 8, ENTITIES.md) needs.
+//! Lights of a level, with everything the bake needs (docs/spec/PMF-NOTES.md K1–K4) and, for realtime lights,
+//! everything the light entity (type 8, docs/spec/ENTITIES.md) needs.
 //!
 //! | mode | what the bake makes |
 //! | --- | --- |
@@ -82,7 +82,7 @@ pub struct RealtimeLight {
     pub sig_toggle: String,
 }
 
-/// How a light is compiled (PMF-NOTES K3).
+/// How a light is compiled (docs/spec/PMF-NOTES.md K3).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub enum LightMode {
     /// Baked into the lightmaps; cannot change at run time.

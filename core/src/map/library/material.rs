@@ -1,5 +1,5 @@
 //! Materials, physics materials and sound materials (PMF "Material", "Client-side material",
-//! "Physics material", "Sound material"; PMF-NOTES M1–M5).
+//! "Physics material", "Sound material"; docs/spec/PMF-NOTES.md M1–M5).
 
 use glam::{Vec2, Vec3};
 use serde::{Deserialize, Serialize};
@@ -31,7 +31,7 @@ impl RenderMode {
 }
 
 /// Client-side material wave info; used by the engine only when the material is liquid, but kept
-/// (and exported, PMF-NOTES M4) whatever the flag.
+/// (and exported, docs/spec/PMF-NOTES.md M4) whatever the flag.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Wave {
@@ -221,7 +221,7 @@ impl PhysicsMaterial {
     }
 }
 
-/// A sound material. PMF records carry no name (PMF-NOTES M2: material `k` is exported as `"k"`);
+/// A sound material. PMF records carry no name (docs/spec/PMF-NOTES.md M2: material `k` is exported as `"k"`);
 /// the name is the editor's.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(default)]

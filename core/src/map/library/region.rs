@@ -1,5 +1,5 @@
 //! Environment regions and load regions of a level (PMF "Environment region", "Region";
-//! PMF-NOTES R1). Both are kept in **level space** (map units, relative to the center of the
+//! docs/spec/PMF-NOTES.md R1). Both are kept in **level space** (map units, relative to the center of the
 //! level's center chunk, L4); the exporter moves them into the space of each chunk they go into.
 
 use glam::{IVec3, Vec3};
@@ -12,7 +12,7 @@ use super::table::Named;
 use crate::format::pmf;
 
 /// Signs of the 8 corners of a hexahedron, in PMF order: (+X,+Y,+Z), (−X,+Y,+Z), (+X,+Y,−Z),
-/// (−X,+Y,−Z), (+X,−Y,+Z), (−X,−Y,+Z), (+X,−Y,−Z), (−X,−Y,−Z) (PMF-NOTES C2 bit order).
+/// (−X,+Y,−Z), (+X,−Y,+Z), (−X,−Y,+Z), (+X,−Y,−Z), (−X,−Y,−Z) (docs/spec/PMF-NOTES.md C2 bit order).
 pub const BOX_CORNER_SIGNS: [Vec3; 8] = [
     Vec3::new(1.0, 1.0, 1.0),
     Vec3::new(-1.0, 1.0, 1.0),

@@ -7,7 +7,7 @@
 //! old id ([`Library::restore`](super::Library::restore)). Only when the counter has passed the
 //! kind's largest id (65 534 adds of materials, say) does the table fall back to the smallest free
 //! id. A map keyed by id was chosen over a slot vector with tombstones because iteration is in id
-//! order (deterministic export, PMF-NOTES X1), there are no tombstones to skip or persist, and it
+//! order (deterministic export, docs/spec/PMF-NOTES.md X1), there are no tombstones to skip or persist, and it
 //! serialises as a plain map.
 
 use std::collections::BTreeMap;

@@ -20,7 +20,7 @@ pub struct Geometry {
 
 /// An extended geometry cube: per-face materials and optionally pushed corners.
 ///
-/// `corners[i]` is corner `i` (PMF bit order, PMF-NOTES C2) as its offset from the corner's rest
+/// `corners[i]` is corner `i` (PMF bit order, docs/spec/PMF-NOTES.md C2) as its offset from the corner's rest
 /// position, per axis, in steps of `edge / 16` ([`CORNER_STEPS`]), in world axis directions. A
 /// corner stays inside its cube: on an axis where the corner rests on the + side the offset is in
 /// `-16..=0`, on the − side in `0..=16` (the ends are the opposite face). Values outside are
@@ -62,7 +62,7 @@ impl ExtGeometry {
     }
 
     /// Position of corner `corner` relative to the cube center, for a cube of edge `edge` (in any
-    /// unit; in map units this is exactly PMF's extended-geometry point, PMF-NOTES C4).
+    /// unit; in map units this is exactly PMF's extended-geometry point, docs/spec/PMF-NOTES.md C4).
     pub fn corner_position(&self, corner: usize, edge: f32) -> Vec3 {
         let rest = (octant_offset(corner).as_vec3() - Vec3::splat(0.5)) * edge;
         let off = Vec3::new(
@@ -95,7 +95,7 @@ pub struct Cube {
     pub kind: CubeKind,
     /// PMF "draw backfaces" flag.
     pub draw_backfaces: bool,
-    /// Pathfinding attributes (mostly on air cubes, PMF-NOTES P1).
+    /// Pathfinding attributes (mostly on air cubes, docs/spec/PMF-NOTES.md P1).
     pub path: PathAttrs,
 }
 

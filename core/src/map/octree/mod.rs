@@ -6,7 +6,7 @@
 //! exponent `n` has `size_log2 = n + 3`). Every lattice cell lies in exactly one **leaf**, whose
 //! value is a [`Cube`]: air, plain geometry or extended geometry, plus the per-leaf
 //! `draw_backfaces` flag and [`PathAttrs`]. Inner nodes are parents with eight children in PMF
-//! bit order (PMF-NOTES C2).
+//! bit order (docs/spec/PMF-NOTES.md C2).
 //!
 //! # Canonical form
 //! After every operation the tree is canonical: no parent has eight equal leaf children

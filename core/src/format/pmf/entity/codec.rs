@@ -1,5 +1,5 @@
 //! The field codec shared by every entity type: one trait, [`Codec`], implemented for the primitive
-//! field types of ENTITIES.md, plus the `record!` and `flags!` macros that define a type's struct
+//! field types of docs/spec/ENTITIES.md, plus the `record!` and `flags!` macros that define a type's struct
 //! and its reader/writer from one field list, so that read order and write order cannot drift apart.
 
 use crate::format::bin::{ReadResult, Reader, Writer};
@@ -135,7 +135,7 @@ macro_rules! record {
 }
 
 /// Defines a flag byte (or word) as a newtype over the raw bits, with a named constant and a named
-/// getter per bit of ENTITIES.md. The raw bits are kept as read, reserved bits included, so that
+/// getter per bit of docs/spec/ENTITIES.md. The raw bits are kept as read, reserved bits included, so that
 /// nothing is lost on a round trip; values built through the named API have reserved bits 0.
 macro_rules! flags {
     (
@@ -150,7 +150,7 @@ macro_rules! flags {
 
         impl $name {
             $( $(#[$fm])* pub const $konst: Self = Self(1 << $bit); )*
-            /// Every bit that has a name in ENTITIES.md.
+            /// Every bit that has a name in docs/spec/ENTITIES.md.
             pub const KNOWN: Self = Self(0 $( | (1 << $bit) )*);
 
             /// No bit set.
@@ -182,7 +182,7 @@ macro_rules! flags {
                     self.0 &= !other.0;
                 }
             }
-            /// The bits set that have no name (reserved "0" bits of ENTITIES.md).
+            /// The bits set that have no name (reserved "0" bits of docs/spec/ENTITIES.md).
             pub const fn reserved_bits(self) -> $raw {
                 self.0 & !Self::KNOWN.0
             }

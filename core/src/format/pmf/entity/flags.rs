@@ -1,5 +1,5 @@
-//! Flag bytes of the entity types. ENTITIES.md lists flag bits MSB → LSB; here every named bit is a
-//! constant with its bit number (0 = LSB). Bits ENTITIES.md marks "0" have no name: they are written
+//! Flag bytes of the entity types. docs/spec/ENTITIES.md lists flag bits MSB → LSB; here every named bit is a
+//! constant with its bit number (0 = LSB). Bits docs/spec/ENTITIES.md marks "0" have no name: they are written
 //! as stored, which is 0 unless a file set them (kept so that reading and writing loses nothing).
 //!
 //! Bits that are not flags (the kind of an intersectable or a light, the pattern length of a light
@@ -39,7 +39,7 @@ flags! {
 flags! {
     /// Cube (type 4), a `u16`: `{2×0, show −Z −Y −X +Z +Y +X faces, 2×0, draw backfaces, no
     /// collision, no inherit scale, no inherit rotation, follow bone tail, hidden}`. The face bits
-    /// are `8 + i` for face `i` in PMF-NOTES C5 order (+X = bit 8 … −Z = bit 13).
+    /// are `8 + i` for face `i` in docs/spec/PMF-NOTES.md C5 order (+X = bit 8 … −Z = bit 13).
     pub struct CubeFlags(u16) {
         SHOW_NEG_Z, show_neg_z = 13;
         SHOW_NEG_Y, show_neg_y = 12;

@@ -1,7 +1,7 @@
-//! PMF entities (PMF-NOTES E1, shared/spec/ENTITIES.md).
+//! PMF entities (docs/spec/PMF-NOTES.md E1, `docs/spec/ENTITIES.md`).
 //!
 //! ```text
-//! u8   type                  (ENTITIES.md type number)
+//! u8   type                  (docs/spec/ENTITIES.md type number)
 //! u32  gamemodes bitmask     (bit i = header gamemode i; 0 = all)
 //! u32  size of the rest of this record, in bytes
 //! str  name
@@ -18,11 +18,11 @@
 //! remapped by the writer**: they still refer to the string table of the file they were read from,
 //! so an opaque record can only be copied into a section whose table is laid out the same.
 //!
-//! Decisions where ENTITIES.md is vague (see also [`flags`], [`property`] and [`types`]):
-//! - Flag bytes: bit numbers follow ENTITIES.md's MSB → LSB lists. Reserved "0" bits are kept as
+//! Decisions where docs/spec/ENTITIES.md is vague (see also [`flags`], [`property`] and [`types`]):
+//! - Flag bytes: bit numbers follow docs/spec/ENTITIES.md's MSB → LSB lists. Reserved "0" bits are kept as
 //!   read and written back as stored (lossless); the named API never sets them.
 //! - `box bounds` (intersectable, trigger), `box shape` (cube) and `box collider` (door) are the
-//!   8-corner `box` of ENTITIES.md's notation ([`BoxCorners`]); `+box`/`−box` (generic, prop) are
+//!   8-corner `box` of docs/spec/ENTITIES.md's notation ([`BoxCorners`]); `+box`/`−box` (generic, prop) are
 //!   two `f32x3` offsets.
 //! - Intersectable kinds 3..=15 are kept ([`IntersectableShape::Other`]) since "else box bounds"
 //!   gives their layout; light kinds 3..=15 and counter comparisons above 5 are read errors.
@@ -77,7 +77,7 @@ pub struct CustomProperty {
     pub value: PropertyData,
 }
 
-/// Type data, typed where ENTITIES.md defines it.
+/// Type data, typed where docs/spec/ENTITIES.md defines it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[allow(clippy::large_enum_variant, reason = "entities are edited in place; boxing every variant buys nothing")]
 pub enum EntityData {
@@ -116,7 +116,7 @@ pub enum EntityData {
     },
 }
 
-/// ENTITIES.md's name for a type number (`"unknown"` for numbers ≥ 27).
+/// docs/spec/ENTITIES.md's name for a type number (`"unknown"` for numbers ≥ 27).
 pub fn type_name_of(type_id: u8) -> &'static str {
     const NAMES: [&str; 27] = [
         "dummy",
@@ -187,7 +187,7 @@ impl EntityData {
         }
     }
 
-    /// ENTITIES.md's name of the type, e.g. `"audio emitter"`.
+    /// docs/spec/ENTITIES.md's name of the type, e.g. `"audio emitter"`.
     pub fn type_name(&self) -> &'static str {
         type_name_of(self.type_id())
     }

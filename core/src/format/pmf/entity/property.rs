@@ -1,4 +1,4 @@
-//! Property data: the value of a custom property and of a setter (ENTITIES.md "Property data").
+//! Property data: the value of a custom property and of a setter (docs/spec/ENTITIES.md "Property data").
 //!
 //! ```text
 //! u8   type (0 none, 1 bool, 2 i8, 3 i16, 4 i32, 5 i64, 6 u8, 7 u16, 8 u32, 9 u64, 10 f32, 11 f64, 12 str)
@@ -7,7 +7,7 @@
 //! ...  values
 //! ```
 //!
-//! Decisions where ENTITIES.md is silent:
+//! Decisions where docs/spec/ENTITIES.md is silent:
 //! - The number of values is the product of the dimension lengths; with no dimensions it is 1 (a
 //!   scalar). Any zero length makes it 0. The product is computed in `u64` with overflow checks and
 //!   checked against the bytes left before anything is allocated.

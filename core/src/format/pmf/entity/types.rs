@@ -1,6 +1,6 @@
-//! Type data of the typed entity types (ENTITIES.md types 0–8 and 12–26), in file order.
+//! Type data of the typed entity types (docs/spec/ENTITIES.md types 0–8 and 12–26), in file order.
 //!
-//! Naming: `sig_*` fields are signals ("sig X" in ENTITIES.md: the `str` naming the signal that does
+//! Naming: `sig_*` fields are signals ("sig X" in docs/spec/ENTITIES.md: the `str` naming the signal that does
 //! X; empty = none); `out_*`/`output*` fields are signals an entity sends. Times are microseconds.
 //! Every `String` is a `str` field: a `u32` offset into the section's string table.
 
@@ -12,7 +12,7 @@ use crate::format::pmf::error::WriteResult;
 use crate::format::pmf::strings::StringTable;
 
 /// A `box`: 8 corner offsets in the order (+X,+Y,+Z), (−X,+Y,+Z), (+X,+Y,−Z), (−X,+Y,−Z),
-/// (+X,−Y,+Z), (−X,−Y,+Z), (+X,−Y,−Z), (−X,−Y,−Z) (the PMF-NOTES C2 bit order).
+/// (+X,−Y,+Z), (−X,−Y,+Z), (+X,−Y,−Z), (−X,−Y,−Z) (the docs/spec/PMF-NOTES.md C2 bit order).
 pub type BoxCorners = [[f32; 3]; 8];
 
 /// Four texture UVs: top-left, top-right, bottom-left, bottom-right.
@@ -116,7 +116,7 @@ pub enum IntersectableShape {
     Sphere { radius: [f32; 3] },
     /// Kind 2.
     Box { bounds: BoxCorners },
-    /// Kinds 3..=15, unnamed in ENTITIES.md; "else box bounds" gives their layout, so they are
+    /// Kinds 3..=15, unnamed in docs/spec/ENTITIES.md; "else box bounds" gives their layout, so they are
     /// kept. The writer refuses `kind` outside 3..=15 (0..=2 have their own variants).
     Other { kind: u8, bounds: BoxCorners },
 }
@@ -245,7 +245,7 @@ record! {
 }
 
 /// The kind of a light (bits 3..0 of its flag byte) and the trailing data it selects (after
-/// `range`). Kinds 3..=15 have no layout in ENTITIES.md and are read errors.
+/// `range`). Kinds 3..=15 have no layout in docs/spec/ENTITIES.md and are read errors.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub enum LightKind {
     /// Kind 0.
