@@ -12,7 +12,6 @@
 //! center chunk; PMF chunk indices count from its minimum corner.
 
 use std::collections::BTreeMap;
-use std::fmt;
 
 use glam::{DVec3, IVec3, Vec3};
 
@@ -109,45 +108,18 @@ fn user_path_attributes(set: PathAttrs) -> Vec<crate::path::PathAttribute> {
 }
 
 /// Why a map could not be compiled.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum CompileError {
-    Geometry(BakeError),
-    Light {
-        level: usize,
-        chunk: ChunkCoord,
-        error: LightError,
-    },
+    #[error(transparent)]
+    Geometry(#[from] BakeError),
+    #[error("level {level}, chunk (x {}, y {}, z {}): lighting: {error}", chunk.x, chunk.y, chunk.z)]
+    Light { level: usize, chunk: ChunkCoord, error: LightError },
     /// Visibility or pathfinding.
-    Air {
-        level: usize,
-        chunk: ChunkCoord,
-        error: String,
-    },
+    #[error("level {level}, chunk (x {}, y {}, z {}): {error}", chunk.x, chunk.y, chunk.z)]
+    Air { level: usize, chunk: ChunkCoord, error: crate::vis::BakeInputError },
     /// Something the PMF format cannot hold.
+    #[error("{0}")]
     Format(String),
-}
-
-impl fmt::Display for CompileError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            CompileError::Geometry(e) => e.fmt(f),
-            CompileError::Light { level, chunk, error } => {
-                write!(f, "level {level}, chunk (x {}, y {}, z {}): lighting: {error}", chunk.x, chunk.y, chunk.z)
-            }
-            CompileError::Air { level, chunk, error } => {
-                write!(f, "level {level}, chunk (x {}, y {}, z {}): {error}", chunk.x, chunk.y, chunk.z)
-            }
-            CompileError::Format(s) => f.write_str(s),
-        }
-    }
-}
-
-impl std::error::Error for CompileError {}
-
-impl From<BakeError> for CompileError {
-    fn from(e: BakeError) -> Self {
-        CompileError::Geometry(e)
-    }
 }
 
 /// Figures of one chunk bake.
@@ -407,10 +379,10 @@ fn add_air_data(
             CubeAddr { min: a.min + min, size_log2: a.size_log2 }
         })
         .collect();
-    let air_err = |error: String| CompileError::Air { level: level_index, chunk, error };
+    let air_err = |error| CompileError::Air { level: level_index, chunk, error };
     let mut stats = crate::vis::VisStats::default();
     if let Some(vs) = &settings.visibility {
-        let vis = bake_chunk_vis(level, &map.library, chunk, &cells, vs).map_err(|e| air_err(e.to_string()))?;
+        let vis = bake_chunk_vis(level, &map.library, chunk, &cells, vs).map_err(air_err)?;
         stats = vis.stats;
         let mut layouts: BTreeMap<ChunkCoord, ChunkLayout> = BTreeMap::new();
         for (&k, cv) in layout.air_cells().iter().zip(vis.cells) {
@@ -443,7 +415,7 @@ fn add_air_data(
     }
     if settings.pathfinding {
         let paths = bake_chunk_paths(level, &map.library, chunk, &cells, &user_path_attributes)
-            .map_err(|e| air_err(e.to_string()))?;
+            .map_err(air_err)?;
         for (&k, cp) in layout.air_cells().iter().zip(paths) {
             if !cp.attributes.is_empty() {
                 out.server.cubes[k as usize].pathfinding = Some(

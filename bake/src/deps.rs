@@ -22,6 +22,7 @@ use pmfedit_core::edit::{ChangeSet, ObjRef};
 use pmfedit_core::map::coords::ChunkCoord;
 use pmfedit_core::map::{Level, Map};
 
+use crate::compile::CompileSettings;
 use crate::light::SceneLight;
 
 /// A chunk of a level: (level index, chunk).
@@ -83,15 +84,22 @@ fn object_chunks(level: &Level, obj: ObjRef, out: &mut BTreeSet<ChunkCoord>) {
 }
 
 /// Every chunk a full bake of `level` covers, plus every stored chunk.
-fn all_chunks(level: &Level) -> BTreeSet<ChunkCoord> {
+pub fn all_chunks(level: &Level) -> BTreeSet<ChunkCoord> {
     let mut out: BTreeSet<ChunkCoord> = crate::compile::level_chunks(level).into_iter().collect();
     out.extend(level.chunks().map(|(c, _)| *c));
     out
 }
 
-/// The chunks to re-bake after `changes` turned `before` into `after`. `vis_radius` is the
-/// visibility radius in chunks (0 when visibility is not baked).
-pub fn dirty_chunks(before: &Map, after: &Map, changes: &ChangeSet, vis_radius: i32) -> BTreeSet<ChunkKey> {
+/// The chunks to re-bake after `changes` turned `before` into `after`, for bakes made with
+/// `settings` (the visibility radius widens the spread). This is the rebuild engine's default
+/// spread ([`crate::rebuild::Rebuild`]).
+pub fn dirty_chunks(
+    before: &Map,
+    after: &Map,
+    changes: &ChangeSet,
+    settings: &CompileSettings,
+) -> BTreeSet<ChunkKey> {
+    let vis_radius = settings.visibility.as_ref().map_or(0, |v| v.radius_chunks as i32);
     let mut out = BTreeSet::new();
     if changes.level_list || !changes.library.is_empty() {
         for (li, level) in after.levels.iter().enumerate() {

@@ -3,12 +3,12 @@
 pub mod chunk;
 pub mod compile;
 pub mod deps;
-pub mod incremental;
 pub mod inspect;
 pub mod layout;
 pub mod light;
 pub mod mesh;
 pub mod path;
+pub mod rebuild;
 pub mod resources;
 pub mod scheduler;
 pub mod vis;

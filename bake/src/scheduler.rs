@@ -38,7 +38,7 @@ use glam::{DVec3, IVec3};
 
 use pmfedit_core::map::Map;
 
-use crate::compile::{ChunkBake, CompileSettings, bake_chunk};
+use crate::compile::{ChunkBake, CompileError, CompileSettings, bake_chunk};
 use crate::deps::ChunkKey;
 
 /// Which bake of a chunk a job makes.
@@ -58,7 +58,8 @@ impl Stage {
     /// Every stage, in the order they run.
     pub const ALL: [Stage; 3] = [Stage::Draft, Stage::Preview, Stage::Full];
 
-    fn index(self) -> usize {
+    /// Position in [`Stage::ALL`] (for per-stage arrays).
+    pub fn index(self) -> usize {
         match self {
             Stage::Draft => 0,
             Stage::Preview => 1,
@@ -82,7 +83,7 @@ pub enum BakeEvent {
     /// A chunk baked from the newest request for it.
     Baked { bake: Box<ChunkBake>, elapsed: Duration, stage: Stage },
     /// The bake returned an error.
-    Failed { key: ChunkKey, stage: Stage, error: String },
+    Failed { key: ChunkKey, stage: Stage, error: CompileError },
     /// The bake panicked; the message and chunk are kept, the worker goes on.
     Panicked { key: ChunkKey, stage: Stage, message: String },
 }
@@ -106,10 +107,9 @@ impl BakeEvent {
     }
 }
 
-/// A function a job runs; [`bake_chunk`] unless a test swaps it.
-pub type BakeFn = dyn Fn(&Map, usize, pmfedit_core::map::coords::ChunkCoord, &CompileSettings) -> Result<ChunkBake, String>
-    + Send
-    + Sync;
+/// A function a job runs: bake `key` of the snapshot for `stage` with the settings of that stage.
+/// [`bake_chunk`] unless a test swaps it (to hold a stage back, or to inject a panic).
+pub type BakeFn = dyn Fn(&Map, ChunkKey, Stage, &CompileSettings) -> Result<ChunkBake, CompileError> + Send + Sync;
 
 struct Job {
     snapshot: Arc<Map>,
@@ -171,6 +171,8 @@ pub struct Scheduler {
     general: usize,
     /// Whether urgent chunks get a draft ([`CompileSettings::draft_differs`]).
     draft_differs: bool,
+    /// The settings of full bakes (drafts and previews derive theirs from them).
+    settings: Arc<CompileSettings>,
 }
 
 impl std::fmt::Debug for Scheduler {
@@ -235,7 +237,13 @@ impl Scheduler {
                     .expect("spawn a bake worker thread")
             })
             .collect();
-        Scheduler { shared, results, workers, general, draft_differs }
+        Scheduler { shared, results, workers, general, draft_differs, settings }
+    }
+
+    /// The settings of full bakes ([`CompileSettings::preview`] and [`CompileSettings::draft`] of
+    /// them for the other stages).
+    pub fn settings(&self) -> &CompileSettings {
+        &self.settings
     }
 
     /// Number of worker threads taking both stages (an interactive scheduler has one more, for
@@ -364,7 +372,7 @@ fn distance(job: &Job, key: ChunkKey, camera: Option<(usize, DVec3)>) -> f64 {
 }
 
 fn default_bake_fn() -> Arc<BakeFn> {
-    Arc::new(|map: &Map, level, chunk, s: &CompileSettings| bake_chunk(map, level, chunk, s).map_err(|e| e.to_string()))
+    Arc::new(|map: &Map, (level, chunk): ChunkKey, _stage, s: &CompileSettings| bake_chunk(map, level, chunk, s))
 }
 
 fn worker(
@@ -412,7 +420,7 @@ fn worker(
             Stage::Full => settings,
         };
         let start = Instant::now();
-        let result = catch_unwind(AssertUnwindSafe(|| bake(&job.snapshot, key.0, key.1, job_settings)));
+        let result = catch_unwind(AssertUnwindSafe(|| bake(&job.snapshot, key, stage, job_settings)));
         let elapsed = start.elapsed();
         let sent = {
             let mut st = shared.lock();

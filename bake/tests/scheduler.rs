@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 
 use glam::DVec3;
 
-use pmfedit_bake::compile::{CompileSettings, bake_chunk};
+use pmfedit_bake::compile::{CompileError, CompileSettings, bake_chunk};
+use pmfedit_bake::deps::ChunkKey;
 use pmfedit_bake::scheduler::{BakeEvent, BakeFn, Scheduler, Stage};
 use pmfedit_core::map::Map;
 use pmfedit_core::map::coords::ChunkCoord;
@@ -75,11 +76,11 @@ fn a_panicking_bake_is_reported_and_the_pool_goes_on() {
     let map = Arc::new(sample::demo());
     let k = keys(&map, 3);
     let bad = k[1].1;
-    let bake: Arc<BakeFn> = Arc::new(move |m: &Map, l, c, s: &CompileSettings| {
+    let bake: Arc<BakeFn> = Arc::new(move |m: &Map, (l, c): ChunkKey, _: Stage, s: &CompileSettings| {
         if c == bad {
             panic!("injected failure");
         }
-        bake_chunk(m, l, c, s).map_err(|e| e.to_string())
+        bake_chunk(m, l, c, s)
     });
     let s = Scheduler::with_bake_fn(1, CompileSettings::default(), Arc::new(|| {}), bake);
     let hook = std::panic::take_hook();
@@ -117,10 +118,10 @@ fn stale_results_are_dropped_and_newer_requests_win() {
     // A slow bake function so the second request arrives while the first runs.
     let started = Arc::new(Mutex::new(0usize));
     let st = started.clone();
-    let bake: Arc<BakeFn> = Arc::new(move |m: &Map, l, c, s: &CompileSettings| {
+    let bake: Arc<BakeFn> = Arc::new(move |m: &Map, (l, c): ChunkKey, _: Stage, s: &CompileSettings| {
         *st.lock().unwrap() += 1;
         std::thread::sleep(Duration::from_millis(150));
-        bake_chunk(m, l, c, s).map_err(|e| e.to_string())
+        bake_chunk(m, l, c, s)
     });
     let s = Scheduler::with_bake_fn(1, CompileSettings::default(), Arc::new(|| {}), bake);
     let mut edited = (*map).clone();
@@ -151,9 +152,9 @@ fn nearest_chunks_go_first() {
     let all = keys(&map, 25);
     let order = Arc::new(Mutex::new(Vec::new()));
     let o = order.clone();
-    let bake: Arc<BakeFn> = Arc::new(move |m: &Map, l, c, s: &CompileSettings| {
+    let bake: Arc<BakeFn> = Arc::new(move |m: &Map, (l, c): ChunkKey, _: Stage, s: &CompileSettings| {
         o.lock().unwrap().push(c);
-        bake_chunk(m, l, c, s).map_err(|e| e.to_string())
+        bake_chunk(m, l, c, s)
     });
     let s = Scheduler::with_bake_fn(1, CompileSettings::default(), Arc::new(|| {}), bake);
     // Camera far out along +X: chunks with larger x first.
@@ -166,18 +167,6 @@ fn nearest_chunks_go_first() {
     for stage in order.chunks(all.len()) {
         let xs: Vec<i32> = stage.iter().map(|c| c.x).collect();
         assert!(xs.windows(2).all(|w| w[0] >= w[1]), "not nearest first: {xs:?}");
-    }
-}
-
-/// The stage a bake function was called for, from its settings.
-fn stage_of(s: &CompileSettings) -> Stage {
-    let default = CompileSettings::default();
-    if *s == default.draft() {
-        Stage::Draft
-    } else if s.is_preview() {
-        Stage::Preview
-    } else {
-        Stage::Full
     }
 }
 
@@ -234,9 +223,9 @@ type Runs = Arc<Mutex<Vec<(Stage, ChunkCoord)>>>;
 fn recording_scheduler() -> (Scheduler, Runs) {
     let runs = Arc::new(Mutex::new(Vec::new()));
     let r = runs.clone();
-    let bake: Arc<BakeFn> = Arc::new(move |m: &Map, l, c, s: &CompileSettings| {
-        r.lock().unwrap().push((stage_of(s), c));
-        bake_chunk(m, l, c, s).map_err(|e| e.to_string())
+    let bake: Arc<BakeFn> = Arc::new(move |m: &Map, (l, c): ChunkKey, stage: Stage, s: &CompileSettings| {
+        r.lock().unwrap().push((stage, c));
+        bake_chunk(m, l, c, s)
     });
     let s = Scheduler::with_bake_fn(1, CompileSettings::default(), Arc::new(|| {}), bake);
     s.set_camera(0, DVec3::new(1000.0, 0.0, 0.0));
@@ -294,10 +283,10 @@ fn a_newer_submit_replaces_both_pending_stages() {
     let gate = Arc::new(Gate::default());
     let runs = Arc::new(Mutex::new(Vec::new()));
     let (g, r) = (gate.clone(), runs.clone());
-    let bake: Arc<BakeFn> = Arc::new(move |m: &Map, l, c, s: &CompileSettings| {
-        r.lock().unwrap().push((stage_of(s), c, generation(m, (l, c))));
+    let bake: Arc<BakeFn> = Arc::new(move |m: &Map, (l, c): ChunkKey, stage: Stage, s: &CompileSettings| {
+        r.lock().unwrap().push((stage, c, generation(m, (l, c))));
         g.wait();
-        bake_chunk(m, l, c, s).map_err(|e| e.to_string())
+        bake_chunk(m, l, c, s)
     });
     let s = Scheduler::with_bake_fn(1, CompileSettings::default(), Arc::new(|| {}), bake);
     s.submit(map.clone(), k.clone());
@@ -343,12 +332,12 @@ fn a_stale_full_result_is_dropped() {
     let gate = Arc::new(Gate::default());
     let full_started = Arc::new(AtomicUsize::new(0));
     let (g, f) = (gate.clone(), full_started.clone());
-    let bake: Arc<BakeFn> = Arc::new(move |m: &Map, l, c, s: &CompileSettings| {
-        if stage_of(s) == Stage::Full {
+    let bake: Arc<BakeFn> = Arc::new(move |m: &Map, (l, c): ChunkKey, stage: Stage, s: &CompileSettings| {
+        if stage == Stage::Full {
             f.fetch_add(1, Ordering::SeqCst);
             g.wait();
         }
-        bake_chunk(m, l, c, s).map_err(|e| e.to_string())
+        bake_chunk(m, l, c, s)
     });
     let s = Scheduler::with_bake_fn(1, CompileSettings::default(), Arc::new(|| {}), bake);
     s.submit(map.clone(), k.clone());
@@ -381,11 +370,11 @@ fn a_preview_finishing_after_its_full_bake_is_dropped() {
     // Two workers: one holds the preview, the other runs the full bake meanwhile.
     let gate = Arc::new(Gate::default());
     let g = gate.clone();
-    let bake: Arc<BakeFn> = Arc::new(move |m: &Map, l, c, s: &CompileSettings| {
-        if stage_of(s) == Stage::Preview {
+    let bake: Arc<BakeFn> = Arc::new(move |m: &Map, (l, c): ChunkKey, stage: Stage, s: &CompileSettings| {
+        if stage == Stage::Preview {
             g.wait();
         }
-        bake_chunk(m, l, c, s).map_err(|e| e.to_string())
+        bake_chunk(m, l, c, s)
     });
     let s = Scheduler::with_bake_fn(2, CompileSettings::default(), Arc::new(|| {}), bake);
     s.submit(map.clone(), k.clone());
@@ -411,12 +400,12 @@ fn a_failed_preview_cancels_its_full_bake() {
     let bad = k[0].1;
     let runs = Arc::new(Mutex::new(Vec::new()));
     let r = runs.clone();
-    let bake: Arc<BakeFn> = Arc::new(move |m: &Map, l, c, s: &CompileSettings| {
-        r.lock().unwrap().push((stage_of(s), c));
+    let bake: Arc<BakeFn> = Arc::new(move |m: &Map, (l, c): ChunkKey, stage: Stage, s: &CompileSettings| {
+        r.lock().unwrap().push((stage, c));
         if c == bad {
-            return Err("injected error".into());
+            return Err(CompileError::Format("injected error".into()));
         }
-        bake_chunk(m, l, c, s).map_err(|e| e.to_string())
+        bake_chunk(m, l, c, s)
     });
     let s = Scheduler::with_bake_fn(1, CompileSettings::default(), Arc::new(|| {}), bake);
     s.submit(map.clone(), k.clone());
@@ -425,7 +414,7 @@ fn a_failed_preview_cancels_its_full_bake() {
     let failed: Vec<_> = events
         .iter()
         .filter_map(|e| match e {
-            BakeEvent::Failed { key, stage, error } => Some((*key, *stage, error.clone())),
+            BakeEvent::Failed { key, stage, error } => Some((*key, *stage, error.to_string())),
             _ => None,
         })
         .collect();
@@ -465,11 +454,11 @@ fn a_draft_finishing_after_its_preview_is_dropped() {
     let k = keys(&map, 1);
     let gate = Arc::new(Gate::default());
     let g = gate.clone();
-    let bake: Arc<BakeFn> = Arc::new(move |m: &Map, l, c, s: &CompileSettings| {
-        if stage_of(s) == Stage::Draft {
+    let bake: Arc<BakeFn> = Arc::new(move |m: &Map, (l, c): ChunkKey, stage: Stage, s: &CompileSettings| {
+        if stage == Stage::Draft {
             g.wait();
         }
-        bake_chunk(m, l, c, s).map_err(|e| e.to_string())
+        bake_chunk(m, l, c, s)
     });
     let s = Scheduler::with_options(2, CompileSettings::default(), Arc::new(|| {}), bake, false);
     s.submit_urgent(map.clone(), k.clone());
@@ -533,8 +522,8 @@ fn an_interactive_preview_is_not_stuck_behind_running_full_bakes() {
     let gate = Arc::new((Mutex::new(false), std::sync::Condvar::new()));
     let fulls_started = Arc::new(AtomicUsize::new(0));
     let (g, started) = (gate.clone(), fulls_started.clone());
-    let bake: Arc<BakeFn> = Arc::new(move |m: &Map, l, c, s: &CompileSettings| {
-        if stage_of(s) == Stage::Full {
+    let bake: Arc<BakeFn> = Arc::new(move |m: &Map, (l, c): ChunkKey, stage: Stage, s: &CompileSettings| {
+        if stage == Stage::Full {
             started.fetch_add(1, Ordering::SeqCst);
             let (lock, cv) = &*g;
             let mut open = lock.lock().unwrap();
@@ -542,7 +531,7 @@ fn an_interactive_preview_is_not_stuck_behind_running_full_bakes() {
                 open = cv.wait(open).unwrap();
             }
         }
-        bake_chunk(m, l, c, s).map_err(|e| e.to_string())
+        bake_chunk(m, l, c, s)
     });
     let s = Scheduler::with_options(1, CompileSettings::default(), Arc::new(|| {}), bake, true);
     assert_eq!(s.threads(), 1, "the preview worker is not counted");

@@ -17,6 +17,7 @@ use std::sync::Arc;
 
 use eframe::egui;
 
+use pmfedit_bake::rebuild::ChunkState;
 use pmfedit_core::edit::{Edit, WholeMap};
 use pmfedit_core::map::Map;
 use pmfedit_core::project::{Project, RecoveryInfo};
@@ -654,9 +655,9 @@ impl eframe::App for App {
                 self.import_status(ui);
                 let n = self.state.baking();
                 let m = self.state.finishing();
-                let drafts = self.state.bake.drafts.len();
+                let drafts = self.state.bake.count(ChunkState::Drafted);
                 if n > 0 {
-                    let total = (self.state.bake.bakes.len() + n).max(1);
+                    let total = self.state.bake.slots().len().max(1);
                     ui.add(egui::ProgressBar::new(1.0 - n as f32 / total as f32).desired_width(120.0));
                     ui.label(format!("baking {n} chunks, finishing visibility for {m}"));
                 } else if drafts > 0 {
@@ -666,11 +667,11 @@ impl eframe::App for App {
                 } else {
                     ui.label("baked");
                 }
-                if !self.state.bake.errors.is_empty() {
+                if !self.state.bake.errors().is_empty() {
                     ui.separator();
                     ui.colored_label(
                         ui.visuals().error_fg_color,
-                        format!("{} bake errors", self.state.bake.errors.len()),
+                        format!("{} bake errors", self.state.bake.errors().len()),
                     );
                 }
                 if self.viewport.shading == Shading::Visibility {

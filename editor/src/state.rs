@@ -2,16 +2,15 @@
 //! it is saved in, the latest bake of every chunk, the selection and the current tool settings.
 //! [`EditorState::apply`] is the one place that changes the map.
 
-use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use glam::DVec3;
 
-use pmfedit_bake::compile::{ChunkBake, CompileSettings, compile, level_chunks};
-use pmfedit_bake::deps::{ChunkKey, dirty_chunks};
-use pmfedit_bake::scheduler::{BakeEvent, BakeFn, Scheduler, Stage};
+use pmfedit_bake::compile::CompileSettings;
+use pmfedit_bake::rebuild::{ChunkState, Plan, Rebuild, RebuildError};
+use pmfedit_bake::scheduler::Scheduler;
 use pmfedit_core::edit::{ChangeSet, History};
 use pmfedit_core::format::pmf;
 use pmfedit_core::map::Map;
@@ -56,86 +55,15 @@ pub enum Selection {
     },
 }
 
-/// Bake bookkeeping for the viewport and the bake panel.
-///
-/// Each re-bake comes in stages (see [`pmfedit_bake::scheduler`]): for the chunks an edit changed
-/// a draft (the mesh with cheap lighting: hard shadows) first, then for every dirty chunk a
-/// preview (mesh and lightmaps, the same as the full bake's) that the viewport draws at once, then
-/// the full bake (visibility and pathfinding too) that exports compile from. A chunk is in
-/// `pending` until its draft or preview arrives, in `drafts` while it is drawn from a draft, and
-/// in `finalizing` until its full bake arrives (so `pending ⊆ finalizing`, `drafts ⊆ finalizing`).
-#[derive(Debug, Default)]
-pub struct BakeStatus {
-    /// The newest bake of each chunk, preview or full (the viewport draws these).
-    pub bakes: BTreeMap<ChunkKey, Arc<ChunkBake>>,
-    /// The newest full bake of each chunk (exports and the visibility view use these; never a
-    /// preview).
-    pub full: BTreeMap<ChunkKey, Arc<ChunkBake>>,
-    /// Chunks waiting for a re-baked mesh (drawn tinted with their previous mesh).
-    pub pending: BTreeSet<ChunkKey>,
-    /// Chunks drawn from a draft bake, waiting for their exact lightmaps (preview).
-    pub drafts: BTreeSet<ChunkKey>,
-    /// Chunks whose full bake (visibility, pathfinding) is not in yet; includes `pending`.
-    pub finalizing: BTreeSet<ChunkKey>,
-    /// Per chunk: milliseconds of its last full bake.
-    pub last_ms: BTreeMap<ChunkKey, f64>,
-    /// Per chunk: milliseconds of its last preview bake.
-    pub last_preview_ms: BTreeMap<ChunkKey, f64>,
-    /// Per chunk: milliseconds of its last draft bake.
-    pub last_draft_ms: BTreeMap<ChunkKey, f64>,
-    /// Errors and panics, newest last.
-    pub errors: Vec<String>,
-    /// Bumped whenever `bakes` changes, so the viewport knows to upload.
-    pub revision: u64,
-    /// Chunks whose bake changed since the viewport last looked (it clears this).
-    pub changed: BTreeSet<ChunkKey>,
-}
-
-impl BakeStatus {
-    /// Chunks with a re-baked mesh whose full bake (visibility, pathfinding) is still running.
-    pub fn finishing(&self) -> usize {
-        self.finalizing.iter().filter(|k| !self.pending.contains(k)).count()
-    }
-
-    /// Whether every chunk has its full bake (nothing pending in either stage).
-    pub fn all_full(&self) -> bool {
-        self.finalizing.is_empty() && self.pending.is_empty()
-    }
-
-    fn clear(&mut self) {
-        self.bakes.clear();
-        self.full.clear();
-        self.pending.clear();
-        self.drafts.clear();
-        self.finalizing.clear();
-        self.changed.clear();
-    }
-
-    fn done(&mut self, key: ChunkKey) {
-        self.pending.remove(&key);
-        self.drafts.remove(&key);
-        self.finalizing.remove(&key);
-    }
-
-    /// Draws `bake` (a draft or a preview) for its chunk.
-    fn draw(&mut self, bake: ChunkBake) {
-        let key = (bake.level, bake.chunk);
-        self.pending.remove(&key);
-        self.bakes.insert(key, Arc::new(bake));
-        self.changed.insert(key);
-        self.revision += 1;
-    }
-}
-
 /// The document and the editor settings around it.
 pub struct EditorState {
     pub map: Map,
     pub history: History,
     /// Where the map is saved; `None` for a new, unsaved map.
     pub project: Option<Project>,
-    pub compile_settings: CompileSettings,
-    pub bake: BakeStatus,
-    scheduler: Scheduler,
+    /// The rebuild engine: every chunk's state, the bake drawn and the full bake exported (see
+    /// [`pmfedit_bake::rebuild`]). Fed every change of [`Self::map`].
+    pub bake: Rebuild,
     pub selection: Selection,
     pub tool: ToolKind,
     pub material: MaterialId,
@@ -152,44 +80,26 @@ pub struct EditorState {
     last_recovery: Instant,
     /// Bumped whenever the map changes (edit, undo, redo, a history jump, a new document).
     generation: u64,
+    /// Bumped whenever the document is replaced (new, opened, recovered).
+    document: u64,
 }
 
 impl EditorState {
     /// A document for `map`; `wake` is called from bake threads when results arrive.
     pub fn new(map: Map, project: Option<Project>, wake: Arc<dyn Fn() + Send + Sync>) -> Self {
         let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 8);
-        let compile_settings = CompileSettings::default();
-        let scheduler = Scheduler::interactive(threads, compile_settings.clone(), wake);
-        Self::with_scheduler(map, project, compile_settings, scheduler)
+        Self::with_scheduler(map, project, Scheduler::interactive(threads, CompileSettings::default(), wake))
     }
 
-    /// Like [`EditorState::new`] with another bake function and thread count (tests use it to
-    /// hold bakes back).
-    pub fn with_bake_fn(
-        map: Map,
-        project: Option<Project>,
-        threads: usize,
-        wake: Arc<dyn Fn() + Send + Sync>,
-        bake: Arc<BakeFn>,
-    ) -> Self {
-        let compile_settings = CompileSettings::default();
-        let scheduler = Scheduler::with_bake_fn(threads, compile_settings.clone(), wake, bake);
-        Self::with_scheduler(map, project, compile_settings, scheduler)
-    }
-
-    fn with_scheduler(
-        map: Map,
-        project: Option<Project>,
-        compile_settings: CompileSettings,
-        scheduler: Scheduler,
-    ) -> Self {
+    /// A document baking on `scheduler` (tests choose the thread count, or a bake function that
+    /// holds stages back).
+    pub fn with_scheduler(map: Map, project: Option<Project>, scheduler: Scheduler) -> Self {
+        let bake = Rebuild::new(scheduler, Plan::Interactive, Arc::new(map.snapshot()));
         let mut s = Self {
             map,
             history: History::new(),
             project,
-            compile_settings,
-            bake: BakeStatus::default(),
-            scheduler,
+            bake,
             selection: Selection::None,
             tool: ToolKind::default(),
             material: MaterialId(0),
@@ -200,9 +110,9 @@ impl EditorState {
             pending_export: None,
             last_recovery: Instant::now(),
             generation: 0,
+            document: 0,
         };
         s.history.set_saved();
-        s.rebake_all();
         s
     }
 
@@ -213,140 +123,47 @@ impl EditorState {
         self.generation
     }
 
+    /// A number that changes whenever the document is replaced (a new, opened or recovered map):
+    /// views compare it to know when to start over (camera, GPU meshes).
+    pub fn document(&self) -> u64 {
+        self.document
+    }
+
     /// Whether there are edits since the last save.
     pub fn is_dirty(&self) -> bool {
         !self.history.is_saved()
     }
 
-    /// Queues every chunk of every level.
-    pub fn rebake_all(&mut self) {
-        let keys: Vec<ChunkKey> = self
-            .map
-            .levels
-            .iter()
-            .enumerate()
-            .flat_map(|(li, l)| level_chunks(l).into_iter().chain(l.chunks().map(|(c, _)| *c)).map(move |c| (li, c)))
-            .collect();
-        self.submit(keys);
-    }
-
-    fn submit(&mut self, keys: impl IntoIterator<Item = ChunkKey>) {
-        self.submit_with_urgent(keys, &BTreeSet::new());
-    }
-
-    /// Queues `keys`; those also in `urgent` (the chunks an edit changed) bake first.
-    fn submit_with_urgent(&mut self, keys: impl IntoIterator<Item = ChunkKey>, urgent: &BTreeSet<ChunkKey>) {
-        let keys: Vec<ChunkKey> = keys.into_iter().collect();
-        if keys.is_empty() {
-            return;
-        }
-        self.bake.pending.extend(keys.iter().copied());
-        self.bake.finalizing.extend(keys.iter().copied());
-        let snapshot = Arc::new(self.map.snapshot());
-        let (first, rest): (Vec<ChunkKey>, Vec<ChunkKey>) = keys.into_iter().partition(|k| urgent.contains(k));
-        // Urgent first: an idle worker woken by the first submit takes the edited chunk's draft,
-        // not a neighbour's preview.
-        self.scheduler.submit_urgent(snapshot.clone(), first);
-        self.scheduler.submit(snapshot, rest);
-    }
-
-    /// Re-bakes what `changes` dirtied (`before` is the map before the change).
-    fn changed(&mut self, before: &Map, changes: &ChangeSet) {
-        if changes.is_empty() {
-            return;
-        }
-        if changes.level_list {
-            self.bake.bakes.clear();
-            self.bake.full.clear();
-            self.rebake_all();
-            return;
-        }
-        let radius = self.compile_settings.visibility.as_ref().map_or(0, |v| v.radius_chunks as i32);
-        let mut dirty = dirty_chunks(before, &self.map, changes, radius);
-        // Chunks that entered the exported grid.
-        for (li, l) in self.map.levels.iter().enumerate() {
-            for c in level_chunks(l) {
-                if !self.bake.full.contains_key(&(li, c)) && !self.bake.finalizing.contains(&(li, c)) {
-                    dirty.insert((li, c));
-                }
-            }
-        }
-        // The chunks whose cubes changed (the edited chunk's mesh matters most) go first.
-        let urgent: BTreeSet<ChunkKey> =
-            changes.levels.iter().flat_map(|(&li, lc)| lc.chunks.iter().map(move |(c, _)| (li, c))).collect();
-        self.submit_with_urgent(dirty, &urgent);
+    /// Tells the rebuild engine what `changes` did to the map.
+    fn changed(&mut self, changes: &ChangeSet) {
+        self.bake.edited(Arc::new(self.map.snapshot()), changes);
     }
 
     /// Where bakes go nearest-first.
     pub fn set_camera(&self, level: usize, position: DVec3) {
-        self.scheduler.set_camera(level, position);
+        self.bake.set_camera(level, position);
     }
 
-    /// Takes finished bakes from the scheduler. Call once per frame.
+    /// Takes finished bakes from the engine, and runs a waiting export once nothing is on its
+    /// way. Call once per frame.
     pub fn poll_bakes(&mut self) {
-        for event in self.scheduler.drain() {
-            match event {
-                BakeEvent::Baked { bake, elapsed, stage: Stage::Draft } => {
-                    // The new geometry with approximate lighting, until the preview comes.
-                    let key = (bake.level, bake.chunk);
-                    self.bake.last_draft_ms.insert(key, elapsed.as_secs_f64() * 1e3);
-                    self.bake.drafts.insert(key);
-                    self.bake.draw(*bake);
-                }
-                BakeEvent::Baked { bake, elapsed, stage: Stage::Preview } => {
-                    // The mesh is final; the chunk stays in `finalizing` for its full bake.
-                    let key = (bake.level, bake.chunk);
-                    self.bake.last_preview_ms.insert(key, elapsed.as_secs_f64() * 1e3);
-                    self.bake.drafts.remove(&key);
-                    self.bake.draw(*bake);
-                }
-                BakeEvent::Baked { bake, elapsed, stage: Stage::Full } => {
-                    let key = (bake.level, bake.chunk);
-                    // Its preview, if it arrived, drew the same mesh and lightmaps: no upload.
-                    // Without one (dropped as late), draw this bake.
-                    let drawn = !self.bake.pending.contains(&key) && !self.bake.drafts.contains(&key);
-                    self.bake.done(key);
-                    self.bake.last_ms.insert(key, elapsed.as_secs_f64() * 1e3);
-                    let bake = Arc::new(*bake);
-                    self.bake.full.insert(key, bake.clone());
-                    self.bake.bakes.insert(key, bake);
-                    if !drawn {
-                        self.bake.changed.insert(key);
-                    }
-                    self.bake.revision += 1;
-                }
-                // A failed draft or preview ends its request (the scheduler cancels the rest).
-                BakeEvent::Failed { key, error, .. } => {
-                    self.bake.done(key);
-                    self.bake.errors.push(error);
-                }
-                BakeEvent::Panicked { key, message, stage } => {
-                    self.bake.done(key);
-                    self.bake.errors.push(format!(
-                        "level {}, chunk {:?}: {} bake panicked: {message}",
-                        key.0,
-                        key.1,
-                        stage.label()
-                    ));
-                }
-            }
-        }
-        // Exports compile from full bakes only.
-        if self.bake.all_full() {
+        self.bake.poll();
+        // Exports compile from full bakes only (a failed chunk makes the export say so).
+        if self.bake.is_settled() {
             if let Some(path) = self.pending_export.take() {
                 self.export_now(&path);
             }
         }
     }
 
-    /// Chunks waiting for a re-baked mesh (preview).
+    /// Chunks waiting for a re-baked mesh (drawn tinted with their previous one).
     pub fn baking(&self) -> usize {
-        self.bake.pending.len()
+        self.bake.count(ChunkState::Queued)
     }
 
-    /// Chunks whose mesh is in but whose full bake (visibility, pathfinding) is still running.
+    /// Chunks whose mesh is in (draft or preview) but whose full bake is still running.
     pub fn finishing(&self) -> usize {
-        self.bake.finishing()
+        self.bake.count(ChunkState::Drafted) + self.bake.count(ChunkState::Previewed)
     }
 
     /// Sets the status-bar message.
@@ -365,11 +182,10 @@ impl EditorState {
     pub fn apply(&mut self, command: Command) {
         match command {
             Command::Edit(edit) => {
-                let before = self.map.snapshot();
                 match self.history.apply(&mut self.map, edit) {
                     Ok(changes) => {
                         self.generation += 1;
-                        self.changed(&before, &changes);
+                        self.changed(&changes);
                     }
                     Err(e) => self.say(format!("Refused: {e}")),
                 }
@@ -379,27 +195,24 @@ impl EditorState {
             }
             Command::EndStroke => self.history.end_stroke(),
             Command::Undo => {
-                let before = self.map.snapshot();
                 if let Some(c) = self.history.undo(&mut self.map) {
                     self.generation += 1;
-                    self.changed(&before, &c);
+                    self.changed(&c);
                 }
             }
             Command::Redo => {
-                let before = self.map.snapshot();
                 if let Some(c) = self.history.redo(&mut self.map) {
                     self.generation += 1;
-                    self.changed(&before, &c);
+                    self.changed(&c);
                 }
             }
             Command::GoTo(head) => {
-                let before = self.map.snapshot();
                 let from = self.history.head();
                 let c = self.history.go_to(&mut self.map, head);
                 if self.history.head() != from {
                     self.generation += 1;
                 }
-                self.changed(&before, &c);
+                self.changed(&c);
             }
             Command::Select(s) => self.selection = s,
             Command::SetTool(t) => self.tool = t,
@@ -432,11 +245,11 @@ impl EditorState {
                 Err(e) => self.say(format!("{}: {e}", path.display())),
             },
             Command::Export(path) => {
-                // Only full bakes are exported: wait for every chunk's.
-                if self.bake.all_full() {
+                // Only full bakes of the current map are exported: wait for every chunk's.
+                if self.bake.is_settled() {
                     self.export_now(&path);
                 } else {
-                    self.say(format!("Exporting when {} chunks finish baking…", self.bake.finalizing.len()));
+                    self.say(format!("Exporting when {} chunks finish baking…", self.bake.in_flight()));
                     self.pending_export = Some(path);
                 }
             }
@@ -458,31 +271,25 @@ impl EditorState {
 
     fn replace_document(&mut self, map: Map, project: Option<Project>) {
         self.generation += 1;
+        self.document += 1;
         self.map = map;
         self.project = project;
         self.history = History::new();
         self.history.set_saved();
         self.selection = Selection::None;
-        self.bake.clear();
-        self.bake.revision += 1;
         self.level = 0;
-        self.rebake_all();
+        self.bake.replace(Arc::new(self.map.snapshot()));
     }
 
-    /// Compiles the current full bakes into a file (every chunk must have one; previews are
-    /// never exported).
-    pub fn compile(&self) -> Result<pmf::File, String> {
-        let bakes: BTreeMap<ChunkKey, ChunkBake> =
-            self.bake.full.iter().map(|(k, b)| (*k, ChunkBake::clone(b))).collect();
-        let settings = CompileSettings {
-            timestamp: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()),
-            ..self.compile_settings.clone()
-        };
-        compile(&self.map, &bakes, &settings).map_err(|e| e.to_string())
+    /// Compiles the current full bakes into a file stamped with the current time (every chunk
+    /// must have the full bake of the current map; previews are never exported).
+    pub fn compile(&self) -> Result<pmf::File, RebuildError> {
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        self.bake.compile(Some(now))
     }
 
     fn export_now(&mut self, path: &Path) {
-        let result = self.compile().and_then(|f| pmf::write(&f).map_err(|e| e.to_string())).and_then(|bytes| {
+        let result = self.compile().map_err(|e| e.to_string()).and_then(|f| pmf::write(&f).map_err(|e| e.to_string())).and_then(|bytes| {
             std::fs::write(path, &bytes).map_err(|e| e.to_string())?;
             Ok(bytes.len())
         });
@@ -500,7 +307,7 @@ impl EditorState {
         self.last_recovery = Instant::now();
         if let Some(p) = &self.project {
             if let Err(e) = p.write_recovery(&self.map) {
-                self.bake.errors.push(format!("autosave: {e}"));
+                self.bake.report(format!("autosave: {e}"));
             }
         }
     }
@@ -508,11 +315,14 @@ impl EditorState {
 
 #[cfg(test)]
 mod tests {
-    //! Two-stage bakes in the document: previews draw at once, exports wait for full bakes.
+    //! Staged bakes in the document: drafts and previews draw at once, exports wait for the full
+    //! bakes of the current map.
 
     use std::sync::{Condvar, Mutex};
 
     use pmfedit_bake::compile::{bake_chunk, compile_full};
+    use pmfedit_bake::deps::ChunkKey;
+    use pmfedit_bake::scheduler::{BakeFn, Stage};
     use pmfedit_core::sample;
 
     use super::*;
@@ -548,21 +358,29 @@ mod tests {
             if cond(state) {
                 return;
             }
-            assert!(t.elapsed() < Duration::from_secs(120), "timed out");
+            assert!(t.elapsed() < Duration::from_secs(600), "timed out");
             std::thread::sleep(Duration::from_millis(5));
         }
     }
 
-    /// A document whose full bakes wait for the gate (previews do not).
+    /// The demo baking on `threads` workers (no previews-only worker) with `bake`.
+    fn state_with(threads: usize, bake: Arc<BakeFn>) -> EditorState {
+        let scheduler = Scheduler::with_bake_fn(threads, CompileSettings::default(), Arc::new(|| {}), bake);
+        EditorState::with_scheduler(sample::demo(), None, scheduler)
+    }
+
+    /// A document whose full bakes wait for the gate (drafts and previews do not).
     fn gated_state(gate: &Arc<Gate>) -> EditorState {
         let g = gate.clone();
-        let bake: Arc<BakeFn> = Arc::new(move |m: &Map, l, c, s: &CompileSettings| {
-            if !s.is_preview() {
-                g.wait();
-            }
-            bake_chunk(m, l, c, s).map_err(|e| e.to_string())
-        });
-        EditorState::with_bake_fn(sample::demo(), None, 2, Arc::new(|| {}), bake)
+        state_with(
+            2,
+            Arc::new(move |m: &Map, (l, c): ChunkKey, stage: Stage, s: &CompileSettings| {
+                if stage == Stage::Full {
+                    g.wait();
+                }
+                bake_chunk(m, l, c, s)
+            }),
+        )
     }
 
     /// Adds or removes one cube in the first occupied chunk of level 0; returns that chunk.
@@ -583,18 +401,23 @@ mod tests {
         (0, lo)
     }
 
+    fn keys_in(state: &EditorState, s: ChunkState) -> Vec<ChunkKey> {
+        state.bake.keys(s).collect()
+    }
+
     #[test]
     fn previews_draw_while_full_bakes_finish_and_export_waits_for_them() {
         let gate = Arc::new(Gate::default());
         let mut state = gated_state(&gate);
-        poll_until(&mut state, |s| s.bake.pending.is_empty());
+        poll_until(&mut state, |s| s.baking() == 0);
         // Every mesh is drawn (no tint), nothing is fully baked yet.
-        assert!(!state.bake.bakes.is_empty());
-        assert!(!state.bake.changed.is_empty());
-        assert!(state.bake.full.is_empty());
-        assert_eq!(state.bake.finalizing.len(), state.bake.bakes.len());
-        assert_eq!((state.baking(), state.finishing()), (0, state.bake.bakes.len()));
-        assert!(!state.bake.all_full());
+        let all = state.bake.slots().len();
+        assert!(all > 0);
+        assert_eq!(keys_in(&state, ChunkState::Previewed).len(), all);
+        assert!(state.bake.slots().values().all(|s| s.shown.as_ref().is_some_and(|b| b.stage == Stage::Preview)));
+        assert_eq!(state.bake.take_changed().len(), all);
+        assert_eq!((state.baking(), state.finishing()), (0, all));
+        assert!(!state.bake.is_final());
 
         // An export now must wait: it would otherwise write previews (no visibility).
         let dir = tempfile::tempdir().unwrap();
@@ -605,15 +428,13 @@ mod tests {
             state.poll_bakes();
         }
         assert!(!path.exists(), "exported before the full bakes");
-        assert!(state.compile().is_err(), "compiled without full bakes");
+        assert!(matches!(state.compile(), Err(RebuildError::NotFinal(n)) if n == all), "compiled without full bakes");
 
         gate.open();
-        state.bake.changed.clear();
         poll_until(&mut state, |s| s.pending_export.is_none());
-        assert!(state.bake.all_full());
-        assert_eq!(state.bake.full.len(), state.bake.bakes.len());
+        assert!(state.bake.is_final());
         // The previews already drew these meshes: the full bakes are not uploaded again.
-        assert!(state.bake.changed.is_empty(), "{:?}", state.bake.changed);
+        assert!(state.bake.take_changed().is_empty());
 
         // The file is the full compile: visibility and pathfinding included.
         let bytes = std::fs::read(&path).unwrap();
@@ -626,71 +447,105 @@ mod tests {
     }
 
     /// An edit's changed chunk is drawn from its draft while its preview is held back, then the
-    /// preview replaces the draft; dirty neighbours (no draft) stay tinted meanwhile.
+    /// preview replaces the draft; dirty neighbours (no draft) stay queued meanwhile.
     #[test]
     fn an_edited_chunk_is_drawn_from_its_draft_until_its_preview_arrives() {
         use std::sync::atomic::{AtomicBool, Ordering};
         let hold = Arc::new(AtomicBool::new(false));
         let h = hold.clone();
-        let draft = CompileSettings::default().draft();
-        let bake: Arc<BakeFn> = Arc::new(move |m: &Map, l, c, s: &CompileSettings| {
+        let bake: Arc<BakeFn> = Arc::new(move |m: &Map, (l, c): ChunkKey, stage: Stage, s: &CompileSettings| {
             // Held while `hold` (bounded, so a failing test cannot hang in the scheduler's drop).
             let t = Instant::now();
-            while h.load(Ordering::SeqCst) && *s != draft && t.elapsed() < Duration::from_secs(200) {
+            while h.load(Ordering::SeqCst) && stage != Stage::Draft && t.elapsed() < Duration::from_secs(200) {
                 std::thread::sleep(Duration::from_millis(2));
             }
-            bake_chunk(m, l, c, s).map_err(|e| e.to_string())
+            bake_chunk(m, l, c, s)
         });
-        let mut state = EditorState::with_bake_fn(sample::demo(), None, 2, Arc::new(|| {}), bake);
-        poll_until(&mut state, |s| s.bake.all_full());
-        assert!(state.bake.drafts.is_empty(), "a plain load makes no drafts");
+        let mut state = state_with(2, bake);
+        poll_until(&mut state, |s| s.bake.is_final());
+        assert_eq!(state.bake.count(ChunkState::Drafted), 0, "a plain load makes no drafts");
+        state.bake.take_changed();
 
         hold.store(true, Ordering::SeqCst);
         let edited = toggle_a_cube(&mut state);
-        let dirty = state.bake.pending.clone();
+        let dirty = keys_in(&state, ChunkState::Queued);
         assert!(dirty.contains(&edited) && dirty.len() > 1, "{dirty:?}");
-        poll_until(&mut state, |s| !s.bake.pending.contains(&edited));
-        assert_eq!(state.bake.drafts.iter().copied().collect::<Vec<_>>(), [edited]);
-        assert!(state.bake.changed.contains(&edited), "the draft is not queued for upload");
-        assert!(state.bake.last_draft_ms.contains_key(&edited));
-        assert!(!state.bake.bakes[&edited].pmf.client.lightmaps.is_empty());
+        poll_until(&mut state, |s| s.bake.state(edited) != Some(ChunkState::Queued));
+        assert_eq!(keys_in(&state, ChunkState::Drafted), [edited]);
+        let slot = state.bake.slot(edited).unwrap();
+        assert_eq!(slot.shown.as_ref().map(|s| s.stage), Some(Stage::Draft));
+        assert!(slot.times[Stage::Draft.index()].is_some());
+        assert!(!slot.shown.as_ref().unwrap().bake.pmf.client.lightmaps.is_empty());
+        assert!(state.bake.take_changed().contains(&edited), "the draft is not queued for upload");
         // The neighbours have no draft: they wait, tinted, for their previews.
-        assert_eq!(state.bake.pending.len(), dirty.len() - 1);
+        assert_eq!(state.baking(), dirty.len() - 1);
 
         hold.store(false, Ordering::SeqCst);
-        poll_until(&mut state, |s| s.bake.all_full());
-        assert!(state.bake.drafts.is_empty());
+        poll_until(&mut state, |s| s.bake.is_final());
+        assert_eq!(state.bake.count(ChunkState::Drafted), 0);
         // What is drawn now is the exact bake: the same as the full bake's mesh and lightmaps.
         let exact = bake_chunk(&state.map, 0, edited.1, &CompileSettings::default()).unwrap();
-        assert!(state.bake.bakes[&edited].pmf.client == exact.pmf.client, "the draft is still drawn");
+        assert!(state.bake.shown(edited).unwrap().bake.pmf.client == exact.pmf.client, "the draft is still drawn");
     }
 
     #[test]
     fn an_edit_while_full_bakes_run_keeps_export_waiting() {
         let gate = Arc::new(Gate::default());
         let mut state = gated_state(&gate);
-        poll_until(&mut state, |s| s.bake.pending.is_empty());
+        poll_until(&mut state, |s| s.baking() == 0);
         gate.open();
-        poll_until(&mut state, |s| s.bake.all_full());
-        let before = state.bake.full.clone();
+        poll_until(&mut state, |s| s.bake.is_final());
+        let before: Vec<(ChunkKey, Arc<_>)> =
+            state.bake.slots().iter().map(|(k, s)| (*k, s.full.clone().unwrap())).collect();
 
-        // Edit one cube: its chunks get previews, then full bakes; until then the export waits
-        // and the old full bakes stay what would be exported.
+        // Edit one cube: its chunks get previews, then full bakes; until then the export waits.
         toggle_a_cube(&mut state);
-        let dirty = state.bake.finalizing.clone();
+        let dirty = keys_in(&state, ChunkState::Queued);
         assert!(!dirty.is_empty());
-        assert!(dirty.iter().all(|k| state.bake.pending.contains(k)));
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.pmf");
+        state.apply(Command::Export(path.clone()));
+        assert!(state.pending_export.is_some());
+        poll_until(&mut state, |s| s.pending_export.is_none());
+        assert!(path.exists());
+        assert!(state.bake.is_final());
+        for (k, old) in before {
+            let now = state.bake.full(k).unwrap();
+            assert_eq!(!Arc::ptr_eq(&old, now), dirty.contains(&k), "{k:?}: re-baked iff dirty");
+        }
+    }
+
+    /// A chunk whose re-bake fails is never exported from its old full bake: the export says
+    /// which chunk failed.
+    #[test]
+    fn a_failed_bake_stops_the_export_with_its_chunk() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let fail = Arc::new(AtomicBool::new(false));
+        let f = fail.clone();
+        let bake: Arc<BakeFn> = Arc::new(move |m: &Map, (l, c): ChunkKey, stage: Stage, s: &CompileSettings| {
+            if f.load(Ordering::SeqCst) && stage == Stage::Full {
+                return Err(pmfedit_bake::compile::CompileError::Format("injected".into()));
+            }
+            bake_chunk(m, l, c, s)
+        });
+        let mut state = state_with(2, bake);
+        poll_until(&mut state, |s| s.bake.is_final());
+        fail.store(true, Ordering::SeqCst);
+        let edited = toggle_a_cube(&mut state);
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("out.pmf");
         state.apply(Command::Export(path.clone()));
         poll_until(&mut state, |s| s.pending_export.is_none());
-        assert!(path.exists());
-        assert!(state.bake.all_full());
-        for k in &dirty {
-            if let Some(old) = before.get(k) {
-                assert!(!Arc::ptr_eq(old, &state.bake.full[k]), "{k:?} not re-baked");
-            }
-            assert!(Arc::ptr_eq(&state.bake.bakes[k], &state.bake.full[k]));
-        }
+        assert!(!path.exists(), "exported stale bakes");
+        let (status, _) = state.status.clone().unwrap();
+        assert!(status.starts_with("Export failed") && status.contains("injected"), "{status}");
+        assert_eq!(state.bake.state(edited), Some(ChunkState::Failed));
+        assert!(!state.bake.errors().is_empty());
+
+        // The next edit of that chunk retries it.
+        fail.store(false, Ordering::SeqCst);
+        toggle_a_cube(&mut state);
+        poll_until(&mut state, |s| s.bake.is_final());
+        assert!(state.compile().is_ok());
     }
 }

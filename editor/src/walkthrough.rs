@@ -234,8 +234,8 @@ impl Walkthrough {
 /// Nothing baking, nothing waiting for upload, no export waiting.
 fn settled(app: &App) -> bool {
     let s = &app.state;
-    s.bake.pending.is_empty()
-        && !s.bake.bakes.is_empty()
+    s.baking() == 0
+        && !s.bake.slots().is_empty()
         && s.pending_export.is_none()
         && (!app.viewport.has_renderer() || app.viewport.uploads_waiting() == 0)
 }

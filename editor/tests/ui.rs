@@ -511,7 +511,7 @@ fn the_visibility_view_is_reached_by_shortcut_and_menu_and_names_the_hovered_air
     let center = h.state().viewport_rect.expect("the viewport was drawn").center();
     h.hover_at(center);
     let deadline = std::time::Instant::now() + Duration::from_secs(600);
-    while !h.state().state.bake.all_full() {
+    while !h.state().state.bake.is_final() {
         assert!(std::time::Instant::now() < deadline, "the full bakes did not finish");
         h.step();
         std::thread::sleep(Duration::from_millis(10));
@@ -525,7 +525,7 @@ fn the_visibility_view_is_reached_by_shortcut_and_menu_and_names_the_hovered_air
         status.starts_with(&format!("air cube {} in chunk (", air.index)) && status.contains(" cubes visible in "),
         "{status}"
     );
-    let cube = &app.state.bake.full[&air.key].pmf.common.cubes[air.index as usize];
+    let cube = &app.state.bake.full(air.key).expect("full bake").pmf.common.cubes[air.index as usize];
     assert!(cube.kind == pmf::CubeKind::Empty && cube.visibility.is_some());
     // The hovered face lies on the air cube's box.
     let p = app.viewport.hovered().unwrap();

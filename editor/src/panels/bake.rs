@@ -1,7 +1,11 @@
 //! The bake panel: chunks waiting for a re-baked mesh and for their full bake (visibility,
 //! pathfinding), the last bake times of every chunk, and errors.
 
+use std::time::Duration;
+
 use eframe::egui::{self, Ui};
+use pmfedit_bake::rebuild::ChunkState;
+use pmfedit_bake::scheduler::Stage;
 
 use super::PanelCtx;
 
@@ -10,29 +14,27 @@ pub fn ui(ui: &mut Ui, cx: &mut PanelCtx<'_>) {
     let bake = &cx.state.bake;
     ui.label(format!(
         "baking {} chunks, finishing visibility for {}, {} fully baked",
-        bake.pending.len(),
-        bake.finishing(),
-        bake.full.len()
+        cx.state.baking(),
+        cx.state.finishing(),
+        bake.count(ChunkState::Done)
     ));
-    if !bake.last_ms.is_empty() {
-        let total: f64 = bake.last_ms.values().sum();
-        let max = bake.last_ms.values().copied().fold(0.0, f64::max);
-        ui.weak(format!("last full bakes: {total:.0} ms in all, slowest {max:.1} ms"));
+    for (stage, what) in [
+        (Stage::Full, "full bakes"),
+        (Stage::Preview, "previews (mesh + light)"),
+        (Stage::Draft, "drafts (edited chunks, hard shadows)"),
+    ] {
+        let times: Vec<f64> = bake.slots().values().filter_map(|s| s.times[stage.index()]).map(ms).collect();
+        if !times.is_empty() {
+            let total: f64 = times.iter().sum();
+            let max = times.iter().copied().fold(0.0, f64::max);
+            ui.weak(format!("last {what}: {total:.0} ms in all, slowest {max:.1} ms"));
+        }
     }
-    if !bake.last_preview_ms.is_empty() {
-        let total: f64 = bake.last_preview_ms.values().sum();
-        let max = bake.last_preview_ms.values().copied().fold(0.0, f64::max);
-        ui.weak(format!("last previews (mesh + light): {total:.0} ms in all, slowest {max:.1} ms"));
-    }
-    if !bake.last_draft_ms.is_empty() {
-        let total: f64 = bake.last_draft_ms.values().sum();
-        let max = bake.last_draft_ms.values().copied().fold(0.0, f64::max);
-        ui.weak(format!("last drafts (edited chunks, hard shadows): {total:.0} ms in all, slowest {max:.1} ms"));
-    }
-    if !bake.errors.is_empty() {
-        ui.colored_label(ui.visuals().error_fg_color, format!("{} errors", bake.errors.len()));
+    let errors = bake.errors();
+    if !errors.is_empty() {
+        ui.colored_label(ui.visuals().error_fg_color, format!("{} errors", errors.len()));
         egui::ScrollArea::vertical().id_salt("bake_errors").max_height(120.0).show(ui, |ui| {
-            for e in bake.errors.iter().rev() {
+            for e in errors.iter().rev() {
                 ui.colored_label(ui.visuals().error_fg_color, e);
             }
         });
@@ -45,25 +47,25 @@ pub fn ui(ui: &mut Ui, cx: &mut PanelCtx<'_>) {
             ui.strong("preview");
             ui.strong("full bake");
             ui.end_row();
-            for (key, ms) in bake.last_ms.iter().take(500) {
-                let (level, c) = key;
+            let timed = bake.slots().iter().filter(|(_, s)| s.times.iter().any(Option::is_some));
+            for ((level, c), slot) in timed.take(500) {
                 ui.label(level.to_string());
                 ui.label(format!("{}, {}, {}", c.x, c.y, c.z));
-                ui.label(bake.last_preview_ms.get(key).map_or_else(String::new, |p| format!("{p:.1} ms")));
-                ui.label(if bake.pending.contains(key) {
-                    format!("{ms:.1} ms (re-baking)")
-                } else if bake.drafts.contains(key) {
-                    format!("{ms:.1} ms (refining lighting)")
-                } else if bake.finalizing.contains(key) {
-                    format!("{ms:.1} ms (finishing visibility)")
-                } else {
-                    format!("{ms:.1} ms")
+                let time = |stage: Stage| slot.times[stage.index()].map_or_else(String::new, |t| format!("{:.1} ms", ms(t)));
+                ui.label(time(Stage::Preview));
+                ui.label(match slot.state {
+                    ChunkState::Done => time(Stage::Full),
+                    state => format!("{} ({})", time(Stage::Full), state.label()),
                 });
                 ui.end_row();
             }
         });
-        if bake.last_ms.len() > 500 {
-            ui.weak(format!("… and {} more", bake.last_ms.len() - 500));
+        if bake.slots().len() > 500 {
+            ui.weak(format!("… and {} more", bake.slots().len() - 500));
         }
     });
+}
+
+fn ms(t: Duration) -> f64 {
+    t.as_secs_f64() * 1e3
 }

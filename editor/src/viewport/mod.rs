@@ -58,6 +58,7 @@ use eframe::egui_glow;
 use glam::{DVec3, IVec3};
 
 use pmfedit_bake::deps::ChunkKey;
+use pmfedit_bake::rebuild::ChunkState;
 use pmfedit_core::edit::ObjRef;
 use pmfedit_core::map::Level;
 use pmfedit_core::map::coords::{CubeAddr, Face, LatticeBox};
@@ -128,7 +129,8 @@ pub struct Viewport {
     queue: VecDeque<ChunkKey>,
     queued: HashSet<ChunkKey>,
     gpu_keys: BTreeSet<ChunkKey>,
-    had_bakes: bool,
+    /// The document the uploaded meshes belong to ([`EditorState::document`]).
+    document: Option<u64>,
     /// What the uploaded meshes' colours were built from (see [`material_fingerprint`]).
     materials_seen: u64,
     /// Texture frames, UV scroll and emission per material ([`materials_fx`]) and what they
@@ -207,7 +209,7 @@ impl Viewport {
             queue: VecDeque::new(),
             queued: HashSet::new(),
             gpu_keys: BTreeSet::new(),
-            had_bakes: false,
+            document: None,
             materials_seen: 0,
             materials_fx: Arc::new(Vec::new()),
             fx_seen: None,
@@ -293,8 +295,7 @@ impl Viewport {
     /// Takes newly baked chunks and turns up to [`UPLOADS_PER_FRAME`] of them, within
     /// [`MESH_BUILD_BUDGET`], into meshes for the GPU.
     fn sync_uploads(&mut self, state: &mut EditorState) {
-        let has_bakes = !state.bake.bakes.is_empty();
-        if self.had_bakes && !has_bakes && !state.bake.pending.is_empty() {
+        if self.document.replace(state.document()).is_some_and(|d| d != state.document()) {
             // The document was replaced.
             self.gpu_keys.clear();
             self.queue.clear();
@@ -305,7 +306,6 @@ impl Viewport {
             self.vis.reset();
             self.camera_ready = false;
         }
-        self.had_bakes = has_bakes;
         // A material colour changed in the library: rebuild every mesh (colours are per vertex).
         let fp = material_fingerprint(state);
         if fp != self.materials_seen {
@@ -324,7 +324,7 @@ impl Viewport {
                 self.textures.want(r);
             }
         }
-        for k in std::mem::take(&mut state.bake.changed) {
+        for k in state.bake.take_changed() {
             if self.queued.insert(k) {
                 self.queue.push_back(k);
             }
@@ -351,9 +351,9 @@ impl Viewport {
         while uploads.len() < UPLOADS_PER_FRAME && (uploads.is_empty() || started.elapsed() < MESH_BUILD_BUDGET) {
             let Some(k) = self.queue.pop_front() else { break };
             self.queued.remove(&k);
-            match (state.bake.bakes.get(&k), state.map.levels.get(k.0)) {
-                (Some(bake), Some(level)) => {
-                    let mesh = mesh::build_chunk_mesh(bake, &state.map.library);
+            match (state.bake.shown(k), state.map.levels.get(k.0)) {
+                (Some(shown), Some(level)) => {
+                    let mesh = mesh::build_chunk_mesh(&shown.bake, &state.map.library);
                     self.textures.want_mesh(&mesh);
                     uploads.push(Upload::Set { key: k, center: chunk_center(level, k.1), mesh: Box::new(mesh) });
                     self.gpu_keys.insert(k);
@@ -507,7 +507,7 @@ impl Viewport {
             Some(p) => visibility::air_cube_at(state, state.level, p),
             None => Err(visibility::NoAir::NothingHovered),
         };
-        if self.vis.needs_build(&air, state.bake.revision) {
+        if self.vis.needs_build(&air, state.bake.revision()) {
             let (chunks, rest_visible) = match &air {
                 Ok(a) => {
                     let b = visibility::build(state, a);
@@ -526,7 +526,7 @@ impl Viewport {
             }
         }
         self.vis.air = air;
-        self.vis.waiting = state.bake.finalizing.len();
+        self.vis.waiting = state.bake.in_flight();
     }
 
     /// `--screenshot` with `PMFEDIT_SCREENSHOT_VIS=x,y,z` (a world point in air): starts in the
@@ -956,7 +956,7 @@ impl Viewport {
             view_proj: self.camera.projection(aspect) * self.camera.view(),
             shading: self.shading,
             level: state.level,
-            pending: state.bake.pending.iter().copied().collect(),
+            pending: state.bake.keys(ChunkState::Queued).collect(),
             segments: overlay.segments,
             fills: overlay.fills,
             clear_color: {
@@ -972,7 +972,7 @@ impl Viewport {
             materials: self.materials_fx.clone(),
             time_s: self.clock.elapsed().as_secs_f64(),
             waiting: if self.shading == Shading::Visibility {
-                state.bake.finalizing.iter().copied().collect()
+                state.bake.keys_in_flight().collect()
             } else {
                 Vec::new()
             },

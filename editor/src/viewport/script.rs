@@ -8,6 +8,7 @@ use std::time::Instant;
 use eframe::egui;
 
 use pmfedit_bake::deps::ChunkKey;
+use pmfedit_bake::rebuild::ChunkState;
 
 use super::Viewport;
 use crate::command::Command;
@@ -126,7 +127,7 @@ impl Script {
     }
 
     fn loaded(vp: &Viewport, state: &EditorState) -> bool {
-        state.bake.all_full() && !state.bake.bakes.is_empty() && vp.uploads_waiting() == 0
+        state.bake.is_settled() && !state.bake.slots().is_empty() && vp.uploads_waiting() == 0
     }
 
     /// One frame.
@@ -215,10 +216,10 @@ impl Script {
             Phase::Edited { at, key, first_ms } => {
                 // An upload after the edit's draft or preview bake arrived.
                 let uploaded = vp.uploaded_at(key).filter(|&t| t > at);
-                if let Some(t) = uploaded.filter(|_| !state.bake.pending.contains(&key) && vp.uploads_waiting() == 0) {
+                if let Some(t) = uploaded.filter(|_| state.bake.state(key) != Some(ChunkState::Queued) && vp.uploads_waiting() == 0) {
                     let ms = t.duration_since(at).as_secs_f64() * 1e3;
                     let first_ms = first_ms.unwrap_or(ms);
-                    self.phase = if state.bake.drafts.contains(&key) {
+                    self.phase = if state.bake.state(key) == Some(ChunkState::Drafted) {
                         Phase::Edited { at, key, first_ms: Some(first_ms) }
                     } else {
                         Phase::Finishing { at, first_ms, exact_ms: ms }
@@ -226,7 +227,7 @@ impl Script {
                 }
             }
             Phase::Finishing { at, first_ms, exact_ms } => {
-                if state.bake.all_full() {
+                if state.bake.is_settled() {
                     let full_ms = at.elapsed().as_secs_f64() * 1e3;
                     self.edits.push([first_ms, exact_ms, full_ms]);
                     let next = if self.edits.len() < BENCH_EDITS { scripted_edit(vp, state) } else { None };

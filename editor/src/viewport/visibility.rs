@@ -3,7 +3,7 @@
 //!
 //! - **Which air cube.** The hovered face's hit point is put on the hit leaf's face plane and
 //!   moved half a lattice unit along the face normal, out of the solid ([`point_in_front`]). The
-//!   chunk holding that point is looked up in [`BakeStatus::full`] (previews carry no visibility)
+//!   chunk holding that point is looked up in [`Rebuild::full`] (previews carry no visibility)
 //!   and the engine's octree walk ([`pmf::leaf_at`]) gives the PMF cube index; it must be an empty
 //!   leaf with visibility data ([`air_cube_at`], [`NoAir`] says why not).
 //! - **What it sees.** [`pmf::visible_from`] decodes the air cube's lists into a per-chunk set;
@@ -14,16 +14,17 @@
 //!   the set are hidden.
 //! - **Cheap.** The viewport rebuilds this only when the air cube (chunk, index) or the bake
 //!   revision changes ([`VisView::needs_build`]), not every frame.
-//! - **Waiting.** Chunks whose full bake is not in (`BakeStatus::finalizing`) draw dimmed and
+//! - **Waiting.** Chunks whose full bake is not in ([`ChunkState::in_flight`]) draw dimmed and
 //!   hatched, whatever the set says, and the status says how many there are.
 //!
-//! [`BakeStatus::full`]: crate::state::BakeStatus::full
+//! [`Rebuild::full`]: pmfedit_bake::rebuild::Rebuild::full
 
 use std::collections::BTreeMap;
 
 use glam::DVec3;
 
 use pmfedit_bake::deps::ChunkKey;
+use pmfedit_bake::rebuild::ChunkState;
 use pmfedit_core::format::pmf;
 use pmfedit_core::map::coords::ChunkCoord;
 
@@ -114,10 +115,10 @@ pub fn air_cube_at(state: &EditorState, level: usize, point: DVec3) -> Result<Ai
         return Err(NoAir::OutsideGrid);
     }
     let key = (level, chunk);
-    if state.bake.finalizing.contains(&key) {
+    if state.bake.state(key).is_some_and(ChunkState::in_flight) {
         return Err(NoAir::Waiting(chunk));
     }
-    let bake = state.bake.full.get(&key).ok_or(NoAir::NoBake(chunk))?;
+    let bake = state.bake.full(key).ok_or(NoAir::NoBake(chunk))?;
     let local = point - frame.chunk_min_lattice(chunk).as_dvec3();
     let p = frame.chunk_space_from_lattice_in_chunk(local);
     let cubes = &bake.pmf.common.cubes;
@@ -159,7 +160,7 @@ pub struct VisBuild {
 /// build (everything hidden), never a panic.
 pub fn build(state: &EditorState, air: &AirCube) -> VisBuild {
     let mut out = VisBuild::default();
-    let Some(bake) = state.bake.full.get(&air.key) else { return out };
+    let Some(bake) = state.bake.full(air.key) else { return out };
     let Some(set) = pmf::visible_from(&bake.pmf.common.cubes, absolute_index(air.key.1), air.index) else {
         return out;
     };
@@ -171,9 +172,8 @@ pub fn build(state: &EditorState, air: &AirCube) -> VisBuild {
             pmf::CubeSet::All => {
                 let geometry = state
                     .bake
-                    .full
-                    .get(&key)
-                    .or_else(|| state.bake.bakes.get(&key))
+                    .full(key)
+                    .or_else(|| state.bake.shown(key).map(|s| &s.bake))
                     .map_or(0, |b| b.pmf.common.cubes.iter().filter(|c| is_geometry(&c.kind)).count());
                 out.cubes += geometry;
                 out.chunks.insert(key, ChunkVis::All);
@@ -181,7 +181,7 @@ pub fn build(state: &EditorState, air: &AirCube) -> VisBuild {
             pmf::CubeSet::Listed(list) => {
                 out.cubes += list.len();
                 // One byte per cube of the drawn mesh (indices past it are ignored).
-                let n = state.bake.bakes.get(&key).map_or(0, |b| b.pmf.common.cubes.len());
+                let n = state.bake.shown(key).map_or(0, |s| s.bake.pmf.common.cubes.len());
                 let mut bits = vec![0u8; n];
                 for &i in list {
                     if let Some(b) = bits.get_mut(i as usize) {
@@ -273,7 +273,7 @@ mod tests {
     fn baked_demo() -> EditorState {
         let mut s = EditorState::new(sample::demo(), None, Arc::new(|| {}));
         let t = Instant::now();
-        while !s.bake.all_full() {
+        while !s.bake.is_final() {
             assert!(t.elapsed() < Duration::from_secs(300), "bakes did not finish");
             std::thread::sleep(Duration::from_millis(20));
             s.poll_bakes();
@@ -305,7 +305,7 @@ mod tests {
         let front = point_in_front(&p);
         let air = air_cube_at(&state, 0, front).expect("air with visibility data above the ground");
         // The cube is an empty leaf with data, its box holds the point, and it sits on the face.
-        let bake = &state.bake.full[&air.key];
+        let bake = state.bake.full(air.key).unwrap();
         let cube = &bake.pmf.common.cubes[air.index as usize];
         assert_eq!(cube.kind, pmf::CubeKind::Empty);
         assert!(cube.visibility.is_some());
@@ -320,7 +320,7 @@ mod tests {
             let at = p.addr.min.as_dvec3() + DVec3::splat(0.5);
             let chunk = frame.chunk_from_lattice(p.addr.min);
             let local = frame.chunk_space_from_lattice_in_chunk(at - frame.chunk_min_lattice(chunk).as_dvec3());
-            let cubes = &state.bake.full[&(0, chunk)].pmf.common.cubes;
+            let cubes = &state.bake.full((0, chunk)).unwrap().pmf.common.cubes;
             (chunk, pmf::leaf_at(cubes, level.chunk_size_log2(), local.to_array()).unwrap().index)
         };
         let b = build(&state, &air);
@@ -334,7 +334,7 @@ mod tests {
         // Bits are sized to the drawn meshes.
         for (k, v) in &b.chunks {
             if let ChunkVis::Listed(bits) = v {
-                assert_eq!(bits.len(), state.bake.bakes[k].pmf.common.cubes.len());
+                assert_eq!(bits.len(), state.bake.shown(*k).unwrap().bake.pmf.common.cubes.len());
             }
         }
 

@@ -1,6 +1,5 @@
 //! `pmfc new`, `pmfc build`, `pmfc watch` and `pmfc bench`.
 
-use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -9,18 +8,15 @@ use std::time::{Duration, Instant};
 use clap::{Args, ValueEnum};
 use glam::IVec3;
 
-use pmfedit_bake::compile::{
-    ChunkBake, CompileSettings, StageTimes, bake_chunk, bake_chunk_timed, compile, compile_full, level_chunks,
-};
-use pmfedit_bake::deps::{ChunkKey, dirty_chunks};
-use pmfedit_bake::incremental::IncrementalBuild;
+use pmfedit_bake::compile::{CompileSettings, StageTimes, bake_chunk, bake_chunk_timed, compile_full, level_chunks};
+use pmfedit_bake::deps::dirty_chunks;
+use pmfedit_bake::rebuild::{ChunkState, Plan, Rebuild};
 use pmfedit_bake::resources::embed_resources;
-use pmfedit_bake::scheduler::{BakeEvent, Scheduler, Stage};
-use pmfedit_core::edit::{ChangeSet, CubeOp, Edit, History};
+use pmfedit_bake::scheduler::Scheduler;
+use pmfedit_core::edit::{CubeOp, Edit, History};
 use pmfedit_core::format::pmf;
 use pmfedit_core::map::Map;
 use pmfedit_core::map::coords::CubeAddr;
-use pmfedit_core::map::level::ChunkChanges;
 use pmfedit_core::map::octree::Cube;
 use pmfedit_core::project::Project;
 use pmfedit_core::sample;
@@ -151,48 +147,47 @@ fn resource_roots(project: &Path) -> Vec<PathBuf> {
     roots
 }
 
-/// Bakes every chunk of `map` on `threads` workers, printing progress; returns the bakes.
-fn bake_all(
-    map: Arc<Map>,
-    settings: &CompileSettings,
-    threads: usize,
-    quiet: bool,
-) -> Result<BTreeMap<ChunkKey, ChunkBake>, Failure> {
-    let keys: Vec<ChunkKey> =
-        map.levels.iter().enumerate().flat_map(|(li, l)| level_chunks(l).into_iter().map(move |c| (li, c))).collect();
-    let total = keys.len();
-    let scheduler = Scheduler::new(threads, settings.clone(), Arc::new(|| {}));
-    // Headless: full bakes only, no previews.
-    scheduler.submit_full(map, keys);
-    let mut bakes = BTreeMap::new();
+/// A headless rebuild engine (full bakes only) on `threads` workers, starting with every chunk of
+/// `map`.
+fn engine(map: Arc<Map>, settings: &CompileSettings, threads: usize) -> Rebuild {
+    Rebuild::new(Scheduler::new(threads, settings.clone(), Arc::new(|| {})), Plan::FinalOnly, map)
+}
+
+/// Waits until the engine has baked everything it was asked to, printing a progress bar unless
+/// `quiet`; the first failed chunk is the error.
+fn finish(engine: &mut Rebuild, quiet: bool) -> Result<(), Failure> {
     let mut last = Instant::now();
-    while bakes.len() < total {
-        std::thread::sleep(Duration::from_millis(20));
-        for event in scheduler.drain() {
-            match event {
-                BakeEvent::Baked { bake, stage: Stage::Full, .. } => {
-                    bakes.insert((bake.level, bake.chunk), *bake);
-                }
-                BakeEvent::Baked { stage: Stage::Draft | Stage::Preview, .. } => {} // not submitted
-                BakeEvent::Failed { error, .. } => return Err(Failure(error)),
-                BakeEvent::Panicked { key, message, .. } => {
-                    return Err(Failure(format!("level {}, chunk {:?}: bake panicked: {message}", key.0, key.1)));
-                }
-            }
-        }
-        if !quiet && (last.elapsed() > Duration::from_millis(200) || bakes.len() == total) {
+    loop {
+        engine.poll();
+        let settled = engine.is_settled();
+        if !quiet && (last.elapsed() > Duration::from_millis(200) || settled) {
             last = Instant::now();
-            let done = bakes.len();
+            let total = engine.slots().len();
+            let done = total - engine.in_flight();
             let width = 30;
             let filled = done * width / total.max(1);
             eprint!("\r[{}{}] {done}/{total} chunks", "#".repeat(filled), " ".repeat(width - filled));
             let _ = std::io::stderr().flush();
         }
+        if settled {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
     }
     if !quiet {
         eprintln!();
     }
-    Ok(bakes)
+    match engine.slots().iter().find(|(_, s)| s.state == ChunkState::Failed) {
+        Some((k, s)) => Err(Failure(format!(
+            "level {}, chunk (x {}, y {}, z {}): {}",
+            k.0,
+            k.1.x,
+            k.1.y,
+            k.1.z,
+            s.error.as_deref().unwrap_or("failed")
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// Summary figures of a compiled file.
@@ -212,15 +207,8 @@ fn summary(file: &pmf::File, bytes: usize, secs: f64) -> String {
     format!("{chunks} chunks, {faces} faces, {luxels} luxels, {bytes} bytes, {secs:.2} s")
 }
 
-fn write_map(
-    project: &Path,
-    out: &Path,
-    map: &Map,
-    bakes: &BTreeMap<ChunkKey, ChunkBake>,
-    settings: &CompileSettings,
-    strict: bool,
-) -> Result<(pmf::File, usize), Failure> {
-    let mut file = compile(map, bakes, settings).map_err(|e| fail(project, e))?;
+/// Embeds the resources `file` names (found in the project, then `assets/`) and writes it.
+fn write_map(project: &Path, out: &Path, mut file: pmf::File, strict: bool) -> Result<(pmf::File, usize), Failure> {
     let report = embed_resources(&mut file, &resource_roots(project), &[]).map_err(|e| fail(project, e))?;
     for w in &report.warnings {
         eprintln!("warning: {w}");
@@ -241,11 +229,15 @@ pub fn build(a: BuildArgs) -> Result<(), Failure> {
     let start = Instant::now();
     let (_, map) = open(&a.project)?;
     let settings = CompileSettings { timestamp: a.timestamp.unwrap_or_else(now), ..CompileSettings::default() };
-    let map = Arc::new(map);
-    let bakes = bake_all(map.clone(), &settings, threads(a.threads), a.quiet)?;
-    let (total, visible) =
-        bakes.values().fold((0u64, 0u64), |(t, v), b| (t + b.stats.vis_pairs_total, v + b.stats.vis_pairs_visible));
-    let (file, n) = write_map(&a.project, &a.out, &map, &bakes, &settings, a.strict)?;
+    let mut engine = engine(Arc::new(map), &settings, threads(a.threads));
+    finish(&mut engine, a.quiet)?;
+    let (total, visible) = engine
+        .slots()
+        .values()
+        .filter_map(|s| s.full.as_ref())
+        .fold((0u64, 0u64), |(t, v), b| (t + b.stats.vis_pairs_total, v + b.stats.vis_pairs_visible));
+    let file = engine.compile(None).map_err(|e| fail(&a.project, e))?;
+    let (file, n) = write_map(&a.project, &a.out, file, a.strict)?;
     eprintln!("{}: {}", a.out.display(), summary(&file, n, start.elapsed().as_secs_f64()));
     if total > 0 {
         eprintln!(
@@ -256,57 +248,17 @@ pub fn build(a: BuildArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-/// What differs between two loads of a project, as a change set for the dependency spread.
-fn diff(old: &Map, new: &Map) -> ChangeSet {
-    let mut cs = ChangeSet::new();
-    if old.levels.len() != new.levels.len() {
-        cs.level_list = true;
-        return cs;
-    }
-    if !old.library.content_eq(&new.library) {
-        cs.level_list = true; // everything
-        return cs;
-    }
-    cs.meta = old.meta != new.meta;
-    for (li, (a, b)) in old.levels.iter().zip(&new.levels).enumerate() {
-        let coords: BTreeSet<_> = a.chunks().map(|(c, _)| *c).chain(b.chunks().map(|(c, _)| *c)).collect();
-        let mut changed = ChunkChanges::new();
-        for c in coords {
-            let ha = a.chunk(c).map(|ch| ch.octree().content_hash());
-            let hb = b.chunk(c).map(|ch| ch.octree().content_hash());
-            if ha != hb {
-                changed.insert(c, b.frame().chunk_addr(c).lattice_box().translated(-b.frame().chunk_min_lattice(c)));
-            }
-        }
-        cs.add_chunks(li, &changed);
-        if a.frame() != b.frame()
-            || a.flags != b.flags
-            || a.environments != b.environments
-            || a.air_physics_material != b.air_physics_material
-        {
-            cs.level_mut(li).settings = true;
-        }
-        if a.objects != b.objects {
-            // Any object change: re-bake everything the old and new objects touch.
-            cs.level_mut(li).settings = true;
-        }
-    }
-    cs
-}
-
 pub fn watch(a: WatchArgs) -> Result<(), Failure> {
     use notify::RecursiveMode;
     use notify_debouncer_full::new_debouncer;
 
     let settings = CompileSettings { timestamp: a.timestamp.unwrap_or_else(now), ..CompileSettings::default() };
-    let (_, mut map) = open(&a.project)?;
-    let mut inc = IncrementalBuild::new(settings.clone());
+    let (_, map) = open(&a.project)?;
     let t = Instant::now();
-    let bakes = bake_all(Arc::new(map.clone()), &settings, threads(a.threads), true)?;
-    for (_, b) in bakes {
-        inc.insert(b);
-    }
-    let (file, n) = write_map(&a.project, &a.out, &map, inc.bakes(), &settings, false)?;
+    let mut engine = engine(Arc::new(map), &settings, threads(a.threads));
+    finish(&mut engine, true)?;
+    let file = engine.compile(None).map_err(|e| fail(&a.project, e))?;
+    let (file, n) = write_map(&a.project, &a.out, file, false)?;
     eprintln!("{}: {}", a.out.display(), summary(&file, n, t.elapsed().as_secs_f64()));
     let mut builds = 1;
     if a.max_builds.is_some_and(|m| builds >= m) {
@@ -343,15 +295,13 @@ pub fn watch(a: WatchArgs) -> Result<(), Failure> {
                 continue;
             }
         };
-        let changes = diff(&map, &new_map);
-        let dirty = inc.invalidate(&map, &new_map, &changes);
-        map = new_map;
-        let n_dirty = dirty.len();
-        if let Err(e) = inc.rebake(&map, dirty) {
-            eprintln!("{e}");
+        let n_dirty = engine.reload(Arc::new(new_map));
+        if let Err(Failure(e)) = finish(&mut engine, true) {
+            eprintln!("{e} (keeping the last build)");
             continue;
         }
-        match write_map(&a.project, &a.out, &map, inc.bakes(), &settings, false) {
+        let compiled = engine.compile(None).map_err(|e| fail(&a.project, e));
+        match compiled.and_then(|file| write_map(&a.project, &a.out, file, false)) {
             Ok((file, n)) => eprintln!(
                 "re-baked {n_dirty} chunks; {}: {}",
                 a.out.display(),
@@ -388,15 +338,12 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
     eprintln!("terrain({x},{y},{z}): built in {build_map_s:.2} s; baking on {} threads…", a.threads);
 
     let t = Instant::now();
-    let bakes = bake_all(Arc::new(map.clone()), &settings, a.threads, a.json)?;
+    let mut engine = engine(Arc::new(map.clone()), &settings, a.threads);
+    finish(&mut engine, a.json)?;
     let full_bake_s = t.elapsed().as_secs_f64();
-    let chunks = bakes.len();
-    let mut inc = IncrementalBuild::new(settings.clone());
-    for (_, b) in bakes {
-        inc.insert(b);
-    }
+    let chunks = engine.slots().len();
     let t = Instant::now();
-    let file = inc.compile(&map).map_err(|e| Failure(e.to_string()))?;
+    let file = engine.compile(None).map_err(|e| Failure(e.to_string()))?;
     let bytes = pmf::write(&file).map_err(|e| Failure(e.to_string()))?;
     let export_s = t.elapsed().as_secs_f64();
     let t = Instant::now();
@@ -412,6 +359,8 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
     let mut per_edit = Vec::new();
     let (mut mesh_ms, mut light_ms, mut air_ms, mut other_ms) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut dirty_counts = Vec::new();
+    // The engine's wall time from an edit to every dirty chunk's final bake, on `threads` workers.
+    let mut final_ms = Vec::new();
     // The editor's first stage: mesh + lightmaps of the dirty chunks (and of the edited chunk).
     let preview = settings.preview();
     let (mut preview_ms, mut preview_edited_ms) = (Vec::new(), Vec::new());
@@ -434,26 +383,24 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
         let Ok(changes) = history.apply(&mut map, Edit::Cubes { level: 0, op: CubeOp::SetCube { addr, cube } }) else {
             continue;
         };
-        let radius = settings.visibility.as_ref().map_or(0, |v| v.radius_chunks as i32);
         let edited = (0, pmfedit_core::map::coords::ChunkCoord::from_ivec3(chunk));
         let t = Instant::now();
         bake_chunk(&map, edited.0, edited.1, &preview).map_err(|e| Failure(e.to_string()))?;
         preview_edited_ms.push(ms(t.elapsed()));
         let t = Instant::now();
-        for &(li, c) in &dirty_chunks(&before, &map, &changes, radius) {
+        for &(li, c) in &dirty_chunks(&before, &map, &changes, &settings) {
             bake_chunk(&map, li, c, &preview).map_err(|e| Failure(e.to_string()))?;
         }
         preview_ms.push(ms(t.elapsed()));
         let t = Instant::now();
-        let dirty = dirty_chunks(&before, &map, &changes, radius);
+        let dirty = dirty_chunks(&before, &map, &changes, &settings);
         let mut st = StageTimes::default();
         for &(li, c) in &dirty {
-            let (b, times) = bake_chunk_timed(&map, li, c, &settings).map_err(|e| Failure(e.to_string()))?;
+            let (_, times) = bake_chunk_timed(&map, li, c, &settings).map_err(|e| Failure(e.to_string()))?;
             st.mesh += times.mesh;
             st.light += times.light;
             st.air += times.air;
             st.other += times.other;
-            inc.insert(b);
         }
         per_edit.push(ms(t.elapsed()));
         mesh_ms.push(ms(st.mesh));
@@ -461,9 +408,13 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
         air_ms.push(ms(st.air));
         other_ms.push(ms(st.other));
         dirty_counts.push(dirty.len() as f64);
+        let t = Instant::now();
+        engine.edited(Arc::new(map.clone()), &changes);
+        finish(&mut engine, true)?;
+        final_ms.push(ms(t.elapsed()));
     }
     let incremental =
-        pmf::write(&inc.compile(&map).map_err(|e| Failure(e.to_string()))?).map_err(|e| Failure(e.to_string()))?;
+        pmf::write(&engine.compile(None).map_err(|e| Failure(e.to_string()))?).map_err(|e| Failure(e.to_string()))?;
     let full = pmf::write(&compile_full(&map, &settings).map_err(|e| Failure(e.to_string()))?)
         .map_err(|e| Failure(e.to_string()))?;
     let invariant_held = incremental == full;
@@ -526,6 +477,8 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
             "vis_and_path": percentile(&mut air_ms, 0.5),
         },
         "edit_dirty_chunks_median": percentile(&mut dirty_counts, 0.5),
+        // The rebuild engine on `threads` workers: edit → every dirty chunk's final bake, wall.
+        "edit_final_ms": { "median": percentile(&mut final_ms.clone(), 0.5), "p95": percentile(&mut final_ms, 0.95) },
         // Wall time of the full bake (all threads) over the median single-thread edit re-bake.
         "full_over_incremental": full_bake_s * 1e3 / median.max(1e-9),
         "mesh_us_per_chunk": mesh_s * 1e6 / sample_chunks.len().max(1) as f64,

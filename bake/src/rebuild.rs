@@ -1,0 +1,497 @@
+//! The rebuild engine: the one place that turns "the map changed" into "these chunks are
+//! re-baked, in these stages, and here is what to draw and what to export". The editor, `pmfc
+//! build`/`watch`/`bench` and the invariant tests all drive it.
+//!
+//! # What it owns
+//! - **The dependency spread** ([`crate::deps::dirty_chunks`], swappable with [`Rebuild::with_spread`]):
+//!   given the map the last request was made from and the map now, which chunk bakes are stale.
+//!   The engine keeps that earlier map itself, so callers only hand it the new one.
+//! - **The stages** ([`Plan`]): an interactive viewer gets a draft (the edited chunks only), a
+//!   preview and a full bake per dirty chunk; a headless build gets full bakes only. Each result
+//!   carries its [`Stage`] from the scheduler to [`ChunkSlot::shown`]; nothing downstream re-infers
+//!   it from the settings.
+//! - **Per-chunk bookkeeping**: one [`ChunkSlot`] per chunk with a [`ChunkState`], the bake to
+//!   draw and the full bake to export. The states replace the sets (pending ⊆ finalizing, …) whose
+//!   invariants used to live in comments.
+//!
+//! # The invariant
+//! After any sequence of [`Rebuild::edited`] / [`Rebuild::reload`] calls, once [`Rebuild::is_final`],
+//! [`Rebuild::compile`] gives the same bytes as [`crate::compile::compile_full`] of the current map
+//! (docs/spec/PMF-NOTES.md X1), whatever the thread count. `tests/tests/invariant.rs` and
+//! `tests/tests/editor_invariant.rs` check it on random edit sequences, the latter through the
+//! editor's own commands.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use glam::DVec3;
+
+use pmfedit_core::edit::{ChangeSet, ObjRef};
+use pmfedit_core::format::pmf;
+use pmfedit_core::map::level::ChunkChanges;
+use pmfedit_core::map::Map;
+use pmfedit_core::map::library::Table;
+use pmfedit_core::map::library::ids::TableId;
+
+use crate::compile::{ChunkBake, CompileError, CompileSettings, compile};
+use crate::deps::{ChunkKey, all_chunks, dirty_chunks};
+use crate::scheduler::{BakeEvent, Scheduler, Stage};
+
+/// Which stages a dirty chunk goes through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Plan {
+    /// For a viewer: the chunks an edit changed get a draft, every dirty chunk a preview, then
+    /// every one its full bake ([`Scheduler::submit_urgent`], [`Scheduler::submit`]).
+    Interactive,
+    /// For headless tools: full bakes only ([`Scheduler::submit_full`]).
+    FinalOnly,
+}
+
+/// Where a chunk stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ChunkState {
+    /// Re-bake requested; nothing of the request has arrived yet. A viewer draws the chunk's
+    /// older bake, if any, tinted.
+    Queued,
+    /// The request's draft (approximate lighting) is drawn; the preview is on its way.
+    Drafted,
+    /// The request's preview (the exact mesh and lightmaps) is drawn; the full bake (visibility,
+    /// pathfinding) is on its way.
+    Previewed,
+    /// The full bake of the current map is in: the chunk can be exported.
+    Done,
+    /// The request failed ([`ChunkSlot::error`]); the next edit that dirties the chunk retries.
+    Failed,
+}
+
+impl ChunkState {
+    /// What the chunk is waiting for, in words ("re-baking", "refining lighting", …).
+    pub fn label(self) -> &'static str {
+        match self {
+            ChunkState::Queued => "re-baking",
+            ChunkState::Drafted => "refining lighting",
+            ChunkState::Previewed => "finishing visibility",
+            ChunkState::Done => "done",
+            ChunkState::Failed => "failed",
+        }
+    }
+
+    /// Whether a result of the current request is still on its way.
+    pub fn in_flight(self) -> bool {
+        matches!(self, ChunkState::Queued | ChunkState::Drafted | ChunkState::Previewed)
+    }
+}
+
+/// A bake and the stage that made it.
+#[derive(Debug, Clone)]
+pub struct Staged {
+    pub stage: Stage,
+    pub bake: Arc<ChunkBake>,
+}
+
+/// Everything the engine knows about one chunk.
+#[derive(Debug, Clone)]
+pub struct ChunkSlot {
+    pub state: ChunkState,
+    /// The newest bake delivered, of any stage: what a viewer draws. Older than the map while
+    /// the state is [`ChunkState::Queued`].
+    pub shown: Option<Staged>,
+    /// The newest full bake; it is the current map's exactly when the state is
+    /// [`ChunkState::Done`].
+    pub full: Option<Arc<ChunkBake>>,
+    /// How long the last bake of each stage took ([`Stage::index`] order: draft, preview, full).
+    pub times: [Option<Duration>; 3],
+    /// Why the current request failed ([`ChunkState::Failed`]).
+    pub error: Option<String>,
+}
+
+impl ChunkSlot {
+    fn queued() -> Self {
+        Self { state: ChunkState::Queued, shown: None, full: None, times: [None; 3], error: None }
+    }
+}
+
+/// Why [`Rebuild::compile`] produced no file.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RebuildError {
+    /// Some chunks have no full bake of the current map yet.
+    #[error("{0} chunks are still baking")]
+    NotFinal(usize),
+    /// A chunk's bake failed.
+    #[error("level {}, chunk (x {}, y {}, z {}): {error}", key.0, key.1.x, key.1.y, key.1.z)]
+    Failed { key: ChunkKey, error: String },
+    /// The bakes are in but do not compile (e.g. the grid is too large for PMF).
+    #[error(transparent)]
+    Compile(#[from] CompileError),
+}
+
+/// The dependency spread: the chunks to re-bake after `changes` turned the first map into the
+/// second.
+pub type SpreadFn = fn(&Map, &Map, &ChangeSet, &CompileSettings) -> BTreeSet<ChunkKey>;
+
+/// What one [`Rebuild::poll`] took in.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Polled {
+    /// Results that changed a slot.
+    pub arrived: usize,
+    /// Results that failed or panicked.
+    pub failed: usize,
+}
+
+/// The rebuild engine (see the module documentation).
+pub struct Rebuild {
+    scheduler: Scheduler,
+    plan: Plan,
+    spread: SpreadFn,
+    /// The map the newest requests were made from.
+    map: Arc<Map>,
+    slots: BTreeMap<ChunkKey, ChunkSlot>,
+    /// Chunks whose [`ChunkSlot::shown`] changed (or that left) since [`Rebuild::take_changed`].
+    changed: BTreeSet<ChunkKey>,
+    /// Bumped whenever a slot's bakes change.
+    revision: u64,
+    /// Failures and panics, newest last, as messages naming the chunk and stage.
+    errors: Vec<String>,
+}
+
+impl fmt::Debug for Rebuild {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Rebuild")
+            .field("plan", &self.plan)
+            .field("chunks", &self.slots.len())
+            .field("in_flight", &self.in_flight())
+            .finish()
+    }
+}
+
+impl Rebuild {
+    /// An engine baking on `scheduler`'s workers (with its settings), starting with every chunk of
+    /// `map`.
+    pub fn new(scheduler: Scheduler, plan: Plan, map: Arc<Map>) -> Self {
+        let mut engine = Self {
+            scheduler,
+            plan,
+            spread: dirty_chunks,
+            map: map.clone(),
+            slots: BTreeMap::new(),
+            changed: BTreeSet::new(),
+            revision: 0,
+            errors: Vec::new(),
+        };
+        engine.replace(map);
+        engine
+    }
+
+    /// The same engine with another dependency spread. The spread decides correctness, so this
+    /// exists for the invariant tests, which swap in a deliberately narrow spread to prove that
+    /// they notice.
+    pub fn with_spread(mut self, spread: SpreadFn) -> Self {
+        self.spread = spread;
+        self
+    }
+
+    /// The settings every full bake uses.
+    pub fn settings(&self) -> &CompileSettings {
+        self.scheduler.settings()
+    }
+
+    /// The map the newest requests were made from.
+    pub fn map(&self) -> &Arc<Map> {
+        &self.map
+    }
+
+    /// Worker threads taking every stage.
+    pub fn threads(&self) -> usize {
+        self.scheduler.threads()
+    }
+
+    /// A new document: forgets every bake and queues every chunk of `map`.
+    pub fn replace(&mut self, map: Arc<Map>) {
+        self.changed.extend(self.slots.keys().copied());
+        self.slots.clear();
+        self.map = map;
+        let keys = every_chunk(&self.map);
+        self.request(keys, &BTreeSet::new());
+    }
+
+    /// The map became `map` through `changes` (an edit, undo, redo or history jump): queues the
+    /// chunks the spread says are stale, plus chunks that entered the level grids; forgets chunks
+    /// that left them. Returns how many chunks were queued.
+    pub fn edited(&mut self, map: Arc<Map>, changes: &ChangeSet) -> usize {
+        if changes.is_empty() {
+            self.map = map;
+            return 0;
+        }
+        let before = std::mem::replace(&mut self.map, map);
+        if changes.level_list {
+            // Level indices may now name other levels: nothing drawn can be trusted.
+            self.replace(self.map.clone());
+            return self.slots.len();
+        }
+        let mut dirty = (self.spread)(&before, &self.map, changes, self.settings());
+        let now = every_chunk(&self.map);
+        dirty.extend(now.iter().filter(|k| !self.slots.contains_key(k)));
+        dirty.retain(|k| now.contains(k));
+        let gone: Vec<ChunkKey> = self.slots.keys().filter(|k| !now.contains(k)).copied().collect();
+        for k in gone {
+            self.slots.remove(&k);
+            self.changed.insert(k);
+            self.revision += 1;
+        }
+        // The chunks whose cubes changed come first (their meshes matter most on screen).
+        let urgent: BTreeSet<ChunkKey> =
+            changes.levels.iter().flat_map(|(&li, lc)| lc.chunks.iter().map(move |(c, _)| (li, c))).collect();
+        let n = dirty.len();
+        self.request(dirty, &urgent);
+        n
+    }
+
+    /// The map became `map` by some change the caller cannot describe (a project reloaded from
+    /// disk): works out the change set ([`diff`]) and goes on as [`Rebuild::edited`].
+    pub fn reload(&mut self, map: Arc<Map>) -> usize {
+        let changes = diff(&self.map, &map);
+        self.edited(map, &changes)
+    }
+
+    /// Queues `keys`; those in `urgent` go first (and get a draft under [`Plan::Interactive`]).
+    fn request(&mut self, keys: BTreeSet<ChunkKey>, urgent: &BTreeSet<ChunkKey>) {
+        if keys.is_empty() {
+            return;
+        }
+        for k in &keys {
+            let slot = self.slots.entry(*k).or_insert_with(ChunkSlot::queued);
+            slot.state = ChunkState::Queued;
+            slot.error = None;
+        }
+        let (first, rest): (Vec<ChunkKey>, Vec<ChunkKey>) = keys.into_iter().partition(|k| urgent.contains(k));
+        match self.plan {
+            Plan::Interactive => {
+                // Urgent first: an idle worker woken by the first submit takes the edited
+                // chunk's draft, not a neighbour's preview.
+                self.scheduler.submit_urgent(self.map.clone(), first);
+                self.scheduler.submit(self.map.clone(), rest);
+            }
+            Plan::FinalOnly => self.scheduler.submit_full(self.map.clone(), first.into_iter().chain(rest)),
+        }
+    }
+
+    /// Bakes near this point of level `level` (world space) go first.
+    pub fn set_camera(&self, level: usize, position: DVec3) {
+        self.scheduler.set_camera(level, position);
+    }
+
+    /// Takes the results that arrived. Call once per frame (a viewer) or after [`Self::wait`].
+    pub fn poll(&mut self) -> Polled {
+        let mut polled = Polled::default();
+        for event in self.scheduler.drain() {
+            let key = event.key();
+            let Some(slot) = self.slots.get_mut(&key) else { continue }; // left the grid meanwhile
+            match event {
+                BakeEvent::Baked { bake, elapsed, stage } => {
+                    let bake = Arc::new(*bake);
+                    slot.times[stage.index()] = Some(elapsed);
+                    // A full bake after its own preview draws the same mesh and lightmaps: no
+                    // upload. Otherwise what is drawn changed.
+                    let same_picture = stage == Stage::Full && slot.state == ChunkState::Previewed;
+                    slot.state = match stage {
+                        Stage::Draft => ChunkState::Drafted,
+                        Stage::Preview => ChunkState::Previewed,
+                        Stage::Full => {
+                            slot.full = Some(bake.clone());
+                            ChunkState::Done
+                        }
+                    };
+                    slot.shown = Some(Staged { stage, bake });
+                    if !same_picture {
+                        self.changed.insert(key);
+                    }
+                    self.revision += 1;
+                    polled.arrived += 1;
+                }
+                BakeEvent::Failed { stage, error, .. } => {
+                    let message = error.to_string();
+                    self.errors.push(format!("{} bake: {message}", stage.label()));
+                    slot.state = ChunkState::Failed;
+                    slot.error = Some(message);
+                    polled.failed += 1;
+                }
+                BakeEvent::Panicked { stage, message, .. } => {
+                    let message = format!("{} bake panicked: {message}", stage.label());
+                    self.errors.push(format!("level {}, chunk {:?}: {message}", key.0, key.1));
+                    slot.state = ChunkState::Failed;
+                    slot.error = Some(message);
+                    polled.failed += 1;
+                }
+            }
+        }
+        polled
+    }
+
+    /// Blocks until every queued bake is done, then takes the results. For tools and tests, not
+    /// for a UI thread.
+    pub fn wait(&mut self) -> Polled {
+        self.scheduler.wait_idle();
+        self.poll()
+    }
+
+    /// Every chunk has the full bake of the current map.
+    pub fn is_final(&self) -> bool {
+        self.slots.values().all(|s| s.state == ChunkState::Done)
+    }
+
+    /// No result is on its way (every chunk is done or failed).
+    pub fn is_settled(&self) -> bool {
+        !self.slots.values().any(|s| s.state.in_flight())
+    }
+
+    /// Chunks with a result on its way.
+    pub fn in_flight(&self) -> usize {
+        self.slots.values().filter(|s| s.state.in_flight()).count()
+    }
+
+    /// Chunks in `state`.
+    pub fn count(&self, state: ChunkState) -> usize {
+        self.slots.values().filter(|s| s.state == state).count()
+    }
+
+    /// Where a chunk stands (`None` for a chunk the engine does not know).
+    pub fn state(&self, key: ChunkKey) -> Option<ChunkState> {
+        Some(self.slots.get(&key)?.state)
+    }
+
+    /// The chunks in `state`, in key order.
+    pub fn keys(&self, state: ChunkState) -> impl Iterator<Item = ChunkKey> + '_ {
+        self.slots.iter().filter(move |(_, s)| s.state == state).map(|(k, _)| *k)
+    }
+
+    /// The chunks with a result on its way, in key order.
+    pub fn keys_in_flight(&self) -> impl Iterator<Item = ChunkKey> + '_ {
+        self.slots.iter().filter(|(_, s)| s.state.in_flight()).map(|(k, _)| *k)
+    }
+
+    /// Every chunk's slot, in key order.
+    pub fn slots(&self) -> &BTreeMap<ChunkKey, ChunkSlot> {
+        &self.slots
+    }
+
+    /// One chunk's slot.
+    pub fn slot(&self, key: ChunkKey) -> Option<&ChunkSlot> {
+        self.slots.get(&key)
+    }
+
+    /// The bake to draw for a chunk.
+    pub fn shown(&self, key: ChunkKey) -> Option<&Staged> {
+        self.slots.get(&key)?.shown.as_ref()
+    }
+
+    /// The full bake of the current map for a chunk (`None` while it is being re-baked).
+    pub fn full(&self, key: ChunkKey) -> Option<&Arc<ChunkBake>> {
+        let slot = self.slots.get(&key)?;
+        if slot.state == ChunkState::Done { slot.full.as_ref() } else { None }
+    }
+
+    /// Chunks whose drawn bake changed (or that left the map) since the last call.
+    pub fn take_changed(&mut self) -> BTreeSet<ChunkKey> {
+        std::mem::take(&mut self.changed)
+    }
+
+    /// Bumped whenever any chunk's bakes change.
+    pub fn revision(&self) -> u64 {
+        self.revision
+    }
+
+    /// Failures and panics so far, newest last.
+    pub fn errors(&self) -> &[String] {
+        &self.errors
+    }
+
+    /// Adds a message to [`Self::errors`] (for failures around the bakes, e.g. an autosave).
+    pub fn report(&mut self, message: String) {
+        self.errors.push(message);
+    }
+
+    /// Compiles the current map from the full bakes, with `timestamp` in the header (the
+    /// settings' own when `None`). Only when [`Self::is_final`]: previews and stale bakes are
+    /// never exported.
+    pub fn compile(&self, timestamp: Option<u64>) -> Result<pmf::File, RebuildError> {
+        if let Some((key, slot)) = self.slots.iter().find(|(_, s)| s.state == ChunkState::Failed) {
+            return Err(RebuildError::Failed { key: *key, error: slot.error.clone().unwrap_or_default() });
+        }
+        let waiting = self.in_flight();
+        if waiting > 0 {
+            return Err(RebuildError::NotFinal(waiting));
+        }
+        let bakes: BTreeMap<ChunkKey, ChunkBake> = self
+            .slots
+            .iter()
+            .filter_map(|(k, s)| Some((*k, ChunkBake::clone(s.full.as_ref()?))))
+            .collect();
+        let mut settings = self.settings().clone();
+        if let Some(t) = timestamp {
+            settings.timestamp = t;
+        }
+        Ok(compile(&self.map, &bakes, &settings)?)
+    }
+}
+
+/// Every chunk of every level the engine keeps a slot for: each level's exported grid plus every
+/// stored chunk ([`all_chunks`]).
+fn every_chunk(map: &Map) -> BTreeSet<ChunkKey> {
+    map.levels.iter().enumerate().flat_map(|(li, l)| all_chunks(l).into_iter().map(move |c| (li, c))).collect()
+}
+
+/// What differs between two versions of a map, as a change set for the dependency spread (for
+/// callers that only have the two maps, e.g. a project reloaded from disk).
+pub fn diff(old: &Map, new: &Map) -> ChangeSet {
+    let mut cs = ChangeSet::new();
+    if old.levels.len() != new.levels.len() {
+        cs.level_list = true;
+        return cs;
+    }
+    if !old.library.content_eq(&new.library) {
+        // Which records changed does not narrow the spread today: everything is re-baked.
+        cs.level_list = true;
+        return cs;
+    }
+    cs.meta = old.meta != new.meta;
+    for (li, (a, b)) in old.levels.iter().zip(&new.levels).enumerate() {
+        let mut changed = ChunkChanges::new();
+        let coords: BTreeSet<_> = a.chunks().map(|(c, _)| *c).chain(b.chunks().map(|(c, _)| *c)).collect();
+        for c in coords {
+            let same = match (a.chunk(c), b.chunk(c)) {
+                (Some(x), Some(y)) => Arc::ptr_eq(x, y) || x.octree().content_hash() == y.octree().content_hash(),
+                (None, None) => true,
+                _ => false,
+            };
+            if !same {
+                changed.insert(c, b.frame().chunk_addr(c).lattice_box().translated(-b.frame().chunk_min_lattice(c)));
+            }
+        }
+        cs.add_chunks(li, &changed);
+        if a.frame() != b.frame()
+            || a.flags != b.flags
+            || a.environments != b.environments
+            || a.air_physics_material != b.air_physics_material
+        {
+            cs.level_mut(li).settings = true;
+        }
+        let (x, y) = (&a.objects, &b.objects);
+        let mut objects = BTreeSet::new();
+        diff_table(x.lights(), y.lights(), ObjRef::Light, &mut objects);
+        diff_table(x.entities(), y.entities(), ObjRef::Entity, &mut objects);
+        diff_table(x.regions(), y.regions(), ObjRef::Region, &mut objects);
+        diff_table(x.load_regions(), y.load_regions(), ObjRef::LoadRegion, &mut objects);
+        if !objects.is_empty() {
+            cs.level_mut(li).objects = objects;
+        }
+    }
+    cs
+}
+
+/// Adds to `out` every id whose record differs between two tables (added, removed or changed).
+fn diff_table<I: TableId, T: PartialEq>(a: &Table<I, T>, b: &Table<I, T>, to_ref: fn(I) -> ObjRef, out: &mut BTreeSet<ObjRef>) {
+    let ids: BTreeSet<I> = a.ids().chain(b.ids()).collect();
+    out.extend(ids.into_iter().filter(|&i| a.get(i) != b.get(i)).map(to_ref));
+}
