@@ -414,8 +414,7 @@ fn add_air_data(
         }
     }
     if settings.pathfinding {
-        let paths = bake_chunk_paths(level, &map.library, chunk, &cells, &user_path_attributes)
-            .map_err(air_err)?;
+        let paths = bake_chunk_paths(level, &map.library, chunk, &cells, &user_path_attributes).map_err(air_err)?;
         for (&k, cp) in layout.air_cells().iter().zip(paths) {
             if !cp.attributes.is_empty() {
                 out.server.cubes[k as usize].pathfinding = Some(

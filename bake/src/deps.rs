@@ -93,12 +93,7 @@ pub fn all_chunks(level: &Level) -> BTreeSet<ChunkCoord> {
 /// The chunks to re-bake after `changes` turned `before` into `after`, for bakes made with
 /// `settings` (the visibility radius widens the spread). This is the rebuild engine's default
 /// spread ([`crate::rebuild::Rebuild`]).
-pub fn dirty_chunks(
-    before: &Map,
-    after: &Map,
-    changes: &ChangeSet,
-    settings: &CompileSettings,
-) -> BTreeSet<ChunkKey> {
+pub fn dirty_chunks(before: &Map, after: &Map, changes: &ChangeSet, settings: &CompileSettings) -> BTreeSet<ChunkKey> {
     let vis_radius = settings.visibility.as_ref().map_or(0, |v| v.radius_chunks as i32);
     let mut out = BTreeSet::new();
     if changes.level_list || !changes.library.is_empty() {

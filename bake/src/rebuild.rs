@@ -30,8 +30,8 @@ use glam::DVec3;
 
 use pmfedit_core::edit::{ChangeSet, ObjRef};
 use pmfedit_core::format::pmf;
-use pmfedit_core::map::level::ChunkChanges;
 use pmfedit_core::map::Map;
+use pmfedit_core::map::level::ChunkChanges;
 use pmfedit_core::map::library::Table;
 use pmfedit_core::map::library::ids::TableId;
 
@@ -423,11 +423,8 @@ impl Rebuild {
         if waiting > 0 {
             return Err(RebuildError::NotFinal(waiting));
         }
-        let bakes: BTreeMap<ChunkKey, ChunkBake> = self
-            .slots
-            .iter()
-            .filter_map(|(k, s)| Some((*k, ChunkBake::clone(s.full.as_ref()?))))
-            .collect();
+        let bakes: BTreeMap<ChunkKey, ChunkBake> =
+            self.slots.iter().filter_map(|(k, s)| Some((*k, ChunkBake::clone(s.full.as_ref()?)))).collect();
         let mut settings = self.settings().clone();
         if let Some(t) = timestamp {
             settings.timestamp = t;
@@ -491,7 +488,12 @@ pub fn diff(old: &Map, new: &Map) -> ChangeSet {
 }
 
 /// Adds to `out` every id whose record differs between two tables (added, removed or changed).
-fn diff_table<I: TableId, T: PartialEq>(a: &Table<I, T>, b: &Table<I, T>, to_ref: fn(I) -> ObjRef, out: &mut BTreeSet<ObjRef>) {
+fn diff_table<I: TableId, T: PartialEq>(
+    a: &Table<I, T>,
+    b: &Table<I, T>,
+    to_ref: fn(I) -> ObjRef,
+    out: &mut BTreeSet<ObjRef>,
+) {
     let ids: BTreeSet<I> = a.ids().chain(b.ids()).collect();
     out.extend(ids.into_iter().filter(|&i| a.get(i) != b.get(i)).map(to_ref));
 }

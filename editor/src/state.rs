@@ -181,15 +181,13 @@ impl EditorState {
     /// Carries out one command.
     pub fn apply(&mut self, command: Command) {
         match command {
-            Command::Edit(edit) => {
-                match self.history.apply(&mut self.map, edit) {
-                    Ok(changes) => {
-                        self.generation += 1;
-                        self.changed(&changes);
-                    }
-                    Err(e) => self.say(format!("Refused: {e}")),
+            Command::Edit(edit) => match self.history.apply(&mut self.map, edit) {
+                Ok(changes) => {
+                    self.generation += 1;
+                    self.changed(&changes);
                 }
-            }
+                Err(e) => self.say(format!("Refused: {e}")),
+            },
             Command::BeginStroke => {
                 self.history.begin_stroke();
             }
@@ -289,10 +287,13 @@ impl EditorState {
     }
 
     fn export_now(&mut self, path: &Path) {
-        let result = self.compile().map_err(|e| e.to_string()).and_then(|f| pmf::write(&f).map_err(|e| e.to_string())).and_then(|bytes| {
-            std::fs::write(path, &bytes).map_err(|e| e.to_string())?;
-            Ok(bytes.len())
-        });
+        let result =
+            self.compile().map_err(|e| e.to_string()).and_then(|f| pmf::write(&f).map_err(|e| e.to_string())).and_then(
+                |bytes| {
+                    std::fs::write(path, &bytes).map_err(|e| e.to_string())?;
+                    Ok(bytes.len())
+                },
+            );
         match result {
             Ok(n) => self.say(format!("Exported {} ({n} bytes)", path.display())),
             Err(e) => self.say(format!("Export failed: {}: {e}", path.display())),

@@ -469,6 +469,14 @@ fn the_walkthrough_session_builds_saves_reopens_and_exports() {
     let file = pmfedit_core::format::pmf::read(&bytes).unwrap();
     assert_eq!(file.levels.len(), 1);
     assert!(dir.path().join("project/map.ron").is_file());
+    // The export is exactly a full compile of the reopened map (incremental == full, as the
+    // editor runs it).
+    let settings = pmfedit_bake::compile::CompileSettings {
+        timestamp: file.header.creation_time,
+        ..pmfedit_bake::compile::CompileSettings::default()
+    };
+    let full = pmfedit_core::format::pmf::write(&pmfedit_bake::compile::compile_full(&state.map, &settings).unwrap());
+    assert!(full.unwrap() == bytes, "the walkthrough's export differs from a full compile");
 }
 
 #[test]

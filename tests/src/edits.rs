@@ -19,14 +19,18 @@ use pmfedit_core::map::{Level, Map};
 /// Chunk edge of [`start_map`]: 4 map units = 32 lattice units.
 pub const EDGE: i32 = 32;
 
-/// The lattice minimum of the 3×1×3 chunk work area around the center chunk.
+/// Chunks of the work area along X and Z: wider than an edit's neighbourhood (3 chunks) and a
+/// light's reach, so a spread that forgets lights or neighbours is caught.
+pub const AREA: i32 = 6;
+
+/// The lattice minimum of the AREA×1×AREA chunk work area around the center chunk.
 pub fn area_min(map: &Map) -> IVec3 {
     let frame = map.levels[0].frame();
-    frame.chunk_min_lattice(frame.center_chunk) - IVec3::new(EDGE, 0, EDGE)
+    frame.chunk_min_lattice(frame.center_chunk) - IVec3::new(EDGE * (AREA / 2), 0, EDGE * (AREA / 2))
 }
 
-/// A small map: 4-unit chunks, a floor over 3×3 chunks, a glass material, a static and a dynamic
-/// light.
+/// A small map: 4-unit chunks, a floor over AREA×AREA chunks, a glass material, a static light
+/// reaching over several chunks and a dynamic one.
 pub fn start_map() -> Map {
     let mut map = Map::new("invariant");
     map.levels[0] = Level::new("main", 2).expect("a valid chunk size");
@@ -35,11 +39,13 @@ pub fn start_map() -> Map {
     map.library.add(glass).expect("a new material");
     let min = area_min(&map);
     let stone = Cube::solid(MaterialId(0), PhysicsId(0), SoundId(0));
-    map.levels[0].fill_box(LatticeBox::new(min, min + IVec3::new(3 * EDGE, 8, 3 * EDGE)), stone).expect("in the grid");
-    let mut lamp = Light::point("lamp", Vec3::new(0.0, 1.0, 0.0));
-    lamp.range = 5.0;
+    map.levels[0]
+        .fill_box(LatticeBox::new(min, min + IVec3::new(AREA * EDGE, 8, AREA * EDGE)), stone)
+        .expect("in the grid");
+    let mut lamp = Light::point("lamp", Vec3::new(0.0, 3.0, 0.0));
+    lamp.range = 10.0;
     map.levels[0].objects.add(lamp).expect("a new light");
-    let mut flicker = Light::point("flicker", Vec3::new(3.0, 1.5, -2.0));
+    let mut flicker = Light::point("flicker", Vec3::new(6.0, 2.5, -5.0));
     flicker.range = 4.0;
     flicker.mode = LightMode::Dynamic { global_id: 1, enabled: true, preserve: false };
     map.levels[0].objects.add(flicker).expect("a new light");
@@ -49,21 +55,55 @@ pub fn start_map() -> Map {
 /// One thing a designer does.
 #[derive(Debug, Clone)]
 pub enum Op {
-    Fill { at: IVec3, size: IVec3, material: u16 },
-    Clear { at: IVec3, size: IVec3 },
-    Set { at: IVec3, log2: u8, material: u16 },
-    Paint { at: IVec3, log2: u8, face: usize, material: u16 },
-    Push { at: IVec3, corner: usize },
-    MoveLight { which: u32, to: Vec3 },
-    AddLight { to: Vec3 },
-    RemoveLight { which: u32 },
+    Fill {
+        at: IVec3,
+        size: IVec3,
+        material: u16,
+    },
+    Clear {
+        at: IVec3,
+        size: IVec3,
+    },
+    Set {
+        at: IVec3,
+        log2: u8,
+        material: u16,
+    },
+    Paint {
+        at: IVec3,
+        log2: u8,
+        face: usize,
+        material: u16,
+    },
+    Push {
+        at: IVec3,
+        corner: usize,
+    },
+    MoveLight {
+        which: u32,
+        to: Vec3,
+    },
+    AddLight {
+        to: Vec3,
+    },
+    RemoveLight {
+        which: u32,
+    },
     /// A material's colour (what its faces reflect and how its cubes look).
-    Recolor { material: u16, color: [u8; 3] },
+    Recolor {
+        material: u16,
+        color: [u8; 3],
+    },
     /// Flips a material's transparency (which faces are culled, which cubes block light).
-    ToggleTransparent { material: u16 },
+    ToggleTransparent {
+        material: u16,
+    },
     /// Copies the box of cubes at `from` (one chunk's worth) to `to` as an import does: the
     /// whole map replaced by an edited copy (`Edit::ReplaceMap`).
-    Import { from: IVec3, to: IVec3 },
+    Import {
+        from: IVec3,
+        to: IVec3,
+    },
     Undo,
     Redo,
 }
@@ -77,9 +117,10 @@ impl Op {
 
 /// The strategy of [`Op`]s on [`start_map`]-like maps.
 pub fn op() -> impl Strategy<Value = Op> {
-    let pos = (0..3 * EDGE, 0..EDGE, 0..3 * EDGE).prop_map(|(x, y, z)| IVec3::new(x, y, z));
+    let pos = (0..AREA * EDGE, 0..EDGE, 0..AREA * EDGE).prop_map(|(x, y, z)| IVec3::new(x, y, z));
     let size = (1..24, 1..16, 1..24).prop_map(|(x, y, z)| IVec3::new(x, y, z));
-    let world = (-5.5f32..5.5, 0.2f32..3.5, -5.5f32..5.5).prop_map(|(x, y, z)| Vec3::new(x, y, z));
+    let half = (AREA * EDGE / 16) as f32 - 0.5;
+    let world = (-half..half, 1.5f32..3.8, -half..half).prop_map(|(x, y, z)| Vec3::new(x, y, z));
     prop_oneof![
         3 => (pos.clone(), size.clone(), 0u16..2).prop_map(|(at, size, material)| Op::Fill { at, size, material }),
         2 => (pos.clone(), size).prop_map(|(at, size)| Op::Clear { at, size }),
@@ -129,7 +170,7 @@ pub fn edit_for(map: &Map, op: &Op) -> Option<Edit> {
         Op::MoveLight { which, to } => Edit::MoveObject { level: 0, id: ObjRef::Light(light(which)?), position: to },
         Op::AddLight { to } => {
             let mut l = Light::point("extra", to);
-            l.range = 4.0;
+            l.range = 7.0;
             Edit::AddObject { level: 0, item: ObjItem::Light(l) }
         }
         Op::RemoveLight { which } => Edit::RemoveObject { level: 0, id: ObjRef::Light(light(which)?) },
@@ -145,8 +186,8 @@ pub fn edit_for(map: &Map, op: &Op) -> Option<Edit> {
         }
         Op::Import { from, to } => {
             let level = &map.levels[0];
-            let model = export_model(&map.library, level, LatticeBox::new(min + from, min + from + IVec3::splat(8)), 3)
-                .ok()?;
+            let model =
+                export_model(&map.library, level, LatticeBox::new(min + from, min + from + IVec3::splat(8)), 3).ok()?;
             let mut copy = map.snapshot();
             import_voxels(&mut copy, 0, &model, min + to, 3).ok()?;
             Edit::ReplaceMap { map: WholeMap(Box::new(copy)), name: "Import copy".into() }

@@ -98,11 +98,12 @@ fn narrow_spread(_: &Map, _: &Map, changes: &ChangeSet, _: &CompileSettings) -> 
 fn a_narrow_spread_is_caught() {
     let config = Config { cases: 24, failure_persistence: None, max_shrink_iters: 0, ..Config::default() };
     let mut runner = TestRunner::new(config);
-    let result =
-        runner.run(&prop::collection::vec(op(), 1..8), |ops| match check(&ops, 1, Plan::FinalOnly, Some(narrow_spread)) {
+    let result = runner.run(&prop::collection::vec(op(), 1..8), |ops| {
+        match check(&ops, 1, Plan::FinalOnly, Some(narrow_spread)) {
             Ok(()) => Ok(()),
             Err(e) => Err(TestCaseError::fail(e)),
-        });
+        }
+    });
     assert!(result.is_err(), "a spread that ignores neighbours, lights and the library went unnoticed");
 }
 

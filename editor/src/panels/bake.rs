@@ -51,7 +51,8 @@ pub fn ui(ui: &mut Ui, cx: &mut PanelCtx<'_>) {
             for ((level, c), slot) in timed.take(500) {
                 ui.label(level.to_string());
                 ui.label(format!("{}, {}, {}", c.x, c.y, c.z));
-                let time = |stage: Stage| slot.times[stage.index()].map_or_else(String::new, |t| format!("{:.1} ms", ms(t)));
+                let time =
+                    |stage: Stage| slot.times[stage.index()].map_or_else(String::new, |t| format!("{:.1} ms", ms(t)));
                 ui.label(time(Stage::Preview));
                 ui.label(match slot.state {
                     ChunkState::Done => time(Stage::Full),

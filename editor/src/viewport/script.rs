@@ -216,7 +216,9 @@ impl Script {
             Phase::Edited { at, key, first_ms } => {
                 // An upload after the edit's draft or preview bake arrived.
                 let uploaded = vp.uploaded_at(key).filter(|&t| t > at);
-                if let Some(t) = uploaded.filter(|_| state.bake.state(key) != Some(ChunkState::Queued) && vp.uploads_waiting() == 0) {
+                if let Some(t) =
+                    uploaded.filter(|_| state.bake.state(key) != Some(ChunkState::Queued) && vp.uploads_waiting() == 0)
+                {
                     let ms = t.duration_since(at).as_secs_f64() * 1e3;
                     let first_ms = first_ms.unwrap_or(ms);
                     self.phase = if state.bake.state(key) == Some(ChunkState::Drafted) {

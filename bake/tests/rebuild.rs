@@ -1,0 +1,303 @@
+//! The rebuild engine: each kind of dependency the spread must follow, checked on a map built so
+//! that only that dependency links the edit to the chunk it affects (the random sequences of
+//! `tests/tests/invariant.rs` find these only by luck); the per-chunk states through the
+//! stages; failures, retries, chunks leaving the grid, and reloads worked out from two maps.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use glam::{IVec3, Vec3};
+
+use pmfedit_bake::compile::{CompileError, CompileSettings, bake_chunk, compile_full};
+use pmfedit_bake::deps::ChunkKey;
+use pmfedit_bake::rebuild::{ChunkState, Plan, Rebuild, RebuildError, diff};
+use pmfedit_bake::scheduler::{BakeFn, Scheduler, Stage};
+use pmfedit_core::edit::{CubeOp, Edit, History, LibItem, LibRef, ObjRef};
+use pmfedit_core::format::pmf;
+use pmfedit_core::map::coords::{CubeAddr, LatticeBox};
+use pmfedit_core::map::ids::{MaterialId, PhysicsId, SoundId};
+use pmfedit_core::map::library::Light;
+use pmfedit_core::map::octree::Cube;
+use pmfedit_core::map::{Level, Map};
+
+/// Chunk edge of the test maps: 4 map units = 32 lattice units.
+const EDGE: i32 = 32;
+
+fn settings() -> CompileSettings {
+    CompileSettings { timestamp: 7, ..CompileSettings::default() }
+}
+
+fn stone() -> Cube {
+    Cube::solid(MaterialId(0), PhysicsId(0), SoundId(0))
+}
+
+/// A floor one unit thick over `n`×`n` chunks starting at the center chunk (lattice origin of
+/// the level), and one lamp `range` units above its first chunk.
+fn floor_map(n: i32, range: f32) -> Map {
+    let mut map = Map::new("rebuild");
+    map.levels[0] = Level::new("main", 2).unwrap();
+    let min = origin(&map);
+    map.levels[0].fill_box(LatticeBox::new(min, min + IVec3::new(n * EDGE, 8, n * EDGE)), stone()).unwrap();
+    // 2 units into the first chunk, 6 units above the floor's bottom.
+    let at = map.levels[0].frame().world_from_lattice(min + IVec3::new(16, 48, 16)).as_vec3();
+    let mut lamp = Light::point("lamp", at);
+    lamp.range = range;
+    map.levels[0].objects.add(lamp).unwrap();
+    map
+}
+
+fn origin(map: &Map) -> IVec3 {
+    let f = map.levels[0].frame();
+    f.chunk_min_lattice(f.center_chunk)
+}
+
+fn chunk_at(map: &Map, lattice: IVec3) -> ChunkKey {
+    let f = map.levels[0].frame();
+    (0, f.chunk_from_lattice(lattice))
+}
+
+fn engine(map: &Map) -> Rebuild {
+    let mut e = Rebuild::new(Scheduler::new(2, settings(), Arc::new(|| {})), Plan::FinalOnly, Arc::new(map.clone()));
+    e.wait();
+    assert!(e.is_final());
+    e
+}
+
+fn bytes(f: &pmf::File) -> Vec<u8> {
+    pmf::write(f).unwrap()
+}
+
+/// Applies `edit`, tells the engine, waits; returns the chunks it queued. Panics unless the
+/// engine's file equals a full compile afterwards.
+fn edit_and_check(e: &mut Rebuild, map: &mut Map, history: &mut History, edit: Edit) -> BTreeSet<ChunkKey> {
+    let changes = history.apply(map, edit).unwrap();
+    e.edited(Arc::new(map.clone()), &changes);
+    let queued: BTreeSet<ChunkKey> = e.keys(ChunkState::Queued).collect();
+    e.wait();
+    assert!(e.is_final());
+    assert!(bytes(&e.compile(None).unwrap()) == bytes(&compile_full(map, &settings()).unwrap()), "incremental != full");
+    queued
+}
+
+/// The chunk whose bake `edit` changes although the spread has no direct reason (it only
+/// checks that bake before and after): proves the dependency is real.
+fn bake_changes(before: &Map, after: &Map, key: ChunkKey) -> bool {
+    let a = bake_chunk(before, key.0, key.1, &settings()).unwrap();
+    let b = bake_chunk(after, key.0, key.1, &settings()).unwrap();
+    a.pmf != b.pmf
+}
+
+#[test]
+fn a_cube_at_a_chunk_border_rebakes_the_neighbour_whose_face_it_covers() {
+    let mut map = floor_map(2, 4.0);
+    let mut history = History::new();
+    let mut e = engine(&map);
+    // The floor ends at x = 2 chunks: a cube just past its end, in the next chunk, covers the
+    // floor's +X side face, which the last floor chunk's mesh must drop.
+    let o = origin(&map);
+    let at = o + IVec3::new(2 * EDGE, 0, 4);
+    let before = map.clone();
+    let queued = edit_and_check(
+        &mut e,
+        &mut map,
+        &mut history,
+        Edit::Cubes { level: 0, op: CubeOp::SetCube { addr: CubeAddr::containing(at, 3), cube: stone() } },
+    );
+    let neighbour = chunk_at(&map, at - IVec3::new(1, 0, 0));
+    assert_ne!(neighbour, chunk_at(&map, at));
+    assert!(bake_changes(&before, &map, neighbour), "the test map does not exercise face culling");
+    assert!(queued.contains(&neighbour));
+}
+
+#[test]
+fn a_wall_near_a_lamp_rebakes_the_chunks_its_shadow_reaches_beyond_the_neighbours() {
+    let mut map = floor_map(5, 18.0);
+    let id = map.levels[0].objects.lights().ids().next().unwrap();
+    let mut lamp = map.levels[0].objects.lights().get(id).unwrap().clone();
+    lamp.intensity = 40.0;
+    map.levels[0].objects.replace(id, lamp).unwrap();
+    let mut history = History::new();
+    let mut e = engine(&map);
+    // A wall right beside the lamp (x = 2, 6 units up), almost as high, in chunk 0: its shadow
+    // falls along +X across the floor to chunk 3 and beyond.
+    let o = origin(&map);
+    let wall = LatticeBox::new(o + IVec3::new(3 * 8, 8, 0), o + IVec3::new(3 * 8 + 4, 47, 2 * EDGE));
+    let before = map.clone();
+    let queued = edit_and_check(
+        &mut e,
+        &mut map,
+        &mut history,
+        Edit::Cubes { level: 0, op: CubeOp::FillBox { region: wall, cube: stone() } },
+    );
+    let far = chunk_at(&map, o + IVec3::new(3 * EDGE + 4, 0, 4));
+    assert!(bake_changes(&before, &map, far), "the shadow does not reach the far chunk");
+    assert!(queued.contains(&far), "{far:?} not re-baked; queued {queued:?}");
+}
+
+#[test]
+fn a_moved_lamp_rebakes_where_it_was_and_where_it_goes() {
+    let mut map = floor_map(5, 6.0);
+    let mut history = History::new();
+    let mut e = engine(&map);
+    let id = map.levels[0].objects.lights().ids().next().unwrap();
+    let before = map.clone();
+    let queued = edit_and_check(
+        &mut e,
+        &mut map,
+        &mut history,
+        Edit::MoveObject { level: 0, id: ObjRef::Light(id), position: Vec3::new(18.0, 5.0, 18.0) },
+    );
+    let o = origin(&map);
+    for (at, what) in
+        [(o + IVec3::new(4, 0, 4), "where it was"), (o + IVec3::new(4 * EDGE + 4, 0, 4 * EDGE + 4), "where it goes")]
+    {
+        let k = chunk_at(&map, at);
+        assert!(bake_changes(&before, &map, k), "{what}: no light change");
+        assert!(queued.contains(&k), "{what}: {k:?} not re-baked");
+    }
+    // Far from both: untouched.
+    assert!(!queued.contains(&chunk_at(&map, o + IVec3::new(4 * EDGE + 4, 0, 4))));
+}
+
+#[test]
+fn a_material_colour_rebakes_every_chunk() {
+    let mut map = floor_map(3, 6.0);
+    let mut history = History::new();
+    let mut e = engine(&map);
+    let mut m = map.library.materials().get(MaterialId(0)).unwrap().clone();
+    m.color = [10, 200, 30];
+    let queued = edit_and_check(
+        &mut e,
+        &mut map,
+        &mut history,
+        Edit::ReplaceLibraryItem { id: LibRef::Material(MaterialId(0)), item: LibItem::Material(m) },
+    );
+    assert_eq!(queued.len(), e.slots().len());
+}
+
+#[test]
+fn a_chunk_that_leaves_the_grid_is_forgotten_and_reported() {
+    let mut map = floor_map(2, 4.0);
+    let mut history = History::new();
+    let o = origin(&map);
+    // A lone cube far out along +X widens the grid.
+    let far = o + IVec3::new(5 * EDGE, 0, 0);
+    history
+        .apply(
+            &mut map,
+            Edit::Cubes { level: 0, op: CubeOp::SetCube { addr: CubeAddr::containing(far, 3), cube: stone() } },
+        )
+        .unwrap();
+    let mut e = engine(&map);
+    let n = e.slots().len();
+    e.take_changed();
+    edit_and_check(
+        &mut e,
+        &mut map,
+        &mut history,
+        Edit::Cubes { level: 0, op: CubeOp::ClearCube { addr: CubeAddr::containing(far, 3) } },
+    );
+    assert!(e.slots().len() < n, "the grid shrank but the engine kept its chunks");
+    let changed = e.take_changed();
+    // The chunks between the floor and the cleared cube left the grid.
+    let between = chunk_at(&map, far - IVec3::new(EDGE, 0, 0));
+    assert!(e.slot(between).is_none());
+    assert!(changed.contains(&between), "the viewer is not told to drop the chunk");
+}
+
+#[test]
+fn a_reload_works_out_the_change_and_equals_a_full_compile() {
+    let mut map = floor_map(4, 6.0);
+    let mut e = engine(&map);
+    // Two independent changes made "on disk": a cube and a light colour.
+    let o = origin(&map);
+    map.levels[0].set_cube(CubeAddr::containing(o + IVec3::new(3 * EDGE + 4, 8, 4), 3), stone()).unwrap();
+    let id = map.levels[0].objects.lights().ids().next().unwrap();
+    let mut lamp = map.levels[0].objects.lights().get(id).unwrap().clone();
+    lamp.color = [255, 0, 0];
+    map.levels[0].objects.replace(id, lamp).unwrap();
+    let cs = diff(e.map(), &map);
+    assert_eq!(cs.levels[&0].objects, [ObjRef::Light(id)].into());
+    assert_eq!(cs.chunk_count(), 1);
+    assert!(!cs.levels[&0].settings && cs.library.is_empty() && !cs.level_list);
+    let queued = e.reload(Arc::new(map.clone()));
+    assert!(queued > 0 && queued < e.slots().len(), "{queued} of {}", e.slots().len());
+    e.wait();
+    assert!(bytes(&e.compile(None).unwrap()) == bytes(&compile_full(&map, &settings()).unwrap()));
+    // Nothing changed: nothing re-baked.
+    assert_eq!(e.reload(Arc::new(map.clone())), 0);
+}
+
+#[test]
+fn a_failed_bake_blocks_the_compile_until_a_retry_succeeds() {
+    let map = floor_map(2, 4.0);
+    let fail = Arc::new(AtomicBool::new(true));
+    let f = fail.clone();
+    let bake: Arc<BakeFn> = Arc::new(move |m: &Map, (l, c): ChunkKey, _: Stage, s: &CompileSettings| {
+        if f.load(Ordering::SeqCst) && c.x == m.levels[l].frame().center_chunk.x + 1 {
+            return Err(CompileError::Format("injected".into()));
+        }
+        bake_chunk(m, l, c, s)
+    });
+    let mut e = Rebuild::new(
+        Scheduler::with_bake_fn(2, settings(), Arc::new(|| {}), bake),
+        Plan::FinalOnly,
+        Arc::new(map.clone()),
+    );
+    e.wait();
+    assert!(e.is_settled() && !e.is_final());
+    let failed: Vec<ChunkKey> = e.keys(ChunkState::Failed).collect();
+    assert!(!failed.is_empty());
+    match e.compile(None) {
+        Err(RebuildError::Failed { key, error }) => {
+            assert!(failed.contains(&key));
+            assert!(error.contains("injected"), "{error}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(e.errors().iter().any(|m| m.contains("injected")));
+    // The next change that dirties the failed chunks retries them.
+    fail.store(false, Ordering::SeqCst);
+    let mut changed = map.clone();
+    let o = origin(&changed);
+    changed.levels[0].set_cube(CubeAddr::containing(o + IVec3::new(EDGE + 4, 8, 4), 3), stone()).unwrap();
+    e.reload(Arc::new(changed.clone()));
+    e.wait();
+    assert!(e.is_final(), "{:?}", e.keys(ChunkState::Failed).collect::<Vec<_>>());
+    assert!(bytes(&e.compile(None).unwrap()) == bytes(&compile_full(&changed, &settings()).unwrap()));
+}
+
+#[test]
+fn interactive_stages_arrive_in_order_and_carry_their_stage() {
+    let mut map = floor_map(3, 6.0);
+    let mut history = History::new();
+    let mut e =
+        Rebuild::new(Scheduler::interactive(1, settings(), Arc::new(|| {})), Plan::Interactive, Arc::new(map.clone()));
+    e.wait();
+    assert!(e.slots().values().all(|s| s.state == ChunkState::Done && s.shown.as_ref().unwrap().stage == Stage::Full));
+    // A plain load has no drafts.
+    assert!(e.slots().values().all(|s| s.times[Stage::Draft.index()].is_none()));
+    e.take_changed();
+    let o = origin(&map);
+    let at = o + IVec3::new(EDGE + 4, 8, EDGE + 4);
+    let changes = history
+        .apply(
+            &mut map,
+            Edit::Cubes { level: 0, op: CubeOp::SetCube { addr: CubeAddr::containing(at, 3), cube: stone() } },
+        )
+        .unwrap();
+    e.edited(Arc::new(map.clone()), &changes);
+    let edited = chunk_at(&map, at);
+    assert_eq!(e.state(edited), Some(ChunkState::Queued));
+    // The stale full bake is kept for drawing but not offered for export.
+    assert!(e.shown(edited).is_some() && e.full(edited).is_none());
+    e.wait();
+    let slot = e.slot(edited).unwrap();
+    assert_eq!(slot.state, ChunkState::Done);
+    assert!(slot.times[Stage::Preview.index()].is_some() && slot.times[Stage::Full.index()].is_some());
+    // Its neighbours got no draft.
+    let neighbour = chunk_at(&map, at + IVec3::new(EDGE, 0, 0));
+    assert!(e.slot(neighbour).unwrap().times[Stage::Draft.index()].is_none());
+    assert!(bytes(&e.compile(None).unwrap()) == bytes(&compile_full(&map, &settings()).unwrap()));
+}
