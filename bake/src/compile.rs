@@ -145,6 +145,12 @@ pub struct ChunkBake {
     pub generation: u64,
     pub pmf: pmf::Chunk,
     pub stats: ChunkStats,
+    /// Chunks of the same level, other than this one and its 26 neighbours, whose cubes the bake
+    /// read (a ray, a sight line or a search passed through them), sorted. The static spread
+    /// ([`crate::deps::dirty_chunks`]) does not know these; the rebuild engine re-bakes this chunk
+    /// when one of them changes ([`crate::rebuild`]). Empty for bakes that read only their
+    /// neighbourhood and the lights' reach.
+    pub reads: Vec<ChunkCoord>,
 }
 
 /// The chunk holding a level-space point.
@@ -356,7 +362,7 @@ pub fn bake_chunk_timed(
     };
     let generation = level.chunk(chunk).map_or(0, |c| c.generation());
     let times = StageTimes { mesh: t_mesh, light: t_light, air: t_air, other: t2.elapsed().saturating_sub(t_air) };
-    Ok((ChunkBake { level: level_index, chunk, generation, pmf: chunk_pmf, stats }, times))
+    Ok((ChunkBake { level: level_index, chunk, generation, pmf: chunk_pmf, stats, reads: Vec::new() }, times))
 }
 
 /// Visibility (V1) and pathfinding (P1) data of the chunk's air cells. Other chunks are named by

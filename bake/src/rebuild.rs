@@ -13,6 +13,12 @@
 //! - **Per-chunk bookkeeping**: one [`ChunkSlot`] per chunk with a [`ChunkState`], the bake to
 //!   draw and the full bake to export. The states replace the sets (pending ⊆ finalizing, …) whose
 //!   invariants used to live in comments.
+//! - **Recorded reads**: a bake may read chunks far beyond any static rule (a sight line, a sky
+//!   ray, a visibility search); it lists them in [`ChunkBake::reads`]. The engine keeps the reverse
+//!   index, so a change to such a chunk re-bakes exactly the chunks that read it, and it checks
+//!   each full result against the changes made while it was baking: a result that read a chunk
+//!   changed after its request is not taken as final, the chunk is queued again. A ray or a search
+//!   is decided by the cubes it visits, so "nothing it visited changed" proves the result current.
 //!
 //! # The invariant
 //! After any sequence of [`Rebuild::edited`] / [`Rebuild::reload`] calls, once [`Rebuild::is_final`],
@@ -105,11 +111,13 @@ pub struct ChunkSlot {
     pub times: [Option<Duration>; 3],
     /// Why the current request failed ([`ChunkState::Failed`]).
     pub error: Option<String>,
+    /// The engine epoch of the current request (see [`Rebuild::edited`]).
+    requested_at: u64,
 }
 
 impl ChunkSlot {
-    fn queued() -> Self {
-        Self { state: ChunkState::Queued, shown: None, full: None, times: [None; 3], error: None }
+    fn queued(epoch: u64) -> Self {
+        Self { state: ChunkState::Queued, shown: None, full: None, times: [None; 3], error: None, requested_at: epoch }
     }
 }
 
@@ -154,6 +162,12 @@ pub struct Rebuild {
     revision: u64,
     /// Failures and panics, newest last, as messages naming the chunk and stage.
     errors: Vec<String>,
+    /// Bumped by every change handed to the engine.
+    epoch: u64,
+    /// The epoch at which each chunk's cubes last changed (chunks never changed are absent).
+    changed_at: BTreeMap<ChunkKey, u64>,
+    /// For each chunk, the chunks whose newest full bake lists it in [`ChunkBake::reads`].
+    readers: BTreeMap<ChunkKey, BTreeSet<ChunkKey>>,
 }
 
 impl fmt::Debug for Rebuild {
@@ -179,6 +193,9 @@ impl Rebuild {
             changed: BTreeSet::new(),
             revision: 0,
             errors: Vec::new(),
+            epoch: 0,
+            changed_at: BTreeMap::new(),
+            readers: BTreeMap::new(),
         };
         engine.replace(map);
         engine
@@ -211,6 +228,9 @@ impl Rebuild {
     pub fn replace(&mut self, map: Arc<Map>) {
         self.changed.extend(self.slots.keys().copied());
         self.slots.clear();
+        self.readers.clear();
+        self.changed_at.clear();
+        self.epoch += 1;
         self.map = map;
         let keys = every_chunk(&self.map);
         self.request(keys, &BTreeSet::new());
@@ -230,13 +250,23 @@ impl Rebuild {
             self.replace(self.map.clone());
             return self.slots.len();
         }
+        self.epoch += 1;
         let mut dirty = (self.spread)(&before, &self.map, changes, self.settings());
+        for (&li, lc) in &changes.levels {
+            for (c, _) in lc.chunks.iter() {
+                self.changed_at.insert((li, c), self.epoch);
+                // Bakes whose rays or searches went through the chunk.
+                dirty.extend(self.readers.get(&(li, c)).into_iter().flatten().copied());
+            }
+        }
         let now = every_chunk(&self.map);
         dirty.extend(now.iter().filter(|k| !self.slots.contains_key(k)));
         dirty.retain(|k| now.contains(k));
         let gone: Vec<ChunkKey> = self.slots.keys().filter(|k| !now.contains(k)).copied().collect();
         for k in gone {
-            self.slots.remove(&k);
+            if let Some(slot) = self.slots.remove(&k) {
+                self.forget_reads(k, slot.full.as_deref());
+            }
             self.changed.insert(k);
             self.revision += 1;
         }
@@ -261,9 +291,10 @@ impl Rebuild {
             return;
         }
         for k in &keys {
-            let slot = self.slots.entry(*k).or_insert_with(ChunkSlot::queued);
+            let slot = self.slots.entry(*k).or_insert_with(|| ChunkSlot::queued(self.epoch));
             slot.state = ChunkState::Queued;
             slot.error = None;
+            slot.requested_at = self.epoch;
         }
         let (first, rest): (Vec<ChunkKey>, Vec<ChunkKey>) = keys.into_iter().partition(|k| urgent.contains(k));
         match self.plan {
@@ -285,9 +316,22 @@ impl Rebuild {
     /// Takes the results that arrived. Call once per frame (a viewer) or after [`Self::wait`].
     pub fn poll(&mut self) -> Polled {
         let mut polled = Polled::default();
+        let mut stale = BTreeSet::new();
         for event in self.scheduler.drain() {
             let key = event.key();
-            let Some(slot) = self.slots.get_mut(&key) else { continue }; // left the grid meanwhile
+            let Some(requested_at) = self.slots.get(&key).map(|s| s.requested_at) else { continue }; // left the grid
+            let mut is_stale = false;
+            if let BakeEvent::Baked { bake, stage: Stage::Full, .. } = &event {
+                // It read a chunk that changed after it was asked for.
+                is_stale =
+                    bake.reads.iter().any(|&r| self.changed_at.get(&(key.0, r)).is_some_and(|&t| t > requested_at));
+                let old = self.slots.get(&key).and_then(|s| s.full.clone());
+                self.forget_reads(key, old.as_deref());
+                for &r in &bake.reads {
+                    self.readers.entry((key.0, r)).or_default().insert(key);
+                }
+            }
+            let slot = self.slots.get_mut(&key).expect("looked up above");
             match event {
                 BakeEvent::Baked { bake, elapsed, stage } => {
                     let bake = Arc::new(*bake);
@@ -298,6 +342,13 @@ impl Rebuild {
                     slot.state = match stage {
                         Stage::Draft => ChunkState::Drafted,
                         Stage::Preview => ChunkState::Previewed,
+                        // It read a chunk that changed after it was asked for: draw it, but bake
+                        // the chunk again from the current map.
+                        Stage::Full if is_stale => {
+                            stale.insert(key);
+                            slot.full = Some(bake.clone());
+                            ChunkState::Queued
+                        }
                         Stage::Full => {
                             slot.full = Some(bake.clone());
                             ChunkState::Done
@@ -326,7 +377,20 @@ impl Rebuild {
                 }
             }
         }
+        self.request(stale, &BTreeSet::new());
         polled
+    }
+
+    /// Drops `key`'s entries from the reverse index of reads (its full bake `old` is replaced).
+    fn forget_reads(&mut self, key: ChunkKey, old: Option<&ChunkBake>) {
+        for &r in old.map_or(&[][..], |b| &b.reads[..]) {
+            if let Some(set) = self.readers.get_mut(&(key.0, r)) {
+                set.remove(&key);
+                if set.is_empty() {
+                    self.readers.remove(&(key.0, r));
+                }
+            }
+        }
     }
 
     /// Blocks until every queued bake is done, then takes the results. For tools and tests, not

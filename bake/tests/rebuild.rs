@@ -301,3 +301,98 @@ fn interactive_stages_arrive_in_order_and_carry_their_stage() {
     assert!(e.slot(neighbour).unwrap().times[Stage::Draft.index()].is_none());
     assert!(bytes(&e.compile(None).unwrap()) == bytes(&compile_full(&map, &settings()).unwrap()));
 }
+
+/// A bake function that, for chunk `a` once the lattice cell `marker` is solid, reads chunk
+/// `far` (beyond its neighbours) and folds far's content into its result (as a sight line or a
+/// sky ray would), holding its full bake while `hold` is set.
+fn far_reader(a: ChunkKey, far: ChunkKey, marker: IVec3, hold: Arc<AtomicBool>) -> Arc<BakeFn> {
+    Arc::new(move |m: &Map, (l, c): ChunkKey, stage: Stage, s: &CompileSettings| {
+        let mut b = bake_chunk(m, l, c, s)?;
+        if (l, c) == a && m.levels[l].get(marker).is_ok_and(|(cube, _)| cube.is_solid()) {
+            let t = std::time::Instant::now();
+            while stage == Stage::Full && hold.load(Ordering::SeqCst) && t.elapsed().as_secs() < 120 {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            b.reads = vec![far.1];
+            b.stats.faces += (m.levels[l].chunk(far.1).map_or(0, |ch| ch.octree().content_hash()) % 1000) as usize;
+        }
+        Ok(b)
+    })
+}
+
+/// Every chunk's full bake in `e` equals the one a fresh engine with the same bake function makes
+/// of `map` (the invariant for bakes that read far chunks).
+fn assert_same_as_fresh(e: &Rebuild, map: &Map, bake: Arc<BakeFn>) {
+    let mut fresh = Rebuild::new(
+        Scheduler::with_bake_fn(2, settings(), Arc::new(|| {}), bake),
+        Plan::FinalOnly,
+        Arc::new(map.clone()),
+    );
+    fresh.wait();
+    assert_eq!(e.slots().keys().collect::<Vec<_>>(), fresh.slots().keys().collect::<Vec<_>>());
+    for k in e.slots().keys() {
+        assert!(e.full(*k) == fresh.full(*k), "{k:?} differs from a fresh bake");
+    }
+}
+
+fn far_edit(map: &Map) -> Edit {
+    let at = origin(map) + IVec3::new(4 * EDGE + 4, 8, 4 * EDGE + 4);
+    Edit::Cubes { level: 0, op: CubeOp::SetCube { addr: CubeAddr::containing(at, 3), cube: stone() } }
+}
+
+#[test]
+fn a_change_to_a_chunk_a_bake_read_rebakes_the_reader() {
+    let mut map = floor_map(5, 4.0);
+    let o = origin(&map);
+    let marker = o + IVec3::new(4, 12, 4);
+    map.levels[0].set_cube(CubeAddr::containing(marker, 2), stone()).unwrap();
+    let (a, far) = (chunk_at(&map, o), chunk_at(&map, o + IVec3::new(4 * EDGE, 0, 4 * EDGE)));
+    let bake = far_reader(a, far, marker, Arc::new(AtomicBool::new(false)));
+    let scheduler = Scheduler::with_bake_fn(2, settings(), Arc::new(|| {}), bake.clone());
+    let mut e = Rebuild::new(scheduler, Plan::FinalOnly, Arc::new(map.clone()));
+    e.wait();
+    assert_eq!(e.full(a).unwrap().reads, [far.1]);
+    // A cube in the far chunk: the static spread knows nothing of `a`, the recorded read does.
+    let mut history = History::new();
+    let edit = far_edit(&map);
+    let changes = history.apply(&mut map, edit).unwrap();
+    e.edited(Arc::new(map.clone()), &changes);
+    assert_eq!(e.state(a), Some(ChunkState::Queued));
+    e.wait();
+    assert_same_as_fresh(&e, &map, bake);
+}
+
+#[test]
+fn a_result_that_read_a_chunk_changed_while_it_baked_is_baked_again() {
+    let mut map = floor_map(5, 4.0);
+    let o = origin(&map);
+    let marker = o + IVec3::new(4, 12, 4);
+    let (a, far) = (chunk_at(&map, o), chunk_at(&map, o + IVec3::new(4 * EDGE, 0, 4 * EDGE)));
+    let hold = Arc::new(AtomicBool::new(false));
+    let bake = far_reader(a, far, marker, hold.clone());
+    let scheduler = Scheduler::with_bake_fn(2, settings(), Arc::new(|| {}), bake.clone());
+    let mut e = Rebuild::new(scheduler, Plan::FinalOnly, Arc::new(map.clone()));
+    e.wait();
+    assert!(e.full(a).unwrap().reads.is_empty(), "no marker yet: a reads nothing far");
+    let mut history = History::new();
+    // 1. The marker: `a` re-bakes from this map and will read `far`; its full bake is held.
+    hold.store(true, Ordering::SeqCst);
+    let marker_edit =
+        Edit::Cubes { level: 0, op: CubeOp::SetCube { addr: CubeAddr::containing(marker, 2), cube: stone() } };
+    let changes = history.apply(&mut map, marker_edit).unwrap();
+    e.edited(Arc::new(map.clone()), &changes);
+    // 2. Meanwhile the far chunk changes. Nothing recorded says `a` reads it (its old bake did
+    //    not), so `a` is not asked for again; its running bake reads the far chunk as it was.
+    let edit = far_edit(&map);
+    let changes = history.apply(&mut map, edit).unwrap();
+    e.edited(Arc::new(map.clone()), &changes);
+    // 3. The held result arrives: it read a chunk changed after its request, so it is not final.
+    hold.store(false, Ordering::SeqCst);
+    let t = std::time::Instant::now();
+    while !e.is_final() {
+        e.wait();
+        assert!(t.elapsed().as_secs() < 300, "never final");
+    }
+    assert_eq!(e.full(a).unwrap().reads, [far.1]);
+    assert_same_as_fresh(&e, &map, bake);
+}

@@ -573,6 +573,7 @@ mod tests {
             generation: 0,
             pmf: chunk,
             stats: Default::default(),
+            reads: Vec::new(),
         };
         (bake, lib)
     }
