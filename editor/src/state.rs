@@ -149,10 +149,10 @@ impl EditorState {
     pub fn poll_bakes(&mut self) {
         self.bake.poll();
         // Exports compile from full bakes only (a failed chunk makes the export say so).
-        if self.bake.is_settled() {
-            if let Some(path) = self.pending_export.take() {
-                self.export_now(&path);
-            }
+        if self.bake.is_settled()
+            && let Some(path) = self.pending_export.take()
+        {
+            self.export_now(&path);
         }
     }
 
@@ -306,10 +306,10 @@ impl EditorState {
             return;
         }
         self.last_recovery = Instant::now();
-        if let Some(p) = &self.project {
-            if let Err(e) = p.write_recovery(&self.map) {
-                self.bake.report(format!("autosave: {e}"));
-            }
+        if let Some(p) = &self.project
+            && let Err(e) = p.write_recovery(&self.map)
+        {
+            self.bake.report(format!("autosave: {e}"));
         }
     }
 }

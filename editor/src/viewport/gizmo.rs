@@ -820,14 +820,13 @@ impl Viewport {
         if !tool_uses_gizmos(state.tool) {
             return false;
         }
-        if let (Some(g), Some(h)) = (&self.gizmo, self.gizmo_hover) {
-            if let Some((o, d)) = self.pointer_ray(ui, self.rect) {
-                if let Some(drag) = GizmoDrag::begin(g, h, o, d) {
-                    out.push(Command::BeginStroke);
-                    self.drag = Drag::Gizmo(Box::new(drag));
-                    return true;
-                }
-            }
+        if let (Some(g), Some(h)) = (&self.gizmo, self.gizmo_hover)
+            && let Some((o, d)) = self.pointer_ray(ui, self.rect)
+            && let Some(drag) = GizmoDrag::begin(g, h, o, d)
+        {
+            out.push(Command::BeginStroke);
+            self.drag = Drag::Gizmo(Box::new(drag));
+            return true;
         }
         if let Some((level, obj)) = self.hover_object {
             out.push(Command::Select(selection_of(level, obj)));
@@ -876,10 +875,10 @@ impl Viewport {
             outline(o, level, id, overlay::HOVER);
         }
         let Some(g) = &self.gizmo else {
-            if let Some((level, id @ (ObjRef::Region(_) | ObjRef::LoadRegion(_)))) = selected(state) {
-                if level == state.level {
-                    outline(o, level, id, overlay::SELECT);
-                }
+            if let Some((level, id @ (ObjRef::Region(_) | ObjRef::LoadRegion(_)))) = selected(state)
+                && level == state.level
+            {
+                outline(o, level, id, overlay::SELECT);
             }
             return;
         };

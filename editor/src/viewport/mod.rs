@@ -804,14 +804,15 @@ impl Viewport {
         if flying {
             return;
         }
-        if pressed(egui::Key::F) && !ctrl {
-            if let Some((c, r)) = selection_sphere(state).or_else(|| {
+        if pressed(egui::Key::F)
+            && !ctrl
+            && let Some((c, r)) = selection_sphere(state).or_else(|| {
                 let level = state.map.levels.get(state.level)?;
                 let p = self.hover?;
                 Some((level.frame().world_from_lattice_f(p.point), 2.0))
-            }) {
-                self.camera.frame(c, (r * 2.5).max(2.0));
-            }
+            })
+        {
+            self.camera.frame(c, (r * 2.5).max(2.0));
         }
         // The system clipboard gets a note: egui-winit turns Ctrl+V into a paste event only
         // when the system clipboard holds something.
@@ -819,24 +820,18 @@ impl Viewport {
             let s = c.size.as_dvec3() / 8.0;
             format!("pmfedit cubes {}×{}×{}", s.x, s.y, s.z)
         };
-        if copy {
-            if let Some(c) = tools::select::copy(state) {
-                out.push(Command::Status(format!("Copied {} pieces", c.pieces.len())));
-                ui.ctx().copy_text(note(&c));
-                self.clipboard = Some(c);
-            }
+        if copy && let Some(c) = tools::select::copy(state) {
+            out.push(Command::Status(format!("Copied {} pieces", c.pieces.len())));
+            ui.ctx().copy_text(note(&c));
+            self.clipboard = Some(c);
         }
-        if cut {
-            if let Some((c, cmds)) = tools::select::cut(state) {
-                ui.ctx().copy_text(note(&c));
-                self.clipboard = Some(c);
-                out.extend(cmds);
-            }
+        if cut && let Some((c, cmds)) = tools::select::cut(state) {
+            ui.ctx().copy_text(note(&c));
+            self.clipboard = Some(c);
+            out.extend(cmds);
         }
-        if paste {
-            if let (Some(c), Some(p)) = (&self.clipboard, self.hover) {
-                out.extend(tools::select::paste(state, c, &p));
-            }
+        if paste && let (Some(c), Some(p)) = (&self.clipboard, self.hover) {
+            out.extend(tools::select::paste(state, c, &p));
         }
         if ctrl && pressed(egui::Key::D) {
             out.extend(tools::select::duplicate(state, self.select_normal));
@@ -844,15 +839,13 @@ impl Viewport {
         if pressed(egui::Key::Delete) {
             out.extend(tools::select::delete(state));
         }
-        if !ctrl {
-            if let Some(c) = &self.clipboard {
-                if pressed(egui::Key::M) {
-                    self.clipboard = Some(c.mirrored(if mods.shift { 2 } else { 0 }));
-                    out.push(Command::Status("Clipboard mirrored".into()));
-                } else if pressed(egui::Key::R) {
-                    self.clipboard = Some(c.rotated());
-                    out.push(Command::Status("Clipboard rotated 90°".into()));
-                }
+        if !ctrl && let Some(c) = &self.clipboard {
+            if pressed(egui::Key::M) {
+                self.clipboard = Some(c.mirrored(if mods.shift { 2 } else { 0 }));
+                out.push(Command::Status("Clipboard mirrored".into()));
+            } else if pressed(egui::Key::R) {
+                self.clipboard = Some(c.rotated());
+                out.push(Command::Status("Clipboard rotated 90°".into()));
             }
         }
     }
@@ -884,18 +877,17 @@ impl Viewport {
             Drag::Select(d) => o.lattice_box(&frame, d.region(), overlay::SELECT),
             _ => {}
         }
-        if let Some((_, obj)) = self.hover_object {
-            if let Some(p) = tools::object::object_position(state, state.level, obj) {
-                o.box_lines(p - DVec3::splat(0.3), p + DVec3::splat(0.3), overlay::HOVER);
-            }
+        if let Some((_, obj)) = self.hover_object
+            && let Some(p) = tools::object::object_position(state, state.level, obj)
+        {
+            o.box_lines(p - DVec3::splat(0.3), p + DVec3::splat(0.3), overlay::HOVER);
         }
         // The visibility view's air cube.
-        if self.shading == Shading::Visibility {
-            if let Ok(a) = &self.vis.air {
-                if a.key.0 == state.level {
-                    o.box_lines(a.min, a.max, overlay::AIR_CUBE);
-                }
-            }
+        if self.shading == Shading::Visibility
+            && let Ok(a) = &self.vis.air
+            && a.key.0 == state.level
+        {
+            o.box_lines(a.min, a.max, overlay::AIR_CUBE);
         }
         // Hovered face, the tool's target and the grid.
         if let Some(p) = &self.hover {
@@ -1007,16 +999,16 @@ impl Viewport {
         if self.shading == Shading::Visibility {
             lines.push(self.vis.status());
         }
-        if let Some(p) = &self.hover {
-            if let Some(level) = state.map.levels.get(p.level) {
-                let w = level.frame().world_from_lattice_f(p.point);
-                let mat = p
-                    .cube
-                    .face_material(p.face)
-                    .and_then(|m| state.map.library.materials().get(m))
-                    .map_or("?", |m| m.name.as_str());
-                lines.push(format!("({:.2}, {:.2}, {:.2}) {:?} · {mat}", w.x, w.y, w.z, p.face));
-            }
+        if let Some(p) = &self.hover
+            && let Some(level) = state.map.levels.get(p.level)
+        {
+            let w = level.frame().world_from_lattice_f(p.point);
+            let mat = p
+                .cube
+                .face_material(p.face)
+                .and_then(|m| state.map.library.materials().get(m))
+                .map_or("?", |m| m.name.as_str());
+            lines.push(format!("({:.2}, {:.2}, {:.2}) {:?} · {mat}", w.x, w.y, w.z, p.face));
         }
         if let Drag::Box(d) | Drag::Select(d) = &self.drag {
             let r = d.region();
@@ -1028,17 +1020,17 @@ impl Viewport {
             let s = c.size.as_dvec3() / 8.0;
             lines.push(format!("clipboard {}×{}×{} u", s.x, s.y, s.z));
         }
-        if let Some(r) = &self.renderer {
-            if let Ok(r) = r.lock() {
-                lines.push(format!(
-                    "{} chunks on GPU, {} drawn ({} draws, {}k triangles) · speed {:.0}",
-                    r.chunk_count(),
-                    r.stats.chunks,
-                    r.stats.draws,
-                    r.stats.indices / 3000,
-                    self.camera.speed
-                ));
-            }
+        if let Some(r) = &self.renderer
+            && let Ok(r) = r.lock()
+        {
+            lines.push(format!(
+                "{} chunks on GPU, {} drawn ({} draws, {}k triangles) · speed {:.0}",
+                r.chunk_count(),
+                r.stats.chunks,
+                r.stats.draws,
+                r.stats.indices / 3000,
+                self.camera.speed
+            ));
         }
         let painter = ui.painter_at(rect);
         let mut y = rect.top() + 34.0;
