@@ -15,46 +15,11 @@ use pmfedit_bake::scheduler::{BakeEvent, BakeFn, Scheduler, Stage};
 use pmfedit_core::edit::{ChangeSet, History};
 use pmfedit_core::format::pmf;
 use pmfedit_core::map::Map;
-use pmfedit_core::map::coords::CubeAddr;
 use pmfedit_core::map::ids::MaterialId;
-use pmfedit_core::map::library::{EntityId, LightId, LoadRegionId, RegionId};
 use pmfedit_core::project::Project;
 
-use crate::command::Command;
-use crate::tools::ToolKind;
-
-/// What is selected.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub enum Selection {
-    #[default]
-    None,
-    /// A box of cubes (level lattice, max exclusive).
-    Cubes {
-        level: usize,
-        min: glam::IVec3,
-        max: glam::IVec3,
-    },
-    Cube {
-        level: usize,
-        addr: CubeAddr,
-    },
-    Light {
-        level: usize,
-        id: LightId,
-    },
-    Entity {
-        level: usize,
-        id: EntityId,
-    },
-    Region {
-        level: usize,
-        id: RegionId,
-    },
-    LoadRegion {
-        level: usize,
-        id: LoadRegionId,
-    },
-}
+use crate::command::{Command, ToolId};
+pub use crate::selection::Selection;
 
 /// Bake bookkeeping for the viewport and the bake panel.
 ///
@@ -137,7 +102,8 @@ pub struct EditorState {
     pub bake: BakeStatus,
     scheduler: Scheduler,
     pub selection: Selection,
-    pub tool: ToolKind,
+    /// The current tool.
+    pub tool: ToolId,
     pub material: MaterialId,
     /// Cube edge as a power of two in lattice units (3 = one map unit).
     pub cube_log2: u8,
@@ -191,7 +157,7 @@ impl EditorState {
             bake: BakeStatus::default(),
             scheduler,
             selection: Selection::None,
-            tool: ToolKind::default(),
+            tool: ToolId::default(),
             material: MaterialId(0),
             cube_log2: 3,
             level: 0,
@@ -513,6 +479,7 @@ mod tests {
     use std::sync::{Condvar, Mutex};
 
     use pmfedit_bake::compile::{bake_chunk, compile_full};
+    use pmfedit_core::map::coords::CubeAddr;
     use pmfedit_core::sample;
 
     use super::*;

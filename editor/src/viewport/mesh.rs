@@ -650,7 +650,7 @@ mod tests {
         let c = level.frame().center_chunk;
         let bake = bake_chunk(&map, 0, c, &CompileSettings::default()).expect("bakes");
         let mesh = build_chunk_mesh(&bake, &map.library);
-        assert!(mesh.opaque.triangles() >= 2 && mesh.opaque.indices.len() % 3 == 0);
+        assert!(mesh.opaque.triangles() >= 2 && mesh.opaque.indices.len().is_multiple_of(3));
         assert_eq!(mesh.opaque.len(), mesh.opaque.colors.len());
         let half = (1 << level.chunk_size_log2()) as f32 / 2.0 + 1e-3;
         let (lo, hi) = mesh.bounds.expect("not empty");
