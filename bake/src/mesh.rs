@@ -582,7 +582,7 @@ pub fn mesh_chunk(
     let hood =
         Neighbourhood { level, frame, base, edge: frame.chunk_edge(), own: level.chunk(chunk).map(|c| c.octree()) };
     let uv_scale = 2f64.powi(-i32::from(settings.texture_repeat_log2)) / f64::from(LATTICE_PER_UNIT);
-    let chunk_center = frame.world_from_lattice(base + IVec3::splat(frame.chunk_edge() / 2));
+    let chunk_center = frame.chunk_center_world(chunk);
     let mut m =
         Mesher { hood, mats: Materials::new(library), uv_scale, mesh: Mesh { chunk_center, ..Mesh::default() } };
     // Cull first, then allocate the output once (large chunks spend more time growing vectors

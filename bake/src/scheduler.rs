@@ -34,7 +34,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use glam::{DVec3, IVec3};
+use glam::DVec3;
 
 use pmfedit_core::map::Map;
 
@@ -366,9 +366,7 @@ fn distance(job: &Job, key: ChunkKey, camera: Option<(usize, DVec3)>) -> f64 {
     if key.0 != level {
         return f64::INFINITY;
     }
-    let frame = l.frame();
-    let center = frame.world_from_lattice(frame.chunk_min_lattice(key.1) + IVec3::splat(frame.chunk_edge() / 2));
-    center.distance_squared(pos)
+    l.frame().chunk_center_world(key.1).distance_squared(pos)
 }
 
 fn default_bake_fn() -> Arc<BakeFn> {

@@ -2,6 +2,11 @@
 //! [`EditorState`]. Each frame: take finished bakes and asset changes, draw, then apply the
 //! commands the UI queued.
 //!
+//! Menus, toolbar, keys and the F1 list come from the command table ([`crate::ui_command`]):
+//! whatever runs an entry (its menu item, its key, its toolbar button) goes through
+//! [`App::run`]. The app owns one of each tool ([`crate::tools::Tool`]) and hands the current
+//! one to the viewport; a tool's own keys go to it while it is current.
+//!
 //! File handling lives here and in [`crate::files`]: New / Open / Quit ask before dropping
 //! unsaved changes (the window's close button too: `close_requested` + `CancelClose`); opening a
 //! project with a newer recovery snapshot offers "Recover / Discard"; Save without a project asks
@@ -22,35 +27,15 @@ use pmfedit_core::edit::{Edit, WholeMap};
 use pmfedit_core::map::Map;
 use pmfedit_core::project::{Project, RecoveryInfo};
 
-use crate::command::Command;
+use crate::command::{Command, ToolId};
 use crate::files::{Dialogs, FileAction, FilePrompt, ImportFn, ImportJob, ImportRequest, PromptResult, RecentFiles};
 use crate::panels::Panels;
 use crate::state::{EditorState, Selection};
-use crate::tools::ToolKind;
+use crate::tools::{self, Tool};
+use crate::ui_command::{self, Action, Entry, Menu, Scope};
 use crate::viewport::Viewport;
 use crate::viewport::render::Shading;
 use crate::watch::{Thumbnails, assets_dir};
-
-/// Every keyboard shortcut, for menus and the Help window: (keys, what).
-pub const SHORTCUTS: &[(&str, &str)] = &[
-    ("Ctrl+N", "New map"),
-    ("Ctrl+O", "Open project…"),
-    ("Ctrl+S", "Save"),
-    ("Ctrl+Shift+S", "Save as…"),
-    ("Ctrl+E", "Export PMF…"),
-    ("Ctrl+Z", "Undo"),
-    ("Ctrl+Shift+Z / Ctrl+Y", "Redo"),
-    ("1 – 9", "Pick a tool (toolbar order)"),
-    ("Delete", "Delete the selected light, entity or region"),
-    ("F", "Frame the selected light, entity or region"),
-    ("Drag & drop", "Library material or PNG/PTF file onto a face: paint it (Shift: the cube)"),
-    ("[ / ]", "Smaller / bigger cube (viewport)"),
-    ("Right mouse + WASD", "Fly the camera (viewport)"),
-    ("Ctrl+1 – 5", "Lit / fullbright / wireframe / lightmap / visibility view (viewport)"),
-    ("Ctrl+Alt+1 – 9", "Store the camera in bookmark 1–9 (viewport)"),
-    ("Alt+1 – 9", "Jump to camera bookmark 1–9 (viewport)"),
-    ("F1", "This list"),
-];
 
 /// Something waiting for the user to decide about unsaved changes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,6 +71,11 @@ pub struct App {
     pub viewport_rect: Option<egui::Rect>,
     /// The import running on a worker thread, if any.
     pub import: Option<ImportJob>,
+    /// One of each tool of the command table, in toolbar order.
+    tools: Vec<Box<dyn Tool>>,
+    /// The tool that had the pointer last frame (a drag it holds is cancelled when another
+    /// one becomes current).
+    active_tool: ToolId,
     /// What runs an import ([`crate::files::import`]; tests put in one that waits for them).
     pub importer: Arc<ImportFn>,
     dialogs: Dialogs,
@@ -120,6 +110,11 @@ impl App {
         for w in warnings {
             state.say(w);
         }
+        let tools: Vec<Box<dyn Tool>> = ui_command::tools().map(|t| (t.make)()).collect();
+        if let Some(first) = tools.first() {
+            state.tool = first.info().id;
+        }
+        let active_tool = state.tool;
         Self {
             state,
             commands: Vec::new(),
@@ -135,6 +130,8 @@ impl App {
             walkthrough: crate::walkthrough::Walkthrough::from_cli(),
             viewport_rect: None,
             import: None,
+            tools,
+            active_tool,
             importer: Arc::new(crate::files::import),
             dialogs: Dialogs::default(),
             allow_close: false,
@@ -151,65 +148,116 @@ impl App {
         )
     }
 
-    fn shortcuts(&mut self, ctx: &egui::Context) {
-        use egui::{Key, KeyboardShortcut, Modifiers};
-        let cmd = |m: Modifiers, k: Key| KeyboardShortcut::new(m, k);
-        let ctrl = Modifiers::COMMAND;
-        let ctrl_shift = Modifiers::COMMAND | Modifiers::SHIFT;
-        let mut open_prompt = None;
-        let mut new = false;
+    /// The current tool.
+    pub fn tool(&self) -> Option<&dyn Tool> {
+        self.tools.iter().find(|t| t.info().id == self.state.tool).map(|t| t.as_ref())
+    }
+
+    /// Runs one entry of the command table, whatever asked (key, menu item, toolbar button);
+    /// `digit` is the 1–9 of a digit-key entry.
+    pub fn run(&mut self, action: Action, digit: Option<u8>) {
+        match action {
+            Action::New => self.request(Pending::New),
+            Action::Open => self.open_prompt(FileAction::Open),
+            Action::Save => self.commands.push(Command::Save),
+            Action::SaveAs => self.open_prompt(FileAction::SaveAs),
+            Action::Export => self.open_prompt(FileAction::Export),
+            Action::ImportM3d => self.open_prompt(FileAction::ImportM3d),
+            Action::ImportVoxelPlay => self.open_prompt(FileAction::ImportVoxelPlay),
+            Action::Quit => self.request(Pending::Quit),
+            Action::Undo => self.commands.push(Command::Undo),
+            Action::Redo => self.commands.push(Command::Redo),
+            Action::Delete => self.delete_selection(),
+            Action::Frame => self.viewport.frame_selection(&self.state),
+            Action::Cancel => {
+                let id = self.state.tool;
+                let tool = self.tools.iter_mut().find(|t| t.info().id == id).map(|t| t.as_mut() as &mut dyn Tool);
+                let out = self.viewport.cancel_drag(&self.state, tool);
+                self.commands.extend(out);
+            }
+            Action::CubeSmaller if self.state.cube_log2 > 0 => {
+                self.commands.push(Command::SetCubeSize(self.state.cube_log2 - 1));
+            }
+            Action::CubeBigger => {
+                let max = self.state.map.levels.get(self.state.level).map_or(18, |l| l.frame().chunk_lattice_log2());
+                if self.state.cube_log2 < max {
+                    self.commands.push(Command::SetCubeSize(self.state.cube_log2 + 1));
+                }
+            }
+            Action::Shading(s) => self.viewport.shading = s,
+            Action::StoreBookmark => {
+                if let Some(slot) = digit {
+                    let c = self.viewport.store_bookmark(slot, &self.state);
+                    self.commands.push(c);
+                }
+            }
+            Action::RecallBookmark => {
+                if let Some(slot) = digit {
+                    self.viewport.recall_bookmark(slot, &self.state, &mut self.commands);
+                }
+            }
+            Action::Shortcuts => self.show_shortcuts = !self.show_shortcuts,
+            Action::Tool(id) => self.commands.push(Command::SetTool(id)),
+            Action::CubeSmaller | Action::OpenRecent | Action::Gesture => {}
+        }
+    }
+
+    /// The keys of [`Scope::Always`] entries pressed this frame: taken out of the input before
+    /// any widget sees them (a focused text field does not undo its text on Ctrl+Z), then run.
+    fn always_keys(&mut self, ctx: &egui::Context) {
+        let mut hits = Vec::new();
         ctx.input_mut(|i| {
-            if i.consume_shortcut(&cmd(ctrl_shift, Key::Z)) || i.consume_shortcut(&cmd(ctrl, Key::Y)) {
-                self.commands.push(Command::Redo);
-            }
-            if i.consume_shortcut(&cmd(ctrl, Key::Z)) {
-                self.commands.push(Command::Undo);
-            }
-            if i.consume_shortcut(&cmd(ctrl_shift, Key::S)) {
-                open_prompt = Some(FileAction::SaveAs);
-            }
-            if i.consume_shortcut(&cmd(ctrl, Key::S)) {
-                self.commands.push(Command::Save);
-            }
-            if i.consume_shortcut(&cmd(ctrl, Key::O)) {
-                open_prompt = Some(FileAction::Open);
-            }
-            if i.consume_shortcut(&cmd(ctrl, Key::E)) {
-                open_prompt = Some(FileAction::Export);
-            }
-            if i.consume_shortcut(&cmd(ctrl, Key::N)) {
-                new = true;
-            }
-            if i.key_pressed(Key::F1) {
-                self.show_shortcuts = !self.show_shortcuts;
-            }
-        });
-        if let Some(a) = open_prompt {
-            self.open_prompt(a);
-        }
-        if new {
-            self.request(Pending::New);
-        }
-        if !ctx.egui_wants_keyboard_input() {
-            ctx.input(|i| {
-                for (k, tool) in
-                    [Key::Num1, Key::Num2, Key::Num3, Key::Num4, Key::Num5, Key::Num6, Key::Num7, Key::Num8, Key::Num9]
-                        .into_iter()
-                        .zip(ToolKind::ALL)
-                {
-                    if i.key_pressed(k) && i.modifiers.is_none() {
-                        self.commands.push(Command::SetTool(tool));
-                    }
-                }
-                if i.modifiers.is_none() {
-                    if i.key_pressed(Key::Delete) {
-                        self.delete_selected_object();
-                    }
-                    if i.key_pressed(Key::F) {
-                        self.frame_selected_object();
-                    }
-                }
+            i.events.retain(|e| {
+                let hit = ui_command::pressed_keys(std::slice::from_ref(e))
+                    .first()
+                    .and_then(|p| ui_command::find(&p.shortcut, Scope::Always));
+                hits.extend(hit);
+                hit.is_none()
             });
+        });
+        for (e, digit) in hits {
+            self.run(e.action, digit);
+        }
+    }
+
+    /// The keys of [`Scope::View`] entries and of the current tool pressed this frame, unless a
+    /// text field has the keyboard. Runs after the viewport, so a tool key (Ctrl+V) sees the
+    /// face under the pointer now; tool keys wait while the camera flies (right button down).
+    fn view_keys(&mut self, ctx: &egui::Context) {
+        if ctx.egui_wants_keyboard_input() {
+            return;
+        }
+        let (pressed, flying) = ctx.input(|i| (ui_command::pressed_keys(&i.events), i.pointer.secondary_down()));
+        for p in pressed {
+            if let Some((e, digit)) = ui_command::find(&p.shortcut, Scope::View) {
+                // A held digit repeats: store or jump once.
+                if !(p.repeat && digit.is_some()) {
+                    self.run(e.action, digit);
+                }
+                continue;
+            }
+            if flying {
+                continue;
+            }
+            let id = self.state.tool;
+            let Some(tool) = self.tools.iter_mut().find(|t| t.info().id == id) else { continue };
+            if let Some(key) = ui_command::tool_key(tool.info(), &p.shortcut) {
+                let out = tool.key(key, &self.state, self.viewport.pointer(), ctx);
+                self.commands.extend(out);
+            }
+        }
+    }
+
+    /// Another tool became current: the previous one drops its drag (as with Esc).
+    fn switch_tools(&mut self) {
+        if self.state.tool == self.active_tool {
+            return;
+        }
+        let previous = self.active_tool;
+        self.active_tool = self.state.tool;
+        if let Some(t) = self.tools.iter_mut().find(|t| t.info().id == previous) {
+            let out = t.cancel(&self.state);
+            self.commands.extend(out);
         }
     }
 
@@ -236,16 +284,14 @@ impl App {
         Some((level, id, pos))
     }
 
-    fn delete_selected_object(&mut self) {
+    /// Delete: the selected light, entity or region, or the cubes of the selected box (one
+    /// undo step).
+    fn delete_selection(&mut self) {
         if let Some((level, id, _)) = self.selected_object() {
             self.commands.push(Command::Edit(Edit::RemoveObject { level, id }));
             self.commands.push(Command::Select(Selection::None));
-        }
-    }
-
-    fn frame_selected_object(&mut self) {
-        if let Some((_, _, Some(p))) = self.selected_object() {
-            self.commands.push(Command::Frame { target: p.as_dvec3(), distance: 12.0 });
+        } else {
+            self.commands.extend(tools::select::delete(&self.state));
         }
     }
 
@@ -383,16 +429,58 @@ impl App {
         ui.separator();
     }
 
+    /// The menu bar: each menu's command items from the table (in table order, submenus and
+    /// separators as the entries say), then its settings that are not commands (View: theme,
+    /// panels, view options, bookmarks).
     fn menus(&mut self, ui: &mut egui::Ui) {
         egui::MenuBar::new().ui(ui, |ui| {
-            ui.menu_button("File", |ui| {
-                if ui.button("New\tCtrl+N").clicked() {
-                    self.request(Pending::New);
+            for menu in Menu::ALL {
+                ui.menu_button(menu.label(), |ui| {
+                    self.menu_commands(ui, menu);
+                    if menu == Menu::View {
+                        self.view_settings(ui);
+                    }
+                });
+            }
+        });
+    }
+
+    /// The table's items of `menu`.
+    fn menu_commands(&mut self, ui: &mut egui::Ui, menu: Menu) {
+        let items: Vec<&Entry> =
+            ui_command::COMMANDS.iter().filter(|e| e.menu.is_some_and(|m| m.menu == menu)).collect();
+        let mut i = 0;
+        while i < items.len() {
+            let item = items[i].menu.expect("filtered on the menu");
+            if item.separator {
+                ui.separator();
+            }
+            match item.submenu {
+                Some(name) => {
+                    let run = items[i..].iter().take_while(|e| e.menu.is_some_and(|m| m.submenu == Some(name))).count();
+                    ui.menu_button(name, |ui| {
+                        for e in &items[i..i + run] {
+                            self.menu_item(ui, e);
+                        }
+                    });
+                    i += run;
                 }
-                if ui.button("Open…\tCtrl+O").clicked() {
-                    self.open_prompt(FileAction::Open);
+                None => {
+                    self.menu_item(ui, items[i]);
+                    i += 1;
                 }
-                ui.menu_button("Open recent", |ui| {
+            }
+        }
+    }
+
+    /// One command's menu item: its label, keys and tooltip from the table; Undo and Redo name
+    /// the step, shadings are radio items.
+    fn menu_item(&mut self, ui: &mut egui::Ui, e: &Entry) {
+        let keys = e.keys_text();
+        let h = &self.state.history;
+        let (label, enabled) = match e.action {
+            Action::OpenRecent => {
+                ui.menu_button(e.label, |ui| {
                     if self.recent.paths.is_empty() {
                         ui.weak("(none)");
                     }
@@ -401,95 +489,104 @@ impl App {
                             self.request(Pending::Open(p));
                         }
                     }
-                });
-                ui.separator();
-                if ui.button("Save\tCtrl+S").clicked() {
-                    self.commands.push(Command::Save);
+                })
+                .response
+                .on_hover_text(e.tooltip);
+                return;
+            }
+            Action::Shading(s) => {
+                if ui
+                    .radio(self.viewport.shading == s, format!("{}\t{keys}", e.label))
+                    .on_hover_text(e.tooltip)
+                    .clicked()
+                {
+                    self.run(e.action, None);
                 }
-                if ui.button("Save As…\tCtrl+Shift+S").clicked() {
-                    self.open_prompt(FileAction::SaveAs);
+                return;
+            }
+            Action::Undo => (h.undo_name().map_or_else(|| e.label.to_owned(), |n| format!("Undo {n}")), h.can_undo()),
+            Action::Redo => (h.redo_name().map_or_else(|| e.label.to_owned(), |n| format!("Redo {n}")), h.can_redo()),
+            Action::Delete => (
+                e.label.to_owned(),
+                self.selected_object().is_some() || tools::select::selected_box(&self.state).is_some(),
+            ),
+            Action::Frame => (e.label.to_owned(), self.state.selection != Selection::None),
+            _ => (e.label.to_owned(), true),
+        };
+        let mut button = egui::Button::new(label);
+        if !keys.is_empty() {
+            button = button.shortcut_text(keys);
+        }
+        if ui.add_enabled(enabled, button).on_hover_text(e.tooltip).clicked() {
+            self.run(e.action, None);
+        }
+    }
+
+    /// The View menu's settings: theme, panels, view options, bookmarks.
+    fn view_settings(&mut self, ui: &mut egui::Ui) {
+        ui.separator();
+        if ui.radio(self.dark, "Dark theme").clicked() {
+            self.dark = true;
+            ui.ctx().set_theme(egui::Theme::Dark);
+        }
+        if ui.radio(!self.dark, "Light theme").clicked() {
+            self.dark = false;
+            ui.ctx().set_theme(egui::Theme::Light);
+        }
+        ui.separator();
+        ui.checkbox(&mut self.panels.show_left, "Left panel (outliner, history, bake)");
+        ui.checkbox(&mut self.panels.show_right, "Right panel (library, settings, inspector)");
+        ui.separator();
+        ui.checkbox(&mut self.viewport.textured, "Textures");
+        ui.checkbox(&mut self.viewport.edges, "Face edges")
+            .on_hover_text("Outline every face in the lit and fullbright views");
+        ui.horizontal(|ui| {
+            ui.label("View distance");
+            ui.add(
+                egui::DragValue::new(&mut self.viewport.view_distance)
+                    .range(0.0..=100_000.0)
+                    .speed(8.0)
+                    .suffix(" u")
+                    .custom_formatter(|v, _| if v <= 0.0 { "∞".to_owned() } else { format!("{v:.0}") }),
+            )
+            .on_hover_text(
+                "Chunks farther than this from the camera are not drawn (∞: no limit). \
+                 Big maps draw faster with a limit",
+            );
+        });
+        ui.menu_button("Bookmarks", |ui| {
+            self.viewport.bookmarks_menu(ui, &self.state, &mut self.commands);
+        });
+    }
+
+    /// The toolbar: one button per tool entry of the table ("2 Erase"), its tooltip on hover.
+    fn toolbar(&mut self, ui: &mut egui::Ui) {
+        ui.horizontal(|ui| {
+            for e in ui_command::COMMANDS.iter().filter(|e| e.tool.is_some()) {
+                let Action::Tool(id) = e.action else { continue };
+                let text = format!("{} {}", e.keys_text(), e.label);
+                if ui.selectable_label(self.state.tool == id, text).on_hover_text(e.tooltip).clicked() {
+                    self.run(e.action, None);
                 }
-                if ui.button("Export PMF…\tCtrl+E").clicked() {
-                    self.open_prompt(FileAction::Export);
-                }
-                ui.menu_button("Import", |ui| {
-                    if ui.button("Model 3D (.m3d)…").clicked() {
-                        self.open_prompt(FileAction::ImportM3d);
-                    }
-                    if ui.button("Voxel Play world…").clicked() {
-                        self.open_prompt(FileAction::ImportVoxelPlay);
-                    }
-                });
-                ui.separator();
-                if ui.button("Quit").clicked() {
-                    self.request(Pending::Quit);
-                }
-            });
-            ui.menu_button("Edit", |ui| {
-                let h = &self.state.history;
-                let undo = h.undo_name().map_or_else(|| "Undo".to_owned(), |n| format!("Undo {n}"));
-                let redo = h.redo_name().map_or_else(|| "Redo".to_owned(), |n| format!("Redo {n}"));
-                if ui.add_enabled(h.can_undo(), egui::Button::new(undo).shortcut_text("Ctrl+Z")).clicked() {
-                    self.commands.push(Command::Undo);
-                }
-                if ui.add_enabled(h.can_redo(), egui::Button::new(redo).shortcut_text("Ctrl+Shift+Z")).clicked() {
-                    self.commands.push(Command::Redo);
-                }
-                ui.separator();
-                let has_object = self.selected_object().is_some();
-                if ui.add_enabled(has_object, egui::Button::new("Delete object").shortcut_text("Delete")).clicked() {
-                    self.delete_selected_object();
-                }
-                if ui.add_enabled(has_object, egui::Button::new("Frame object").shortcut_text("F")).clicked() {
-                    self.frame_selected_object();
-                }
-            });
-            ui.menu_button("View", |ui| {
-                if ui.radio(self.dark, "Dark theme").clicked() {
-                    self.dark = true;
-                    ui.ctx().set_theme(egui::Theme::Dark);
-                }
-                if ui.radio(!self.dark, "Light theme").clicked() {
-                    self.dark = false;
-                    ui.ctx().set_theme(egui::Theme::Light);
-                }
-                ui.separator();
-                ui.checkbox(&mut self.panels.show_left, "Left panel (outliner, history, bake)");
-                ui.checkbox(&mut self.panels.show_right, "Right panel (library, settings, inspector)");
-                ui.separator();
-                for (i, s) in Shading::ALL.into_iter().enumerate() {
-                    if ui.radio(self.viewport.shading == s, format!("{}\tCtrl+{}", s.label(), i + 1)).clicked() {
-                        self.viewport.shading = s;
-                    }
-                }
-                ui.separator();
-                ui.checkbox(&mut self.viewport.textured, "Textures");
-                ui.checkbox(&mut self.viewport.edges, "Face edges")
-                    .on_hover_text("Outline every face in the lit and fullbright views");
-                ui.horizontal(|ui| {
-                    ui.label("View distance");
-                    ui.add(
-                        egui::DragValue::new(&mut self.viewport.view_distance)
-                            .range(0.0..=100_000.0)
-                            .speed(8.0)
-                            .suffix(" u")
-                            .custom_formatter(|v, _| if v <= 0.0 { "∞".to_owned() } else { format!("{v:.0}") }),
-                    )
-                    .on_hover_text(
-                        "Chunks farther than this from the camera are not drawn (∞: no limit). \
-                         Big maps draw faster with a limit",
-                    );
-                });
-                ui.menu_button("Bookmarks", |ui| {
-                    self.viewport.bookmarks_menu(ui, &self.state, &mut self.commands);
-                });
-            });
-            ui.menu_button("Help", |ui| {
-                if ui.button("Shortcuts\tF1").clicked() {
-                    self.show_shortcuts = true;
+            }
+        });
+    }
+
+    /// The F1 window: every row of the table (keys, command, what it does).
+    fn shortcuts_window(&mut self, ctx: &egui::Context) {
+        let mut open = self.show_shortcuts;
+        egui::Window::new("Shortcuts").open(&mut open).resizable(false).vscroll(true).show(ctx, |ui| {
+            egui::Grid::new("shortcut_grid").num_columns(3).striped(true).show(ui, |ui| {
+                for r in ui_command::rows() {
+                    let keys = r.keys_text();
+                    ui.strong(if keys.is_empty() { "(menu)".to_owned() } else { keys });
+                    ui.label(r.command);
+                    ui.label(r.what);
+                    ui.end_row();
                 }
             });
         });
+        self.show_shortcuts = open;
     }
 
     fn windows(&mut self, ctx: &egui::Context) {
@@ -590,17 +687,7 @@ impl App {
                 _ => {}
             }
         }
-        let mut open = self.show_shortcuts;
-        egui::Window::new("Shortcuts").open(&mut open).resizable(false).show(ctx, |ui| {
-            egui::Grid::new("shortcut_grid").num_columns(2).striped(true).show(ui, |ui| {
-                for (keys, what) in SHORTCUTS {
-                    ui.strong(*keys);
-                    ui.label(*what);
-                    ui.end_row();
-                }
-            });
-        });
-        self.show_shortcuts = open;
+        self.shortcuts_window(ctx);
     }
 
     /// Takes Save without a project as Save As.
@@ -631,7 +718,8 @@ impl eframe::App for App {
         let (_, asset_events) = self.thumbs.poll_events();
         self.viewport.textures.set_roots(self.thumbs.roots());
         self.viewport.textures.on_events(&asset_events);
-        self.shortcuts(&ctx);
+        self.switch_tools();
+        self.always_keys(&ctx);
         ctx.send_viewport_cmd(egui::ViewportCommand::Title(self.title()));
         // Scripted runs (--screenshot, --bench-frames) close without asking about their edits.
         let scripted = self.viewport.script.is_some();
@@ -641,15 +729,7 @@ impl eframe::App for App {
         }
 
         egui::Panel::top("menu").show(ui, |ui| self.menus(ui));
-        egui::Panel::top("toolbar").show(ui, |ui| {
-            ui.horizontal(|ui| {
-                for (i, t) in ToolKind::ALL.into_iter().enumerate() {
-                    if ui.selectable_label(self.state.tool == t, format!("{} {}", i + 1, t.label())).clicked() {
-                        self.commands.push(Command::SetTool(t));
-                    }
-                }
-            });
-        });
+        egui::Panel::top("toolbar").show(ui, |ui| self.toolbar(ui));
         egui::Panel::bottom("status").show(ui, |ui| {
             ui.horizontal(|ui| {
                 self.import_status(ui);
@@ -686,10 +766,15 @@ impl eframe::App for App {
         });
         self.panels.show(ui, &self.state, &mut self.commands, &mut self.thumbs);
         let central = egui::CentralPanel::default().frame(egui::Frame::NONE).show(ui, |ui| {
-            let commands = self.viewport.ui(ui, &mut self.state);
+            let id = self.state.tool;
+            let tool = self.tools.iter_mut().find(|t| t.info().id == id).map(|t| t.as_mut() as &mut dyn Tool);
+            let commands = self.viewport.ui(ui, &mut self.state, tool);
             self.commands.extend(commands);
+            self.viewport
+                .view_bar(ui, |s| ui_command::entry(Action::Shading(s)).map(Entry::keys_text).unwrap_or_default());
         });
         self.viewport_rect = Some(central.response.rect);
+        self.view_keys(&ctx);
         self.windows(&ctx);
         if let Some(mut w) = self.walkthrough.take() {
             w.step(self, &ctx);

@@ -9,8 +9,14 @@ use glam::DVec3;
 use pmfedit_core::edit::Edit;
 use pmfedit_core::map::ids::MaterialId;
 
-use crate::state::Selection;
-use crate::tools::{Pick, ToolKind};
+use crate::pick::Pick;
+use crate::selection::Selection;
+
+/// Names a tool: the stable `id` of its [`crate::tools::ToolInfo`]. Which tool is current is
+/// editor state ([`Command::SetTool`]); the default names none (the app then picks the first
+/// tool of its command table).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct ToolId(pub &'static str);
 
 /// One request from the UI.
 #[derive(Debug, Clone)]
@@ -25,7 +31,7 @@ pub enum Command {
     /// Jump to a step of the history (0 = before the first edit).
     GoTo(usize),
     Select(Selection),
-    SetTool(ToolKind),
+    SetTool(ToolId),
     SetMaterial(MaterialId),
     /// Current cube edge as a power of two in lattice units (1/8 map unit).
     SetCubeSize(u8),

@@ -14,46 +14,11 @@ use pmfedit_bake::scheduler::Scheduler;
 use pmfedit_core::edit::{ChangeSet, History};
 use pmfedit_core::format::pmf;
 use pmfedit_core::map::Map;
-use pmfedit_core::map::coords::CubeAddr;
 use pmfedit_core::map::ids::MaterialId;
-use pmfedit_core::map::library::{EntityId, LightId, LoadRegionId, RegionId};
 use pmfedit_core::project::Project;
 
-use crate::command::Command;
-use crate::tools::ToolKind;
-
-/// What is selected.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub enum Selection {
-    #[default]
-    None,
-    /// A box of cubes (level lattice, max exclusive).
-    Cubes {
-        level: usize,
-        min: glam::IVec3,
-        max: glam::IVec3,
-    },
-    Cube {
-        level: usize,
-        addr: CubeAddr,
-    },
-    Light {
-        level: usize,
-        id: LightId,
-    },
-    Entity {
-        level: usize,
-        id: EntityId,
-    },
-    Region {
-        level: usize,
-        id: RegionId,
-    },
-    LoadRegion {
-        level: usize,
-        id: LoadRegionId,
-    },
-}
+use crate::command::{Command, ToolId};
+pub use crate::selection::Selection;
 
 /// The document and the editor settings around it.
 pub struct EditorState {
@@ -65,7 +30,8 @@ pub struct EditorState {
     /// [`pmfedit_bake::rebuild`]). Fed every change of [`Self::map`].
     pub bake: Rebuild,
     pub selection: Selection,
-    pub tool: ToolKind,
+    /// The current tool.
+    pub tool: ToolId,
     pub material: MaterialId,
     /// Cube edge as a power of two in lattice units (3 = one map unit).
     pub cube_log2: u8,
@@ -101,7 +67,7 @@ impl EditorState {
             project,
             bake,
             selection: Selection::None,
-            tool: ToolKind::default(),
+            tool: ToolId::default(),
             material: MaterialId(0),
             cube_log2: 3,
             level: 0,
@@ -324,6 +290,7 @@ mod tests {
     use pmfedit_bake::compile::{bake_chunk, compile_full};
     use pmfedit_bake::deps::ChunkKey;
     use pmfedit_bake::scheduler::{BakeFn, Stage};
+    use pmfedit_core::map::coords::CubeAddr;
     use pmfedit_core::sample;
 
     use super::*;

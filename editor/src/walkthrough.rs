@@ -30,7 +30,7 @@ use crate::command::Command;
 use crate::panels::{LeftTab, RightTab};
 use crate::state::Selection;
 use crate::tools::box_tool::BoxDrag;
-use crate::tools::{self, Mods, Pick, ToolKind};
+use crate::tools::{self, Mods, Pick};
 use crate::viewport::render::Shading;
 
 /// The whole session gives up after this long.
@@ -292,7 +292,7 @@ fn steps() -> Vec<Step> {
         sub(|app, _| {
             look(app, SITE + DVec3::new(-6.0, 11.0, -8.0), SITE + DVec3::new(2.5, 1.0, 3.0));
             material(app, "wood")?;
-            app.commands.push(Command::SetTool(ToolKind::Place));
+            app.commands.push(Command::SetTool(tools::place::ID));
             app.commands.push(Command::SetCubeSize(3));
             Ok(())
         }),
@@ -303,7 +303,7 @@ fn steps() -> Vec<Step> {
         // Box: a 5 × 5 rectangle on the ground extruded three layers (wheel up ×3).
         step("box-extrude", |app, _| {
             material(app, "stone")?;
-            app.commands.push(Command::SetTool(ToolKind::Box));
+            app.commands.push(Command::SetTool(tools::box_tool::ID));
             let a = pick_down(app, SITE + DVec3::new(3.5, 0.0, 0.5))?;
             let b = pick_down(app, SITE + DVec3::new(7.5, 0.0, 4.5))?;
             let drag = drag_between(app, &a, &b, 3);
@@ -321,7 +321,7 @@ fn steps() -> Vec<Step> {
             Ok(())
         }),
         step("erase", |app, _| {
-            app.commands.push(Command::SetTool(ToolKind::Erase));
+            app.commands.push(Command::SetTool(tools::erase::ID));
             let p = pick_down(app, SITE + DVec3::new(0.5, 10.0, 0.5))?;
             let cmds = tools::erase::click(&app.state, &p);
             app.commands.extend(cmds);
@@ -330,7 +330,7 @@ fn steps() -> Vec<Step> {
         // Paint: one face (the block's west side) and one whole cube (Shift).
         step("paint", |app, _| {
             material(app, "sand")?;
-            app.commands.push(Command::SetTool(ToolKind::Paint));
+            app.commands.push(Command::SetTool(tools::paint::ID));
             let side = pick_along(app, SITE + DVec3::new(0.0, 1.5, 2.5), DVec3::X)?;
             let top = pick_down(app, SITE + DVec3::new(3.5, 10.0, 4.5))?;
             let mut cmds = tools::paint::apply(&app.state, &side, Mods::default());
@@ -340,7 +340,7 @@ fn steps() -> Vec<Step> {
         }),
         // Select: the block's top row, then Ctrl+D duplicates it upward.
         sub(|app, _| {
-            app.commands.push(Command::SetTool(ToolKind::Select));
+            app.commands.push(Command::SetTool(tools::select::ID));
             let a = pick_down(app, SITE + DVec3::new(3.5, 10.0, 0.5))?;
             let b = pick_down(app, SITE + DVec3::new(7.5, 10.0, 0.5))?;
             let drag = drag_between(app, &a, &b, -1);
@@ -357,7 +357,7 @@ fn steps() -> Vec<Step> {
         }),
         // Corner: push the column's top corner down by half a unit (extended geometry).
         step("corner", |app, _| {
-            app.commands.push(Command::SetTool(ToolKind::Corner));
+            app.commands.push(Command::SetTool(tools::corner::ID));
             app.commands.push(Command::Select(Selection::None));
             let p = pick_down(app, SITE + DVec3::new(0.9, 10.0, 0.9))?;
             let (addr, corner) = tools::corner::grab(&app.state, &p);
@@ -367,7 +367,7 @@ fn steps() -> Vec<Step> {
         }),
         // Eyedropper: pick the grass back up from the ground.
         step("eyedropper", |app, _| {
-            app.commands.push(Command::SetTool(ToolKind::Eyedropper));
+            app.commands.push(Command::SetTool(tools::eyedropper::ID));
             let p = pick_down(app, SITE + DVec3::new(-2.5, 10.0, -2.5))?;
             let cmds = tools::eyedropper::click(&app.state, &p);
             if cmds.is_empty() {
@@ -377,7 +377,7 @@ fn steps() -> Vec<Step> {
             Ok(())
         }),
         step("path-attributes", |app, _| {
-            app.commands.push(Command::SetTool(ToolKind::Path));
+            app.commands.push(Command::SetTool(tools::path::ID));
             let mut cmds = Vec::new();
             for x in 0..4 {
                 let p = pick_down(app, SITE + DVec3::new(-1.5 - f64::from(x), 10.0, 2.5))?;
@@ -403,7 +403,7 @@ fn steps() -> Vec<Step> {
         // Lights: place a point light over the block, then make it orange and wider in the
         // inspector; the lightmaps around it re-bake.
         sub(|app, _| {
-            app.commands.push(Command::SetTool(ToolKind::Object));
+            app.commands.push(Command::SetTool(tools::object::ID));
             let p = pick_down(app, SITE + DVec3::new(2.0, 10.0, 6.5))?;
             let cmds = tools::object::place(&app.state, &p, Mods::default());
             app.commands.extend(cmds);

@@ -11,7 +11,7 @@ use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 
 use pmfedit::app::App;
-use pmfedit::tools::ToolKind;
+use pmfedit::tools;
 use pmfedit_core::sample;
 
 /// The demo map in a 1400×1000 window. Background bakes keep asking for repaints, so tests step
@@ -89,13 +89,110 @@ fn a_weather_field_change_is_undone() {
 #[test]
 fn clicking_a_toolbar_label_picks_the_tool() {
     let mut h = harness();
-    assert_eq!(h.state().state.tool, ToolKind::Place);
+    assert_eq!(h.state().state.tool, tools::place::ID);
     h.get_by_label("2 Erase").click();
     frames(&mut h);
-    assert_eq!(h.state().state.tool, ToolKind::Erase);
+    assert_eq!(h.state().state.tool, tools::erase::ID);
     h.get_by_label("4 Box").click();
     frames(&mut h);
-    assert_eq!(h.state().state.tool, ToolKind::Box);
+    assert_eq!(h.state().state.tool, tools::box_tool::ID);
+}
+
+/// A digit key event picks a tool only when the event itself carries no modifiers: a fast
+/// Ctrl+digit tap (the frame's modifier state already released) switches the shading instead,
+/// Alt+digit jumps to a bookmark.
+#[test]
+fn a_tool_is_picked_by_a_key_event_without_modifiers_only() {
+    use pmfedit::viewport::render::Shading;
+    let mut h = harness();
+    let key = |key: egui::Key, modifiers: egui::Modifiers| egui::Event::Key {
+        key,
+        physical_key: None,
+        pressed: true,
+        repeat: false,
+        modifiers,
+    };
+    h.event(key(egui::Key::Num2, egui::Modifiers::NONE));
+    frames(&mut h);
+    assert_eq!(h.state().state.tool, tools::erase::ID);
+    // Only the event says Ctrl: no ModifiersChanged around it.
+    h.event(key(egui::Key::Num3, egui::Modifiers::COMMAND));
+    frames(&mut h);
+    assert_eq!(h.state().state.tool, tools::erase::ID, "Ctrl+3 is not the Paint tool");
+    assert_eq!(h.state().viewport.shading, Shading::Wireframe, "Ctrl+3 is the wireframe view");
+    h.event(key(egui::Key::Num4, egui::Modifiers::ALT));
+    frames(&mut h);
+    assert_eq!(h.state().state.tool, tools::erase::ID, "Alt+4 is a bookmark");
+    h.key_press(egui::Key::Num8);
+    frames(&mut h);
+    assert_eq!(h.state().state.tool, tools::object::ID);
+}
+
+/// Each toolbar button shows its tool's tooltip from the command table on hover.
+#[test]
+fn the_toolbar_buttons_show_the_command_tables_tooltips() {
+    let mut h = harness();
+    h.ctx.all_styles_mut(|s| s.interaction.tooltip_delay = 0.0);
+    let entries: Vec<_> = pmfedit::ui_command::COMMANDS.iter().filter(|e| e.tool.is_some()).collect();
+    assert_eq!(entries.len(), 9);
+    for e in entries {
+        let button = format!("{} {}", e.keys_text(), e.label);
+        assert!(h.query_by_label(e.tooltip).is_none(), "{} shown before hovering", e.label);
+        h.get_by_label(&button).hover();
+        frames(&mut h);
+        h.get_by_label(e.tooltip);
+    }
+}
+
+/// Esc during a Box drag drops the box: the release applies nothing and leaves no undo step.
+#[test]
+fn esc_cancels_a_box_drag_without_an_undo_entry() {
+    let mut h = harness();
+    h.get_by_label("4 Box").click();
+    frames(&mut h);
+    let (at, _) = pick_at_viewport_centre(&mut h);
+    let before = h.state().state.map.snapshot();
+    h.drag_at(at);
+    frames(&mut h);
+    h.hover_at(at + egui::vec2(30.0, 20.0));
+    frames(&mut h);
+    assert!(h.state().tool().is_some_and(|t| t.dragging()), "the box drag is open");
+    h.key_press(egui::Key::Escape);
+    frames(&mut h);
+    assert!(!h.state().tool().is_some_and(|t| t.dragging()), "Esc dropped the box");
+    h.drop_at(at + egui::vec2(30.0, 20.0));
+    frames(&mut h);
+    assert!(h.state().state.history.is_empty(), "{:?}", h.state().state.history.undo_name());
+    assert!(h.state().state.map.content_eq(&before));
+    // Without Esc the same drag extrudes one layer: one undo step.
+    h.drag_at(at);
+    frames(&mut h);
+    h.hover_at(at + egui::vec2(30.0, 20.0));
+    frames(&mut h);
+    h.drop_at(at + egui::vec2(30.0, 20.0));
+    frames(&mut h);
+    assert_eq!(h.state().state.history.len(), 1);
+}
+
+/// F1 opens a window listing every entry of the command table: keys, command and what it does.
+#[test]
+fn the_f1_window_lists_every_command_table_entry() {
+    let mut h = harness();
+    let rows = pmfedit::ui_command::rows();
+    assert!(h.query_by_label(&rows[0].what).is_none(), "the list is not shown before F1");
+    h.key_press(egui::Key::F1);
+    frames(&mut h);
+    for r in &rows {
+        assert!(h.query_all_by_label(&r.what).next().is_some(), "{} is not listed", r.what);
+        assert!(h.query_all_by_label(&r.command).next().is_some(), "{} is not listed", r.command);
+        let keys = r.keys_text();
+        if !keys.is_empty() {
+            assert!(h.query_all_by_label(&keys).next().is_some(), "{keys} is not listed");
+        }
+    }
+    h.key_press(egui::Key::F1);
+    frames(&mut h);
+    assert!(h.query_by_label(&rows[0].what).is_none(), "F1 again closes it");
 }
 
 #[test]
@@ -545,7 +642,7 @@ fn the_visibility_view_is_reached_by_shortcut_and_menu_and_names_the_hovered_air
 }
 
 /// The material of the face the pointer is over (the grid cube just inside it), if solid.
-fn material_under(h: &Harness<'_, App>, pick: &pmfedit::tools::Pick) -> Option<pmfedit_core::map::ids::MaterialId> {
+fn material_under(h: &Harness<'_, App>, pick: &tools::Pick) -> Option<pmfedit_core::map::ids::MaterialId> {
     let s = &h.state().state;
     let (cube, _) = s.map.levels[pick.level].get(pick.inside(s.cube_log2).min).unwrap();
     cube.face_material(pick.face)
@@ -553,7 +650,7 @@ fn material_under(h: &Harness<'_, App>, pick: &pmfedit::tools::Pick) -> Option<p
 
 /// Puts the pointer on the viewport's centre (the start view looks at the building's west wall)
 /// and returns the face there.
-fn pick_at_viewport_centre(h: &mut Harness<'_, App>) -> (egui::Pos2, pmfedit::tools::Pick) {
+fn pick_at_viewport_centre(h: &mut Harness<'_, App>) -> (egui::Pos2, tools::Pick) {
     let centre = h.state().viewport_rect.expect("the viewport was drawn").center();
     h.hover_at(centre);
     frames(h);
@@ -692,7 +789,7 @@ fn an_image_dropped_on_a_face_is_copied_into_the_project_and_paints_the_face() {
     assert!(status(&h).starts_with("Painted face with brick"), "{}", status(&h));
 
     // Painted back, then the same file again: the file and the material are reused.
-    let back = pmfedit::tools::paint::with_material(&h.state().state, &pick, Default::default(), old);
+    let back = tools::paint::with_material(&h.state().state, &pick, Default::default(), old);
     h.state_mut().commands.extend(back);
     frames(&mut h);
     assert_eq!(material_under(&h, &pick), Some(old));

@@ -1,51 +1,21 @@
-//! Tools: one module each, shortcut keys 1–9. Every tool turns pointer input into
-//! [`Command`](crate::command::Command)s (edits go through the undo history; a drag is one step).
-
-/// The tools.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ToolKind {
-    /// Place a cube on the hovered face.
-    #[default]
-    Place,
-    Erase,
-    Paint,
-    Box,
-    Select,
-    Corner,
-    Eyedropper,
-    Object,
-    Path,
-}
-
-impl ToolKind {
-    /// Every tool, in shortcut order (keys 1–9).
-    pub const ALL: [ToolKind; 9] = [
-        ToolKind::Place,
-        ToolKind::Erase,
-        ToolKind::Paint,
-        ToolKind::Box,
-        ToolKind::Select,
-        ToolKind::Corner,
-        ToolKind::Eyedropper,
-        ToolKind::Object,
-        ToolKind::Path,
-    ];
-
-    /// Name shown in the toolbar.
-    pub fn label(self) -> &'static str {
-        match self {
-            ToolKind::Place => "Place",
-            ToolKind::Erase => "Erase",
-            ToolKind::Paint => "Paint",
-            ToolKind::Box => "Box",
-            ToolKind::Select => "Select",
-            ToolKind::Corner => "Corner",
-            ToolKind::Eyedropper => "Eyedropper",
-            ToolKind::Object => "Lights & entities",
-            ToolKind::Path => "Path attributes",
-        }
-    }
-}
+//! Tools: one module each. A tool turns pointer input into [`Command`]s (edits go through the
+//! undo history; a drag is one step) and says what the viewport should outline for it.
+//!
+//! # The [`Tool`] trait
+//! The viewport draws, picks (the face under the pointer: [`Pick`]) and moves the camera; for
+//! the rest it forwards the pointer to the active tool: [`Tool::press`], [`Tool::drag`] every
+//! frame the button stays down, [`Tool::release`], and [`Tool::cancel`] on Esc. Each tool keeps
+//! its own drag state (the box being dragged, the paint stroke's last cube, the Select tool's
+//! clipboard) and answers [`Tool::preview`] with what a press would act on ([`Preview`]: the
+//! viewport only turns it into lines). The selection's gizmo, object markers and region outlines
+//! are a viewport service ([`crate::viewport::gizmo`]) that takes presses first for the tools
+//! whose [`ToolInfo::gizmos`] is set.
+//!
+//! # Adding a tool
+//! Write `tools/NAME.rs` with a type implementing [`Tool`] and its `pub const INFO: ToolInfo`
+//! (label, tooltip, the key that picks it, the keys it answers to, `make`), declare the module
+//! below, and add `Entry::tool(&tools::NAME::INFO)` to [`crate::ui_command::COMMANDS`]: the
+//! toolbar, the key handling, the F1 list and the README table follow from that entry.
 
 pub mod box_tool;
 pub mod clipboard;
@@ -60,77 +30,154 @@ pub mod select;
 #[cfg(test)]
 mod tests;
 
+use eframe::egui;
 use glam::{DVec3, IVec3};
 
 use pmfedit_core::map::coords::{CubeAddr, Face, LatticeBox};
-use pmfedit_core::map::level::LevelHit;
 use pmfedit_core::map::octree::Cube;
 
-use crate::command::Command;
+use crate::command::{Command, ToolId};
 use crate::state::EditorState;
 
-/// Modifier keys held when a tool acts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Mods {
-    pub shift: bool,
-    pub ctrl: bool,
-    pub alt: bool,
+pub use crate::pick::{Mods, Pick};
+
+/// What the toolbar, the key handling, the F1 list and the README know of a tool.
+#[derive(Debug, Clone, Copy)]
+pub struct ToolInfo {
+    /// Stable name ([`Command::SetTool`]).
+    pub id: ToolId,
+    /// Toolbar label.
+    pub label: &'static str,
+    /// What it does (the toolbar button's hover text, the F1 list, the README).
+    pub tooltip: &'static str,
+    /// The key (no modifiers) that picks it.
+    pub key: egui::Key,
+    /// The keys it answers to while it is the active tool ([`Tool::key`]).
+    pub keys: &'static [ToolKey],
+    /// Whether the selection's gizmo, object markers and region outlines show and take presses
+    /// before the tool does.
+    pub gizmos: bool,
+    /// A fresh tool (the app makes one of each at start).
+    pub make: fn() -> Box<dyn Tool>,
 }
 
-impl Mods {
-    /// Only Shift held.
-    pub const SHIFT: Mods = Mods { shift: true, ctrl: false, alt: false };
+/// A key a tool answers to while it is active.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ToolKey {
+    /// The key with exactly these modifiers.
+    pub shortcut: egui::KeyboardShortcut,
+    /// What it does.
+    pub label: &'static str,
 }
 
-/// What the pointer is over: a solid leaf of a level and the face the view ray entered through.
+impl ToolKey {
+    /// `key` with `modifiers` doing `label`.
+    pub const fn new(modifiers: egui::Modifiers, key: egui::Key, label: &'static str) -> Self {
+        Self { shortcut: egui::KeyboardShortcut::new(modifiers, key), label }
+    }
+}
+
+/// The pointer as the active tool sees it this frame.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Pointer {
+    /// The face under the pointer (`None`: the sky, or the pointer is off the view).
+    pub pick: Option<Pick>,
+    /// The world ray through the pointer (origin, unit direction); `None` off the view.
+    pub ray: Option<(DVec3, DVec3)>,
+    /// The pointer's position on screen, points.
+    pub pos: Option<egui::Pos2>,
+    /// Modifier keys held.
+    pub mods: Mods,
+    /// Mouse-wheel movement this frame, points (a notch is 50), positive away from the user.
+    pub wheel: f32,
+}
+
+/// How a [`Mark`] is coloured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Look {
+    /// What a press would act on.
+    Target,
+    /// Cubes a release would add.
+    Add,
+    /// Cubes a release would remove (or a corner it would push).
+    Remove,
+    /// A box being selected.
+    Select,
+}
+
+/// One outline the viewport draws for a tool (level lattice of the active level).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Pick {
-    pub level: usize,
-    /// The leaf hit (level lattice).
-    pub addr: CubeAddr,
-    pub face: Face,
-    /// The hit point (level lattice, fractional).
-    pub point: DVec3,
-    pub cube: Cube,
+pub enum Mark {
+    /// One face of a grid cube.
+    Face { addr: CubeAddr, face: Face, look: Look },
+    /// The twelve edges of a box.
+    Box { region: LatticeBox, look: Look },
+    /// A small box around a lattice point, `half` map units from it to each side.
+    Point { at: IVec3, half: f64, look: Look },
 }
 
-impl Pick {
-    /// From a ray-cast result.
-    pub fn from_hit(level: usize, hit: &LevelHit) -> Self {
-        Self { level, addr: hit.level_addr, face: hit.face, point: hit.point, cube: hit.cube }
+/// What the viewport outlines for the active tool: the open drag's box and what a press on the
+/// hovered face would act on.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Preview {
+    pub marks: Vec<Mark>,
+    /// Draw the cube grid on the hovered face's plane (hidden during any drag).
+    pub grid: bool,
+}
+
+impl Preview {
+    /// `marks` with the grid.
+    pub fn with_grid(marks: Vec<Mark>) -> Self {
+        Self { marks, grid: true }
+    }
+}
+
+/// A tool: what pointer input and its own keys do in the viewport. One per `tools/*.rs` file;
+/// see the module docs.
+pub trait Tool {
+    /// Its name, tooltip and keys.
+    fn info(&self) -> &'static ToolInfo;
+
+    /// The primary button went down over the view (and no gizmo took the press).
+    fn press(&mut self, state: &EditorState, pointer: &Pointer) -> Vec<Command>;
+
+    /// Every frame the primary button stays down after a press.
+    fn drag(&mut self, _state: &EditorState, _pointer: &Pointer) -> Vec<Command> {
+        Vec::new()
     }
 
-    /// Outward face normal.
-    pub fn normal(&self) -> IVec3 {
-        self.face.normal()
+    /// The primary button went up (or was found up while [`Tool::dragging`]).
+    fn release(&mut self, _state: &EditorState) -> Vec<Command> {
+        Vec::new()
     }
 
-    /// The hit point clamped into the hit leaf (half a lattice unit inside every face).
-    fn point_in_leaf(&self) -> DVec3 {
-        let lo = self.addr.min.as_dvec3() + DVec3::splat(0.5);
-        let hi = self.addr.max().as_dvec3() - DVec3::splat(0.5);
-        self.point.clamp(lo, hi)
+    /// Esc during a drag, or another tool picked: ends the drag without applying what only a
+    /// release would (a box is dropped); edits already applied live stay, as after a release.
+    fn cancel(&mut self, state: &EditorState) -> Vec<Command> {
+        self.release(state)
     }
 
-    /// The grid cube (edge `2^size_log2`) just inside the hit face.
-    pub fn inside(&self, size_log2: u8) -> CubeAddr {
-        CubeAddr::containing(self.point_in_leaf().floor().as_ivec3(), size_log2)
+    /// Whether a drag is open.
+    fn dragging(&self) -> bool {
+        false
     }
 
-    /// The grid cube (edge `2^size_log2`) just outside the hit face, touching or beyond the face
-    /// plane (a plane off the grid leaves a gap, as in Sauerbraten).
-    pub fn outside(&self, size_log2: u8) -> CubeAddr {
-        let e = 1i32 << size_log2;
-        let mut min = CubeAddr::containing(self.point_in_leaf().floor().as_ivec3(), size_log2).min;
-        let a = self.face.axis();
-        if self.face.is_positive() {
-            let plane = self.addr.max()[a];
-            min[a] = plane.div_euclid(e) * e + if plane.rem_euclid(e) == 0 { 0 } else { e };
-        } else {
-            let plane = self.addr.min[a];
-            min[a] = plane.div_euclid(e) * e - e;
-        }
-        CubeAddr { min, size_log2 }
+    /// Whether the mouse wheel belongs to the tool now (the camera does not zoom).
+    fn takes_wheel(&self) -> bool {
+        false
+    }
+
+    /// What the viewport outlines with the pointer over `pick`.
+    fn preview(&self, state: &EditorState, pick: Option<&Pick>) -> Preview;
+
+    /// One of [`ToolInfo::keys`] was pressed. `ctx` takes what goes to the system clipboard.
+    fn key(&mut self, _key: &ToolKey, _state: &EditorState, _pointer: &Pointer, _ctx: &egui::Context) -> Vec<Command> {
+        Vec::new()
+    }
+
+    /// Lines for the viewport's heads-up text (a drag's size, the clipboard).
+    fn hud(&self) -> Vec<String> {
+        Vec::new()
     }
 }
 

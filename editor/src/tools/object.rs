@@ -1,18 +1,53 @@
-//! Lights & entities (key 8): click on a surface places a point light half a unit off the hovered
-//! face (Shift+click: a prop entity) and selects it; press on an existing light or entity marker
+//! Lights & entities: click on a surface places a point light half a unit off the hovered face
+//! (Shift+click: a prop entity) and selects it; press on an existing light or entity marker
 //! selects it and dragging moves it over the surfaces under the pointer (`Edit::MoveObject`, one
-//! undo step per drag). The selected object's gizmo (axis arrows, a light's range, a box's faces)
-//! and clicks on region outlines are handled by [`crate::viewport::gizmo`].
+//! undo step per drag). The markers, the selected object's gizmo (axis arrows, a light's range, a
+//! box's faces) and clicks on region outlines are the viewport's gizmo service
+//! ([`crate::viewport::gizmo`]), which takes presses before this tool ([`ToolInfo::gizmos`]).
 
+use eframe::egui::Key;
 use glam::{DVec3, Vec3};
 
 use pmfedit_core::edit::{Edit, ObjItem, ObjRef};
 use pmfedit_core::format::pmf::entity::{EntityData, Prop};
 use pmfedit_core::map::library::{EntityId, Light, LightId, MapEntity, TableId};
 
-use super::{Mods, Pick, stroke};
-use crate::command::Command;
+use super::{Mods, Pick, Pointer, Preview, Tool, ToolInfo, stroke};
+use crate::command::{Command, ToolId};
 use crate::state::{EditorState, Selection};
+
+/// The Lights & entities tool's id.
+pub const ID: ToolId = ToolId("object");
+
+/// The Lights & entities tool.
+pub const INFO: ToolInfo = ToolInfo {
+    id: ID,
+    label: "Lights & entities",
+    tooltip: "Click a surface: place a light (Shift: a prop entity); drag a marker or the selected object's \
+              gizmo to move it",
+    key: Key::Num8,
+    keys: &[],
+    gizmos: true,
+    make: || Box::new(Object),
+};
+
+/// The Lights & entities tool (its drags are the gizmo's).
+#[derive(Debug, Default)]
+pub struct Object;
+
+impl Tool for Object {
+    fn info(&self) -> &'static ToolInfo {
+        &INFO
+    }
+
+    fn press(&mut self, state: &EditorState, pointer: &Pointer) -> Vec<Command> {
+        pointer.pick.map_or_else(Vec::new, |pick| place(state, &pick, pointer.mods))
+    }
+
+    fn preview(&self, _state: &EditorState, _pick: Option<&Pick>) -> Preview {
+        Preview::default()
+    }
+}
 
 /// Where an object dropped on `pick` goes (world space): half a unit off the face.
 pub fn drop_point(state: &EditorState, pick: &Pick) -> Option<Vec3> {
@@ -61,7 +96,7 @@ pub fn object_position(state: &EditorState, level: usize, obj: ObjRef) -> Option
     Some(p.as_dvec3())
 }
 
-/// One step of a move drag (the viewport brackets the drag with stroke markers).
+/// One step of a move drag (the drag is bracketed with stroke markers).
 pub fn move_to(level: usize, id: ObjRef, position: Vec3) -> Command {
     Command::Edit(Edit::MoveObject { level, id, position })
 }

@@ -1,19 +1,62 @@
-//! Select (key 5): drag a rectangle of grid cells on a face (the wheel, while held, makes it
-//! thicker into the surface); release selects that box. With a box selected: Ctrl+C copy,
-//! Ctrl+X cut, Ctrl+V paste onto the hovered face, Ctrl+D duplicate (next to the selection, along
-//! the normal of the face it was dragged on), Delete clears it; M / Shift+M mirror the clipboard
-//! along X / Z, R rotates it 90° about Y. Every change is one undo step.
+//! Select: drag a rectangle of grid cells on a face (the wheel, while held, makes it thicker
+//! into the surface); release selects that box; Esc drops it. With a box selected: Ctrl+C copy,
+//! Ctrl+X cut, Ctrl+V paste onto the hovered face, Ctrl+D duplicate (next to the selection,
+//! along the normal of the face it was dragged on); M / Shift+M mirror the clipboard along X /
+//! Z, R rotates it 90° about Y (Delete, for any selection, is the app's). Every change is one
+//! undo step. The selection's gizmo and region outlines take presses first.
 
+use eframe::egui::{self, Key, Modifiers};
 use glam::IVec3;
 
 use pmfedit_core::edit::CubeOp;
 use pmfedit_core::map::coords::LatticeBox;
 
-use super::box_tool::BoxDrag;
+use super::box_tool::{BoxDrag, Wheel};
 use super::clipboard::Clipboard;
-use super::{Pick, cube_edit, stroke};
-use crate::command::Command;
+use super::{Look, Mark, Pick, Pointer, Preview, Tool, ToolInfo, ToolKey, cube_edit, stroke};
+use crate::command::{Command, ToolId};
 use crate::state::{EditorState, Selection};
+
+/// The Select tool's id.
+pub const ID: ToolId = ToolId("select");
+
+const COPY: ToolKey = ToolKey::new(Modifiers::COMMAND, Key::C, "Copy the selected box");
+const CUT: ToolKey = ToolKey::new(Modifiers::COMMAND, Key::X, "Cut the selected box");
+const PASTE: ToolKey = ToolKey::new(Modifiers::COMMAND, Key::V, "Paste onto the hovered face (selects the copy)");
+const DUPLICATE: ToolKey =
+    ToolKey::new(Modifiers::COMMAND, Key::D, "Duplicate the selected box next to itself (selects the copy)");
+const MIRROR_X: ToolKey = ToolKey::new(Modifiers::NONE, Key::M, "Mirror the clipboard along X");
+const MIRROR_Z: ToolKey = ToolKey::new(Modifiers::SHIFT, Key::M, "Mirror the clipboard along Z");
+const ROTATE: ToolKey = ToolKey::new(Modifiers::NONE, Key::R, "Rotate the clipboard 90° about Y");
+
+/// The Select tool.
+pub const INFO: ToolInfo = ToolInfo {
+    id: ID,
+    label: "Select",
+    tooltip: "Drag a rectangle on a face to select a box of cubes (the wheel makes it deeper); drag the \
+              selected object's gizmo",
+    key: Key::Num5,
+    keys: &[COPY, CUT, PASTE, DUPLICATE, MIRROR_X, MIRROR_Z, ROTATE],
+    gizmos: true,
+    make: || Box::new(Select::default()),
+};
+
+/// The Select tool: the box being dragged, the clipboard, and the normal Ctrl+D copies along.
+#[derive(Debug)]
+pub struct Select {
+    drag: Option<BoxDrag>,
+    wheel: Wheel,
+    /// What Ctrl+C or Ctrl+X took.
+    pub clipboard: Option<Clipboard>,
+    /// The normal of the face the last box was dragged on (Ctrl+D copies along it).
+    normal: IVec3,
+}
+
+impl Default for Select {
+    fn default() -> Self {
+        Self { drag: None, wheel: Wheel::default(), clipboard: None, normal: IVec3::Y }
+    }
+}
 
 /// The selection a finished drag makes (`drag.layers` ≤ 0: inward layers).
 pub fn finish(drag: &BoxDrag) -> Command {
@@ -36,7 +79,7 @@ pub fn copy(state: &EditorState) -> Option<Clipboard> {
     Some(Clipboard::copy(state.map.levels.get(level)?, region))
 }
 
-/// Delete: one undo step clearing the selection.
+/// Delete: one undo step clearing the selected box.
 pub fn delete(state: &EditorState) -> Vec<Command> {
     match selected_box(state) {
         Some((level, region)) => stroke(vec![cube_edit(level, CubeOp::ClearBox { region })]),
@@ -80,4 +123,113 @@ pub fn duplicate(state: &EditorState, normal: IVec3) -> Vec<Command> {
     let (Some((level, region)), Some(clip)) = (selected_box(state), copy(state)) else { return Vec::new() };
     let dest = region.min + normal * clip.size;
     paste_at(level, &clip, dest)
+}
+
+/// What the system clipboard gets for a copy: a note (egui-winit turns Ctrl+V into a paste
+/// event only when the system clipboard holds something).
+fn note(c: &Clipboard) -> String {
+    let s = c.size.as_dvec3() / 8.0;
+    format!("pmfedit cubes {}×{}×{}", s.x, s.y, s.z)
+}
+
+impl Tool for Select {
+    fn info(&self) -> &'static ToolInfo {
+        &INFO
+    }
+
+    fn press(&mut self, state: &EditorState, pointer: &Pointer) -> Vec<Command> {
+        self.wheel = Wheel::default();
+        match pointer.pick {
+            Some(p) => {
+                self.drag = Some(BoxDrag::start(&p, state.cube_log2, -1));
+                Vec::new()
+            }
+            None => vec![Command::Select(Selection::None)],
+        }
+    }
+
+    fn drag(&mut self, state: &EditorState, pointer: &Pointer) -> Vec<Command> {
+        let Some(d) = &mut self.drag else { return Vec::new() };
+        d.follow(state, pointer.ray);
+        let steps = self.wheel.steps(pointer.wheel);
+        if steps != 0 {
+            d.layers = (d.layers - steps).min(-1);
+        }
+        Vec::new()
+    }
+
+    fn release(&mut self, _state: &EditorState) -> Vec<Command> {
+        let Some(d) = self.drag.take() else { return Vec::new() };
+        self.normal = d.face.normal();
+        vec![finish(&d)]
+    }
+
+    fn cancel(&mut self, _state: &EditorState) -> Vec<Command> {
+        match self.drag.take() {
+            Some(_) => vec![Command::Status("Selection cancelled".into())],
+            None => Vec::new(),
+        }
+    }
+
+    fn dragging(&self) -> bool {
+        self.drag.is_some()
+    }
+
+    fn takes_wheel(&self) -> bool {
+        self.drag.is_some()
+    }
+
+    fn preview(&self, state: &EditorState, pick: Option<&Pick>) -> Preview {
+        let mut marks = Vec::new();
+        if let Some(d) = &self.drag {
+            marks.push(Mark::Box { region: d.region(), look: Look::Select });
+        }
+        if let Some(p) = pick {
+            marks.push(Mark::Face { addr: p.inside(state.cube_log2), face: p.face, look: Look::Target });
+        }
+        Preview::with_grid(marks)
+    }
+
+    fn key(&mut self, key: &ToolKey, state: &EditorState, pointer: &Pointer, ctx: &egui::Context) -> Vec<Command> {
+        match *key {
+            COPY => {
+                let Some(c) = copy(state) else { return Vec::new() };
+                ctx.copy_text(note(&c));
+                let pieces = c.pieces.len();
+                self.clipboard = Some(c);
+                vec![Command::Status(format!("Copied {pieces} pieces"))]
+            }
+            CUT => {
+                let Some((c, commands)) = cut(state) else { return Vec::new() };
+                ctx.copy_text(note(&c));
+                self.clipboard = Some(c);
+                commands
+            }
+            PASTE => match (&self.clipboard, pointer.pick) {
+                (Some(c), Some(p)) => paste(state, c, &p),
+                _ => Vec::new(),
+            },
+            DUPLICATE => duplicate(state, self.normal),
+            MIRROR_X | MIRROR_Z => {
+                let Some(c) = &self.clipboard else { return Vec::new() };
+                self.clipboard = Some(c.mirrored(if *key == MIRROR_Z { 2 } else { 0 }));
+                vec![Command::Status("Clipboard mirrored".into())]
+            }
+            ROTATE => {
+                let Some(c) = &self.clipboard else { return Vec::new() };
+                self.clipboard = Some(c.rotated());
+                vec![Command::Status("Clipboard rotated 90°".into())]
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    fn hud(&self) -> Vec<String> {
+        let mut lines: Vec<String> = self.drag.iter().map(BoxDrag::hud).collect();
+        if let Some(c) = &self.clipboard {
+            let s = c.size.as_dvec3() / 8.0;
+            lines.push(format!("clipboard {}×{}×{} u", s.x, s.y, s.z));
+        }
+        lines
+    }
 }

@@ -253,12 +253,6 @@ impl Bookmarks {
     }
 }
 
-/// Slot 1–9 of a digit key.
-fn digit(key: egui::Key) -> Option<u8> {
-    use egui::Key::*;
-    [Num1, Num2, Num3, Num4, Num5, Num6, Num7, Num8, Num9].iter().position(|k| *k == key).map(|i| i as u8 + 1)
-}
-
 impl Viewport {
     /// Jumps to a bookmark (switching level when it was taken on another one).
     pub fn go_to_bookmark(&mut self, b: &Bookmark, state: &EditorState, out: &mut Vec<Command>) {
@@ -269,22 +263,19 @@ impl Viewport {
         }
     }
 
-    /// Ctrl+Alt+1…9 store, Alt+1…9 recall.
-    pub(super) fn bookmark_keys(&mut self, events: &[egui::Event], state: &EditorState, out: &mut Vec<Command>) {
-        for e in events {
-            let egui::Event::Key { key, pressed: true, repeat: false, modifiers, .. } = e else { continue };
-            let Some(slot) = digit(*key) else { continue };
-            if !modifiers.alt || modifiers.shift {
-                continue;
-            }
-            if modifiers.command {
-                out.push(Command::Status(self.bookmarks.store_slot(slot, state.level, &self.camera)));
-            } else if let Some(b) = self.bookmarks.slot(slot).cloned() {
+    /// Ctrl+Alt+1…9: stores the camera in bookmark `slot`. Returns the status message.
+    pub fn store_bookmark(&mut self, slot: u8, state: &EditorState) -> Command {
+        Command::Status(self.bookmarks.store_slot(slot, state.level, &self.camera))
+    }
+
+    /// Alt+1…9: jumps to the bookmark in `slot`, or says there is none.
+    pub fn recall_bookmark(&mut self, slot: u8, state: &EditorState, out: &mut Vec<Command>) {
+        match self.bookmarks.slot(slot).cloned() {
+            Some(b) => {
                 self.go_to_bookmark(&b, state, out);
                 out.push(Command::Status(format!("View “{}”", b.name)));
-            } else {
-                out.push(Command::Status(format!("No bookmark {slot} — Ctrl+Alt+{slot} stores one")));
             }
+            None => out.push(Command::Status(format!("No bookmark {slot} — Ctrl+Alt+{slot} stores one"))),
         }
     }
 

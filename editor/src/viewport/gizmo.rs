@@ -6,7 +6,9 @@
 //! | entity with a position | centre, X/Y/Z arrows; a box (prop, generic: `box_pos`/`box_neg`; trigger: `bounds`) adds 6 face handles |
 //! | environment region, load region | X/Y/Z arrows from its centre, 6 face handles (the selected region is outlined) |
 //!
-//! Gizmos show, and take the pointer, with the Select and Lights & entities tools.
+//! Gizmos are a viewport service: they show, and take the pointer before the tool does, with
+//! the tools that ask for them ([`crate::tools::ToolInfo::gizmos`]: Select, Lights & entities).
+//! The drag in progress is the viewport's, not the tool's.
 //!
 //! # Dragging
 //! - An **arrow** moves the object along its axis only: the pointer ray is projected onto the
@@ -43,12 +45,12 @@ use pmfedit_core::format::pmf::entity::EntityData;
 use pmfedit_core::map::Level;
 use pmfedit_core::map::library::{BOX_CORNER_SIGNS, LightShape};
 
+use super::Viewport;
 use super::camera::Camera;
 use super::overlay::{self, Overlay};
-use super::{Drag, Viewport};
 use crate::command::Command;
 use crate::state::{EditorState, Selection};
-use crate::tools::{self, Mods, Pick, ToolKind};
+use crate::tools::{self, Mods, Pick};
 
 /// Hit radius of a handle, pixels.
 pub const HANDLE_PX: f64 = 9.0;
@@ -731,11 +733,6 @@ impl GizmoDrag {
 
 // ----- the viewport's use of it -------------------------------------------------------------
 
-/// Whether a tool shows gizmos and picks regions.
-pub fn tool_uses_gizmos(tool: ToolKind) -> bool {
-    matches!(tool, ToolKind::Select | ToolKind::Object)
-}
-
 impl Viewport {
     /// The camera and viewport rectangle of the last frame.
     pub fn view(&self) -> View {
@@ -749,33 +746,37 @@ impl Viewport {
 
     /// The hint of the hovered or dragged handle.
     pub fn gizmo_hint(&self) -> Option<String> {
-        match &self.drag {
-            Drag::Gizmo(d) => Some(hint(d.handle)),
-            _ => self.gizmo_hover.map(hint),
+        match &self.gizmo_drag {
+            Some(d) => Some(hint(d.handle)),
+            None => self.gizmo_hover.map(hint),
         }
     }
 
-    /// Builds this frame's gizmo and finds the handle (or region outline) under the pointer.
-    /// Call after [`Viewport::update_hover`].
-    pub(super) fn update_gizmo(&mut self, ui: &egui::Ui, state: &mut EditorState, rect: egui::Rect) {
+    /// Builds this frame's gizmo (when the tool uses `gizmos`) and, unless a drag is open,
+    /// finds the handle (or region outline) under the pointer. Call after
+    /// [`Viewport::update_hover`].
+    pub(super) fn update_gizmo(
+        &mut self,
+        ui: &egui::Ui,
+        state: &mut EditorState,
+        rect: egui::Rect,
+        gizmos: bool,
+        dragging: bool,
+    ) {
         self.rect = rect;
         self.screenshot_selection(state);
         let view = self.view();
-        self.gizmo = tool_uses_gizmos(state.tool).then(|| Gizmo::for_selection(state, &view)).flatten();
+        self.gizmo = gizmos.then(|| Gizmo::for_selection(state, &view)).flatten();
         self.gizmo_hover = None;
         self.region_hover = None;
-        if !matches!(self.drag, Drag::None) || self.script.is_some() {
+        if dragging || self.script.is_some() {
             return;
         }
         let Some((o, d)) = self.pointer_ray(ui, rect) else { return };
         if let Some(g) = &self.gizmo {
             self.gizmo_hover = g.hit(&view, o, d);
         }
-        if self.gizmo_hover.is_none()
-            && self.hover_object.is_none()
-            && self.show_regions
-            && tool_uses_gizmos(state.tool)
-        {
+        if self.gizmo_hover.is_none() && self.hover_object.is_none() && self.show_regions && gizmos {
             let Some(level) = state.map.levels.get(state.level) else { return };
             let surface = self.hover.map(|p| (level.frame().world_from_lattice_f(p.point) - o).length());
             self.region_hover = pick_region_outline(level, &view, o, d, surface).map(|id| (state.level, id));
@@ -804,7 +805,7 @@ impl Viewport {
         let Some(obj) = obj else { return };
         let item = object_item(level, obj);
         state.selection = selection_of(state.level, obj);
-        state.tool = ToolKind::Object;
+        state.tool = tools::object::ID;
         if let Some(item) = item {
             let center = anchor(&item).or_else(|| item_box(&item).map(|c| c.iter().copied().sum::<DVec3>() / 8.0));
             if let Some(c) = center {
@@ -817,22 +818,19 @@ impl Viewport {
     /// object marker under the pointer, or selects the region whose outline is under it.
     /// `true` when the press was taken.
     pub(super) fn gizmo_press(&mut self, ui: &egui::Ui, state: &EditorState, out: &mut Vec<Command>) -> bool {
-        if !tool_uses_gizmos(state.tool) {
-            return false;
-        }
         if let (Some(g), Some(h)) = (&self.gizmo, self.gizmo_hover)
             && let Some((o, d)) = self.pointer_ray(ui, self.rect)
             && let Some(drag) = GizmoDrag::begin(g, h, o, d)
         {
             out.push(Command::BeginStroke);
-            self.drag = Drag::Gizmo(Box::new(drag));
+            self.gizmo_drag = Some(Box::new(drag));
             return true;
         }
         if let Some((level, obj)) = self.hover_object {
             out.push(Command::Select(selection_of(level, obj)));
             if let Some(item) = state.map.levels.get(level).and_then(|l| object_item(l, obj)) {
                 out.push(Command::BeginStroke);
-                self.drag = Drag::Gizmo(Box::new(GizmoDrag::center(level, obj, item)));
+                self.gizmo_drag = Some(Box::new(GizmoDrag::center(level, obj, item)));
             }
             return true;
         }
@@ -845,20 +843,8 @@ impl Viewport {
 
     /// The hovered handle's hint as a tooltip at the pointer.
     pub(super) fn gizmo_tooltip(&self, response: &egui::Response) {
-        if let (Some(h), Drag::None) = (self.gizmo_hover, &self.drag) {
+        if let (Some(h), None) = (self.gizmo_hover, &self.gizmo_drag) {
             response.clone().on_hover_text_at_pointer(hint(h));
-        }
-    }
-
-    /// Esc during a gizmo drag: puts the start value back and ends the stroke (no undo entry).
-    pub(super) fn gizmo_escape(&mut self, ui: &egui::Ui, out: &mut Vec<Command>) {
-        if !matches!(self.drag, Drag::Gizmo(_)) || !ui.input(|i| i.key_pressed(egui::Key::Escape)) {
-            return;
-        }
-        if let Drag::Gizmo(d) = std::mem::take(&mut self.drag) {
-            out.extend(d.cancel().map(Command::Edit));
-            out.push(Command::EndStroke);
-            out.push(Command::Status("Drag cancelled".into()));
         }
     }
 
@@ -882,10 +868,7 @@ impl Viewport {
             }
             return;
         };
-        let active = match &self.drag {
-            Drag::Gizmo(d) => Some(d.handle),
-            _ => self.gizmo_hover,
-        };
+        let active = self.gizmo_drag.as_ref().map_or(self.gizmo_hover, |d| Some(d.handle));
         g.draw(o, active);
     }
 }

@@ -1,5 +1,6 @@
 //! The 3D viewport: the **baked** chunk meshes with their lightmaps (what the game gets), drawn
-//! with three-d, plus the camera, picking, the building tools' pointer handling and overlays.
+//! with three-d, plus the camera, picking and overlays. Pointer input goes to the active tool
+//! ([`crate::tools::Tool`]): the viewport knows what the pointer is over, not what a tool does.
 //!
 //! # Design
 //! - **Paint callback**, not an offscreen texture: three-d draws straight into egui's framebuffer
@@ -23,13 +24,15 @@
 //! - **No GL, still a viewport**: under egui_kittest `cc.gl` is `None`; camera, picking and tools
 //!   work and the 3D image is replaced by a note.
 //!
-//! # Controls
-//! Fly: right mouse + WASD, Q/E down/up, Shift faster, wheel (while flying) changes speed.
-//! Orbit: Alt + left drag; middle drag pans; wheel zooms. `F` frames the selection. `[` / `]`
-//! change the cube size. Ctrl+1..5 switch shading. Ctrl+Alt+1..9 store and Alt+1..9 recall camera
-//! bookmarks ([`bookmarks`]). Tools: see [`crate::tools`]. With the Select and Lights & entities
-//! tools the selection shows its gizmo (arrows, range, box faces; Esc cancels a drag) and region
-//! outlines are clickable: see [`gizmo`].
+//! # Input
+//! The camera takes right-drag (fly, with W/A/S/D, Q/E and Shift held), Alt + left drag (orbit),
+//! middle drag (pan) and the wheel (zoom, unless the tool holds a box). A primary press goes to
+//! the gizmo service first when the tool asks for it ([`crate::tools::ToolInfo::gizmos`]: the
+//! selection's handles, object markers, region outlines; see [`gizmo`]), else to the tool:
+//! [`Tool::press`], [`Tool::drag`] while held, [`Tool::release`]. What the tool would act on is
+//! its [`Tool::preview`], drawn here. Keys are the app's (its command table,
+//! [`crate::ui_command`]); it calls back into the viewport for the camera ones
+//! ([`Viewport::frame_selection`], [`bookmarks`], [`Viewport::cancel_drag`]).
 //!
 //! Faces are textured (material texture × colour × lightmap, [`textures`]) and the background is
 //! the level's default sky as a gradient ([`sky`]).
@@ -55,22 +58,19 @@ use std::time::Instant;
 
 use eframe::egui;
 use eframe::egui_glow;
-use glam::{DVec3, IVec3};
+use glam::DVec3;
 
 use pmfedit_bake::deps::ChunkKey;
 use pmfedit_bake::rebuild::ChunkState;
 use pmfedit_core::edit::ObjRef;
 use pmfedit_core::map::Level;
-use pmfedit_core::map::coords::{CubeAddr, Face, LatticeBox};
-use pmfedit_core::map::ids::PathAttrs;
+use pmfedit_core::map::coords::LatticeBox;
 use pmfedit_core::sample;
 
 use crate::command::Command;
 use crate::dnd::{self, MaterialDrag};
 use crate::state::{EditorState, Selection};
-use crate::tools::box_tool::BoxDrag;
-use crate::tools::clipboard::Clipboard;
-use crate::tools::{self, Mods, Pick, ToolKind};
+use crate::tools::{self, Look, Mark, Mods, Pick, Pointer, Preview, Tool};
 
 use self::camera::Camera;
 use self::overlay::Overlay;
@@ -84,31 +84,6 @@ pub const UPLOADS_PER_FRAME: usize = 64;
 pub const MESH_BUILD_BUDGET: std::time::Duration = std::time::Duration::from_millis(6);
 /// How far picking looks, map units.
 pub const PICK_DISTANCE: f64 = 4000.0;
-
-/// A pointer drag in progress.
-#[derive(Debug, Clone, Default)]
-enum Drag {
-    #[default]
-    None,
-    Box(BoxDrag),
-    Select(BoxDrag),
-    Corner {
-        level: usize,
-        addr: CubeAddr,
-        face: Face,
-        corner: usize,
-        start_y: f32,
-        applied: i32,
-    },
-    Paint {
-        last: Option<(CubeAddr, Face, bool)>,
-    },
-    Path {
-        last: Option<CubeAddr>,
-    },
-    /// A gizmo handle (or an object marker's centre) being dragged.
-    Gizmo(Box<gizmo::GizmoDrag>),
-}
 
 /// The viewport's state (owned by the app).
 pub struct Viewport {
@@ -140,6 +115,8 @@ pub struct Viewport {
     /// The animation clock's start.
     clock: Instant,
     hover: Option<Pick>,
+    /// What the active tool sees of the pointer this frame.
+    pointer: Pointer,
     hover_object: Option<(usize, ObjRef)>,
     /// The selection's gizmo this frame, the handle and the region outline under the pointer.
     gizmo: Option<gizmo::Gizmo>,
@@ -148,12 +125,8 @@ pub struct Viewport {
     /// The viewport rectangle of the last frame.
     rect: egui::Rect,
     screenshot_selected: bool,
-    drag: Drag,
-    clipboard: Option<Clipboard>,
-    /// Attribute set the path tool paints.
-    pub path_attrs: u16,
-    select_normal: IVec3,
-    scroll_acc: f32,
+    /// A gizmo handle (or an object marker's centre) being dragged.
+    gizmo_drag: Option<Box<gizmo::GizmoDrag>>,
     last_frame: Option<Instant>,
     /// CPU time of the last [`Viewport::ui`] call, seconds.
     pub last_ui_seconds: f64,
@@ -215,17 +188,14 @@ impl Viewport {
             fx_seen: None,
             clock: Instant::now(),
             hover: None,
+            pointer: Pointer::default(),
             hover_object: None,
             gizmo: None,
             gizmo_hover: None,
             region_hover: None,
             rect: egui::Rect::NOTHING,
             screenshot_selected: false,
-            drag: Drag::None,
-            clipboard: None,
-            path_attrs: 1,
-            select_normal: IVec3::Y,
-            scroll_acc: 0.0,
+            gizmo_drag: None,
             last_frame: None,
             last_ui_seconds: 0.0,
             last_app_seconds: 0.0,
@@ -266,6 +236,11 @@ impl Viewport {
     /// The hovered face, if any.
     pub fn hovered(&self) -> Option<&Pick> {
         self.hover.as_ref()
+    }
+
+    /// The pointer as the tools saw it in the last frame (what the app's tool keys act on).
+    pub fn pointer(&self) -> &Pointer {
+        &self.pointer
     }
 
     /// The visibility view's status line (its air cube and what it sees, or why there is none).
@@ -341,7 +316,7 @@ impl Viewport {
             let level = state.level;
             let dist = |k: &ChunkKey| {
                 state.map.levels.get(k.0).map_or(f64::MAX, |l| {
-                    let d = chunk_center(l, k.1).distance_squared(eye);
+                    let d = l.frame().chunk_center_world(k.1).distance_squared(eye);
                     if k.0 == level { d } else { d + 1e18 }
                 })
             };
@@ -355,7 +330,8 @@ impl Viewport {
                 (Some(shown), Some(level)) => {
                     let mesh = mesh::build_chunk_mesh(&shown.bake, &state.map.library);
                     self.textures.want_mesh(&mesh);
-                    uploads.push(Upload::Set { key: k, center: chunk_center(level, k.1), mesh: Box::new(mesh) });
+                    let center = level.frame().chunk_center_world(k.1);
+                    uploads.push(Upload::Set { key: k, center, mesh: Box::new(mesh) });
                     self.gpu_keys.insert(k);
                 }
                 _ => {
@@ -372,9 +348,9 @@ impl Viewport {
         }
     }
 
-    /// Draws the viewport into `ui` (all the space left) and returns the commands its tools and
-    /// keys ask for.
-    pub fn ui(&mut self, ui: &mut egui::Ui, state: &mut EditorState) -> Vec<Command> {
+    /// Draws the viewport into `ui` (all the space left), forwards the pointer to `tool` (the
+    /// active one) and returns the commands they ask for.
+    pub fn ui(&mut self, ui: &mut egui::Ui, state: &mut EditorState, mut tool: Option<&mut dyn Tool>) -> Vec<Command> {
         let started = Instant::now();
         let dt = self.last_frame.map_or(1.0 / 60.0, |t| t.elapsed().as_secs_f64()).min(0.1);
         self.last_frame = Some(started);
@@ -395,20 +371,29 @@ impl Viewport {
             ui.ctx().request_repaint();
         }
 
-        self.handle_camera(ui, &response, rect, dt);
-        self.update_hover(ui, state, rect);
+        let gizmos = tool.as_deref().is_some_and(|t| t.info().gizmos);
+        self.handle_camera(ui, &response, rect, dt, tool.as_deref().is_some_and(|t| t.takes_wheel()));
+        self.update_hover(ui, state, rect, gizmos);
         self.screenshot_visibility();
         self.update_visibility(state);
-        self.update_gizmo(ui, state, rect);
+        let dragging = self.gizmo_drag.is_some() || tool.as_deref().is_some_and(|t| t.dragging());
+        self.update_gizmo(ui, state, rect, gizmos, dragging);
         self.gizmo_tooltip(&response);
-        self.handle_tools(ui, state, &response, &mut out);
+        self.handle_pointer(ui, state, &response, tool.as_mut().map(|t| &mut **t as &mut dyn Tool), &mut out);
         self.handle_drops(ui, state, &response, &mut out);
-        self.handle_keys(ui, state, &mut out);
         state.set_camera(state.level, self.camera.eye);
 
-        let overlay = self.build_overlay(state);
+        let preview = match self.dropping {
+            // Something dragged over the view targets what the Paint tool would.
+            Some(whole_cube) => {
+                Preview::with_grid(self.hover.map(|p| tools::paint::marks(state, &p, whole_cube)).unwrap_or_default())
+            }
+            None => tool.as_deref().map(|t| t.preview(state, self.hover.as_ref())).unwrap_or_default(),
+        };
+        let dragging = self.gizmo_drag.is_some() || tool.as_deref().is_some_and(|t| t.dragging());
+        let overlay = self.build_overlay(state, &preview, dragging);
         self.paint(ui, state, rect, overlay);
-        self.hud(ui, state, rect);
+        self.hud(ui, state, rect, tool.as_deref());
         self.last_ui_seconds = started.elapsed().as_secs_f64();
         if let Some(mut s) = self.script.take() {
             s.step(ui.ctx(), self, state, &mut out);
@@ -427,7 +412,8 @@ impl Viewport {
         f64::from(rect.width().max(1.0) / rect.height().max(1.0))
     }
 
-    fn handle_camera(&mut self, ui: &egui::Ui, response: &egui::Response, rect: egui::Rect, dt: f64) {
+    /// Fly, orbit, pan and zoom; the wheel zooms unless `tool_wheel` (the tool holds a box).
+    fn handle_camera(&mut self, ui: &egui::Ui, response: &egui::Response, rect: egui::Rect, dt: f64, tool_wheel: bool) {
         let (delta, alt, shift, scroll, keys) = ui.input(|i| {
             let k = |key| i.key_down(key);
             (
@@ -459,7 +445,7 @@ impl Viewport {
             self.camera.orbit(f64::from(delta.x), f64::from(delta.y));
         } else if response.dragged_by(egui::PointerButton::Middle) {
             self.camera.pan(f64::from(delta.x), f64::from(delta.y), f64::from(rect.height()));
-        } else if hovered && scroll != 0.0 && !matches!(self.drag, Drag::Box(_) | Drag::Select(_)) {
+        } else if hovered && scroll != 0.0 && !tool_wheel {
             self.camera.zoom(f64::from(scroll) / 50.0);
         }
     }
@@ -473,16 +459,28 @@ impl Viewport {
         Some(self.camera.ray(x, y, Self::aspect(rect)))
     }
 
-    fn update_hover(&mut self, ui: &egui::Ui, state: &EditorState, rect: egui::Rect) {
+    /// Picks the face under the pointer (and, when `gizmos`, the nearer object marker) and
+    /// fills in what the tool sees of the pointer this frame.
+    fn update_hover(&mut self, ui: &egui::Ui, state: &EditorState, rect: egui::Rect, gizmos: bool) {
+        let (pos, mods, wheel) = ui.input(|i| {
+            let m = i.modifiers;
+            (i.pointer.latest_pos(), Mods { shift: m.shift, ctrl: m.command, alt: m.alt }, wheel_points(i))
+        });
+        let ray = self.pointer_ray(ui, rect);
+        self.pick_under(state, ray, gizmos);
+        self.pointer = Pointer { pick: self.hover, ray, pos, mods, wheel };
+    }
+
+    fn pick_under(&mut self, state: &EditorState, ray: Option<(DVec3, DVec3)>, gizmos: bool) {
         self.hover = None;
         self.hover_object = None;
         if self.script.as_ref().is_some_and(|s| s.is_screenshot()) {
             return;
         }
-        let Some((o, d)) = self.pointer_ray(ui, rect) else { return };
+        let Some((o, d)) = ray else { return };
         let Some(level) = state.map.levels.get(state.level) else { return };
         self.hover = level.ray_cast_world(o, d, PICK_DISTANCE).map(|h| Pick::from_hit(state.level, &h));
-        if gizmo::tool_uses_gizmos(state.tool) {
+        if gizmos {
             let limit = self
                 .hover
                 .as_ref()
@@ -550,43 +548,69 @@ impl Viewport {
         }
     }
 
-    fn handle_tools(&mut self, ui: &egui::Ui, state: &EditorState, response: &egui::Response, out: &mut Vec<Command>) {
-        let (pressed, released, down, mods, pointer_y, scroll) = ui.input(|i| {
-            (
-                i.pointer.primary_pressed(),
-                i.pointer.primary_released(),
-                i.pointer.primary_down(),
-                Mods { shift: i.modifiers.shift, ctrl: i.modifiers.command, alt: i.modifiers.alt },
-                i.pointer.latest_pos().map_or(0.0, |p| p.y),
-                wheel_points(i),
-            )
-        });
-        let over = response.contains_pointer();
-        // Wheel steps while a box is held.
-        let mut wheel_steps = 0;
-        if matches!(self.drag, Drag::Box(_) | Drag::Select(_)) {
-            self.scroll_acc += scroll;
-            while self.scroll_acc >= 30.0 {
-                wheel_steps += 1;
-                self.scroll_acc -= 30.0;
+    /// Forwards the primary button to the gizmo drag or the tool: a press over the view (not
+    /// with Alt, which orbits) goes to the gizmo service first when the tool uses it, then to
+    /// the tool; while held, the open drag follows the pointer; on release it ends.
+    fn handle_pointer(
+        &mut self,
+        ui: &egui::Ui,
+        state: &EditorState,
+        response: &egui::Response,
+        mut tool: Option<&mut dyn Tool>,
+        out: &mut Vec<Command>,
+    ) {
+        let (pressed, released, down) =
+            ui.input(|i| (i.pointer.primary_pressed(), i.pointer.primary_released(), i.pointer.primary_down()));
+        if pressed && response.contains_pointer() && !self.pointer.mods.alt {
+            let gizmos = tool.as_deref().is_some_and(|t| t.info().gizmos);
+            if !(gizmos && self.gizmo_press(ui, state, out))
+                && let Some(t) = tool.as_mut()
+            {
+                out.extend(t.press(state, &self.pointer));
             }
-            while self.scroll_acc <= -30.0 {
-                wheel_steps -= 1;
-                self.scroll_acc += 30.0;
-            }
-        } else {
-            self.scroll_acc = 0.0;
-        }
-
-        self.gizmo_escape(ui, out);
-        if pressed && over && !mods.alt && !self.gizmo_press(ui, state, out) {
-            self.press(state, mods, pointer_y, out);
         }
         if down {
-            self.held(ui, state, mods, pointer_y, wheel_steps, response.rect, out);
+            if let Some(d) = &mut self.gizmo_drag {
+                gizmo::drag_step(d, state, self.hover, self.pointer.ray, self.pointer.mods, out);
+            } else if let Some(t) = tool.as_mut() {
+                out.extend(t.drag(state, &self.pointer));
+            }
         }
-        if released || (!down && !matches!(self.drag, Drag::None)) {
-            self.release(state, out);
+        let open = self.gizmo_drag.is_some() || tool.as_deref().is_some_and(|t| t.dragging());
+        if released || (!down && open) {
+            if self.gizmo_drag.take().is_some() {
+                out.push(Command::EndStroke);
+            }
+            if let Some(t) = tool {
+                out.extend(t.release(state));
+            }
+        }
+    }
+
+    /// Esc: a gizmo drag puts the start value back inside its stroke (the history then leaves
+    /// no undo step), else the tool cancels its own drag.
+    pub fn cancel_drag(&mut self, state: &EditorState, tool: Option<&mut dyn Tool>) -> Vec<Command> {
+        match self.gizmo_drag.take() {
+            Some(d) => {
+                let mut out: Vec<Command> = d.cancel().map(Command::Edit).into_iter().collect();
+                out.push(Command::EndStroke);
+                out.push(Command::Status("Drag cancelled".into()));
+                out
+            }
+            None => tool.map(|t| t.cancel(state)).unwrap_or_default(),
+        }
+    }
+
+    /// Points the camera at the selection: a light, entity or region from 12 units, a box of
+    /// cubes whole; without one, at the point under the pointer.
+    pub fn frame_selection(&mut self, state: &EditorState) {
+        let target = frame_target(state).or_else(|| {
+            let level = state.map.levels.get(state.level)?;
+            let p = self.hover?;
+            Some((level.frame().world_from_lattice_f(p.point), 5.0))
+        });
+        if let Some((c, distance)) = target {
+            self.camera.frame(c, distance);
         }
     }
 
@@ -635,226 +659,13 @@ impl Viewport {
         self.dropping = Some(whole_cube);
     }
 
-    fn press(&mut self, state: &EditorState, mods: Mods, pointer_y: f32, out: &mut Vec<Command>) {
-        let size = state.cube_log2;
-        let Some(pick) = self.hover else {
-            if state.tool == ToolKind::Select {
-                out.push(Command::Select(Selection::None));
-            }
-            return;
-        };
-        match state.tool {
-            ToolKind::Place => out.extend(tools::place::click(state, &pick)),
-            ToolKind::Erase => out.extend(tools::erase::click(state, &pick)),
-            ToolKind::Eyedropper => out.extend(tools::eyedropper::click(state, &pick)),
-            ToolKind::Object => out.extend(tools::object::place(state, &pick, mods)),
-            ToolKind::Paint => {
-                out.push(Command::BeginStroke);
-                out.extend(tools::paint::apply(state, &pick, mods));
-                self.drag = Drag::Paint { last: Some((pick.inside(size), pick.face, mods.shift)) };
-            }
-            ToolKind::Path => {
-                out.push(Command::BeginStroke);
-                out.extend(tools::path::apply(state, &pick, PathAttrs(self.path_attrs), mods));
-                self.drag = Drag::Path { last: Some(pick.outside(size)) };
-            }
-            ToolKind::Box | ToolKind::Select => {
-                let anchor = pick.outside(size).min;
-                let d = BoxDrag {
-                    level: pick.level,
-                    face: pick.face,
-                    anchor,
-                    current: anchor,
-                    size_log2: size,
-                    layers: if state.tool == ToolKind::Box { 0 } else { -1 },
-                };
-                self.drag = if state.tool == ToolKind::Box { Drag::Box(d) } else { Drag::Select(d) };
-            }
-            ToolKind::Corner => {
-                let (addr, corner) = tools::corner::grab(state, &pick);
-                out.push(Command::BeginStroke);
-                self.drag =
-                    Drag::Corner { level: pick.level, addr, face: pick.face, corner, start_y: pointer_y, applied: 0 };
-            }
-        }
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn held(
-        &mut self,
-        ui: &egui::Ui,
-        state: &EditorState,
-        mods: Mods,
-        pointer_y: f32,
-        wheel_steps: i32,
-        rect: egui::Rect,
-        out: &mut Vec<Command>,
-    ) {
-        let size = state.cube_log2;
-        let hover = self.hover;
-        let ray = self.pointer_ray(ui, rect);
-        let is_select = matches!(self.drag, Drag::Select(_));
-        match &mut self.drag {
-            Drag::None => {}
-            Drag::Paint { last } => {
-                if let Some(p) = hover {
-                    let key = (p.inside(size), p.face, mods.shift);
-                    if *last != Some(key) {
-                        *last = Some(key);
-                        out.extend(tools::paint::apply(state, &p, mods));
-                    }
-                }
-            }
-            Drag::Path { last } => {
-                if let Some(p) = hover {
-                    let key = p.outside(size);
-                    if *last != Some(key) {
-                        *last = Some(key);
-                        out.extend(tools::path::apply(state, &p, PathAttrs(self.path_attrs), mods));
-                    }
-                }
-            }
-            Drag::Box(d) | Drag::Select(d) => {
-                if let (Some((o, dir)), Some(level)) = (ray, state.map.levels.get(d.level)) {
-                    let frame = level.frame();
-                    let a = d.face.axis();
-                    let e = 1i32 << d.size_log2;
-                    let plane = if d.face.is_positive() { d.anchor[a] } else { d.anchor[a] + e };
-                    if let Some(p) = tools::ray_plane(frame.lattice_from_world_f(o), dir, a, f64::from(plane)) {
-                        let mut c = CubeAddr::containing(p.floor().as_ivec3(), d.size_log2).min;
-                        c[a] = d.anchor[a];
-                        d.current = c;
-                    }
-                }
-                if wheel_steps != 0 {
-                    if is_select {
-                        d.layers = (d.layers - wheel_steps).min(-1);
-                    } else {
-                        d.layers += wheel_steps;
-                        if d.layers == 0 {
-                            d.layers = wheel_steps.signum();
-                        }
-                    }
-                }
-            }
-            Drag::Corner { level, addr, face, corner, start_y, applied } => {
-                let steps = ((pointer_y - *start_y) / tools::corner::PIXELS_PER_STEP) as i32;
-                if steps != *applied {
-                    out.extend(tools::corner::push(*level, *addr, *face, *corner, steps - *applied));
-                    *applied = steps;
-                }
-            }
-            Drag::Gizmo(d) => gizmo::drag_step(d, state, hover, ray, mods, out),
-        }
-    }
-
-    fn release(&mut self, state: &EditorState, out: &mut Vec<Command>) {
-        match std::mem::take(&mut self.drag) {
-            Drag::None => {}
-            Drag::Paint { .. } | Drag::Path { .. } | Drag::Corner { .. } | Drag::Gizmo(_) => {
-                out.push(Command::EndStroke)
-            }
-            Drag::Box(d) => out.extend(d.commit(state)),
-            Drag::Select(d) => {
-                self.select_normal = d.face.normal();
-                out.push(tools::select::finish(&d));
-            }
-        }
-    }
-
-    fn handle_keys(&mut self, ui: &egui::Ui, state: &EditorState, out: &mut Vec<Command>) {
-        if ui.ctx().egui_wants_keyboard_input() {
-            return;
-        }
-        let flying = ui.input(|i| i.pointer.secondary_down());
-        let (events, mods) = ui.input(|i| (i.events.clone(), i.modifiers));
-        let pressed =
-            |k: egui::Key| events.iter().any(|e| matches!(e, egui::Event::Key { key, pressed: true, .. } if *key == k));
-        let mut copy = false;
-        let mut cut = false;
-        let mut paste = false;
-        for e in &events {
-            match e {
-                egui::Event::Copy => copy = true,
-                egui::Event::Cut => cut = true,
-                egui::Event::Paste(_) | egui::Event::PasteImage(_) => paste = true,
-                _ => {}
-            }
-        }
-        let ctrl = mods.command;
-        copy |= ctrl && pressed(egui::Key::C);
-        cut |= ctrl && pressed(egui::Key::X);
-        paste |= ctrl && pressed(egui::Key::V);
-        let max_size = state.map.levels.get(state.level).map_or(18, |l| l.frame().chunk_lattice_log2());
-        if pressed(egui::Key::OpenBracket) && state.cube_log2 > 0 {
-            out.push(Command::SetCubeSize(state.cube_log2 - 1));
-        }
-        if pressed(egui::Key::CloseBracket) && state.cube_log2 < max_size {
-            out.push(Command::SetCubeSize(state.cube_log2 + 1));
-        }
-        if mods.command && !mods.alt {
-            let keys = [egui::Key::Num1, egui::Key::Num2, egui::Key::Num3, egui::Key::Num4, egui::Key::Num5];
-            for (k, s) in keys.into_iter().zip(Shading::ALL) {
-                if pressed(k) {
-                    self.shading = s;
-                }
-            }
-        }
-        self.bookmark_keys(&events, state, out);
-        if flying {
-            return;
-        }
-        if pressed(egui::Key::F)
-            && !ctrl
-            && let Some((c, r)) = selection_sphere(state).or_else(|| {
-                let level = state.map.levels.get(state.level)?;
-                let p = self.hover?;
-                Some((level.frame().world_from_lattice_f(p.point), 2.0))
-            })
-        {
-            self.camera.frame(c, (r * 2.5).max(2.0));
-        }
-        // The system clipboard gets a note: egui-winit turns Ctrl+V into a paste event only
-        // when the system clipboard holds something.
-        let note = |c: &Clipboard| {
-            let s = c.size.as_dvec3() / 8.0;
-            format!("pmfedit cubes {}×{}×{}", s.x, s.y, s.z)
-        };
-        if copy && let Some(c) = tools::select::copy(state) {
-            out.push(Command::Status(format!("Copied {} pieces", c.pieces.len())));
-            ui.ctx().copy_text(note(&c));
-            self.clipboard = Some(c);
-        }
-        if cut && let Some((c, cmds)) = tools::select::cut(state) {
-            ui.ctx().copy_text(note(&c));
-            self.clipboard = Some(c);
-            out.extend(cmds);
-        }
-        if paste && let (Some(c), Some(p)) = (&self.clipboard, self.hover) {
-            out.extend(tools::select::paste(state, c, &p));
-        }
-        if ctrl && pressed(egui::Key::D) {
-            out.extend(tools::select::duplicate(state, self.select_normal));
-        }
-        if pressed(egui::Key::Delete) {
-            out.extend(tools::select::delete(state));
-        }
-        if !ctrl && let Some(c) = &self.clipboard {
-            if pressed(egui::Key::M) {
-                self.clipboard = Some(c.mirrored(if mods.shift { 2 } else { 0 }));
-                out.push(Command::Status("Clipboard mirrored".into()));
-            } else if pressed(egui::Key::R) {
-                self.clipboard = Some(c.rotated());
-                out.push(Command::Status("Clipboard rotated 90°".into()));
-            }
-        }
-    }
-
-    fn build_overlay(&self, state: &EditorState) -> Overlay {
+    /// This frame's lines: objects and regions, the gizmo, the selection, the hovered marker,
+    /// the visibility view's air cube, the hovered face, the tool's `preview` and (unless
+    /// `dragging`) the grid.
+    fn build_overlay(&self, state: &EditorState, preview: &Preview, dragging: bool) -> Overlay {
         let mut o = Overlay::default();
         let Some(level) = state.map.levels.get(state.level) else { return o };
         let frame = level.frame();
-        let size = state.cube_log2;
         let selected_obj = tools::object::selected_object(state).map(|(_, id)| id);
         o.level_objects(level, selected_obj, self.show_objects, self.show_regions);
         o.with_xray(overlay::XRAY_SELECTED, |o| self.draw_gizmo(state, o));
@@ -866,15 +677,6 @@ impl Viewport {
             Selection::Cube { level: l, addr } if l == state.level => {
                 o.lattice_box(&frame, addr.lattice_box(), overlay::SELECT)
             }
-            _ => {}
-        }
-        // Drag previews.
-        match &self.drag {
-            Drag::Box(d) => {
-                let c = if d.layers < 0 { overlay::PREVIEW_REMOVE } else { overlay::PREVIEW_ADD };
-                o.lattice_box(&frame, d.region(), c);
-            }
-            Drag::Select(d) => o.lattice_box(&frame, d.region(), overlay::SELECT),
             _ => {}
         }
         if let Some((_, obj)) = self.hover_object
@@ -889,38 +691,24 @@ impl Viewport {
         {
             o.box_lines(a.min, a.max, overlay::AIR_CUBE);
         }
-        // Hovered face, the tool's target and the grid.
         if let Some(p) = &self.hover {
-            // Something dragged over the view targets what the Paint tool would.
-            let tool = if self.dropping.is_some() { ToolKind::Paint } else { state.tool };
-            let target = match tool {
-                ToolKind::Place | ToolKind::Path => Some((p.outside(size), false)),
-                ToolKind::Erase => Some((p.inside(size), true)),
-                ToolKind::Paint | ToolKind::Box | ToolKind::Select => Some((p.inside(size), false)),
-                ToolKind::Corner => Some((tools::corner::grab(state, p).0, false)),
-                ToolKind::Eyedropper | ToolKind::Object => None,
-            };
             o.with_xray(overlay::XRAY_NONE, |o| o.face_outline(&frame, p.addr, p.face, [1.0, 1.0, 1.0, 0.5]));
-            if let Some((t, remove)) = target {
-                let c = if remove { overlay::PREVIEW_REMOVE } else { overlay::HOVER };
-                if matches!(tool, ToolKind::Place | ToolKind::Path) || self.dropping == Some(true) {
-                    o.lattice_box(&frame, t.lattice_box(), c);
-                } else {
-                    o.face_outline(&frame, t, p.face, c);
-                }
-                if tool == ToolKind::Corner {
-                    let (addr, corner) = tools::corner::grab(state, p);
-                    let cp = frame
-                        .world_from_lattice(addr.min + pmfedit_core::map::coords::octant_offset(corner) * addr.edge());
-                    let h = 0.06 * f64::from(addr.edge()) / 8.0 + 0.03;
-                    o.box_lines(cp - DVec3::splat(h), cp + DVec3::splat(h), overlay::PREVIEW_REMOVE);
+        }
+        // The tool's drag and target.
+        for m in &preview.marks {
+            match *m {
+                Mark::Face { addr, face, look } => o.face_outline(&frame, addr, face, look_color(look)),
+                Mark::Box { region, look } => o.lattice_box(&frame, region, look_color(look)),
+                Mark::Point { at, half, look } => {
+                    let c = frame.world_from_lattice(at);
+                    o.box_lines(c - DVec3::splat(half), c + DVec3::splat(half), look_color(look));
                 }
             }
-            if matches!(self.drag, Drag::None) && tool != ToolKind::Object {
-                let a = p.face.axis();
-                let plane = if p.face.is_positive() { p.addr.max()[a] } else { p.addr.min[a] };
-                o.with_xray(overlay::XRAY_NONE, |o| o.grid(&frame, p.face, plane, p.point, size, 6));
-            }
+        }
+        if let (Some(p), true, false) = (&self.hover, preview.grid, dragging) {
+            let a = p.face.axis();
+            let plane = if p.face.is_positive() { p.addr.max()[a] } else { p.addr.min[a] };
+            o.with_xray(overlay::XRAY_NONE, |o| o.grid(&frame, p.face, plane, p.point, state.cube_log2, 6));
         }
         o
     }
@@ -993,9 +781,12 @@ impl Viewport {
         ui.painter().add(egui::PaintCallback { rect, callback: Arc::new(cb) });
     }
 
-    fn hud(&mut self, ui: &mut egui::Ui, state: &EditorState, rect: egui::Rect) {
+    /// The heads-up text: the tool and cube size, the hovered face, the tool's own lines, the
+    /// gizmo hint, what the GPU holds.
+    fn hud(&mut self, ui: &mut egui::Ui, state: &EditorState, rect: egui::Rect, tool: Option<&dyn Tool>) {
         let edge = f64::from(1u32 << state.cube_log2) / 8.0;
-        let mut lines = vec![format!("{} · cube {} u · [ ] to change", state.tool.label(), edge)];
+        let name = tool.map_or("No tool", |t| t.info().label);
+        let mut lines = vec![format!("{name} · cube {edge} u · [ ] to change")];
         if self.shading == Shading::Visibility {
             lines.push(self.vis.status());
         }
@@ -1010,16 +801,8 @@ impl Viewport {
                 .map_or("?", |m| m.name.as_str());
             lines.push(format!("({:.2}, {:.2}, {:.2}) {:?} · {mat}", w.x, w.y, w.z, p.face));
         }
-        if let Drag::Box(d) | Drag::Select(d) = &self.drag {
-            let r = d.region();
-            let s = (r.max - r.min).as_dvec3() / 8.0;
-            lines.push(format!("box {}×{}×{} u, {} layers (wheel)", s.x, s.y, s.z, d.layers));
-        }
+        lines.extend(tool.map(Tool::hud).unwrap_or_default());
         lines.extend(self.gizmo_hint());
-        if let Some(c) = &self.clipboard {
-            let s = c.size.as_dvec3() / 8.0;
-            lines.push(format!("clipboard {}×{}×{} u", s.x, s.y, s.z));
-        }
         if let Some(r) = &self.renderer
             && let Ok(r) = r.lock()
         {
@@ -1051,16 +834,17 @@ impl Viewport {
             );
             y += 17.0;
         }
-        // Shading buttons.
+    }
+
+    /// The bar across the top of the view: shading buttons (hover text: `shortcut` of each),
+    /// exposure, ambient, textures, objects and regions. Call after [`Viewport::ui`].
+    pub fn view_bar(&mut self, ui: &mut egui::Ui, shortcut: impl Fn(Shading) -> String) {
+        let rect = self.rect;
         let bar = egui::Rect::from_min_size(rect.min + egui::vec2(6.0, 6.0), egui::vec2(rect.width() - 12.0, 24.0));
         ui.scope_builder(egui::UiBuilder::new().max_rect(bar), |ui| {
             ui.horizontal(|ui| {
-                for (i, s) in Shading::ALL.into_iter().enumerate() {
-                    if ui
-                        .selectable_label(self.shading == s, s.label())
-                        .on_hover_text(format!("Ctrl+{}", i + 1))
-                        .clicked()
-                    {
+                for s in Shading::ALL {
+                    if ui.selectable_label(self.shading == s, s.label()).on_hover_text(shortcut(s)).clicked() {
                         self.shading = s;
                     }
                 }
@@ -1143,48 +927,49 @@ pub fn materials_fx(library: &pmfedit_core::map::Library) -> Vec<render::Materia
     out
 }
 
-/// World position of a chunk's center.
-pub fn chunk_center(level: &Level, c: pmfedit_core::map::coords::ChunkCoord) -> DVec3 {
-    let f = level.frame();
-    f.world_from_lattice(f.chunk_min_lattice(c) + IVec3::splat(f.chunk_edge() / 2))
-}
-
 /// Center and radius of the level's stored chunks.
 fn occupied_sphere(level: &Level) -> Option<(DVec3, f64)> {
     let (lo, hi) = level.occupied_bounds()?;
     let f = level.frame();
-    let a = f.world_from_lattice(f.chunk_min_lattice(lo));
-    let b = f.world_from_lattice(f.chunk_min_lattice(hi) + IVec3::splat(f.chunk_edge()));
+    let (a, b) = (f.chunk_world_box(lo).0, f.chunk_world_box(hi).1);
     Some(((a + b) * 0.5, (b - a).length() * 0.5))
 }
 
-/// Center and radius of the selection, world space.
-fn selection_sphere(state: &EditorState) -> Option<(DVec3, f64)> {
+/// Where [`Viewport::frame_selection`] looks from how far: a light, entity or region from 12
+/// units, a box of cubes from 2.5 times its radius (at least 2).
+fn frame_target(state: &EditorState) -> Option<(DVec3, f64)> {
+    const OBJECT_DISTANCE: f64 = 12.0;
+    let whole_box = |level: usize, min, max| {
+        let f = state.map.levels.get(level)?.frame();
+        let (a, b) = (f.world_from_lattice(min), f.world_from_lattice(max));
+        Some(((a + b) * 0.5, ((b - a).length() * 0.5 * 2.5).max(2.0)))
+    };
     match state.selection {
-        Selection::Cubes { level, min, max } => {
-            let f = state.map.levels.get(level)?.frame();
-            let (a, b) = (f.world_from_lattice(min), f.world_from_lattice(max));
-            Some(((a + b) * 0.5, (b - a).length() * 0.5))
-        }
-        Selection::Cube { level, addr } => {
-            let f = state.map.levels.get(level)?.frame();
-            let (a, b) = (f.world_from_lattice(addr.min), f.world_from_lattice(addr.max()));
-            Some(((a + b) * 0.5, (b - a).length() * 0.5))
-        }
+        Selection::Cubes { level, min, max } => whole_box(level, min, max),
+        Selection::Cube { level, addr } => whole_box(level, addr.min, addr.max()),
         Selection::Light { .. } | Selection::Entity { .. } => {
             let (level, obj) = tools::object::selected_object(state)?;
-            Some((tools::object::object_position(state, level, obj)?, 1.0))
+            Some((tools::object::object_position(state, level, obj)?, OBJECT_DISTANCE))
         }
         Selection::Region { level, id } => {
-            let r = state.map.levels.get(level)?.objects.regions().get(id)?;
-            let (lo, hi) = r.bounds();
-            Some((((lo + hi) * 0.5).as_dvec3(), f64::from((hi - lo).length() * 0.5)))
+            let (lo, hi) = state.map.levels.get(level)?.objects.regions().get(id)?.bounds();
+            Some((((lo + hi) * 0.5).as_dvec3(), OBJECT_DISTANCE))
         }
         Selection::LoadRegion { level, id } => {
             let r = state.map.levels.get(level)?.objects.load_regions().get(id)?;
-            Some((((r.min + r.max) * 0.5).as_dvec3(), f64::from((r.max - r.min).length() * 0.5)))
+            Some((((r.min + r.max) * 0.5).as_dvec3(), OBJECT_DISTANCE))
         }
         Selection::None => None,
+    }
+}
+
+/// The colour of a tool mark.
+fn look_color(look: Look) -> [f32; 4] {
+    match look {
+        Look::Target => overlay::HOVER,
+        Look::Add => overlay::PREVIEW_ADD,
+        Look::Remove => overlay::PREVIEW_REMOVE,
+        Look::Select => overlay::SELECT,
     }
 }
 

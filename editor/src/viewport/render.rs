@@ -57,10 +57,12 @@ pub enum Shading {
 }
 
 impl Shading {
+    /// Every shading, in menu order (Ctrl+1–5).
     pub const ALL: [Shading; 5] =
         [Shading::Lit, Shading::Fullbright, Shading::Wireframe, Shading::Lightmap, Shading::Visibility];
 
-    pub fn label(self) -> &'static str {
+    /// Its name in menus and the view's bar.
+    pub const fn label(self) -> &'static str {
         match self {
             Shading::Lit => "Lit",
             Shading::Fullbright => "Fullbright",
@@ -70,6 +72,18 @@ impl Shading {
         }
     }
 
+    /// The constant the mesh shader compares `u_mode` with ([`glsl_defines`]).
+    pub const fn glsl_name(self) -> &'static str {
+        match self {
+            Shading::Lit => "SHADING_LIT",
+            Shading::Fullbright => "SHADING_FULLBRIGHT",
+            Shading::Wireframe => "SHADING_WIREFRAME",
+            Shading::Lightmap => "SHADING_LIGHTMAP",
+            Shading::Visibility => "SHADING_VISIBILITY",
+        }
+    }
+
+    /// The value of `u_mode` (and of its [`Shading::glsl_name`] constant).
     fn index(self) -> i32 {
         self as i32
     }
@@ -329,10 +343,24 @@ enum GpuVis {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(i32)]
 enum VisMode {
+    /// Not visible from the air cube.
     Hidden = 0,
+    /// Every cube visible.
     All = 1,
+    /// Look each cube up in the chunk's visibility texture.
     Lookup = 2,
+    /// Waiting for the chunk's full bake.
     Waiting = 3,
+}
+
+impl VisMode {
+    /// Every mode with the constant the mesh shader compares `u_vis` with ([`glsl_defines`]).
+    const GLSL: [(VisMode, &'static str); 4] = [
+        (VisMode::Hidden, "VIS_HIDDEN"),
+        (VisMode::All, "VIS_ALL"),
+        (VisMode::Lookup, "VIS_LOOKUP"),
+        (VisMode::Waiting, "VIS_WAITING"),
+    ];
 }
 
 /// Texels per row of a visibility texture: a power of two (rows stay 4-byte aligned), at most
@@ -434,206 +462,34 @@ pub struct DrawStats {
     pub indices: usize,
 }
 
-const MESH_VS: &str = r#"
-// The material table: per material two texels, (texture layer, u offset, v offset, 0) and
-// (emission, 0), 256 materials per texel row.
-uniform sampler2D u_fx;
-uniform mat4 u_vp;
-uniform vec3 u_offset;
-in vec3 a_pos;
-in vec4 a_color;
-in vec2 a_lm;
-in vec4 a_uv;
-in vec4 a_edge;
-in uint a_cube;
-out vec4 v_color;
-out vec2 v_lm;
-out vec2 v_uv;
-// The material's (texture layer, u offset, v offset) and emission, from the material table.
-flat out vec3 v_fx;
-flat out vec3 v_emission;
-out vec4 v_edge;
-out vec3 v_rel;
-flat out uint v_cube;
-void main() {
-    vec3 rel = a_pos + u_offset;
-    v_cube = a_cube;
-    v_color = a_color;
-    v_lm = a_lm;
-    v_uv = a_uv.xy;
-    // Only materials with frames, scroll or emission have a row; looked up per vertex (a
-    // material is constant over a face), not per fragment.
-    int row = int(a_uv.w + 0.5);
-    ivec2 size = textureSize(u_fx, 0);
-    int y = row / 256;
-    if (row > 0 && y < size.y) {
-        // three-d flips rows on upload: data row 0 is the last GL row.
-        ivec2 at = ivec2((row - y * 256) * 2, size.y - 1 - y);
-        v_fx = texelFetch(u_fx, at, 0).xyz;
-        v_emission = texelFetch(u_fx, at + ivec2(1, 0), 0).rgb;
-    } else {
-        v_fx = vec3(a_uv.z, 0.0, 0.0);
-        v_emission = vec3(0.0);
+/// The shaders, one file each in `shaders/`. Mode uniforms are compared with the names
+/// [`glsl_defines`] puts before each source, never with bare numbers.
+const MESH_VS: &str = include_str!("shaders/chunk.vert");
+const MESH_FS: &str = include_str!("shaders/chunk.frag");
+const LINE_VS: &str = include_str!("shaders/line.vert");
+const FLAT_FS: &str = include_str!("shaders/flat.frag");
+const FILL_VS: &str = include_str!("shaders/fill.vert");
+const SKY_VS: &str = include_str!("shaders/sky.vert");
+const SKY_FS: &str = include_str!("shaders/sky.frag");
+
+/// `#define`s of every mode constant the shaders compare uniforms with: `SHADING_*` for
+/// `u_mode` ([`Shading::glsl_name`]), `VIS_*` for `u_vis` ([`VisMode::GLSL`]). Generated from
+/// the Rust enums, so the two sides cannot drift apart.
+pub fn glsl_defines() -> String {
+    let mut s = String::new();
+    for sh in Shading::ALL {
+        s.push_str(&format!("#define {} {}\n", sh.glsl_name(), sh.index()));
     }
-    v_edge = a_edge;
-    v_rel = rel;
-    gl_Position = u_vp * vec4(rel, 1.0);
-}
-"#;
-
-const MESH_FS: &str = r#"
-uniform sampler2D u_lightmap;
-uniform sampler2DArray u_textures;
-uniform int u_mode;
-uniform int u_textured;
-uniform int u_edges;
-uniform vec4 u_tint;
-uniform float u_exposure;
-uniform float u_ambient;
-// Visibility view: 0 hidden, 1 all visible, 2 look up u_vis_bits, 3 waiting for the full bake.
-uniform int u_vis;
-uniform sampler2D u_vis_bits;
-in vec4 v_color;
-in vec2 v_lm;
-in vec2 v_uv;
-flat in vec3 v_fx;
-flat in vec3 v_emission;
-in vec4 v_edge;
-in vec3 v_rel;
-flat in uint v_cube;
-out vec4 fragColor;
-// 1 when this fragment's cube is visible from the air cube, 0 when not.
-float visible() {
-    if (u_vis == 2) {
-        ivec2 size = textureSize(u_vis_bits, 0);
-        int i = int(v_cube);
-        int row = i / size.x;
-        if (row >= size.y) {
-            return 0.0;
-        }
-        // three-d flips rows on upload: texel row 0 of the data is the last GL row.
-        return texelFetch(u_vis_bits, ivec2(i - row * size.x, size.y - 1 - row), 0).r > 0.5 ? 1.0 : 0.0;
+    for (mode, name) in VisMode::GLSL {
+        s.push_str(&format!("#define {name} {}\n", mode as i32));
     }
-    return u_vis == 0 ? 0.0 : 1.0;
+    s
 }
-vec3 to_linear(vec3 c) { return pow(c, vec3(2.2)); }
-vec3 to_srgb(vec3 c) { return pow(clamp(c, 0.0, 1.0), vec3(1.0 / 2.2)); }
-void main() {
-    vec3 n = normalize(cross(dFdx(v_rel), dFdy(v_rel)));
-    // three-d flips texture rows on upload (image convention: row 0 at the top, t = 1); the
-    // atlas keeps row 0 at v = 0, so flip back here.
-    vec3 lm = texture(u_lightmap, vec2(v_lm.x, 1.0 - v_lm.y)).rgb;
-    vec3 emission = v_emission;
-    vec4 tex = u_textured != 0 ? texture(u_textures, vec3(v_uv + v_fx.yz, v_fx.x)) : vec4(1.0);
-    vec3 albedo = v_color.rgb * tex.rgb;
-    vec3 c;
-    float alpha = v_color.a * tex.a;
-    // A fixed directional shade: the fullbright view, and the editor ambient of the lit view
-    // (so faces of one material stay apart where the bake is flat).
-    float shade = 0.72 + 0.28 * dot(n, normalize(vec3(0.35, 0.85, 0.4)));
-    if (u_mode == 0) {
-        c = to_srgb(to_linear(albedo) * (lm * u_exposure + vec3(u_ambient * shade)) + to_linear(emission));
-    } else if (u_mode == 1) {
-        c = min(albedo * shade + emission, vec3(1.0));
-    } else if (u_mode == 3) {
-        c = to_srgb(lm * u_exposure);
-        alpha = 1.0;
-    } else if (u_mode == 4) {
-        c = albedo * shade;
-        if (u_vis == 3) {
-            // Waiting for the full bake: dimmed, with diagonal amber hatching.
-            float hatch = mod(gl_FragCoord.x + gl_FragCoord.y, 12.0) < 4.0 ? 1.0 : 0.0;
-            c = mix(c * 0.4, vec3(0.85, 0.6, 0.2), 0.35 * hatch);
-        } else if (visible() < 0.5) {
-            // Hidden from the air cube: 20 %, blue-grey.
-            c = c * 0.2 + vec3(0.05, 0.07, 0.1);
-        }
-    } else {
-        float d = min(min(v_edge.x, v_edge.y), min(v_edge.z, v_edge.w));
-        float w = max(fwidth(d), 1e-5);
-        float line = 1.0 - smoothstep(0.5 * w, 1.5 * w, d);
-        c = mix(albedo * 0.18, mix(albedo, vec3(1.0), 0.5), line);
-        alpha = max(alpha, line);
-    }
-    if (u_edges != 0 && (u_mode == 0 || u_mode == 1 || u_mode == 4)) {
-        // Face outlines from the wireframe attribute (quad diagonals hidden), one pixel, 30 %.
-        float d = min(min(v_edge.x, v_edge.y), min(v_edge.z, v_edge.w));
-        float w = max(fwidth(d), 1e-5);
-        c *= 1.0 - 0.3 * (1.0 - smoothstep(0.5 * w, 1.5 * w, d));
-    }
-    c = mix(c, u_tint.rgb, u_tint.a);
-    fragColor = vec4(c, alpha);
-}
-"#;
 
-const LINE_VS: &str = r#"
-uniform mat4 u_vp;
-uniform vec2 u_viewport;
-uniform float u_width;
-in vec3 a_pos;
-in vec3 a_other;
-in float a_side;
-in vec4 a_color;
-out vec4 v_color;
-void main() {
-    vec4 a = u_vp * vec4(a_pos, 1.0);
-    vec4 b = u_vp * vec4(a_other, 1.0);
-    vec2 sa = a.xy / a.w * u_viewport;
-    vec2 sb = b.xy / b.w * u_viewport;
-    vec2 d = sb - sa;
-    vec2 dir = length(d) > 1e-6 ? normalize(d) : vec2(1.0, 0.0);
-    vec2 n = vec2(-dir.y, dir.x);
-    a.xy += n * a_side * u_width / u_viewport * a.w;
-    a.z -= 0.0004 * a.w;
-    v_color = a_color;
-    gl_Position = a;
+/// A shader source with [`glsl_defines`] before it (three-d puts the `#version` line first).
+fn with_defines(source: &str) -> String {
+    format!("{}{source}", glsl_defines())
 }
-"#;
-
-const FLAT_FS: &str = r#"
-uniform float u_alpha;
-in vec4 v_color;
-out vec4 fragColor;
-void main() {
-    fragColor = vec4(v_color.rgb, v_color.a * u_alpha);
-}
-"#;
-
-const FILL_VS: &str = r#"
-uniform mat4 u_vp;
-in vec3 a_pos;
-in vec4 a_color;
-out vec4 v_color;
-void main() {
-    v_color = a_color;
-    gl_Position = u_vp * vec4(a_pos, 1.0);
-}
-"#;
-
-const SKY_VS: &str = r#"
-uniform mat4 u_inv_vp;
-in vec2 a_corner;
-out vec3 v_dir;
-void main() {
-    vec4 far = u_inv_vp * vec4(a_corner, 1.0, 1.0);
-    v_dir = far.xyz / far.w;
-    gl_Position = vec4(a_corner, 1.0, 1.0);
-}
-"#;
-
-const SKY_FS: &str = r#"
-uniform vec3 u_bottom;
-uniform vec3 u_side;
-uniform vec3 u_top;
-in vec3 v_dir;
-out vec4 fragColor;
-void main() {
-    float y = normalize(v_dir).y;
-    vec3 c = y >= 0.0 ? mix(u_side, u_top, min(y, 1.0)) : mix(u_side, u_bottom, min(-y, 1.0));
-    fragColor = vec4(c, 1.0);
-}
-"#;
-
 fn td_mat(m: Mat4) -> three_d::Mat4 {
     three_d::Mat4::from(m.to_cols_array_2d())
 }
@@ -660,10 +516,13 @@ impl Renderer {
     /// Compiles the shaders. Fails only on a GL without GLSL 3.30 / ES 3.00.
     pub fn new(gl: Arc<egui_glow::glow::Context>) -> Result<Self, String> {
         let ctx = Context::from_gl_context(gl).map_err(|e| e.to_string())?;
-        let mesh_program = Program::from_source(&ctx, MESH_VS, MESH_FS).map_err(|e| e.to_string())?;
-        let line_program = Program::from_source(&ctx, LINE_VS, FLAT_FS).map_err(|e| e.to_string())?;
-        let fill_program = Program::from_source(&ctx, FILL_VS, FLAT_FS).map_err(|e| e.to_string())?;
-        let sky_program = Program::from_source(&ctx, SKY_VS, SKY_FS).map_err(|e| e.to_string())?;
+        let program = |vs: &str, fs: &str| {
+            Program::from_source(&ctx, &with_defines(vs), &with_defines(fs)).map_err(|e| e.to_string())
+        };
+        let mesh_program = program(MESH_VS, MESH_FS)?;
+        let line_program = program(LINE_VS, FLAT_FS)?;
+        let fill_program = program(FILL_VS, FLAT_FS)?;
+        let sky_program = program(SKY_VS, SKY_FS)?;
         // One triangle covering the viewport.
         let sky_corners = VertexBuffer::new_with_data(&ctx, &[[-1.0f32, -1.0], [3.0, -1.0], [-1.0, 3.0]]);
         let textures = texture_array(&ctx, &[]);
@@ -1196,6 +1055,51 @@ mod tests {
         assert!(sphere_in_view(&planes, ahead(500.0), 8.0, 495.0), "partly within");
         assert!(!sphere_in_view(&planes, ahead(500.0), 8.0, 490.0));
         assert!(!sphere_in_view(&planes, -ahead(50.0), 8.0, 0.0), "behind the camera");
+    }
+
+    /// Every `u_mode` / `u_vis` comparison in `source`: the token compared with.
+    fn compared_with(source: &str, uniform: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        for (i, _) in source.match_indices(uniform) {
+            let rest = &source[i + uniform.len()..];
+            if rest.starts_with(|c: char| c.is_alphanumeric() || c == '_') {
+                continue; // u_vis_bits
+            }
+            let rest = rest.trim_start();
+            let Some(rest) = rest.strip_prefix("==").or_else(|| rest.strip_prefix("!=")) else { continue };
+            let token: String = rest.trim_start().chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+            out.push(token);
+        }
+        out
+    }
+
+    #[test]
+    fn shading_modes_are_named_constants_shared_with_the_shaders() {
+        let defines = glsl_defines();
+        let names: std::collections::HashSet<&str> = Shading::ALL.iter().map(|s| s.glsl_name()).collect();
+        let values: std::collections::HashSet<i32> = Shading::ALL.iter().map(|s| s.index()).collect();
+        assert_eq!((names.len(), values.len()), (Shading::ALL.len(), Shading::ALL.len()), "distinct");
+        for s in Shading::ALL {
+            assert!(defines.contains(&format!("#define {} {}\n", s.glsl_name(), s.index())), "{defines}");
+        }
+        for (mode, name) in VisMode::GLSL {
+            assert!(defines.contains(&format!("#define {name} {}\n", mode as i32)), "{defines}");
+        }
+        // The mesh shader names every shading, and no mode is ever a bare number.
+        let modes = compared_with(MESH_FS, "u_mode");
+        for s in Shading::ALL {
+            assert!(modes.iter().any(|m| m == s.glsl_name()), "{} not used: {modes:?}", s.glsl_name());
+        }
+        let vis = compared_with(MESH_FS, "u_vis");
+        assert!(!vis.is_empty());
+        let vis_names: Vec<&str> = VisMode::GLSL.iter().map(|(_, n)| *n).collect();
+        for token in modes.iter().chain(&vis) {
+            assert!(names.contains(token.as_str()) || vis_names.contains(&token.as_str()), "bare mode {token}");
+        }
+        for source in [MESH_VS, LINE_VS, FLAT_FS, FILL_VS, SKY_VS, SKY_FS] {
+            assert!(compared_with(source, "u_mode").is_empty() && !source.contains("#version"));
+        }
+        assert!(with_defines(MESH_FS).starts_with("#define SHADING_LIT 0\n"));
     }
 
     #[test]

@@ -9,7 +9,7 @@ use pmfedit_core::sample;
 use crate::app::App;
 use crate::command::Command;
 use crate::state::Selection;
-use crate::tools::ToolKind;
+use crate::tools;
 
 fn harness() -> Harness<'static, App> {
     let mut h =
@@ -40,7 +40,7 @@ fn place_click_without_gl_is_one_undo_step() {
 #[test]
 fn select_drag_then_delete_and_cube_size_keys() {
     let mut h = harness();
-    h.state_mut().state.apply(Command::SetTool(ToolKind::Select));
+    h.state_mut().state.apply(Command::SetTool(tools::select::ID));
     h.hover_at(OVER_BUILDING);
     h.run_steps(1);
     h.drag_at(OVER_BUILDING);

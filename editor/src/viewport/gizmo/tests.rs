@@ -399,12 +399,12 @@ fn a_selected_region_is_outlined_whatever_the_tool() {
     s.apply(Command::Select(Selection::Region { level: 0, id }));
     let count = |o: &Overlay, c: [f32; 4]| o.segments.iter().filter(|seg| seg.color == c).count();
     let mut vp = Viewport::new(None);
-    s.apply(Command::SetTool(ToolKind::Place));
-    let o = vp.build_overlay(&s);
+    s.apply(Command::SetTool(tools::place::ID));
+    let o = vp.build_overlay(&s, &tools::Preview::default(), false);
     assert_eq!(count(&o, overlay::SELECT), 12, "outlined with the Place tool");
-    s.apply(Command::SetTool(ToolKind::Select));
+    s.apply(Command::SetTool(tools::select::ID));
     vp.gizmo = Gizmo::for_selection(&s, &view(DVec3::new(0.0, 20.0, -30.0), DVec3::ZERO));
-    let o = vp.build_overlay(&s);
+    let o = vp.build_overlay(&s, &tools::Preview::default(), false);
     assert_eq!(count(&o, overlay::SELECT), 12, "outlined by the gizmo");
     assert_eq!(count(&o, AXIS_COLORS[0]), 9 + 2 * 12, "the X arrow and the ±X face handles");
     // Gizmo and selection lines show through walls; markers faintly; the rest not.
@@ -418,10 +418,10 @@ fn the_gizmo_and_the_selected_light_show_through_walls_the_grid_does_not() {
     let mut s = demo_state();
     let (id, p) = lamp(&s);
     s.apply(Command::Select(Selection::Light { level: 0, id }));
-    s.apply(Command::SetTool(ToolKind::Object));
+    s.apply(Command::SetTool(tools::object::ID));
     let mut vp = Viewport::new(None);
     vp.gizmo = Gizmo::for_selection(&s, &view(p.as_dvec3() + DVec3::new(-5.0, 3.0, -8.0), p.as_dvec3()));
-    let o = vp.build_overlay(&s);
+    let o = vp.build_overlay(&s, &tools::Preview::default(), false);
     let of = |c: [f32; 4]| o.segments.iter().filter(move |seg| seg.color == c);
     assert!(of(AXIS_COLORS[0]).count() > 0);
     assert!(of(AXIS_COLORS[0]).chain(of(RANGE)).all(|seg| seg.xray == overlay::XRAY_SELECTED));
@@ -490,7 +490,7 @@ fn harness() -> Harness<'static, App> {
 fn select_lamp(h: &mut Harness<'_, App>) -> (LightId, Vec3, egui::Pos2, egui::Vec2) {
     let (id, start) = lamp(&h.state().state);
     h.state_mut().state.apply(Command::Select(Selection::Light { level: 0, id }));
-    h.state_mut().state.apply(Command::SetTool(ToolKind::Object));
+    h.state_mut().state.apply(Command::SetTool(tools::object::ID));
     h.state_mut().viewport.camera.look_at(start.as_dvec3() + DVec3::new(-5.0, 3.0, -8.0), start.as_dvec3());
     h.run_steps(2);
     let v = h.state().viewport.view();
@@ -554,7 +554,7 @@ fn viewport_esc_during_a_drag_restores_the_light_without_an_undo_entry() {
 #[test]
 fn viewport_click_on_a_region_outline_selects_it_and_shows_face_handles() {
     let mut h = harness();
-    h.state_mut().state.apply(Command::SetTool(ToolKind::Select));
+    h.state_mut().state.apply(Command::SetTool(tools::select::ID));
     let (id, r) = {
         let objects = &h.state().state.map.levels[0].objects;
         let (id, r) = objects.load_regions().by_name("building").expect("demo load region");
@@ -604,7 +604,7 @@ fn viewport_drag_of_a_region_arrow_moves_it_in_one_step_and_esc_leaves_no_entry(
         (id, r.clone())
     };
     h.state_mut().state.apply(Command::Select(Selection::LoadRegion { level: 0, id }));
-    h.state_mut().state.apply(Command::SetTool(ToolKind::Select));
+    h.state_mut().state.apply(Command::SetTool(tools::select::ID));
     let center = ((r.min + r.max) * 0.5).as_dvec3();
     h.state_mut().viewport.camera.look_at(center + DVec3::new(-6.0, 8.0, -20.0), center);
     h.run_steps(2);

@@ -1,0 +1,84 @@
+uniform sampler2D u_lightmap;
+uniform sampler2DArray u_textures;
+// Shading of the view: one of the SHADING_* constants (defined before this source).
+uniform int u_mode;
+uniform int u_textured;
+uniform int u_edges;
+uniform vec4 u_tint;
+uniform float u_exposure;
+uniform float u_ambient;
+// Visibility view: VIS_HIDDEN, VIS_ALL, VIS_LOOKUP (per cube, u_vis_bits) or VIS_WAITING (for
+// the full bake).
+uniform int u_vis;
+uniform sampler2D u_vis_bits;
+in vec4 v_color;
+in vec2 v_lm;
+in vec2 v_uv;
+flat in vec3 v_fx;
+flat in vec3 v_emission;
+in vec4 v_edge;
+in vec3 v_rel;
+flat in uint v_cube;
+out vec4 fragColor;
+// 1 when this fragment's cube is visible from the air cube, 0 when not.
+float visible() {
+    if (u_vis == VIS_LOOKUP) {
+        ivec2 size = textureSize(u_vis_bits, 0);
+        int i = int(v_cube);
+        int row = i / size.x;
+        if (row >= size.y) {
+            return 0.0;
+        }
+        // three-d flips rows on upload: texel row 0 of the data is the last GL row.
+        return texelFetch(u_vis_bits, ivec2(i - row * size.x, size.y - 1 - row), 0).r > 0.5 ? 1.0 : 0.0;
+    }
+    return u_vis == VIS_HIDDEN ? 0.0 : 1.0;
+}
+vec3 to_linear(vec3 c) { return pow(c, vec3(2.2)); }
+vec3 to_srgb(vec3 c) { return pow(clamp(c, 0.0, 1.0), vec3(1.0 / 2.2)); }
+void main() {
+    vec3 n = normalize(cross(dFdx(v_rel), dFdy(v_rel)));
+    // three-d flips texture rows on upload (image convention: row 0 at the top, t = 1); the
+    // atlas keeps row 0 at v = 0, so flip back here.
+    vec3 lm = texture(u_lightmap, vec2(v_lm.x, 1.0 - v_lm.y)).rgb;
+    vec3 emission = v_emission;
+    vec4 tex = u_textured != 0 ? texture(u_textures, vec3(v_uv + v_fx.yz, v_fx.x)) : vec4(1.0);
+    vec3 albedo = v_color.rgb * tex.rgb;
+    vec3 c = albedo;
+    float alpha = v_color.a * tex.a;
+    // A fixed directional shade: the fullbright view, and the editor ambient of the lit view
+    // (so faces of one material stay apart where the bake is flat).
+    float shade = 0.72 + 0.28 * dot(n, normalize(vec3(0.35, 0.85, 0.4)));
+    if (u_mode == SHADING_LIT) {
+        c = to_srgb(to_linear(albedo) * (lm * u_exposure + vec3(u_ambient * shade)) + to_linear(emission));
+    } else if (u_mode == SHADING_FULLBRIGHT) {
+        c = min(albedo * shade + emission, vec3(1.0));
+    } else if (u_mode == SHADING_LIGHTMAP) {
+        c = to_srgb(lm * u_exposure);
+        alpha = 1.0;
+    } else if (u_mode == SHADING_VISIBILITY) {
+        c = albedo * shade;
+        if (u_vis == VIS_WAITING) {
+            // Waiting for the full bake: dimmed, with diagonal amber hatching.
+            float hatch = mod(gl_FragCoord.x + gl_FragCoord.y, 12.0) < 4.0 ? 1.0 : 0.0;
+            c = mix(c * 0.4, vec3(0.85, 0.6, 0.2), 0.35 * hatch);
+        } else if (visible() < 0.5) {
+            // Hidden from the air cube: 20 %, blue-grey.
+            c = c * 0.2 + vec3(0.05, 0.07, 0.1);
+        }
+    } else if (u_mode == SHADING_WIREFRAME) {
+        float d = min(min(v_edge.x, v_edge.y), min(v_edge.z, v_edge.w));
+        float w = max(fwidth(d), 1e-5);
+        float line = 1.0 - smoothstep(0.5 * w, 1.5 * w, d);
+        c = mix(albedo * 0.18, mix(albedo, vec3(1.0), 0.5), line);
+        alpha = max(alpha, line);
+    }
+    if (u_edges != 0 && (u_mode == SHADING_LIT || u_mode == SHADING_FULLBRIGHT || u_mode == SHADING_VISIBILITY)) {
+        // Face outlines from the wireframe attribute (quad diagonals hidden), one pixel, 30 %.
+        float d = min(min(v_edge.x, v_edge.y), min(v_edge.z, v_edge.w));
+        float w = max(fwidth(d), 1e-5);
+        c *= 1.0 - 0.3 * (1.0 - smoothstep(0.5 * w, 1.5 * w, d));
+    }
+    c = mix(c, u_tint.rgb, u_tint.a);
+    fragColor = vec4(c, alpha);
+}
