@@ -12,6 +12,7 @@
 //! center chunk; PMF chunk indices count from its minimum corner.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use glam::{DVec3, IVec3, Vec3};
 
@@ -25,9 +26,9 @@ use crate::layout::{BakeSettings, ChunkLayout};
 use crate::light::{self, ChunkInput, LightError, LightScene, LightSettings, LitVertex, SurfaceFace};
 use crate::mesh::{FaceShape, LightmapRect};
 use crate::path::bake_chunk_paths;
-use crate::vis::{VisSettings, VisibleCubes, bake_chunk_vis};
+use crate::vis::{ChunkSet, LevelVis, VisCache, VisSettings, bake_chunk_vis_in};
 use pmfedit_core::map::ids::PathAttrs;
-use pmfedit_core::map::octree::{CubeAddr, Octree};
+use pmfedit_core::map::octree::CubeAddr;
 
 /// Everything that decides the output besides the map.
 #[derive(Debug, Clone, PartialEq)]
@@ -90,11 +91,9 @@ impl CompileSettings {
     }
 }
 
-/// The visibility settings a compile uses by default: radius 1 chunk, and another chunk is
-/// listed as "all cubes" once half of its candidates may be visible (still conservative, and it
-/// keeps the lists — 4 bytes per visible cube per air cell — to a sensible size).
+/// The visibility settings a compile uses by default ([`VisSettings::default`]).
 pub fn default_vis_settings() -> VisSettings {
-    VisSettings { radius_chunks: 1, all_percent: 50, ..VisSettings::default() }
+    VisSettings::default()
 }
 
 /// Path attribute sets: the map has no named list of them yet, so painted set `n` exports as
@@ -130,10 +129,8 @@ pub struct ChunkStats {
     pub vertices: usize,
     pub lightmaps: usize,
     pub luxels: usize,
-    /// Σ over air cells of the solid leaves within the visibility radius.
-    pub vis_pairs_total: u64,
-    /// Σ over air cells of the solid leaves listed as visible ("all" counts every leaf).
-    pub vis_pairs_visible: u64,
+    /// Visibility searches run (one per source of air cells touching a chunk face).
+    pub vis_searches: u64,
 }
 
 /// The baked records of one chunk, ready for [`compile`].
@@ -151,6 +148,11 @@ pub struct ChunkBake {
     /// when one of them changes ([`crate::rebuild`]). Empty for bakes that read only their
     /// neighbourhood and the lights' reach.
     pub reads: Vec<ChunkCoord>,
+    /// Chunks of the same level whose visibility *summary* (not their cubes) the bake read: the
+    /// chunks its visibility searches consulted ([`crate::vis`]). The rebuild engine re-bakes this
+    /// chunk when one of their summaries changes; an edit that keeps a chunk's summary needs no
+    /// re-bake of its readers.
+    pub summary_reads: ChunkSet,
 }
 
 /// The chunk holding a level-space point.
@@ -250,26 +252,44 @@ pub struct StageTimes {
     pub light: std::time::Duration,
     /// Visibility and pathfinding of the air cells.
     pub air: std::time::Duration,
+    /// The visibility part of [`Self::air`].
+    pub vis: std::time::Duration,
     /// Regions, entities and record assembly.
     pub other: std::time::Duration,
 }
 
-/// Bakes one chunk: a pure function of the snapshot (docs/spec/PMF-NOTES.md X1).
+/// Bakes one chunk: a pure function of the snapshot (docs/spec/PMF-NOTES.md X1). Visibility
+/// summarizes every chunk of the level first: to bake many chunks of one map, share a
+/// [`VisCache`] ([`bake_chunk_with`]).
 pub fn bake_chunk(
     snapshot: &Map,
     level_index: usize,
     chunk: ChunkCoord,
     settings: &CompileSettings,
 ) -> Result<ChunkBake, CompileError> {
-    bake_chunk_timed(snapshot, level_index, chunk, settings).map(|(b, _)| b)
+    let cache = VisCache::new(settings.visibility.unwrap_or_default());
+    bake_chunk_timed(snapshot, level_index, chunk, settings, &cache).map(|(b, _)| b)
 }
 
-/// [`bake_chunk`], also saying where the time went.
+/// [`bake_chunk`] with a cache of visibility summaries shared between bakes (the result is the
+/// same; the cache must serve `settings.visibility`).
+pub fn bake_chunk_with(
+    snapshot: &Map,
+    level_index: usize,
+    chunk: ChunkCoord,
+    settings: &CompileSettings,
+    cache: &VisCache,
+) -> Result<ChunkBake, CompileError> {
+    bake_chunk_timed(snapshot, level_index, chunk, settings, cache).map(|(b, _)| b)
+}
+
+/// [`bake_chunk_with`], also saying where the time went.
 pub fn bake_chunk_timed(
     snapshot: &Map,
     level_index: usize,
     chunk: ChunkCoord,
     settings: &CompileSettings,
+    cache: &VisCache,
 ) -> Result<(ChunkBake, StageTimes), CompileError> {
     let t0 = std::time::Instant::now();
     let mut geometry = bake_geometry(snapshot, level_index, chunk, &settings.bake)?;
@@ -346,7 +366,7 @@ pub fn bake_chunk_timed(
     }
 
     let t3 = std::time::Instant::now();
-    let vis_stats = add_air_data(snapshot, level_index, chunk, &geometry.layout, settings, &mut chunk_pmf)?;
+    let air = add_air_data(snapshot, level_index, chunk, &geometry.layout, settings, cache, &mut chunk_pmf)?;
     let t_air = t3.elapsed();
     add_regions(snapshot, level, chunk, center, &mut chunk_pmf);
     chunk_pmf.server.entities = chunk_entities(level, chunk, center);
@@ -357,24 +377,58 @@ pub fn bake_chunk_timed(
         vertices: geometry.mesh.vertices.len(),
         lightmaps: chunk_pmf.client.lightmaps.len(),
         luxels: chunk_pmf.client.lightmaps.iter().map(|l| l.edge() * l.edge()).sum(),
-        vis_pairs_total: vis_stats.pairs_total,
-        vis_pairs_visible: vis_stats.pairs_visible,
+        vis_searches: air.searches,
     };
     let generation = level.chunk(chunk).map_or(0, |c| c.generation());
-    let times = StageTimes { mesh: t_mesh, light: t_light, air: t_air, other: t2.elapsed().saturating_sub(t_air) };
-    Ok((ChunkBake { level: level_index, chunk, generation, pmf: chunk_pmf, stats, reads: Vec::new() }, times))
+    let times = StageTimes {
+        mesh: t_mesh,
+        light: t_light,
+        air: t_air,
+        vis: air.vis,
+        other: t2.elapsed().saturating_sub(t_air),
+    };
+    let bake = ChunkBake {
+        level: level_index,
+        chunk,
+        generation,
+        pmf: chunk_pmf,
+        stats,
+        reads: Vec::new(),
+        summary_reads: air.reads,
+    };
+    Ok((bake, times))
+}
+
+/// What [`add_air_data`] reports besides the records.
+#[derive(Debug, Default)]
+struct AirData {
+    searches: u64,
+    reads: ChunkSet,
+    vis: std::time::Duration,
+}
+
+/// The level's visibility summaries for a bake: over the dense PMF grid, or over the chunk alone
+/// when the grid is too large to export (nothing beyond it is listed then; [`compile`] refuses
+/// such a level anyway).
+pub fn level_vis(cache: &VisCache, map: &Map, level_index: usize, chunk: ChunkCoord) -> LevelVis {
+    let level = &map.levels[level_index];
+    let grid = Grid::of(level);
+    let (min, max) = if grid.volume() <= MAX_GRID_CHUNKS { (grid.min, grid.max) } else { (chunk, chunk) };
+    cache.level(level, &map.library, level_index, min, max)
 }
 
 /// Visibility (V1) and pathfinding (P1) data of the chunk's air cells. Other chunks are named by
-/// absolute chunk coordinates for now (see [`absolute_index`]).
+/// absolute chunk coordinates for now (see [`absolute_index`]). Air cells that share a visible
+/// set share its lists.
 fn add_air_data(
     map: &Map,
     level_index: usize,
     chunk: ChunkCoord,
     layout: &ChunkLayout,
     settings: &CompileSettings,
+    cache: &VisCache,
     out: &mut pmf::Chunk,
-) -> Result<crate::vis::VisStats, CompileError> {
+) -> Result<AirData, CompileError> {
     let level = &map.levels[level_index];
     let min = level.frame().chunk_min_lattice(chunk);
     let cells: Vec<CubeAddr> = layout
@@ -386,38 +440,43 @@ fn add_air_data(
         })
         .collect();
     let air_err = |error| CompileError::Air { level: level_index, chunk, error };
-    let mut stats = crate::vis::VisStats::default();
+    let mut air = AirData::default();
     if let Some(vs) = &settings.visibility {
-        let vis = bake_chunk_vis(level, &map.library, chunk, &cells, vs).map_err(air_err)?;
-        stats = vis.stats;
-        let mut layouts: BTreeMap<ChunkCoord, ChunkLayout> = BTreeMap::new();
-        for (&k, cv) in layout.air_cells().iter().zip(vis.cells) {
-            let mut cubes: Vec<u32> = cv.same_chunk.iter().filter_map(|&a| layout.index_of(a)).collect();
-            cubes.sort_unstable();
-            let mut chunks = Vec::with_capacity(cv.other_chunks.len());
-            for oc in cv.other_chunks {
-                let Some(index) = absolute_index(oc.chunk.as_ivec3()) else { continue };
-                let list = match oc.cubes {
-                    VisibleCubes::All => Vec::new(),
-                    VisibleCubes::Listed(addrs) => {
-                        let other = layouts.entry(oc.chunk).or_insert_with(|| match level.chunk(oc.chunk) {
-                            Some(c) => ChunkLayout::build(c.octree(), &settings.bake),
-                            None => {
-                                ChunkLayout::build(&Octree::new(level.frame().chunk_lattice_log2()), &settings.bake)
-                            }
-                        });
-                        let mut v: Vec<u32> = addrs.iter().filter_map(|&a| other.index_of(a)).collect();
-                        v.sort_unstable();
-                        if v.is_empty() {
-                            continue;
-                        }
-                        v
-                    }
-                };
-                chunks.push(pmf::VisibleChunk { chunk: index, cubes: list });
-            }
-            out.common.cubes[k as usize].visibility = Some(pmf::Visibility { cubes, chunks });
+        let t = std::time::Instant::now();
+        let lv = if cache.settings() == vs {
+            level_vis(cache, map, level_index, chunk)
+        } else {
+            level_vis(&VisCache::new(*vs), map, level_index, chunk)
+        };
+        let vis = bake_chunk_vis_in(&lv, level, chunk, &cells).map_err(air_err)?;
+        air.searches = vis.stats.searches;
+        let own: Vec<Arc<[u32]>> = vis
+            .own
+            .iter()
+            .map(|addrs| {
+                let mut v: Vec<u32> = addrs.iter().filter_map(|&a| layout.index_of(a)).collect();
+                v.sort_unstable();
+                v.into()
+            })
+            .collect();
+        let far: Vec<Arc<[pmf::VisibleChunk]>> = vis
+            .far
+            .iter()
+            .map(|chunks| {
+                chunks
+                    .iter()
+                    .filter_map(|c| absolute_index(c.as_ivec3()))
+                    .map(|chunk| pmf::VisibleChunk { chunk, cubes: Vec::new() })
+                    .collect()
+            })
+            .collect();
+        for (&k, &l) in layout.air_cells().iter().zip(&vis.cell_list) {
+            let list = &vis.lists[l as usize];
+            out.common.cubes[k as usize].visibility =
+                Some(pmf::Visibility { cubes: own[list.own as usize].clone(), chunks: far[list.far as usize].clone() });
         }
+        air.reads = vis.reads;
+        air.vis = t.elapsed();
     }
     if settings.pathfinding {
         let paths = bake_chunk_paths(level, &map.library, chunk, &cells, &user_path_attributes).map_err(air_err)?;
@@ -432,7 +491,7 @@ fn add_air_data(
             }
         }
     }
-    Ok(stats)
+    Ok(air)
 }
 
 /// Environment regions and load regions whose bounds overlap the chunk, relative to its center.
@@ -478,15 +537,21 @@ fn resolve_chunk_refs(chunk: &mut pmf::Chunk, grid: &Grid) {
     for r in &mut chunk.server.load_regions {
         r.other_chunks = r.other_chunks.iter().filter_map(|&i| to_grid(i)).collect();
     }
+    // Lists shared by many air cubes are mapped once: keyed by their address, the original kept
+    // alive beside its mapping so that the address stays its own.
+    let mut mapped: BTreeMap<usize, (Arc<[pmf::VisibleChunk]>, Arc<[pmf::VisibleChunk]>)> = BTreeMap::new();
     for cube in &mut chunk.common.cubes {
         if let Some(v) = &mut cube.visibility {
-            v.chunks = std::mem::take(&mut v.chunks)
-                .into_iter()
-                .filter_map(|mut vc| {
-                    vc.chunk = to_grid(vc.chunk)?;
-                    Some(vc)
-                })
-                .collect();
+            let key = v.chunks.as_ptr() as usize;
+            let (_, m) = mapped.entry(key).or_insert_with(|| {
+                let m = v
+                    .chunks
+                    .iter()
+                    .filter_map(|vc| Some(pmf::VisibleChunk { chunk: to_grid(vc.chunk)?, cubes: vc.cubes.clone() }))
+                    .collect();
+                (v.chunks.clone(), m)
+            });
+            v.chunks = m.clone();
         }
     }
 }
@@ -633,10 +698,11 @@ pub fn compile(
 
 /// Bakes every chunk of every level on this thread and compiles the file.
 pub fn compile_full(map: &Map, settings: &CompileSettings) -> Result<pmf::File, CompileError> {
+    let cache = VisCache::new(settings.visibility.unwrap_or_default());
     let mut bakes = BTreeMap::new();
     for (li, level) in map.levels.iter().enumerate() {
         for c in level_chunks(level) {
-            bakes.insert((li, c), bake_chunk(map, li, c, settings)?);
+            bakes.insert((li, c), bake_chunk_with(map, li, c, settings, &cache)?);
         }
     }
     compile(map, &bakes, settings)

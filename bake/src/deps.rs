@@ -11,7 +11,9 @@
 //!   light — before or after the edit — whose reach touches the changed chunk;
 //! - a changed light: every chunk its old or new reach touches;
 //! - a changed region or entity: the chunks its old or new bounds / position touch;
-//! - the visibility radius around a changed chunk (visibility lists read other chunks' cubes);
+//! - (visibility reads its six neighbours' face squares — within the 26 — and, beyond them, only
+//!   chunk summaries: the rebuild engine re-bakes the chunks that read a summary that changed,
+//!   [`crate::rebuild`]);
 //! - anything in the library or level settings: every chunk of the level.
 
 use std::collections::BTreeSet;
@@ -91,10 +93,8 @@ pub fn all_chunks(level: &Level) -> BTreeSet<ChunkCoord> {
 }
 
 /// The chunks to re-bake after `changes` turned `before` into `after`, for bakes made with
-/// `settings` (the visibility radius widens the spread). This is the rebuild engine's default
-/// spread ([`crate::rebuild::Rebuild`]).
-pub fn dirty_chunks(before: &Map, after: &Map, changes: &ChangeSet, settings: &CompileSettings) -> BTreeSet<ChunkKey> {
-    let vis_radius = settings.visibility.as_ref().map_or(0, |v| v.radius_chunks as i32);
+/// `settings`. This is the rebuild engine's default spread ([`crate::rebuild::Rebuild`]).
+pub fn dirty_chunks(before: &Map, after: &Map, changes: &ChangeSet, _settings: &CompileSettings) -> BTreeSet<ChunkKey> {
     let mut out = BTreeSet::new();
     if changes.level_list || !changes.library.is_empty() {
         for (li, level) in after.levels.iter().enumerate() {
@@ -112,7 +112,7 @@ pub fn dirty_chunks(before: &Map, after: &Map, changes: &ChangeSet, settings: &C
         let mut set = BTreeSet::new();
         let changed: Vec<ChunkCoord> = lc.chunks.iter().map(|(c, _)| c).collect();
         if !changed.is_empty() {
-            let reach = vis_radius.max(1);
+            let reach = 1;
             for &c in &changed {
                 let v = c.as_ivec3();
                 for dy in -reach..=reach {

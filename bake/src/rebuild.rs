@@ -19,6 +19,12 @@
 //!   each full result against the changes made while it was baking: a result that read a chunk
 //!   changed after its request is not taken as final, the chunk is queued again. A ray or a search
 //!   is decided by the cubes it visits, so "nothing it visited changed" proves the result current.
+//! - **Summary reads**: a visibility search reads far chunks' *summaries*, not their cubes
+//!   ([`ChunkBake::summary_reads`]). When an edit changes a chunk, the engine compares its
+//!   summary before and after ([`crate::vis::VisCache::summary`]); only a changed summary
+//!   re-bakes the chunks that read it (full stage only: their meshes did not change), and a full
+//!   result that read a summary changed after its request is baked again. Chunks entering or
+//!   leaving the grid count as changed summaries (a search stops at the grid's edge).
 //!
 //! # The invariant
 //! After any sequence of [`Rebuild::edited`] / [`Rebuild::reload`] calls, once [`Rebuild::is_final`],
@@ -44,6 +50,7 @@ use pmfedit_core::map::library::ids::TableId;
 use crate::compile::{ChunkBake, CompileError, CompileSettings, compile};
 use crate::deps::{ChunkKey, all_chunks, dirty_chunks};
 use crate::scheduler::{BakeEvent, Scheduler, Stage};
+use crate::vis::VisCache;
 
 /// Which stages a dirty chunk goes through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -168,6 +175,8 @@ pub struct Rebuild {
     changed_at: BTreeMap<ChunkKey, u64>,
     /// For each chunk, the chunks whose newest full bake lists it in [`ChunkBake::reads`].
     readers: BTreeMap<ChunkKey, BTreeSet<ChunkKey>>,
+    /// Chunks whose visibility summary changed, with the epoch, in epoch order.
+    summary_log: Vec<(u64, ChunkKey)>,
 }
 
 impl fmt::Debug for Rebuild {
@@ -196,6 +205,7 @@ impl Rebuild {
             epoch: 0,
             changed_at: BTreeMap::new(),
             readers: BTreeMap::new(),
+            summary_log: Vec::new(),
         };
         engine.replace(map);
         engine
@@ -230,6 +240,7 @@ impl Rebuild {
         self.slots.clear();
         self.readers.clear();
         self.changed_at.clear();
+        self.summary_log.clear();
         self.epoch += 1;
         self.map = map;
         let keys = every_chunk(&self.map);
@@ -260,9 +271,21 @@ impl Rebuild {
             }
         }
         let now = every_chunk(&self.map);
-        dirty.extend(now.iter().filter(|k| !self.slots.contains_key(k)));
-        dirty.retain(|k| now.contains(k));
+        let entered: Vec<ChunkKey> = now.iter().filter(|k| !self.slots.contains_key(k)).copied().collect();
         let gone: Vec<ChunkKey> = self.slots.keys().filter(|k| !now.contains(k)).copied().collect();
+        // Far visibility: the readers of every summary that changed, full stage only.
+        let mut full_only = BTreeSet::new();
+        if self.settings().visibility.is_some() && changes.library.is_empty() {
+            let mut summaries = summaries_changed(&before, &self.map, changes, self.scheduler.vis_cache());
+            summaries.extend(entered.iter().chain(&gone).copied());
+            for k in summaries {
+                self.summary_log.push((self.epoch, k));
+                full_only.extend(self.summary_readers(k).filter(|r| !dirty.contains(r)));
+            }
+        }
+        dirty.extend(entered);
+        dirty.retain(|k| now.contains(k));
+        full_only.retain(|k| now.contains(k));
         for k in gone {
             if let Some(slot) = self.slots.remove(&k) {
                 self.forget_reads(k, slot.full.as_deref());
@@ -273,9 +296,32 @@ impl Rebuild {
         // The chunks whose cubes changed come first (their meshes matter most on screen).
         let urgent: BTreeSet<ChunkKey> =
             changes.levels.iter().flat_map(|(&li, lc)| lc.chunks.iter().map(move |(c, _)| (li, c))).collect();
-        let n = dirty.len();
+        let n = dirty.len() + full_only.len();
         self.request(dirty, &urgent);
+        self.request_full(full_only);
         n
+    }
+
+    /// The chunks whose newest full bake read the summary of `key`.
+    fn summary_readers(&self, key: ChunkKey) -> impl Iterator<Item = ChunkKey> + '_ {
+        self.slots
+            .iter()
+            .filter(move |(k, s)| k.0 == key.0 && s.full.as_ref().is_some_and(|b| b.summary_reads.contains(key.1)))
+            .map(|(k, _)| *k)
+    }
+
+    /// Queues `keys` for their full bake only (what they draw did not change).
+    fn request_full(&mut self, keys: BTreeSet<ChunkKey>) {
+        if keys.is_empty() {
+            return;
+        }
+        for k in &keys {
+            let slot = self.slots.entry(*k).or_insert_with(|| ChunkSlot::queued(self.epoch));
+            slot.state = ChunkState::Queued;
+            slot.error = None;
+            slot.requested_at = self.epoch;
+        }
+        self.scheduler.submit_full(self.map.clone(), keys);
     }
 
     /// The map became `map` by some change the caller cannot describe (a project reloaded from
@@ -325,6 +371,10 @@ impl Rebuild {
                 // It read a chunk that changed after it was asked for.
                 is_stale =
                     bake.reads.iter().any(|&r| self.changed_at.get(&(key.0, r)).is_some_and(|&t| t > requested_at));
+                // It read a summary that changed after it was asked for.
+                let later = self.summary_log.partition_point(|&(t, _)| t <= requested_at);
+                is_stale |=
+                    self.summary_log[later..].iter().any(|&(_, k)| k.0 == key.0 && bake.summary_reads.contains(k.1));
                 let old = self.slots.get(&key).and_then(|s| s.full.clone());
                 self.forget_reads(key, old.as_deref());
                 for &r in &bake.reads {
@@ -495,6 +545,20 @@ impl Rebuild {
         }
         Ok(compile(&self.map, &bakes, &settings)?)
     }
+}
+
+/// The chunks `changes` touched whose visibility summary differs between `before` and `after`.
+fn summaries_changed(before: &Map, after: &Map, changes: &ChangeSet, cache: &VisCache) -> Vec<ChunkKey> {
+    let mut out = Vec::new();
+    for (&li, lc) in &changes.levels {
+        let (Some(old), Some(new)) = (before.levels.get(li), after.levels.get(li)) else { continue };
+        for (c, _) in lc.chunks.iter() {
+            if cache.summary(old, &before.library, li, c) != cache.summary(new, &after.library, li, c) {
+                out.push((li, c));
+            }
+        }
+    }
+    out
 }
 
 /// Every chunk of every level the engine keeps a slot for: each level's exported grid plus every

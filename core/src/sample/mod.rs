@@ -1,14 +1,18 @@
 //! Sample maps: [`demo`], the small hand-built map the editor opens by default (and tests and
-//! benchmarks use), and [`terrain`], a scalable procedural landscape for benchmarks.
+//! benchmarks use), [`terrain`], a scalable procedural landscape for benchmarks, and [`indoor`],
+//! a multi-storey building of rooms and corridors (where most of the level is hidden from most
+//! places: the visibility benchmark).
 //!
-//! Both are deterministic: no clock, no thread, no `rand`; [`terrain`]'s randomness is a
-//! hand-written SplitMix64 stream and hash-based value noise ([`noise`]), seeded by its `seed`.
+//! All are deterministic: no clock, no thread, no `rand`; the randomness of [`terrain`] and
+//! [`indoor`] is a hand-written SplitMix64 stream and hash-based value noise ([`noise`]), seeded
+//! by their `seed`.
 //!
-//! Both build through the public edit API ([`Level::fill_box`], [`Level::set_cube`],
+//! All build through the public edit API ([`Level::fill_box`], [`Level::set_cube`],
 //! [`Level::push_corner`], [`LevelObjects::add`](crate::map::library::LevelObjects::add), …),
 //! whole boxes at a time, never cube by cube.
 
 mod demo;
+mod indoor;
 pub mod noise;
 mod terrain;
 
@@ -18,6 +22,7 @@ mod tests;
 use glam::{IVec3, Vec2, Vec3};
 
 pub use self::demo::{demo, landmarks};
+pub use self::indoor::{INDOOR_CHUNKS, indoor};
 pub use self::terrain::{TERRAIN_CHUNK_SIZE_LOG2, terrain};
 use crate::map::Level;
 use crate::map::coords::{CubeAddr, LATTICE_PER_UNIT, LatticeBox, LevelFrame};

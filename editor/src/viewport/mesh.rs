@@ -574,6 +574,7 @@ mod tests {
             pmf: chunk,
             stats: Default::default(),
             reads: Vec::new(),
+            summary_reads: Default::default(),
         };
         (bake, lib)
     }

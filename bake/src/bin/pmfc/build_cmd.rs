@@ -8,11 +8,14 @@ use std::time::{Duration, Instant};
 use clap::{Args, ValueEnum};
 use glam::IVec3;
 
-use pmfedit_bake::compile::{CompileSettings, StageTimes, bake_chunk, bake_chunk_timed, compile_full, level_chunks};
+use pmfedit_bake::compile::{
+    CompileSettings, StageTimes, bake_chunk, bake_chunk_timed, compile_full, level_chunks, level_vis,
+};
 use pmfedit_bake::deps::dirty_chunks;
 use pmfedit_bake::rebuild::{ChunkState, Plan, Rebuild};
 use pmfedit_bake::resources::embed_resources;
 use pmfedit_bake::scheduler::Scheduler;
+use pmfedit_bake::vis::VisCache;
 use pmfedit_core::edit::{CubeOp, Edit, History};
 use pmfedit_core::format::pmf;
 use pmfedit_core::map::Map;
@@ -231,19 +234,19 @@ pub fn build(a: BuildArgs) -> Result<(), Failure> {
     let settings = CompileSettings { timestamp: a.timestamp.unwrap_or_else(now), ..CompileSettings::default() };
     let mut engine = engine(Arc::new(map), &settings, threads(a.threads));
     finish(&mut engine, a.quiet)?;
-    let (total, visible) = engine
-        .slots()
-        .values()
-        .filter_map(|s| s.full.as_ref())
-        .fold((0u64, 0u64), |(t, v), b| (t + b.stats.vis_pairs_total, v + b.stats.vis_pairs_visible));
     let file = engine.compile(None).map_err(|e| fail(&a.project, e))?;
     let (file, n) = write_map(&a.project, &a.out, file, a.strict)?;
     eprintln!("{}: {}", a.out.display(), summary(&file, n, start.elapsed().as_secs_f64()));
-    if total > 0 {
-        eprintln!(
-            "visibility: {:.1}% of (air cell, cube) pairs within the radius culled",
-            100.0 * (1.0 - visible as f64 / total as f64)
-        );
+    for (i, level) in file.levels.iter().enumerate() {
+        let p = pmfedit_bake::vis::oracle::pair_counts(level);
+        if p.cells > 0 {
+            eprintln!(
+                "level {i}: visibility culls {:.1}% of (air cell, geometry cube) pairs ({} air cells, {} cubes)",
+                100.0 * p.culled(),
+                p.cells,
+                p.cubes
+            );
+        }
     }
     Ok(())
 }
@@ -365,6 +368,8 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
     let preview = settings.preview();
     let (mut preview_ms, mut preview_edited_ms) = (Vec::new(), Vec::new());
     let mut seed = 0x2545_F491_4F6C_DD1Du64;
+    // Summaries kept between the edits' bakes, as the engine keeps them.
+    let vis_cache = VisCache::new(settings.visibility.unwrap_or_default());
     for i in 0..a.edits {
         seed ^= seed << 13;
         seed ^= seed >> 7;
@@ -396,7 +401,8 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
         let dirty = dirty_chunks(&before, &map, &changes, &settings);
         let mut st = StageTimes::default();
         for &(li, c) in &dirty {
-            let (_, times) = bake_chunk_timed(&map, li, c, &settings).map_err(|e| Failure(e.to_string()))?;
+            let (_, times) =
+                bake_chunk_timed(&map, li, c, &settings, &vis_cache).map_err(|e| Failure(e.to_string()))?;
             st.mesh += times.mesh;
             st.light += times.light;
             st.air += times.air;
@@ -431,9 +437,12 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
 
     let (ours_us, ours_quads, theirs) = mesh_comparison()?;
 
-    // Visibility alone, every chunk of the level.
+    // Visibility alone, every chunk of the level: the summaries, then every chunk's searches.
     let t = Instant::now();
-    let vis_settings = settings.visibility.unwrap_or_default();
+    let lv =
+        level_vis(&VisCache::new(settings.visibility.unwrap_or_default()), &map, 0, map.levels[0].frame().center_chunk);
+    let summary_s = t.elapsed().as_secs_f64();
+    let summarized = lv.grid.len();
     for c in level_chunks(&map.levels[0]) {
         let layout = pmfedit_bake::layout::ChunkLayout::build(
             map.levels[0]
@@ -451,8 +460,7 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
                 CubeAddr { min: a.min + min, size_log2: a.size_log2 }
             })
             .collect();
-        pmfedit_bake::vis::bake_chunk_vis(&map.levels[0], &map.library, c, &cells, &vis_settings)
-            .map_err(|e| Failure(e.to_string()))?;
+        pmfedit_bake::vis::bake_chunk_vis_in(&lv, &map.levels[0], c, &cells).map_err(|e| Failure(e.to_string()))?;
     }
     let vis_s = t.elapsed().as_secs_f64();
 
@@ -490,6 +498,7 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
             "block_mesh_quads_per_s": theirs.map(|t| t.1),
         },
         "full_vis_rebuild_s": vis_s,
+        "vis_summary_us_per_chunk": summary_s * 1e6 / summarized.max(1) as f64,
         "export_mb_per_s": bytes.len() as f64 / 1e6 / export_s.max(1e-9),
         "write_mb_per_s": bytes.len() as f64 / 1e6 / write_only_s.max(1e-9),
         "file_bytes": bytes.len(),

@@ -1,0 +1,465 @@
+//! Visibility: potentially visible sets for air cells, across the whole level
+//! (docs/spec/PMF-NOTES.md V1: no radius; a cube visible from any point of an air cell is listed).
+//!
+//! # What is visible
+//! A solid leaf `B` is *visible* from air cell `A` when a segment from a point of `A` to a point
+//! of a face of `B` passes through no **occluder**: geometry leaves whose every face material is
+//! opaque (neither transparent nor liquid, and present in the library) and that have no pushed
+//! corners ([`occludes`]). Transparent, liquid and pushed-corner cubes let sight through. We count
+//! sight along an open set of lines: a cube seen only through a gap of zero width (two occluders
+//! meeting at an edge, a line grazing a wall) is not visible, as no renderer shows it. Such a set
+//! always holds a *generic* line: one that crosses every chunk and voxel boundary through the
+//! inside of a face, never through an edge or a corner. Every argument below follows one generic
+//! line, so diagonal passages between chunks need no special case: a generic line crosses them
+//! through one of the two face neighbours, briefly.
+//!
+//! # Chunk summaries ([`summary`])
+//! Each chunk is cut into `n³` voxels (`n = 2^voxels_log2`, 16 for the usual 16-unit chunk: one
+//! voxel per map unit). A voxel is *opaque* when occluders cover it entirely, otherwise *open*;
+//! open voxels form **components** by face adjacency. A generic line crossing a chunk stays in one
+//! component (each of its points lies in open voxels, and it passes from voxel to voxel through
+//! faces). A chunk's [`ChunkSummary`] keeps the components that touch its faces and the squares
+//! they own on each face; it depends on the chunk's own cubes only.
+//!
+//! # The search ([`search`])
+//! Cells are grouped into **sources**: the cells of one component of their chunk within one
+//! aligned block of `2^source_log2` voxels (a whole chunk by default). From a source box `S` the
+//! search propagates **windows** — rectangles of squares on chunk faces that contain every point
+//! where a line from `S` can cross that face — over states (chunk, component, entry face):
+//! - a line leaves a component only through squares it owns, and enters the neighbour's
+//!   component only through squares that one owns too: the window is the bounding box of the
+//!   two masks' intersection, within the bounds below;
+//! - a line that entered a chunk through window `W` after passing box `P` (the window before)
+//!   lies, inside the chunk, in the cones from `S` through `W` and from `P` through `W`; their
+//!   bounding boxes bound where it can leave ([`search`]'s `cone`);
+//! - a line crosses a plane in the `+` direction only if `S` has points behind it: so no path
+//!   ever steps against a direction it took (sight lines are monotone along every axis), and a
+//!   line never returns to the source's chunk (chunks are convex).
+//!
+//! Windows only grow (a state reached again with a larger window or box is processed again), so
+//! the search ends at the least fixed point, whatever the order: every chunk a generic line from
+//! `S` enters is reached, with the line's crossing points inside the windows. The chunks reached
+//! that hold geometry are listed whole (`0` = all cubes, V1).
+//!
+//! # The cell's own chunk
+//! A segment between two points of one chunk stays in the chunk (it is convex), hence in one
+//! component. So the own chunk lists the solid leaves with a face whose outside layer holds an
+//! open voxel of the cell's component (a face whose outside is all opaque is never seen). Faces on
+//! the chunk's boundary face out of it and are never seen from inside.
+//!
+//! # Incremental bakes
+//! A chunk's far lists depend on the summaries of the chunks its searches consulted
+//! ([`ChunkVisBake::reads`]), its own lists on its own cubes and on the face squares of its six
+//! neighbours' summaries. An edit that keeps a chunk's summary changes no far list anywhere; one
+//! that changes it changes at most the lists of the chunks that read it (the rebuild engine
+//! re-bakes exactly those, [`crate::rebuild`]).
+//!
+//! # Determinism
+//! Pure function of the chunks' cubes, the opaque materials and the settings: components are
+//! numbered by first voxel, sources by first cell, lists are sorted.
+
+mod cache;
+pub mod oracle;
+mod search;
+pub mod summary;
+
+use std::fmt;
+use std::sync::Arc;
+
+use glam::IVec3;
+use pmfedit_core::map::coords::{ChunkCoord, CubeAddr, Face, LatticeBox};
+use pmfedit_core::map::octree::{Cube, Octree};
+use pmfedit_core::map::{Level, Library};
+
+pub use cache::VisCache;
+pub use search::SummaryGrid;
+pub use summary::{ChunkSummary, OpaqueMaterials};
+
+use search::{Scratch, VBox};
+use summary::{ChunkVoxels, OPAQUE};
+
+/// Settings of the visibility bake.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct VisSettings {
+    /// At most `2^voxels_log2` occluder voxels along a chunk edge (at most
+    /// [`summary::MAX_VOXELS_LOG2`]; fewer in chunks with fewer lattice units). Finer voxels see
+    /// thinner walls; coarser ones are cheaper.
+    pub voxels_log2: u8,
+    /// Cells are grouped into sources by aligned blocks of `2^source_log2` voxels (within their
+    /// component). Smaller blocks list less (a smaller source sees less through a window) but
+    /// run more searches; `voxels_log2` or more makes one source per component of a chunk.
+    pub source_log2: u8,
+}
+
+impl Default for VisSettings {
+    /// 16 voxels per chunk edge, one source per component of a chunk.
+    fn default() -> Self {
+        Self { voxels_log2: 4, source_log2: 4 }
+    }
+}
+
+/// A set of chunks within a box, as bits: what a bake read.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ChunkSet {
+    min: IVec3,
+    dims: IVec3,
+    bits: Vec<u64>,
+}
+
+impl ChunkSet {
+    /// An empty set able to hold the chunks from `min` to `max` (inclusive); others are ignored.
+    pub fn new(min: IVec3, max: IVec3) -> ChunkSet {
+        let dims = (max - min + IVec3::ONE).max(IVec3::ZERO);
+        let n = (dims.x as usize) * (dims.y as usize) * (dims.z as usize);
+        ChunkSet { min, dims, bits: vec![0; n.div_ceil(64)] }
+    }
+
+    fn index(&self, c: ChunkCoord) -> Option<usize> {
+        let d = c.as_ivec3() - self.min;
+        (d.cmpge(IVec3::ZERO).all() && d.cmplt(self.dims).all())
+            .then(|| ((d.y * self.dims.x + d.x) * self.dims.z + d.z) as usize)
+    }
+
+    /// Adds `c` (ignored outside the set's box).
+    pub fn insert(&mut self, c: ChunkCoord) {
+        if let Some(i) = self.index(c) {
+            self.bits[i / 64] |= 1 << (i % 64);
+        }
+    }
+
+    /// Whether `c` is in the set.
+    pub fn contains(&self, c: ChunkCoord) -> bool {
+        self.index(c).is_some_and(|i| self.bits[i / 64] & (1 << (i % 64)) != 0)
+    }
+
+    /// Number of chunks in the set.
+    pub fn len(&self) -> usize {
+        self.bits.iter().map(|w| w.count_ones() as usize).sum()
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(&self) -> bool {
+        self.bits.iter().all(|&w| w == 0)
+    }
+
+    /// The chunks in the set, in PMF order.
+    pub fn iter(&self) -> impl Iterator<Item = ChunkCoord> + '_ {
+        let (dx, dz) = (self.dims.x as usize, self.dims.z as usize);
+        self.bits.iter().enumerate().flat_map(move |(w, &word)| {
+            let mut rest = word;
+            std::iter::from_fn(move || {
+                if rest == 0 {
+                    return None;
+                }
+                let b = rest.trailing_zeros() as usize;
+                rest &= rest - 1;
+                let i = w * 64 + b;
+                let (z, x, y) = (i % dz, (i / dz) % dx, i / (dz * dx));
+                Some(ChunkCoord::from_ivec3(self.min + IVec3::new(x as i32, y as i32, z as i32)))
+            })
+        })
+    }
+}
+
+/// One visible set, shared by the cells of a source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VisList {
+    /// Index into [`ChunkVisBake::own`]: the visible leaves of the cell's own chunk.
+    pub own: u32,
+    /// Index into [`ChunkVisBake::far`]: the other chunks, listed whole.
+    pub far: u32,
+}
+
+/// Figures of one chunk's visibility bake.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct VisStats {
+    /// Air cells baked.
+    pub cells: u64,
+    /// Searches run (one per source touching a chunk face).
+    pub searches: u64,
+    /// Search states processed.
+    pub visits: u64,
+}
+
+impl VisStats {
+    /// Adds another bake's figures.
+    pub fn add(&mut self, o: &VisStats) {
+        self.cells += o.cells;
+        self.searches += o.searches;
+        self.visits += o.visits;
+    }
+}
+
+/// The result of [`bake_chunk_vis`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChunkVisBake {
+    /// Per air cell, in input order: its list in [`Self::lists`].
+    pub cell_list: Vec<u32>,
+    pub lists: Vec<VisList>,
+    /// Own-chunk lists: solid leaves (chunk-local addresses) in octree pre-order.
+    pub own: Vec<Arc<[CubeAddr]>>,
+    /// Far lists: other chunks with geometry, listed whole, in PMF order.
+    pub far: Vec<Arc<[ChunkCoord]>>,
+    /// The chunks whose summaries the searches consulted (out-of-grid positions beside the grid
+    /// included: the grid growing there can change the result).
+    pub reads: ChunkSet,
+    pub stats: VisStats,
+}
+
+impl ChunkVisBake {
+    /// Whether cell `i` (input order) lists leaf `addr` of `chunk` (`own` is the cell's chunk).
+    pub fn lists_cube(&self, i: usize, own: ChunkCoord, chunk: ChunkCoord, addr: CubeAddr) -> bool {
+        let l = &self.lists[self.cell_list[i] as usize];
+        if chunk == own {
+            self.own[l.own as usize].contains(&addr)
+        } else {
+            self.far[l.far as usize].binary_search(&chunk).is_ok()
+        }
+    }
+
+    /// Whether cell `i` lists chunk `chunk` (other than its own) at all.
+    pub fn lists_chunk(&self, i: usize, chunk: ChunkCoord) -> bool {
+        let l = &self.lists[self.cell_list[i] as usize];
+        self.far[l.far as usize].binary_search(&chunk).is_ok()
+    }
+}
+
+/// Why a visibility or pathfinding bake was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BakeInputError {
+    /// The chunk lies outside the PMF grid.
+    ChunkOutsideGrid(ChunkCoord),
+    /// An air cell does not lie inside the chunk being baked.
+    CellOutsideChunk { cell: CubeAddr, chunk: ChunkCoord },
+}
+
+impl fmt::Display for BakeInputError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::ChunkOutsideGrid(c) => write!(f, "chunk {c:?} is outside the level grid"),
+            Self::CellOutsideChunk { cell, chunk } => write!(f, "air cell {cell:?} is not inside chunk {chunk:?}"),
+        }
+    }
+}
+
+impl std::error::Error for BakeInputError {}
+
+/// Whether `cube` blocks sight: geometry without pushed corners whose every face material exists
+/// in `library` and is neither transparent nor liquid.
+pub fn occludes(cube: &Cube, library: &Library) -> bool {
+    OpaqueMaterials::of(library).occludes(cube)
+}
+
+/// Calls `f` on every leaf (level lattice address, cube) intersecting the level lattice box `b`,
+/// stopping when `f` returns `false`; returns whether it ran to the end. Positions outside the
+/// grid stop the walk (returns `false`).
+pub(crate) fn for_each_leaf_in_box(level: &Level, b: &LatticeBox, mut f: impl FnMut(CubeAddr, &Cube) -> bool) -> bool {
+    if b.is_empty() {
+        return true;
+    }
+    let mut stack = vec![*b];
+    while let Some(b) = stack.pop() {
+        let Ok((cube, addr)) = level.get(b.min) else {
+            return false;
+        };
+        if !f(addr, &cube) {
+            return false;
+        }
+        let m = addr.max();
+        if m.x < b.max.x {
+            stack.push(LatticeBox::new(IVec3::new(m.x, b.min.y, b.min.z), b.max));
+        }
+        let x1 = b.max.x.min(m.x);
+        if m.y < b.max.y {
+            stack.push(LatticeBox::new(IVec3::new(b.min.x, m.y, b.min.z), IVec3::new(x1, b.max.y, b.max.z)));
+        }
+        let y1 = b.max.y.min(m.y);
+        if m.z < b.max.z {
+            stack.push(LatticeBox::new(IVec3::new(b.min.x, b.min.y, m.z), IVec3::new(x1, y1, b.max.z)));
+        }
+    }
+    true
+}
+
+/// What a level's visibility bakes share: the summary of every chunk of its grid, the opaque
+/// materials and the settings. Build it once per map version ([`VisCache`] keeps it between
+/// edits) and bake every chunk with [`bake_chunk_vis_in`].
+#[derive(Debug, Clone)]
+pub struct LevelVis {
+    pub grid: Arc<SummaryGrid>,
+    pub opaque: OpaqueMaterials,
+    pub settings: VisSettings,
+}
+
+impl LevelVis {
+    /// Summarizes every chunk of the grid from `grid_min` to `grid_max` (inclusive chunk
+    /// coordinates: the level's PMF grid).
+    pub fn build(
+        level: &Level,
+        library: &Library,
+        settings: VisSettings,
+        grid_min: ChunkCoord,
+        grid_max: ChunkCoord,
+    ) -> Self {
+        VisCache::new(settings).level(level, library, 0, grid_min, grid_max)
+    }
+}
+
+/// Bakes the visibility data of `chunk`'s air cells, building the level's summaries first (for
+/// one-off bakes and tests; a compile shares a [`LevelVis`] over its PMF grid). The grid is the
+/// box of the stored chunks and `chunk`.
+pub fn bake_chunk_vis(
+    level: &Level,
+    library: &Library,
+    chunk: ChunkCoord,
+    cells: &[CubeAddr],
+    settings: &VisSettings,
+) -> Result<ChunkVisBake, BakeInputError> {
+    let c = chunk.as_ivec3();
+    let (lo, hi) = level.occupied_bounds().map_or((c, c), |(a, b)| (a.as_ivec3().min(c), b.as_ivec3().max(c)));
+    let lv = LevelVis::build(level, library, *settings, ChunkCoord::from_ivec3(lo), ChunkCoord::from_ivec3(hi));
+    bake_chunk_vis_in(&lv, level, chunk, cells)
+}
+
+/// Bakes the visibility data of `chunk`'s air cells. See the [module documentation](self).
+///
+/// `cells` are level lattice addresses of the chunk's empty leaf cubes (each inside `chunk`);
+/// the result names one list per cell, in the same order.
+pub fn bake_chunk_vis_in(
+    lv: &LevelVis,
+    level: &Level,
+    chunk: ChunkCoord,
+    cells: &[CubeAddr],
+) -> Result<ChunkVisBake, BakeInputError> {
+    if !chunk.is_in_grid() {
+        return Err(BakeInputError::ChunkOutsideGrid(chunk));
+    }
+    let frame = level.frame();
+    let chunk_addr = frame.chunk_addr(chunk);
+    if let Some(&cell) = cells.iter().find(|c| !c.is_aligned() || !chunk_addr.contains_addr(c)) {
+        return Err(BakeInputError::CellOutsideChunk { cell, chunk });
+    }
+    let grid = &lv.grid;
+    let mut reads = ChunkSet::new(grid.min - IVec3::ONE, grid.min + grid.dims);
+    let mut stats = VisStats { cells: cells.len() as u64, ..VisStats::default() };
+    let empty = Octree::new(frame.chunk_lattice_log2());
+    let octree = level.chunk(chunk).map_or(&empty, |c| c.octree());
+    let voxels = ChunkVoxels::build(octree, &lv.opaque, lv.settings.voxels_log2);
+    let (_, face_index) = voxels.summary();
+    let own_lists = own_candidates(octree, &voxels);
+
+    let base = frame.chunk_min_lattice(chunk);
+    let vl = i32::from(voxels.vl);
+    let g0 = grid.index(chunk.as_ivec3());
+    // Grid voxels of the chunk's minimum corner.
+    let origin = g0.map(|_| ((chunk.as_ivec3() - grid.min) << i32::from(voxels.nl)).as_dvec3());
+    let block = lv.settings.source_log2.min(voxels.nl);
+    // Sources: (label, block) → index, in order of first cell.
+    let mut sources: Vec<((u16, IVec3), VBox)> = Vec::new();
+    let mut cell_source = Vec::with_capacity(cells.len());
+    let scale = 1.0 / f64::from(1u32 << voxels.vl);
+    for cell in cells {
+        let local = cell.min - base;
+        let v = local >> vl;
+        let label = voxels.label(v);
+        let key = (label, v >> i32::from(block));
+        let lo = local.as_dvec3() * scale + origin.unwrap_or_default();
+        let hi = lo + f64::from(cell.edge()) * scale;
+        let b = VBox { lo: lo.to_array(), hi: hi.to_array() };
+        let i = match sources.iter().position(|(k, _)| *k == key) {
+            Some(i) => {
+                let s = &mut sources[i].1;
+                for a in 0..3 {
+                    s.lo[a] = s.lo[a].min(b.lo[a]);
+                    s.hi[a] = s.hi[a].max(b.hi[a]);
+                }
+                i
+            }
+            None => {
+                sources.push((key, b));
+                sources.len() - 1
+            }
+        };
+        cell_source.push(i as u32);
+    }
+
+    let mut own: Vec<Arc<[CubeAddr]>> = Vec::new();
+    let mut own_of_label: Vec<Option<u32>> = vec![None; voxels.components + 1];
+    let mut far: Vec<Arc<[ChunkCoord]>> = Vec::new();
+    let mut lists = Vec::with_capacity(sources.len());
+    let mut scratch = Scratch::default();
+    for ((label, _), src) in &sources {
+        // An opaque label cannot hold a cell (a cell is air); give it nothing rather than panic.
+        let l = if *label == OPAQUE { voxels.components } else { usize::from(*label) };
+        let own_index = *own_of_label[l].get_or_insert_with(|| {
+            own.push(own_lists.get(l).cloned().unwrap_or_default().into());
+            own.len() as u32 - 1
+        });
+        let reached = match (g0, face_index.get(l).copied().flatten()) {
+            (Some(g0), Some(c0)) => {
+                stats.searches += 1;
+                let r = search::search(grid, g0, usize::from(c0), src, &mut reads, &mut scratch);
+                stats.visits += r.visits;
+                r.visible.into_iter().map(|g| grid.chunk(g)).collect()
+            }
+            _ => Vec::new(),
+        };
+        let far_index = match far.iter().position(|f| **f == *reached) {
+            Some(i) => i,
+            None => {
+                far.push(reached.into());
+                far.len() - 1
+            }
+        };
+        lists.push(VisList { own: own_index, far: far_index as u32 });
+    }
+    Ok(ChunkVisBake { cell_list: cell_source, lists, own, far, reads, stats })
+}
+
+/// Per component label: the solid leaves (chunk-local, pre-order) with a face whose outside
+/// layer, inside the chunk, holds an open voxel of that component.
+fn own_candidates(octree: &Octree, voxels: &ChunkVoxels) -> Vec<Vec<CubeAddr>> {
+    let mut out = vec![Vec::new(); voxels.components];
+    if octree.is_empty() {
+        return out;
+    }
+    let edge = 1i32 << octree.size_log2();
+    let vl = i32::from(voxels.vl);
+    let mut seen: Vec<u16> = Vec::new();
+    for (addr, cube) in octree.leaves() {
+        if !cube.is_solid() {
+            continue;
+        }
+        seen.clear();
+        let b = addr.lattice_box();
+        for f in Face::ALL {
+            let a = f.axis();
+            let (mut lo, mut hi) = (b.min, b.max - IVec3::ONE);
+            if f.is_positive() {
+                lo[a] = b.max[a];
+                hi[a] = b.max[a];
+            } else {
+                lo[a] = b.min[a] - 1;
+                hi[a] = b.min[a] - 1;
+            }
+            if lo[a] < 0 || hi[a] >= edge {
+                continue;
+            }
+            let (vlo, vhi) = (lo >> vl, hi >> vl);
+            for y in vlo.y..=vhi.y {
+                for z in vlo.z..=vhi.z {
+                    for x in vlo.x..=vhi.x {
+                        let l = voxels.label(IVec3::new(x, y, z));
+                        if l != OPAQUE && !seen.contains(&l) {
+                            seen.push(l);
+                        }
+                    }
+                }
+            }
+        }
+        for &l in &seen {
+            out[usize::from(l)].push(addr);
+        }
+    }
+    out
+}
