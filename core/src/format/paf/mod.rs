@@ -314,17 +314,6 @@ impl Archive {
         Self::default()
     }
 
-    /// Reads an archive (see the module docs for what is accepted and refused).
-    pub fn from_bytes(bytes: &[u8]) -> Result<Archive, PafError> {
-        Ok(read::read_archive(bytes)?)
-    }
-
-    /// Writes the archive in the compact, deterministic layout described in the module docs.
-    pub fn to_bytes(&self) -> Result<Vec<u8>, PafError> {
-        self.validate()?;
-        write::encode_unchecked(self)
-    }
-
     /// Checks every name, link target and the nesting depth: everything the reader would refuse.
     pub fn validate(&self) -> Result<(), PafError> {
         let mut stack: Vec<(&Dir, String, usize)> = vec![(&self.root, String::new(), 0)];

@@ -33,6 +33,14 @@ fn dir_record_len(dir: &Dir) -> u64 {
     RECORD_HEADER + (ENTRY_LEN * dir.entries.len()) as u64
 }
 
+impl Archive {
+    /// Writes the archive in the compact, deterministic layout described in the module docs.
+    pub fn to_bytes(&self) -> Result<Vec<u8>, PafError> {
+        self.validate()?;
+        encode_unchecked(self)
+    }
+}
+
 /// Encodes without validating names or link targets (the tests use this to build hostile archives);
 /// only the size limit is checked, before anything is allocated.
 pub(super) fn encode_unchecked(archive: &Archive) -> Result<Vec<u8>, PafError> {

@@ -20,6 +20,7 @@ mod entity;
 mod environment;
 mod error;
 pub mod ids;
+mod kinds;
 mod light;
 mod material;
 mod region;
@@ -614,18 +615,5 @@ impl Library {
             && self.weather_envs.iter().eq(other.weather_envs.iter())
             && self.sky_envs.iter().eq(other.sky_envs.iter())
             && self.gravity_envs.iter().eq(other.gravity_envs.iter())
-    }
-
-    /// Everything wrong with the library: invalid records, duplicate names, dangling references,
-    /// too many records. Empty for a library only changed through its methods; a loaded manifest
-    /// may not be.
-    pub fn validate(&self) -> Vec<Problem> {
-        validate::library(self)
-    }
-
-    /// Problems of a level's settings against this library: a default environment or an air
-    /// physics material it lacks.
-    pub fn validate_level_settings(&self, defaults: &EnvironmentDefaults, air: Option<PhysicsId>) -> Vec<Problem> {
-        validate::level_settings(self, defaults, air)
     }
 }

@@ -115,13 +115,13 @@ macro_rules! record {
         }
 
         #[cfg(test)]
-        impl $crate::format::pmf::entity::tests::Arb for $name {
+        impl $crate::format::pmf::entity::arb::Arb for $name {
             fn arb() -> proptest::strategy::BoxedStrategy<Self> {
                 #[allow(unused_imports)]
                 use proptest::strategy::Strategy as _;
                 let s = proptest::strategy::Just(Self::default()).boxed();
                 $(
-                    let s = (s, <$ty as $crate::format::pmf::entity::tests::Arb>::arb())
+                    let s = (s, <$ty as $crate::format::pmf::entity::arb::Arb>::arb())
                         .prop_map(|(mut v, f)| {
                             v.$field = f;
                             v
@@ -217,7 +217,7 @@ macro_rules! flags {
         }
 
         #[cfg(test)]
-        impl $crate::format::pmf::entity::tests::Arb for $name {
+        impl $crate::format::pmf::entity::arb::Arb for $name {
             fn arb() -> proptest::strategy::BoxedStrategy<Self> {
                 use proptest::strategy::Strategy as _;
                 proptest::arbitrary::any::<$raw>().prop_map(Self).boxed()

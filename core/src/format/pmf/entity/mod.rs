@@ -28,6 +28,8 @@
 //!   gives their layout; light kinds 3..=15 and counter comparisons above 5 are read errors.
 //! - Area lights' 6 angles are `[[start X, end X], [start Y, end Y], [start Z, end Z]]`.
 
+#[cfg(test)]
+mod arb;
 pub(crate) mod codec;
 pub mod flags;
 pub mod property;

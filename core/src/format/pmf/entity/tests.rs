@@ -4,6 +4,7 @@
 use proptest::collection::vec;
 use proptest::prelude::*;
 
+use super::arb::Arb;
 use super::*;
 use crate::format::bin::ReadErrorKind;
 
@@ -811,49 +812,6 @@ fn write_entities_is_all_or_nothing_and_names_the_index() {
 // ---------------------------------------------------------------------------------------------
 // Property-based round trips
 // ---------------------------------------------------------------------------------------------
-
-/// A strategy per field type; `record!` and `flags!` derive it for their types.
-pub(super) trait Arb: Sized + std::fmt::Debug + Clone + 'static {
-    fn arb() -> BoxedStrategy<Self>;
-}
-
-macro_rules! arb_any {
-    ($($t:ty),*) => {$(
-        impl Arb for $t {
-            fn arb() -> BoxedStrategy<Self> {
-                any::<$t>().boxed()
-            }
-        }
-    )*};
-}
-
-arb_any!(bool, u8, u16, u32, u64, i8, i16, i32, i64);
-
-impl Arb for f32 {
-    fn arb() -> BoxedStrategy<Self> {
-        use proptest::num::f32;
-        (f32::POSITIVE | f32::NEGATIVE | f32::NORMAL | f32::SUBNORMAL | f32::ZERO).boxed()
-    }
-}
-
-impl Arb for f64 {
-    fn arb() -> BoxedStrategy<Self> {
-        use proptest::num::f64;
-        (f64::POSITIVE | f64::NEGATIVE | f64::NORMAL | f64::SUBNORMAL | f64::ZERO).boxed()
-    }
-}
-
-impl Arb for String {
-    fn arb() -> BoxedStrategy<Self> {
-        "[a-z0-9_ ./:é]{0,6}".boxed()
-    }
-}
-
-impl<T: Arb, const N: usize> Arb for [T; N] {
-    fn arb() -> BoxedStrategy<Self> {
-        vec(T::arb(), N).prop_map(|v| std::array::from_fn(|i| v[i].clone())).boxed()
-    }
-}
 
 impl Arb for Compare {
     fn arb() -> BoxedStrategy<Self> {
