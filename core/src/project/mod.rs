@@ -68,7 +68,7 @@ use self::manifest::{ChunkRef, LevelManifest, Manifest, ManifestError, RecoveryS
 use crate::map::coords::ChunkCoord;
 use crate::map::ids::{MaterialId, PhysicsId, SoundId};
 use crate::map::level::{Chunk, LevelError};
-use crate::map::octree::Subtree;
+use crate::map::octree::subtree::Subtree;
 use crate::map::{Level, Library, Map};
 
 /// The manifest file name.

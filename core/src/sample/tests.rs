@@ -3,11 +3,15 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use glam::{IVec3, Vec3};
 
 use super::landmarks::*;
+use super::palette::Palette;
+use super::site::Site;
 use super::*;
 use crate::format::pmf::entity::EntityData;
 use crate::map::Map;
+use crate::map::coords::LATTICE_PER_UNIT;
 use crate::map::coords::{ChunkCoord, Face};
-use crate::map::library::{EnvKind, LightMode, LightShape, PhysicsId, SoundId, SwitchKind};
+use crate::map::library::{EnvKind, LightMode, LightShape, MaterialId, PhysicsId, SoundId, SwitchKind};
+use crate::map::octree::{Cube, CubeKind};
 
 /// Every (material, physics, sound) triple painted on a face of a solid cube.
 fn painted(level: &Level) -> BTreeSet<(MaterialId, PhysicsId, SoundId)> {

@@ -4,7 +4,7 @@ use std::fs;
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
-use super::{Archive, Dir, MAX_DEPTH, Node, PafError, Resolved, join, validate_link_target, validate_name};
+use super::archive::{Archive, Dir, MAX_DEPTH, Node, PafError, Resolved, join, validate_link_target, validate_name};
 
 /// Most file data that link copies may add during one extraction (see [`Archive::extract_to`]).
 pub const LINK_COPY_MAX_BYTES: u64 = 1 << 30;

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
-use super::{
+use super::archive::{
     Archive, Dir, ENTRY_LEN, HEADER_LEN, MAGIC, MAX_DEPTH, Node, PafError, TYPE_DIR, TYPE_FILE, TYPE_LINK, VERSION,
     join, name_crc, validate_link_target, validate_name,
 };

@@ -2,7 +2,9 @@
 
 use std::collections::VecDeque;
 
-use super::{Archive, Dir, ENTRY_LEN, HEADER_LEN, MAGIC, Node, PafError, TYPE_DIR, TYPE_FILE, TYPE_LINK, VERSION};
+use super::archive::{
+    Archive, Dir, ENTRY_LEN, HEADER_LEN, MAGIC, Node, PafError, TYPE_DIR, TYPE_FILE, TYPE_LINK, VERSION,
+};
 use crate::format::bin::{Slot, Writer};
 
 /// Size of the first-segment header of a Directory, File or String.

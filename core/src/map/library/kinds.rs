@@ -9,8 +9,8 @@ use super::environment::{GravityEnvironment, SkyEnvironment, SkySlot, SoundEnvir
 use super::error::{Checker, ItemKind, LibraryError, LibraryResult};
 use super::ids::{GravityEnvId, MaterialId, PhysicsId, SkyEnvId, SoundEnvId, SoundId, TableId, WeatherEnvId};
 use super::material::{Material, PhysicsMaterial, SoundMaterial};
+use super::store::{Library, LibraryItem, Referrer, sealed};
 use super::table::Table;
-use super::{Library, LibraryItem, Referrer, sealed};
 
 /// Most records of a `u16`-counted PMF kind.
 const MAX_U16_COUNT: usize = u16::MAX as usize;

@@ -11,9 +11,9 @@ use super::error::{ItemKind, LibraryError, LibraryResult};
 use super::ids::{EntityId, LightId, LoadRegionId, RegionId, TableId};
 use super::light::{Light, LightMode};
 use super::region::{EnvironmentRegion, LoadRegion};
+use super::store::{Library, Remap};
 use super::table::{Named, Table};
 use super::validate::Problem;
-use super::{Library, Remap};
 
 /// A record kind kept in [`LevelObjects`].
 pub trait SceneItem: Named + Clone + fmt::Debug + PartialEq + sealed::Access {

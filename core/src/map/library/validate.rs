@@ -13,7 +13,7 @@ use super::error::{Checker, ItemKind, LibraryError};
 use super::ids::{EntityId, LightId, MaterialId, PhysicsId, RegionId, SkyEnvId, SoundId, TableId};
 use super::light::SwitchKind;
 use super::material::{Material, PhysicsMaterial, SoundMaterial};
-use super::{Library, LibraryItem};
+use super::store::{Library, LibraryItem};
 use crate::map::meta::MetaError;
 
 /// How bad a [`Problem`] is.

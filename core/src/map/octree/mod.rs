@@ -29,8 +29,8 @@
 //! or `None` when nothing changed.
 
 mod cube;
-mod raycast;
-mod subtree;
+pub mod raycast;
+pub mod subtree;
 #[cfg(test)]
 mod tests;
 
@@ -40,9 +40,6 @@ use std::hash::{Hash, Hasher};
 use glam::IVec3;
 
 pub use self::cube::{CORNER_STEPS, Cube, CubeKind, ExtGeometry, Geometry};
-pub use self::raycast::Hit;
-pub(crate) use self::raycast::Ray;
-pub use self::subtree::Subtree;
 use crate::map::coords::MAX_CHUNK_LATTICE_LOG2;
 pub use crate::map::coords::{CubeAddr, Face, LatticeBox};
 pub use crate::map::ids::{MaterialId, PathAttrs, PhysicsId, SoundId};
