@@ -1,10 +1,12 @@
 //! Sample maps: [`demo`], the small hand-built map the editor opens by default (and tests and
-//! benchmarks use), and [`terrain`], a scalable procedural landscape for benchmarks.
+//! benchmarks use), [`terrain`], a scalable procedural landscape for benchmarks, and [`empty`],
+//! what a new map is. Every one takes its materials from the [`starter_library`], the one
+//! definition of the starter palette.
 //!
-//! Both are deterministic: no clock, no thread, no `rand`; [`terrain`]'s randomness is a
+//! All are deterministic: no clock, no thread, no `rand`; [`terrain`]'s randomness is a
 //! hand-written SplitMix64 stream and hash-based value noise ([`noise`]), seeded by its `seed`.
 //!
-//! Both build through the public edit API ([`Level::fill_box`], [`Level::set_cube`],
+//! The two landscapes build through the public edit API ([`Level::fill_box`], [`Level::set_cube`],
 //! [`Level::push_corner`], [`LevelObjects::add`](crate::map::library::LevelObjects::add), …),
 //! whole boxes at a time, never cube by cube.
 
@@ -12,12 +14,14 @@ mod demo;
 pub mod noise;
 mod palette;
 mod site;
+mod starter;
 mod terrain;
 
 #[cfg(test)]
 mod tests;
 
 pub use self::demo::{demo, landmarks};
+pub use self::starter::{empty, starter_library};
 pub use self::terrain::{TERRAIN_CHUNK_SIZE_LOG2, terrain};
 use crate::map::Level;
 
