@@ -55,13 +55,13 @@ pub enum PafError {
     Read(#[from] ReadError),
     /// A name breaks decision A4 (writer, editing, extraction).
     #[error("invalid name {name:?} at {path:?}: {reason}")]
-    InvalidName { path: String, name: String, reason: String },
+    InvalidName { path: String, name: String, reason: NameError },
     /// An archive path given to an editing or lookup function is not valid.
     #[error("invalid archive path {path:?}: {reason}")]
-    InvalidPath { path: String, reason: String },
+    InvalidPath { path: String, reason: PathError },
     /// A link's target is not a valid archive path (decision A4).
     #[error("link {path:?} has an invalid target {target:?}: {reason}")]
-    InvalidLinkTarget { path: String, target: String, reason: String },
+    InvalidLinkTarget { path: String, target: String, reason: PathError },
     /// An entry is nested deeper than [`MAX_DEPTH`].
     #[error("{path:?} is nested more than {max} levels deep", max = MAX_DEPTH)]
     TooDeep { path: String },
@@ -176,49 +176,81 @@ pub struct ListEntry {
     pub link_target: Option<String>,
 }
 
-/// Checks one name against decision A4; returns the reason it is invalid.
-pub fn validate_name(name: &str) -> Result<(), &'static str> {
+/// Why a name breaks decision A4.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum NameError {
+    #[error("names may not be empty")]
+    Empty,
+    #[error("\".\" is not allowed as a name")]
+    Dot,
+    #[error("\"..\" is not allowed as a name (it would leave its directory)")]
+    DotDot,
+    #[error("names may not contain '/'")]
+    Slash,
+    #[error("names may not contain '\\'")]
+    Backslash,
+    #[error("names may not contain NUL")]
+    Nul,
+}
+
+/// Why an archive path or a link target breaks decision A4.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PathError {
+    #[error("the path is empty")]
+    Empty,
+    #[error("archive paths are relative to the archive root and may not start with '/'")]
+    Absolute,
+    #[error("component \"..\" is not allowed (paths may not leave the archive root)")]
+    LeavesRoot,
+    #[error("component {component:?}: {reason}")]
+    Component { component: String, reason: NameError },
+    #[error("more than {MAX_DEPTH} components")]
+    TooDeep,
+}
+
+/// Checks one name against decision A4.
+pub fn validate_name(name: &str) -> Result<(), NameError> {
     if name.is_empty() {
-        Err("names may not be empty")
+        Err(NameError::Empty)
     } else if name == "." {
-        Err("\".\" is not allowed as a name")
+        Err(NameError::Dot)
     } else if name == ".." {
-        Err("\"..\" is not allowed as a name (it would leave its directory)")
+        Err(NameError::DotDot)
     } else if name.contains('/') {
-        Err("names may not contain '/'")
+        Err(NameError::Slash)
     } else if name.contains('\\') {
-        Err("names may not contain '\\'")
+        Err(NameError::Backslash)
     } else if name.contains('\0') {
-        Err("names may not contain NUL")
+        Err(NameError::Nul)
     } else {
         Ok(())
     }
 }
 
 /// Splits an archive path (`a/b/c`, no leading or trailing `/`) into validated components.
-fn split_path(path: &str) -> Result<Vec<&str>, String> {
+fn split_path(path: &str) -> Result<Vec<&str>, PathError> {
     if path.is_empty() {
-        return Err("the path is empty".to_owned());
+        return Err(PathError::Empty);
     }
     if path.starts_with('/') {
-        return Err("archive paths are relative to the archive root and may not start with '/'".to_owned());
+        return Err(PathError::Absolute);
     }
     let comps: Vec<&str> = path.split('/').collect();
     for comp in &comps {
         if *comp == ".." {
-            return Err("component \"..\" is not allowed (paths may not leave the archive root)".to_owned());
+            return Err(PathError::LeavesRoot);
         }
-        validate_name(comp).map_err(|reason| format!("component {comp:?}: {reason}"))?;
+        validate_name(comp).map_err(|reason| PathError::Component { component: (*comp).to_owned(), reason })?;
     }
     if comps.len() > MAX_DEPTH {
-        return Err(format!("more than {MAX_DEPTH} components"));
+        return Err(PathError::TooDeep);
     }
     Ok(comps)
 }
 
 /// Checks a link target against decision A4: a `/`-separated archive path from the root, every
 /// component a valid name (so no `..`, `.`, empty components, leading `/`, `\` or NUL).
-pub fn validate_link_target(target: &str) -> Result<(), String> {
+pub fn validate_link_target(target: &str) -> Result<(), PathError> {
     split_path(target).map(|_| ())
 }
 
@@ -242,7 +274,7 @@ impl Archive {
                 validate_name(name).map_err(|reason| PafError::InvalidName {
                     path: path.clone(),
                     name: name.clone(),
-                    reason: reason.to_owned(),
+                    reason,
                 })?;
                 if depth + 1 > MAX_DEPTH {
                     return Err(PafError::TooDeep { path });
@@ -288,7 +320,7 @@ impl Archive {
     fn insert_node(&mut self, path: &str, node: Node) -> Result<(), PafError> {
         let comps = split_path(path).map_err(|reason| PafError::InvalidPath { path: path.to_owned(), reason })?;
         let Some((last, parents)) = comps.split_last() else {
-            return Err(PafError::InvalidPath { path: path.to_owned(), reason: "the path is empty".to_owned() });
+            return Err(PafError::InvalidPath { path: path.to_owned(), reason: PathError::Empty });
         };
         let parent = Self::dirs_for(&mut self.root, parents)?;
         if let Some(Node::Dir(_)) = parent.entries.get(*last) {

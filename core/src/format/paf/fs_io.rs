@@ -118,7 +118,7 @@ fn pack_dir(dir: &Path, canonical_root: &Path, depth: usize) -> Result<Dir, PafE
             reason: "the name is not UTF-8".to_owned(),
         })?;
         validate_name(&name)
-            .map_err(|reason| PafError::UnsupportedName { path: path.clone(), reason: reason.to_owned() })?;
+            .map_err(|reason| PafError::UnsupportedName { path: path.clone(), reason: reason.to_string() })?;
         if depth + 1 > MAX_DEPTH {
             return Err(PafError::TooDeep { path: path.display().to_string() });
         }

@@ -95,6 +95,40 @@ pub enum OctreeError {
     TooSmall(CubeAddr),
 }
 
+/// A broken structural invariant, found by [`Octree::check_invariants`] (a bug, never bad input:
+/// every operation keeps the invariants).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InvariantError {
+    #[error("free block out of range")]
+    FreeBlockOutOfRange,
+    #[error("block {0} freed twice")]
+    BlockFreedTwice(u32),
+    #[error("free ext slot out of range")]
+    FreeExtOutOfRange,
+    #[error("ext slot {0} freed twice")]
+    ExtFreedTwice(u32),
+    #[error("child block out of range")]
+    ChildBlockOutOfRange,
+    #[error("block {block} used twice or free at {at:?}")]
+    BlockUsedTwice { block: usize, at: CubeAddr },
+    #[error("parent of edge 1 at {0:?}")]
+    ParentOfEdgeOne(CubeAddr),
+    #[error("mergeable parent at {0:?}")]
+    MergeableParent(CubeAddr),
+    #[error("ext slot out of range")]
+    ExtOutOfRange,
+    #[error("ext slot {slot} used twice or free at {at:?}")]
+    ExtUsedTwice { slot: usize, at: CubeAddr },
+    #[error("cube at {0:?} is not normalized")]
+    NotNormalized(CubeAddr),
+    #[error("air with data at {0:?}")]
+    AirWithData(CubeAddr),
+    #[error("bad tag {tag} at {at:?}")]
+    BadTag { tag: u8, at: CubeAddr },
+    #[error("leaked blocks or ext slots")]
+    Leaked,
+}
+
 /// A leaf-mapping edit.
 enum Op<'a> {
     /// Every covered leaf becomes this (normalized) cube.
@@ -386,19 +420,19 @@ impl Octree {
 
     /// Checks the structural invariants (canonical form, normalized cubes, consistent arena).
     /// For tests and fuzzing.
-    pub fn check_invariants(&self) -> Result<(), String> {
+    pub fn check_invariants(&self) -> Result<(), InvariantError> {
         let mut block_used = vec![false; self.blocks.len()];
         let mut ext_used = vec![false; self.ext.len()];
         for &b in &self.free_blocks {
-            let u = block_used.get_mut(b as usize).ok_or("free block out of range")?;
+            let u = block_used.get_mut(b as usize).ok_or(InvariantError::FreeBlockOutOfRange)?;
             if std::mem::replace(u, true) {
-                return Err(format!("block {b} freed twice"));
+                return Err(InvariantError::BlockFreedTwice(b));
             }
         }
         for &e in &self.free_ext {
-            let u = ext_used.get_mut(e as usize).ok_or("free ext slot out of range")?;
+            let u = ext_used.get_mut(e as usize).ok_or(InvariantError::FreeExtOutOfRange)?;
             if std::mem::replace(u, true) {
-                return Err(format!("ext slot {e} freed twice"));
+                return Err(InvariantError::ExtFreedTwice(e));
             }
         }
         let mut stack = vec![(self.root, self.root_addr())];
@@ -406,19 +440,19 @@ impl Octree {
             match n.tag {
                 TAG_PARENT => {
                     let b = n.index() as usize;
-                    let u = block_used.get_mut(b).ok_or("child block out of range")?;
+                    let u = block_used.get_mut(b).ok_or(InvariantError::ChildBlockOutOfRange)?;
                     if std::mem::replace(u, true) {
-                        return Err(format!("block {b} used twice or free at {a:?}"));
+                        return Err(InvariantError::BlockUsedTwice { block: b, at: a });
                     }
                     if a.size_log2 == 0 {
-                        return Err(format!("parent of edge 1 at {a:?}"));
+                        return Err(InvariantError::ParentOfEdgeOne(a));
                     }
                     let kids = self.blocks[b];
                     if !kids[0].is_parent()
                         && !self.is_pushed(kids[0])
                         && kids.iter().all(|&k| !k.is_parent() && self.leaf_eq(kids[0], k))
                     {
-                        return Err(format!("mergeable parent at {a:?}"));
+                        return Err(InvariantError::MergeableParent(a));
                     }
                     for (i, k) in kids.into_iter().enumerate() {
                         stack.push((k, a.child(i)));
@@ -426,25 +460,25 @@ impl Octree {
                 }
                 TAG_EXTENDED => {
                     let e = n.index() as usize;
-                    let u = ext_used.get_mut(e).ok_or("ext slot out of range")?;
+                    let u = ext_used.get_mut(e).ok_or(InvariantError::ExtOutOfRange)?;
                     if std::mem::replace(u, true) {
-                        return Err(format!("ext slot {e} used twice or free at {a:?}"));
+                        return Err(InvariantError::ExtUsedTwice { slot: e, at: a });
                     }
                     let c = self.decode(n);
                     if c.normalized() != c {
-                        return Err(format!("cube at {a:?} is not normalized"));
+                        return Err(InvariantError::NotNormalized(a));
                     }
                 }
                 TAG_EMPTY | TAG_GEOMETRY => {
                     if n.tag == TAG_EMPTY && n.d != [0; 3] {
-                        return Err(format!("air with data at {a:?}"));
+                        return Err(InvariantError::AirWithData(a));
                     }
                 }
-                t => return Err(format!("bad tag {t} at {a:?}")),
+                t => return Err(InvariantError::BadTag { tag: t, at: a }),
             }
         }
         if block_used.iter().any(|u| !u) || ext_used.iter().any(|u| !u) {
-            return Err("leaked blocks or ext slots".into());
+            return Err(InvariantError::Leaked);
         }
         Ok(())
     }
