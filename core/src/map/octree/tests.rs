@@ -55,10 +55,11 @@ impl Dense {
     fn flatten_partial(&mut self, region: LatticeBox) {
         let mut owners = Vec::new();
         for p in cells_of(region) {
-            if let (_, Some(o)) = self.at(p) {
-                if !region.contains_box(&o.lattice_box()) && !owners.contains(&o) {
-                    owners.push(o);
-                }
+            if let (_, Some(o)) = self.at(p)
+                && !region.contains_box(&o.lattice_box())
+                && !owners.contains(&o)
+            {
+                owners.push(o);
             }
         }
         for o in owners {
