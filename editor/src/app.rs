@@ -315,7 +315,7 @@ impl App {
     fn carry_out(&mut self, action: Pending) {
         match action {
             Pending::New => {
-                self.state.load_document(crate::files::new_map_with_pack("untitled"), None);
+                self.state.load_document(pmfedit_core::sample::empty("untitled"), None);
                 self.state.say("New map with the default asset pack");
             }
             Pending::Open(path) => self.open(&path),

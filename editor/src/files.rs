@@ -24,7 +24,6 @@ use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
 use eframe::egui;
 
 use pmfedit_core::map::Map;
-use pmfedit_core::map::library::{Material, PhysicsMaterial, SoundMaterial};
 
 /// How many recent files are kept.
 pub const MAX_RECENT: usize = 10;
@@ -436,90 +435,6 @@ pub fn import(mut map: Map, request: &ImportRequest, control: &ImportControl) ->
     Ok((map, summary))
 }
 
-/// The default asset pack: (texture name, colour, extra settings) of `assets/textures/*.png`.
-pub const DEFAULT_PACK: [(&str, [u8; 3]); 12] = [
-    ("stone", [150, 150, 155]),
-    ("brick", [170, 90, 70]),
-    ("grass", [110, 170, 80]),
-    ("dirt", [130, 95, 60]),
-    ("wood", [160, 115, 70]),
-    ("metal", [170, 175, 185]),
-    ("water", [60, 120, 200]),
-    ("sand", [220, 200, 150]),
-    ("glass", [200, 230, 255]),
-    ("tiles", [210, 210, 200]),
-    ("concrete", [160, 160, 160]),
-    ("lava", [230, 90, 20]),
-];
-
-/// A new map with the default asset pack's materials (textures `textures/<name>.png`), and
-/// physics and sound materials to go with them.
-pub fn new_map_with_pack(name: &str) -> Map {
-    let mut map = Map::new(name);
-    let lib = &mut map.library;
-    let default_p = lib.physics_materials().ids().next().unwrap_or_default();
-    let default_s = lib.sound_materials().ids().next().unwrap_or_default();
-    let hard =
-        lib.add(SoundMaterial { volume_dampening: 0.1, frequency_dampening: 0.05, ..SoundMaterial::new("hard") });
-    let soft = lib.add(SoundMaterial { volume_dampening: 0.6, frequency_dampening: 0.5, ..SoundMaterial::new("soft") });
-    let water_s =
-        lib.add(SoundMaterial { volume_dampening: 0.7, frequency_dampening: 0.8, ..SoundMaterial::new("water") });
-    let water_p = lib.add(PhysicsMaterial {
-        not_solid: true,
-        max_speed: 3.0,
-        friction: 0.0,
-        traction: 0.0,
-        ..PhysicsMaterial::new("liquid")
-    });
-    let lava_p =
-        lib.add(PhysicsMaterial { not_solid: true, max_speed: 1.0, damage_base: 20.0, ..PhysicsMaterial::new("lava") });
-    let ice_p = lib.add(PhysicsMaterial { friction: 0.2, ..PhysicsMaterial::new("slippery") });
-    let (hard, soft, water_s) = (hard.unwrap_or(default_s), soft.unwrap_or(default_s), water_s.unwrap_or(default_s));
-    let (water_p, lava_p, ice_p) =
-        (water_p.unwrap_or(default_p), lava_p.unwrap_or(default_p), ice_p.unwrap_or(default_p));
-    for (name, color) in DEFAULT_PACK {
-        let (physics, sound) = match name {
-            "grass" | "dirt" | "sand" => (default_p, soft),
-            "water" => (water_p, water_s),
-            "lava" => (lava_p, water_s),
-            "glass" | "tiles" => (ice_p, hard),
-            _ => (default_p, hard),
-        };
-        let mut m = Material {
-            texture: format!("textures/{name}.png"),
-            color,
-            shading: 255,
-            ..Material::new(name, physics, sound)
-        };
-        match name {
-            "water" => {
-                m.transparent = true;
-                m.liquid = true;
-                m.alpha = 150;
-                m.shine = 160;
-                m.wave.scale = 0.15;
-                m.wave.velocity = glam::Vec3::new(0.2, 0.0, 0.1);
-                m.uv_scroll = glam::Vec2::new(0.02, 0.01);
-            }
-            "lava" => {
-                m.liquid = true;
-                m.emission = [200, 70, 10];
-                m.wave.scale = 0.05;
-                m.uv_scroll = glam::Vec2::new(0.005, 0.002);
-            }
-            "glass" => {
-                m.transparent = true;
-                m.alpha = 90;
-                m.shine = 220;
-            }
-            "metal" => m.shine = 180,
-            _ => {}
-        }
-        let _ = lib.add_unique(m);
-    }
-    map
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -580,16 +495,5 @@ mod tests {
         });
         drop(ImportJob::start(&ctx, Map::new("x"), m3d_request(), 0, importer));
         rx.recv_timeout(std::time::Duration::from_secs(60)).expect("the dropped job's import saw the cancel");
-    }
-
-    #[test]
-    fn new_maps_get_the_asset_pack_and_it_exists_on_disk() {
-        let map = new_map_with_pack("x");
-        for (name, _) in DEFAULT_PACK {
-            let (_, m) = map.library.materials().by_name(name).unwrap();
-            let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets").join(&m.texture);
-            assert!(file.is_file(), "{} is missing", file.display());
-        }
-        assert!(map.validate().is_empty(), "{:?}", map.validate());
     }
 }

@@ -183,7 +183,7 @@ impl EditorState {
             Command::SetMaterial(m) => self.material = m,
             Command::SetCubeSize(n) => self.cube_log2 = n.min(18),
             Command::Frame { target, distance } => self.camera_request = Some((target, distance)),
-            Command::NewMap => self.replace_document(Map::new("untitled"), None),
+            Command::NewMap => self.replace_document(pmfedit_core::sample::empty("untitled"), None),
             Command::Open(path) => match Project::open(&path) {
                 Ok((project, map)) => {
                     self.replace_document(map, Some(project));

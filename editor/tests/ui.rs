@@ -820,3 +820,39 @@ fn an_image_dropped_on_a_face_is_copied_into_the_project_and_paints_the_face() {
     assert_eq!(material_under(&h, &pick), Some(brick));
     assert_eq!(with_texture(&h, "textures/brick-2.png"), None);
 }
+
+/// File → New (Ctrl+N) opens what `pmfc new --sample empty` writes: one empty level and core's
+/// starter library (`bake/tests/cli.rs` checks `pmfc`'s side against the same function).
+#[test]
+fn new_map_gets_the_starter_library() {
+    let mut h = harness();
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::N);
+    frames(&mut h);
+    let map = &h.state().state.map;
+    let names: Vec<&str> = map.library.materials().iter().map(|(_, m)| m.name.as_str()).collect();
+    assert!(map.library.content_eq(&sample::starter_library()), "{names:?}");
+    assert_eq!(map.levels.len(), 1);
+    assert_eq!(map.levels[0].leaves().filter(|(_, _, c)| c.is_solid()).count(), 0, "an empty level");
+}
+
+/// The entity form's flag checkboxes are core's named bits: ticking one by its label sets that
+/// bit through the typed API.
+#[test]
+fn entity_flag_checkboxes_come_from_the_flag_tables() {
+    use pmfedit_core::format::pmf::entity::{EntityData, PropFlags};
+    let mut h = harness();
+    let objects = &h.state().state.map.levels[0].objects;
+    let (id, e) = objects.entities().iter().find(|(_, e)| matches!(e.entity.data, EntityData::Prop(_))).unwrap();
+    let EntityData::Prop(p) = &e.entity.data else { unreachable!() };
+    let before = p.flags;
+    assert!(!before.better_physics());
+    assert_eq!(e.entity.data.flag_bits(), PropFlags::NAMED);
+    h.state_mut().commands.push(pmfedit::command::Command::Select(pmfedit::state::Selection::Entity { level: 0, id }));
+    frames(&mut h);
+    let bit = PropFlags::NAMED.iter().find(|b| b.name == "BETTER_PHYSICS").unwrap();
+    h.get_by_label(bit.label).click();
+    frames(&mut h);
+    let e = h.state().state.map.levels[0].objects.entities().get(id).unwrap();
+    let EntityData::Prop(p) = &e.entity.data else { panic!("still a prop") };
+    assert_eq!(p.flags, before.with(PropFlags::BETTER_PHYSICS), "that bit and only that bit");
+}

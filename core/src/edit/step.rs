@@ -9,9 +9,11 @@ use crate::map::library::{
     TableId,
 };
 use crate::map::octree::{Cube, CubeKind};
-use crate::map::{Level, Map, MapMeta, MapRemoval};
+use crate::map::{Level, Map, MapError, MapMeta, MapRemoval};
 
-use super::{ChangeSet, CubeOp, Edit, EditError, LibItem, LibRef, ObjItem, ObjRef, level_mut, level_ref};
+use super::change::ChangeSet;
+use super::error::EditError;
+use super::ops::{CubeOp, Edit, LibItem, LibRef, ObjItem, ObjRef, level_mut, level_ref};
 
 /// The level settings one [`Step::Settings`] swaps.
 #[derive(Debug, Clone, PartialEq)]
@@ -185,7 +187,7 @@ fn lib_take(lib: &mut Library, id: LibRef) -> Result<LibItem, EditError> {
         LibRef::Sound(i) => lib.take(i).map(LibItem::Sound),
         LibRef::Environment(e) => lib.take_environment(e).map(LibItem::Environment),
     };
-    item.ok_or(EditError::Library(LibraryError::NotFound { kind: id.kind(), id: lib_raw(id) }))
+    item.ok_or(EditError::from(LibraryError::NotFound { kind: id.kind(), id: lib_raw(id) }))
 }
 
 fn lib_raw(id: LibRef) -> u32 {
@@ -375,7 +377,7 @@ fn obj_not_found(id: ObjRef) -> EditError {
         ObjRef::Region(i) => i.raw(),
         ObjRef::LoadRegion(i) => i.raw(),
     };
-    EditError::Library(LibraryError::NotFound { kind: id.kind(), id: raw })
+    EditError::from(LibraryError::NotFound { kind: id.kind(), id: raw })
 }
 
 /// An environment region's environment must exist.
@@ -541,7 +543,7 @@ impl Step {
             Edit::RemoveLevel { level } => {
                 level_ref(map, level)?;
                 if map.levels.len() == 1 {
-                    return Err(EditError::LastLevel);
+                    return Err(MapError::LastLevel.into());
                 }
                 let removed = map.levels.remove(level);
                 let c = ChangeSet { level_list: true, ..ChangeSet::new() };
@@ -559,7 +561,7 @@ impl Step {
             Edit::ReplaceMap { map: new, .. } => {
                 new.0.meta.validate()?;
                 if new.0.levels.is_empty() {
-                    return Err(EditError::LastLevel);
+                    return Err(MapError::LastLevel.into());
                 }
                 let old = std::mem::replace(map, *new.0);
                 Some((Step::ReplaceMap { other: Box::new(old) }, ChangeSet::everything()))
@@ -615,9 +617,9 @@ impl Step {
                 c.level_list = true;
             }
             Step::RemoveLevel { index, level } => {
-                let l = level.take().ok_or(EditError::NoLevel(*index))?;
+                let l = level.take().ok_or(MapError::NoLevel(*index))?;
                 if *index > map.levels.len() {
-                    return Err(EditError::NoLevel(*index));
+                    return Err(MapError::NoLevel(*index).into());
                 }
                 map.levels.insert(*index, *l);
                 c.level_list = true;
@@ -674,9 +676,9 @@ impl Step {
                 c.meta = true;
             }
             Step::AddLevel { index, level } => {
-                let l = level.take().ok_or(EditError::NoLevel(*index))?;
+                let l = level.take().ok_or(MapError::NoLevel(*index))?;
                 if *index > map.levels.len() {
-                    return Err(EditError::NoLevel(*index));
+                    return Err(MapError::NoLevel(*index).into());
                 }
                 map.levels.insert(*index, *l);
                 c.level_list = true;
@@ -744,7 +746,7 @@ impl Step {
 }
 
 fn lib_not_found(id: LibRef) -> EditError {
-    EditError::Library(LibraryError::NotFound { kind: id.kind(), id: lib_raw(id) })
+    EditError::from(LibraryError::NotFound { kind: id.kind(), id: lib_raw(id) })
 }
 
 fn set_env_name(e: &mut crate::map::library::Environment, name: String) {

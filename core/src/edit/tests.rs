@@ -12,7 +12,7 @@ use crate::map::library::{
     SoundEnvironment,
 };
 use crate::map::octree::Cube;
-use crate::map::{Level, Map, MapMeta};
+use crate::map::{Level, Map, MapError, MapMeta};
 
 fn stone(m: u16) -> Cube {
     Cube::solid(MaterialId(m), PhysicsId(0), SoundId(0))
@@ -736,7 +736,7 @@ fn a_replacement_map_without_levels_is_refused() {
     empty.levels.clear();
     let mut h = History::new();
     let e = h.apply(&mut map, Edit::ReplaceMap { map: WholeMap(Box::new(empty)), name: "Import".into() });
-    assert!(matches!(e, Err(EditError::LastLevel)), "{e:?}");
+    assert!(matches!(e, Err(EditError::Map(MapError::LastLevel))), "{e:?}");
     assert!(map.content_eq(&start));
     assert_eq!(h.undo_name(), None);
 }

@@ -7,8 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::environment::{EnvKind, EnvRef};
 use super::error::{Checker, ItemKind, LibraryResult};
-use super::material::named;
-use super::table::Named;
+use super::table::named;
 use crate::format::pmf;
 
 /// Signs of the 8 corners of a hexahedron, in PMF order: (+X,+Y,+Z), (−X,+Y,+Z), (+X,+Y,−Z),
