@@ -7,28 +7,41 @@
 //! project with a newer recovery snapshot offers "Recover / Discard"; Save without a project asks
 //! for a folder; every path prompt has a typed-path field beside "Browse…".
 //!
+//! Each user action on files has one implementation here: [`App::request`] (New, Open — from the
+//! menu, the shortcut, the recent files or a driver — and Quit: the unsaved-changes question,
+//! then the recovery offer, the load and the recent files), [`App::save`] and [`App::save_as`],
+//! and the drop of texture files on the viewport (planned by [`crate::dnd`], applied here as one
+//! undo step).
+//!
 //! Imports run on a worker thread ([`ImportJob`]): one at a time (a second one is refused with a
 //! message), shown in the status bar with a spinner, the phase and "Cancel import". A finished
 //! import becomes one undo step, unless the map changed while it ran: then it is refused ("the
 //! map changed while importing FILE; import again"), since it was made from the older map.
+//!
+//! Scripted runs (screenshots, benchmarks, the walkthrough) drive the app through a [`Driver`]
+//! given to [`App::set_driver`]; the app knows nothing about any of them.
 
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use std::sync::Arc;
 
 use eframe::egui;
 
-use pmfedit_core::edit::{Edit, WholeMap};
-use pmfedit_core::map::Map;
+use pmfedit_core::edit::{ChangeSet, Edit, WholeMap};
 use pmfedit_core::project::{Project, RecoveryInfo};
 
 use crate::command::Command;
+use crate::dnd::{self, FileDrop, TexturePaint};
 use crate::files::{Dialogs, FileAction, FilePrompt, ImportFn, ImportJob, ImportRequest, PromptResult, RecentFiles};
+use crate::launch::{Document, Launch};
 use crate::panels::Panels;
-use crate::state::{EditorState, Selection};
-use crate::tools::ToolKind;
+use crate::selection::Selection;
+use crate::shading::Shading;
+use crate::state::EditorState;
+use crate::tool_kind::ToolKind;
 use crate::viewport::Viewport;
-use crate::viewport::render::Shading;
-use crate::watch::{Thumbnails, assets_dir};
+use crate::watch::Thumbnails;
 
 /// Every keyboard shortcut, for menus and the Help window: (keys, what).
 pub const SHORTCUTS: &[(&str, &str)] = &[
@@ -50,6 +63,39 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
     ("Alt+1 – 9", "Jump to camera bookmark 1–9 (viewport)"),
     ("F1", "This list"),
 ];
+
+/// What a [`Driver`] says after a frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DriverStatus {
+    /// Call it again next frame.
+    Running,
+    /// Done: the app drops it.
+    Finished,
+}
+
+/// A scripted run: something other than a person working the app, frame by frame, through its
+/// public fields and methods (the commands it queues apply with the UI's). It closes the window
+/// itself when it should ([`App::close_without_asking`]).
+pub trait Driver {
+    /// Sees (and may change) the frame's input before the UI does; e.g. a screenshot run drops
+    /// the pointer so that no hover shows.
+    fn input(&mut self, _raw: &mut egui::RawInput) {}
+
+    /// One frame: called after the panels and the viewport queued their commands, before the
+    /// commands are applied.
+    fn frame(&mut self, app: &mut App, ctx: &egui::Context) -> DriverStatus;
+}
+
+/// A driver shared with whoever started it, who reads its result after the run.
+impl<D: Driver> Driver for Rc<RefCell<D>> {
+    fn input(&mut self, raw: &mut egui::RawInput) {
+        self.borrow_mut().input(raw);
+    }
+
+    fn frame(&mut self, app: &mut App, ctx: &egui::Context) -> DriverStatus {
+        self.borrow_mut().frame(app, ctx)
+    }
+}
 
 /// Something waiting for the user to decide about unsaved changes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,10 +125,11 @@ pub struct App {
     pub recovery: Option<(PathBuf, RecoveryInfo)>,
     pub show_shortcuts: bool,
     pub dark: bool,
-    /// The `--walkthrough` session, if one runs.
-    pub walkthrough: Option<crate::walkthrough::Walkthrough>,
     /// Where the 3D view was drawn last frame (points).
     pub viewport_rect: Option<egui::Rect>,
+    /// CPU time of the last whole UI pass (panels, viewport, commands; not egui's tessellation
+    /// or the GL drawing), seconds.
+    pub ui_pass_seconds: f64,
     /// The import running on a worker thread, if any.
     pub import: Option<ImportJob>,
     /// What runs an import ([`crate::files::import`]; tests put in one that waits for them).
@@ -91,17 +138,27 @@ pub struct App {
     allow_close: bool,
     close_now: bool,
     project_dir: Option<PathBuf>,
+    /// The shared asset folder (from the [`Launch`]).
+    assets: Option<PathBuf>,
+    /// The scripted run, if any.
+    driver: Option<Box<dyn Driver>>,
 }
 
 impl App {
-    /// The app for `map` (opened from `project`, if any). `cc.gl` is `None` under egui_kittest:
-    /// the 3D view is then left out.
-    pub fn new(cc: &eframe::CreationContext<'_>, map: Map, project: Option<Project>) -> Self {
+    /// The app on `document` (what `launch.source` opened), set up as `launch` asks (shading,
+    /// view distance, asset folder). `cc.gl` is `None` under egui_kittest: the 3D view is then
+    /// left out. A scripted run's driver is given with [`App::set_driver`].
+    pub fn new(cc: &eframe::CreationContext<'_>, launch: &Launch, document: Document) -> Self {
         let ctx = cc.egui_ctx.clone();
         let wake: Arc<dyn Fn() + Send + Sync> = Arc::new(move || ctx.request_repaint());
         let mut viewport = Viewport::new(cc.gl.clone());
+        viewport.shading = launch.shading.unwrap_or_default();
+        if let Some(d) = launch.view_distance {
+            viewport.view_distance = d;
+        }
+        let Document { map, project, start_view } = document;
         let project_dir = project.as_ref().map(|p| p.dir().to_owned());
-        let thumbs = Thumbnails::new(project_dir.as_deref(), assets_dir(), wake.clone());
+        let thumbs = Thumbnails::new(project_dir.as_deref(), launch.assets.clone(), wake.clone());
         let mut warnings = Vec::new();
         if let Some(text) = cc.storage.and_then(|s| s.get_string(crate::viewport::bookmarks::STORAGE_KEY)) {
             warnings.extend(viewport.bookmarks.load_unsaved(&text));
@@ -116,6 +173,7 @@ impl App {
             panels.show_right = !s.contains("-right");
         }
         let mut state = EditorState::new(map, project, wake);
+        state.start_view = start_view;
         for w in warnings {
             state.say(w);
         }
@@ -131,15 +189,28 @@ impl App {
             recovery: None,
             show_shortcuts: false,
             dark,
-            walkthrough: crate::walkthrough::Walkthrough::from_cli(),
             viewport_rect: None,
+            ui_pass_seconds: 0.0,
             import: None,
             importer: Arc::new(crate::files::import),
             dialogs: Dialogs::default(),
             allow_close: false,
             close_now: false,
             project_dir,
+            assets: launch.assets.clone(),
+            driver: None,
         }
+    }
+
+    /// Runs `driver` from the next frame on (replacing any other).
+    pub fn set_driver(&mut self, driver: Box<dyn Driver>) {
+        self.driver = Some(driver);
+    }
+
+    /// Closes the window without asking about unsaved changes (a driver's run is over).
+    pub fn close_without_asking(&mut self, ctx: &egui::Context) {
+        self.allow_close = true;
+        ctx.send_viewport_cmd(egui::ViewportCommand::Close);
     }
 
     fn title(&self) -> String {
@@ -157,6 +228,7 @@ impl App {
         let ctrl_shift = Modifiers::COMMAND | Modifiers::SHIFT;
         let mut open_prompt = None;
         let mut new = false;
+        let mut save = false;
         ctx.input_mut(|i| {
             if i.consume_shortcut(&cmd(ctrl_shift, Key::Z)) || i.consume_shortcut(&cmd(ctrl, Key::Y)) {
                 self.commands.push(Command::Redo);
@@ -168,7 +240,7 @@ impl App {
                 open_prompt = Some(FileAction::SaveAs);
             }
             if i.consume_shortcut(&cmd(ctrl, Key::S)) {
-                self.commands.push(Command::Save);
+                save = true;
             }
             if i.consume_shortcut(&cmd(ctrl, Key::O)) {
                 open_prompt = Some(FileAction::Open);
@@ -188,6 +260,9 @@ impl App {
         }
         if new {
             self.request(Pending::New);
+        }
+        if save {
+            self.save();
         }
         if !ctx.egui_wants_keyboard_input() {
             ctx.input(|i| {
@@ -212,38 +287,16 @@ impl App {
         }
     }
 
-    /// The selected light, entity or region, as an object reference and its position.
-    fn selected_object(&self) -> Option<(usize, pmfedit_core::edit::ObjRef, Option<glam::Vec3>)> {
-        use pmfedit_core::edit::ObjRef;
-        let (level, id) = match self.state.selection {
-            Selection::Light { level, id } => (level, ObjRef::Light(id)),
-            Selection::Entity { level, id } => (level, ObjRef::Entity(id)),
-            Selection::Region { level, id } => (level, ObjRef::Region(id)),
-            Selection::LoadRegion { level, id } => (level, ObjRef::LoadRegion(id)),
-            _ => return None,
-        };
-        let objects = &self.state.map.levels.get(level)?.objects;
-        let pos = match id {
-            ObjRef::Light(i) => objects.lights().get(i).map(|l| l.position),
-            ObjRef::Entity(i) => objects.entities().get(i).and_then(|e| e.position()),
-            ObjRef::Region(i) => objects.regions().get(i).map(|r| {
-                let (a, b) = r.bounds();
-                (a + b) * 0.5
-            }),
-            ObjRef::LoadRegion(i) => objects.load_regions().get(i).map(|r| (r.min + r.max) * 0.5),
-        };
-        Some((level, id, pos))
-    }
-
     fn delete_selected_object(&mut self) {
-        if let Some((level, id, _)) = self.selected_object() {
+        if let Some((level, id)) = self.state.selection.object() {
             self.commands.push(Command::Edit(Edit::RemoveObject { level, id }));
             self.commands.push(Command::Select(Selection::None));
         }
     }
 
     fn frame_selected_object(&mut self) {
-        if let Some((_, _, Some(p))) = self.selected_object() {
+        let Some((level, id)) = self.state.selection.object() else { return };
+        if let Some(p) = self.state.map.levels.get(level).and_then(|l| id.position(&l.objects)) {
             self.commands.push(Command::Frame { target: p.as_dvec3(), distance: 12.0 });
         }
     }
@@ -256,7 +309,8 @@ impl App {
         self.prompt = Some(FilePrompt::new(action, start.as_deref()));
     }
 
-    /// New / Open / Quit: asks first when there are unsaved changes.
+    /// New / Open / Quit, from wherever they are asked for: asks first when there are unsaved
+    /// changes, then carries the action out (Open: offers a newer recovery snapshot first).
     pub fn request(&mut self, action: Pending) {
         if self.state.is_dirty() {
             self.pending = Some(action);
@@ -280,7 +334,7 @@ impl App {
     }
 
     /// Opens a project, offering its recovery snapshot first when it is newer.
-    pub fn open(&mut self, dir: &Path) {
+    fn open(&mut self, dir: &Path) {
         if let Some(info) = Project::recovery_available(dir)
             && info.newer_than_manifest
         {
@@ -307,12 +361,84 @@ impl App {
         }
     }
 
+    /// Saves into the project; without one, asks for a folder (Save As). `true` when saved.
+    pub fn save(&mut self) -> bool {
+        if self.state.project.is_none() {
+            self.open_prompt(FileAction::SaveAs);
+            return false;
+        }
+        let saved = self.state.save();
+        self.report_save(saved)
+    }
+
+    /// Saves the map as the project in `dir` (created if needed); it goes into the recent files.
+    /// `true` when saved.
+    pub fn save_as(&mut self, dir: &Path) -> bool {
+        let saved = self.state.save_as(dir);
+        let ok = self.report_save(saved);
+        if ok {
+            self.recent.push(dir.to_owned());
+        }
+        ok
+    }
+
+    fn report_save(&mut self, saved: Result<pmfedit_core::project::SaveReport, crate::state::SaveError>) -> bool {
+        match saved {
+            Ok(r) => {
+                self.state.say(format!("Saved ({} chunk files written)", r.chunk_files_written));
+                true
+            }
+            Err(e) => {
+                self.state.say(e.to_string());
+                false
+            }
+        }
+    }
+
+    /// Applies `command`, showing a refused edit in the status bar ("Refused: …").
+    fn apply_or_say(&mut self, command: Command) -> Option<ChangeSet> {
+        match self.state.apply(command) {
+            Ok(changes) => Some(changes),
+            Err(e) => {
+                self.state.say(format!("Refused: {e}"));
+                None
+            }
+        }
+    }
+
+    /// Files dropped on the viewport: the first texture is copied into the project and paints
+    /// the face under the pointer (adding its material if new) as one undo step; the status bar
+    /// says what happened or why not.
+    pub fn drop_files(&mut self, drop: &FileDrop) {
+        let Some(file) = drop.files.first() else { return };
+        let outcome = dnd::plan_texture_drop(&self.state, file, drop.pick.as_ref(), drop.whole_cube).and_then(|plan| {
+            self.apply_or_say(Command::BeginStroke);
+            let painted = self.paint_dropped(&plan);
+            self.apply_or_say(Command::EndStroke);
+            painted
+        });
+        let msg = outcome.unwrap_or_else(|e| e.to_string());
+        self.state.say(format!("{msg}{}", drop.note()));
+    }
+
+    /// Adds the plan's material if it is new, then paints; the success message.
+    fn paint_dropped(&mut self, plan: &TexturePaint) -> Result<String, dnd::DropError> {
+        let added = match plan.add_material() {
+            Some(add) => Some(self.state.apply(add).map_err(|e| plan.add_refused(e))?),
+            None => None,
+        };
+        let material = plan.material_id(added.as_ref())?;
+        for c in plan.paint(&self.state, material) {
+            self.state.apply(c).map_err(|e| plan.paint_refused(e))?;
+        }
+        Ok(plan.message(&self.state, material))
+    }
+
     fn prompt_confirmed(&mut self, ctx: &egui::Context, action: FileAction, path: PathBuf) {
         match action {
             FileAction::Open => self.request(Pending::Open(path)),
             FileAction::SaveAs => {
-                self.commands.push(Command::SaveAs(path.clone()));
-                self.recent.push(path);
+                self.save_as(&path);
             }
             FileAction::Export => self.commands.push(Command::Export(path)),
             FileAction::ImportM3d | FileAction::ImportVoxelPlay => {
@@ -361,9 +487,7 @@ impl App {
             }
             Ok((map, summary)) => {
                 let replace = Edit::ReplaceMap { map: WholeMap(Box::new(map)), name: format!("Import {file}") };
-                self.state.apply(Command::Edit(replace));
-                // A refused edit leaves the generation (and its message) as it was.
-                if self.state.generation() != job.generation {
+                if self.apply_or_say(Command::Edit(replace)).is_some() {
                     self.state.say(format!("Imported {} ({summary})", job.request.path.display()));
                 }
             }
@@ -403,7 +527,7 @@ impl App {
                 });
                 ui.separator();
                 if ui.button("Save\tCtrl+S").clicked() {
-                    self.commands.push(Command::Save);
+                    self.save();
                 }
                 if ui.button("Save As…\tCtrl+Shift+S").clicked() {
                     self.open_prompt(FileAction::SaveAs);
@@ -435,7 +559,7 @@ impl App {
                     self.commands.push(Command::Redo);
                 }
                 ui.separator();
-                let has_object = self.selected_object().is_some();
+                let has_object = self.state.selection.object().is_some();
                 if ui.add_enabled(has_object, egui::Button::new("Delete object").shortcut_text("Delete")).clicked() {
                     self.delete_selected_object();
                 }
@@ -532,14 +656,10 @@ impl App {
             });
             match choice {
                 Some("save") => {
+                    // Without a project this asks for a folder; the action is dropped then.
                     self.pending = None;
-                    if self.state.project.is_some() {
-                        self.state.apply(Command::Save);
-                        if !self.state.is_dirty() {
-                            self.carry_out(pending);
-                        }
-                    } else {
-                        self.open_prompt(FileAction::SaveAs);
+                    if self.save() {
+                        self.carry_out(pending);
                     }
                 }
                 Some("discard") => {
@@ -602,11 +722,10 @@ impl App {
         self.show_shortcuts = open;
     }
 
-    /// Takes Save without a project as Save As.
-    fn route_commands(&mut self) {
-        if self.state.project.is_none() && self.commands.iter().any(|c| matches!(c, Command::Save)) {
-            self.commands.retain(|c| !matches!(c, Command::Save));
-            self.open_prompt(FileAction::SaveAs);
+    /// Applies the commands queued this frame, in order; a refused edit shows in the status bar.
+    fn apply_queued(&mut self) {
+        for command in std::mem::take(&mut self.commands) {
+            self.apply_or_say(command);
         }
     }
 }
@@ -632,9 +751,7 @@ impl eframe::App for App {
         self.viewport.textures.on_events(&asset_events);
         self.shortcuts(&ctx);
         ctx.send_viewport_cmd(egui::ViewportCommand::Title(self.title()));
-        // Scripted runs (--screenshot, --bench-frames) close without asking about their edits.
-        let scripted = self.viewport.script.is_some();
-        if ctx.input(|i| i.viewport().close_requested()) && self.state.is_dirty() && !self.allow_close && !scripted {
+        if ctx.input(|i| i.viewport().close_requested()) && self.state.is_dirty() && !self.allow_close {
             ctx.send_viewport_cmd(egui::ViewportCommand::CancelClose);
             self.pending = Some(Pending::Quit);
         }
@@ -689,25 +806,22 @@ impl eframe::App for App {
             self.commands.extend(commands);
         });
         self.viewport_rect = Some(central.response.rect);
+        if let Some(drop) = self.viewport.take_file_drop() {
+            self.drop_files(&drop);
+        }
         self.windows(&ctx);
-        if let Some(mut w) = self.walkthrough.take() {
-            w.step(self, &ctx);
-            if w.is_finished() && w.close_when_done {
-                w.close_when_done = false;
-                crate::walkthrough::report(&w);
-                self.allow_close = true;
-                ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+        if let Some(mut driver) = self.driver.take() {
+            // A driver may set another one; a finished one is dropped.
+            if driver.frame(self, &ctx) == DriverStatus::Running && self.driver.is_none() {
+                self.driver = Some(driver);
             }
-            self.walkthrough = Some(w);
         }
 
-        self.route_commands();
-        let commands = std::mem::take(&mut self.commands);
-        self.state.apply_all(commands);
+        self.apply_queued();
         self.state.autosave();
         let dir = self.state.project.as_ref().map(|p| p.dir().to_owned());
         if dir != self.project_dir {
-            self.thumbs.set_roots(dir.as_deref(), assets_dir());
+            self.thumbs.set_roots(dir.as_deref(), self.assets.clone());
             if let Some(w) = self.viewport.bookmarks.set_project(dir.as_deref()) {
                 self.state.say(w);
             }
@@ -717,7 +831,13 @@ impl eframe::App for App {
             self.close_now = false;
             ctx.send_viewport_cmd(egui::ViewportCommand::Close);
         }
-        self.viewport.last_app_seconds = started.elapsed().as_secs_f64();
+        self.ui_pass_seconds = started.elapsed().as_secs_f64();
+    }
+
+    fn raw_input_hook(&mut self, _ctx: &egui::Context, raw_input: &mut egui::RawInput) {
+        if let Some(driver) = &mut self.driver {
+            driver.input(raw_input);
+        }
     }
 
     fn save(&mut self, storage: &mut dyn eframe::Storage) {

@@ -1,6 +1,7 @@
 //! The editor's document and everything derived from it: the map, its undo history, the project
 //! it is saved in, the latest bake of every chunk, the selection and the current tool settings.
-//! [`EditorState::apply`] is the one place that changes the map.
+//! [`EditorState::apply`] is the one place that changes the map; it returns what changed, or
+//! why an edit was refused, and leaves telling the user to its caller.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -12,48 +13,34 @@ use glam::DVec3;
 use pmfedit_bake::compile::{ChunkBake, CompileSettings, compile, level_chunks};
 use pmfedit_bake::deps::{ChunkKey, dirty_chunks};
 use pmfedit_bake::scheduler::{BakeEvent, BakeFn, Scheduler, Stage};
-use pmfedit_core::edit::{ChangeSet, History};
+use pmfedit_core::edit::{ChangeSet, EditError, History};
 use pmfedit_core::format::pmf;
 use pmfedit_core::map::Map;
-use pmfedit_core::map::coords::CubeAddr;
 use pmfedit_core::map::ids::MaterialId;
-use pmfedit_core::map::library::{EntityId, LightId, LoadRegionId, RegionId};
-use pmfedit_core::project::Project;
+use pmfedit_core::project::{Project, ProjectError, SaveReport};
 
 use crate::command::Command;
-use crate::tools::ToolKind;
+use crate::launch::StartView;
+use crate::selection::Selection;
+use crate::tool_kind::ToolKind;
 
-/// What is selected.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub enum Selection {
-    #[default]
-    None,
-    /// A box of cubes (level lattice, max exclusive).
-    Cubes {
-        level: usize,
-        min: glam::IVec3,
-        max: glam::IVec3,
+/// Why [`EditorState::save`] or [`EditorState::save_as`] did not save (the text is the status
+/// bar's message).
+#[derive(Debug, thiserror::Error)]
+pub enum SaveError {
+    /// The map has no project folder yet ([`EditorState::save_as`] makes one).
+    #[error("Choose a folder with Save As first")]
+    NoProject,
+    /// The new project folder could not be made.
+    #[error("{}: {source}", path.display())]
+    Create {
+        /// The folder asked for.
+        path: PathBuf,
+        source: ProjectError,
     },
-    Cube {
-        level: usize,
-        addr: CubeAddr,
-    },
-    Light {
-        level: usize,
-        id: LightId,
-    },
-    Entity {
-        level: usize,
-        id: EntityId,
-    },
-    Region {
-        level: usize,
-        id: RegionId,
-    },
-    LoadRegion {
-        level: usize,
-        id: LoadRegionId,
-    },
+    /// Writing the project failed.
+    #[error("Save failed: {0}")]
+    Write(#[source] ProjectError),
 }
 
 /// Bake bookkeeping for the viewport and the bake panel.
@@ -145,6 +132,9 @@ pub struct EditorState {
     pub level: usize,
     /// A camera request for the viewport (it takes it).
     pub camera_request: Option<(DVec3, f64)>,
+    /// Where the camera starts on this document (a sample's designed view); `None`: the viewport
+    /// frames the occupied chunks. Goes with the document (a new or opened one has none).
+    pub start_view: Option<StartView>,
     /// Status-bar message and when it was set.
     pub status: Option<(String, Instant)>,
     /// An export waiting for the bake to catch up.
@@ -196,6 +186,7 @@ impl EditorState {
             cube_log2: 3,
             level: 0,
             camera_request: None,
+            start_view: None,
             status: None,
             pending_export: None,
             last_recovery: Instant::now(),
@@ -354,83 +345,78 @@ impl EditorState {
         self.status = Some((msg.into(), Instant::now()));
     }
 
-    /// Carries out queued commands, in order.
-    pub fn apply_all(&mut self, commands: Vec<Command>) {
-        for c in commands {
-            self.apply(c);
-        }
-    }
-
-    /// Carries out one command.
-    pub fn apply(&mut self, command: Command) {
-        match command {
+    /// Carries out one command: what it changed in the map (empty for commands that change
+    /// none), or why the edit was refused (nothing changed then). Telling the user is the
+    /// caller's: the app shows a refusal in the status bar.
+    pub fn apply(&mut self, command: Command) -> Result<ChangeSet, EditError> {
+        let changes = match command {
             Command::Edit(edit) => {
                 let before = self.map.snapshot();
-                match self.history.apply(&mut self.map, edit) {
-                    Ok(changes) => {
-                        self.generation += 1;
-                        self.changed(&before, &changes);
-                    }
-                    Err(e) => self.say(format!("Refused: {e}")),
-                }
+                let changes = self.history.apply(&mut self.map, edit)?;
+                self.generation += 1;
+                self.changed(&before, &changes);
+                changes
             }
             Command::BeginStroke => {
                 self.history.begin_stroke();
+                ChangeSet::new()
             }
-            Command::EndStroke => self.history.end_stroke(),
+            Command::EndStroke => {
+                self.history.end_stroke();
+                ChangeSet::new()
+            }
             Command::Undo => {
                 let before = self.map.snapshot();
-                if let Some(c) = self.history.undo(&mut self.map) {
-                    self.generation += 1;
-                    self.changed(&before, &c);
+                match self.history.undo(&mut self.map) {
+                    Some(changes) => {
+                        self.generation += 1;
+                        self.changed(&before, &changes);
+                        changes
+                    }
+                    None => ChangeSet::new(),
                 }
             }
             Command::Redo => {
                 let before = self.map.snapshot();
-                if let Some(c) = self.history.redo(&mut self.map) {
-                    self.generation += 1;
-                    self.changed(&before, &c);
+                match self.history.redo(&mut self.map) {
+                    Some(changes) => {
+                        self.generation += 1;
+                        self.changed(&before, &changes);
+                        changes
+                    }
+                    None => ChangeSet::new(),
                 }
             }
             Command::GoTo(head) => {
                 let before = self.map.snapshot();
                 let from = self.history.head();
-                let c = self.history.go_to(&mut self.map, head);
+                let changes = self.history.go_to(&mut self.map, head);
                 if self.history.head() != from {
                     self.generation += 1;
                 }
-                self.changed(&before, &c);
+                self.changed(&before, &changes);
+                changes
             }
-            Command::Select(s) => self.selection = s,
-            Command::SetTool(t) => self.tool = t,
-            Command::SetMaterial(m) => self.material = m,
-            Command::SetCubeSize(n) => self.cube_log2 = n.min(18),
-            Command::Frame { target, distance } => self.camera_request = Some((target, distance)),
-            Command::NewMap => self.replace_document(Map::new("untitled"), None),
-            Command::Open(path) => match Project::open(&path) {
-                Ok((project, map)) => {
-                    self.replace_document(map, Some(project));
-                    self.say(format!("Opened {}", path.display()));
-                }
-                Err(e) => self.say(format!("{}: {e}", path.display())),
-            },
-            Command::Save => match self.project.as_mut() {
-                Some(p) => match p.save(&self.map) {
-                    Ok(r) => {
-                        self.history.set_saved();
-                        self.say(format!("Saved ({} chunk files written)", r.chunk_files_written));
-                    }
-                    Err(e) => self.say(format!("Save failed: {e}")),
-                },
-                None => self.say("Choose a folder with Save As first"),
-            },
-            Command::SaveAs(path) => match Project::create(&path) {
-                Ok(p) => {
-                    self.project = Some(p);
-                    self.apply(Command::Save);
-                }
-                Err(e) => self.say(format!("{}: {e}", path.display())),
-            },
+            Command::Select(s) => {
+                self.selection = s;
+                ChangeSet::new()
+            }
+            Command::SetTool(t) => {
+                self.tool = t;
+                ChangeSet::new()
+            }
+            Command::SetMaterial(m) => {
+                self.material = m;
+                ChangeSet::new()
+            }
+            Command::SetCubeSize(n) => {
+                self.cube_log2 = n.min(18);
+                ChangeSet::new()
+            }
+            Command::Frame { target, distance } => {
+                self.camera_request = Some((target, distance));
+                ChangeSet::new()
+            }
             Command::Export(path) => {
                 // Only full bakes are exported: wait for every chunk's.
                 if self.bake.all_full() {
@@ -439,15 +425,35 @@ impl EditorState {
                     self.say(format!("Exporting when {} chunks finish baking…", self.bake.finalizing.len()));
                     self.pending_export = Some(path);
                 }
+                ChangeSet::new()
             }
-            Command::Status(s) => self.say(s),
-            Command::SetLevel(i) => self.level = i.min(self.map.levels.len().saturating_sub(1)),
-            Command::DropFiles { files, pick, whole_cube } => {
-                crate::dnd::drop_files(self, &files, pick.as_ref(), whole_cube)
+            Command::Status(s) => {
+                self.say(s);
+                ChangeSet::new()
             }
-        }
+            Command::SetLevel(i) => {
+                self.level = i.min(self.map.levels.len().saturating_sub(1));
+                ChangeSet::new()
+            }
+        };
         // A removed level may leave the active index past the end.
         self.level = self.level.min(self.map.levels.len().saturating_sub(1));
+        Ok(changes)
+    }
+
+    /// Saves the map into its project; the history's saved marker moves here.
+    pub fn save(&mut self) -> Result<SaveReport, SaveError> {
+        let project = self.project.as_mut().ok_or(SaveError::NoProject)?;
+        let report = project.save(&self.map).map_err(SaveError::Write)?;
+        self.history.set_saved();
+        Ok(report)
+    }
+
+    /// Makes `path` the map's project folder (created if needed) and saves into it.
+    pub fn save_as(&mut self, path: &Path) -> Result<SaveReport, SaveError> {
+        let project = Project::create(path).map_err(|source| SaveError::Create { path: path.to_owned(), source })?;
+        self.project = Some(project);
+        self.save()
     }
 
     /// Replaces the document (after opening, recovering or creating a map): the history is
@@ -463,6 +469,7 @@ impl EditorState {
         self.history = History::new();
         self.history.set_saved();
         self.selection = Selection::None;
+        self.start_view = None;
         self.bake.clear();
         self.bake.revision += 1;
         self.level = 0;
@@ -513,6 +520,7 @@ mod tests {
     use std::sync::{Condvar, Mutex};
 
     use pmfedit_bake::compile::{bake_chunk, compile_full};
+    use pmfedit_core::map::coords::CubeAddr;
     use pmfedit_core::sample;
 
     use super::*;
@@ -579,7 +587,7 @@ mod tests {
             level: 0,
             op: pmfedit_core::edit::CubeOp::SetCube { addr: CubeAddr::containing(min, 3), cube },
         };
-        state.apply(Command::Edit(edit));
+        state.apply(Command::Edit(edit)).expect("a cube edit in the grid");
         (0, lo)
     }
 
@@ -599,7 +607,7 @@ mod tests {
         // An export now must wait: it would otherwise write previews (no visibility).
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("out.pmf");
-        state.apply(Command::Export(path.clone()));
+        state.apply(Command::Export(path.clone())).expect("an export is never refused");
         assert_eq!(state.pending_export.as_deref(), Some(path.as_path()));
         for _ in 0..20 {
             state.poll_bakes();
@@ -682,7 +690,7 @@ mod tests {
         assert!(dirty.iter().all(|k| state.bake.pending.contains(k)));
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("out.pmf");
-        state.apply(Command::Export(path.clone()));
+        state.apply(Command::Export(path.clone())).expect("an export is never refused");
         poll_until(&mut state, |s| s.pending_export.is_none());
         assert!(path.exists());
         assert!(state.bake.all_full());

@@ -1,6 +1,6 @@
 //! egui_kittest tests of the real application (no GPU): the app is built with
-//! `Harness::builder().build_eframe(|cc| App::new(cc, sample::demo(), None))`, driven by the
-//! labels the user sees, and the document is checked through `harness.state()`.
+//! `Harness::builder().build_eframe(|cc| App::new(cc, &launch, document))` on the demo, driven by
+//! the labels the user sees, and the document is checked through `harness.state()`.
 
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Mutex};
@@ -11,14 +11,24 @@ use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 
 use pmfedit::app::App;
+use pmfedit::launch::{Document, Launch, Sample};
 use pmfedit::tools::ToolKind;
-use pmfedit_core::sample;
 
 /// The demo map in a 1400×1000 window. Background bakes keep asking for repaints, so tests step
 /// a fixed number of frames instead of `run()` (which waits for the UI to go idle).
 fn harness() -> Harness<'static, App> {
+    harness_on(Document::sample(Sample::Demo))
+}
+
+/// What `main` launches without arguments: the shared asset folder resolved once.
+fn launch() -> Launch {
+    Launch { assets: pmfedit::watch::assets_dir(), ..Launch::default() }
+}
+
+/// `document` in a 1400×1000 window.
+fn harness_on(document: Document) -> Harness<'static, App> {
     let mut h =
-        Harness::builder().with_size(egui::vec2(1400.0, 1000.0)).build_eframe(|cc| App::new(cc, sample::demo(), None));
+        Harness::builder().with_size(egui::vec2(1400.0, 1000.0)).build_eframe(|cc| App::new(cc, &launch(), document));
     h.run_steps(3);
     h
 }
@@ -162,7 +172,7 @@ fn selecting_a_light_in_the_outliner_opens_its_inspector_and_frames_it() {
     };
     h.get_by_label(&light.name).click();
     frames(&mut h);
-    assert_eq!(h.state().state.selection, pmfedit::state::Selection::Light { level: 0, id });
+    assert_eq!(h.state().state.selection, pmfedit::selection::Selection::Light { level: 0, id });
     // The viewport takes the frame request: its orbit pivot is now the light.
     assert!(h.state().state.camera_request.is_none(), "the viewport did not take the frame request");
     let pivot = h.state().viewport.camera.pivot();
@@ -215,7 +225,7 @@ fn every_panel_draws_and_names_its_widgets() {
     for id in entities {
         h.state_mut()
             .commands
-            .push(pmfedit::command::Command::Select(pmfedit::state::Selection::Entity { level: 0, id }));
+            .push(pmfedit::command::Command::Select(pmfedit::selection::Selection::Entity { level: 0, id }));
         frames(&mut h);
         h.get_by_label("Add property");
         h.check_accessibility();
@@ -427,17 +437,20 @@ fn a_broken_import_file_shows_the_error_with_the_file_and_offset() {
 #[test]
 fn the_walkthrough_session_builds_saves_reopens_and_exports() {
     use pmfedit::walkthrough::Walkthrough;
+    use std::{cell::RefCell, rc::Rc};
     let dir = tempfile::tempdir().unwrap();
     let mut h = harness();
-    h.state_mut().walkthrough = Some(Walkthrough::new(dir.path().to_owned()));
+    let session = Rc::new(RefCell::new(Walkthrough::new(dir.path().to_owned())));
+    h.state_mut().set_driver(Box::new(session.clone()));
     let deadline = std::time::Instant::now() + Duration::from_secs(1200);
-    while !h.state().walkthrough.as_ref().unwrap().is_finished() {
+    while !session.borrow().is_finished() {
         assert!(std::time::Instant::now() < deadline, "the walkthrough did not finish in 20 minutes");
         h.step();
         std::thread::sleep(Duration::from_millis(5));
     }
-    let w = h.state().walkthrough.as_ref().unwrap();
-    assert_eq!(w.failure, None);
+    let w = session.borrow();
+    assert!(w.failure.is_none(), "{:?}", w.failure);
+    assert_eq!(w.outcome().map(|o| o.ok()), Some(Some(0)), "finished, no screenshots without a renderer");
     assert!(w.written.is_empty(), "no renderer, no screenshots");
     let state = &h.state().state;
     // The reopened project has the edits: the blue wood, the orange light.
@@ -649,7 +662,7 @@ fn an_image_dropped_on_a_face_is_copied_into_the_project_and_paints_the_face() {
     assert!(h.state().state.history.is_empty());
     assert_eq!(material_under(&h, &pick), Some(old));
 
-    h.state_mut().commands.push(pmfedit::command::Command::SaveAs(project.path().to_owned()));
+    h.state_mut().save_as(project.path());
     frames(&mut h);
     assert!(h.state().state.project.is_some(), "saved: {}", status(&h));
 

@@ -48,7 +48,7 @@ use crate::map::library::{
     EntityId, EnvKind, EnvRef, Environment, EnvironmentRegion, Light, LightId, LoadRegion, LoadRegionId, MapEntity,
     Material, PhysicsMaterial, RegionId, SoundMaterial,
 };
-use crate::map::library::{ItemKind, LibraryError};
+use crate::map::library::{ItemKind, LevelObjects, LibraryError};
 use crate::map::octree::Cube;
 use crate::map::{Level, Map, MapError, MapMeta, MetaError};
 
@@ -221,6 +221,17 @@ impl ObjRef {
             ObjRef::Region(_) => ItemKind::EnvironmentRegion,
             ObjRef::LoadRegion(_) => ItemKind::LoadRegion,
         }
+    }
+
+    /// A copy of the object this names in `objects`, if it exists.
+    pub fn get(self, objects: &LevelObjects) -> Option<ObjItem> {
+        step::obj_get(objects, self)
+    }
+
+    /// Where the object is ([`ObjItem::position`]: a light's or entity's position, a region's
+    /// centre); `None` if it does not exist or is an entity without a position.
+    pub fn position(self, objects: &LevelObjects) -> Option<Vec3> {
+        self.get(objects)?.position()
     }
 }
 

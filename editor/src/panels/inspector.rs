@@ -14,10 +14,10 @@ use pmfedit_core::map::library::{
 };
 
 use super::PanelCtx;
-use super::environments::{env_options, kind_label};
 use super::form::{self, grid};
+use super::options::{env_options, kind_label};
 use crate::command::Command;
-use crate::state::Selection;
+use crate::selection::Selection;
 
 /// Buttons common to every object: frame the camera on it, delete it.
 fn object_buttons(ui: &mut Ui, cx: &mut PanelCtx<'_>, level: usize, id: ObjRef, position: Option<Vec3>) {

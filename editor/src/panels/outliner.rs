@@ -11,7 +11,7 @@ use pmfedit_core::map::library::{Light, LoadRegion, MapEntity};
 
 use super::PanelCtx;
 use crate::command::Command;
-use crate::state::Selection;
+use crate::selection::Selection;
 
 /// Camera distance when framing an object.
 const FRAME_DISTANCE: f64 = 12.0;

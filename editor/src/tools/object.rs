@@ -4,7 +4,7 @@
 //! undo step per drag). The selected object's gizmo (axis arrows, a light's range, a box's faces)
 //! and clicks on region outlines are handled by [`crate::viewport::gizmo`].
 
-use glam::{DVec3, Vec3};
+use glam::Vec3;
 
 use pmfedit_core::edit::{Edit, ObjItem, ObjRef};
 use pmfedit_core::format::pmf::entity::{EntityData, Prop};
@@ -12,7 +12,8 @@ use pmfedit_core::map::library::{EntityId, Light, LightId, MapEntity, TableId};
 
 use super::{Mods, Pick, stroke};
 use crate::command::Command;
-use crate::state::{EditorState, Selection};
+use crate::selection::Selection;
+use crate::state::EditorState;
 
 /// Where an object dropped on `pick` goes (world space): half a unit off the face.
 pub fn drop_point(state: &EditorState, pick: &Pick) -> Option<Vec3> {
@@ -39,26 +40,6 @@ pub fn place(state: &EditorState, pick: &Pick, mods: Mods) -> Vec<Command> {
     let mut out = stroke(vec![Command::Edit(Edit::AddObject { level: pick.level, item })]);
     out.push(Command::Select(select));
     out
-}
-
-/// The selected light or entity, as an object reference.
-pub fn selected_object(state: &EditorState) -> Option<(usize, ObjRef)> {
-    match state.selection {
-        Selection::Light { level, id } => Some((level, ObjRef::Light(id))),
-        Selection::Entity { level, id } => Some((level, ObjRef::Entity(id))),
-        _ => None,
-    }
-}
-
-/// The world position of a light or entity.
-pub fn object_position(state: &EditorState, level: usize, obj: ObjRef) -> Option<DVec3> {
-    let objects = &state.map.levels.get(level)?.objects;
-    let p = match obj {
-        ObjRef::Light(id) => objects.lights().get(id).map(|l| l.position),
-        ObjRef::Entity(id) => objects.entities().get(id).and_then(|e| e.position()),
-        _ => None,
-    }?;
-    Some(p.as_dvec3())
 }
 
 /// One step of a move drag (the viewport brackets the drag with stroke markers).

@@ -13,7 +13,8 @@ use super::box_tool::BoxDrag;
 use super::clipboard::Clipboard;
 use super::{Pick, cube_edit, stroke};
 use crate::command::Command;
-use crate::state::{EditorState, Selection};
+use crate::selection::Selection;
+use crate::state::EditorState;
 
 /// The selection a finished drag makes (`drag.layers` ≤ 0: inward layers).
 pub fn finish(drag: &BoxDrag) -> Command {

@@ -39,37 +39,10 @@ use super::sky::SkyColors;
 use super::textures::TextureImage;
 use super::visibility::ChunkVis;
 
-/// How chunk faces are shaded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Shading {
-    /// Material colour × baked lightmap (what the game shows).
-    #[default]
-    Lit,
-    /// Material colour with a fixed directional shade.
-    Fullbright,
-    /// Dark faces with bright triangle edges (quad diagonals hidden).
-    Wireframe,
-    /// The lightmaps alone.
-    Lightmap,
-    /// What the air cube in front of the hovered face sees (compiled visibility data): visible
-    /// cubes shaded as fullbright, the rest dark ([`super::visibility`]).
-    Visibility,
-}
+// The shading modes are plain data (the command line names one); what each draws is here.
+pub use crate::shading::Shading;
 
 impl Shading {
-    pub const ALL: [Shading; 5] =
-        [Shading::Lit, Shading::Fullbright, Shading::Wireframe, Shading::Lightmap, Shading::Visibility];
-
-    pub fn label(self) -> &'static str {
-        match self {
-            Shading::Lit => "Lit",
-            Shading::Fullbright => "Fullbright",
-            Shading::Wireframe => "Wireframe",
-            Shading::Lightmap => "Lightmap",
-            Shading::Visibility => "Visibility",
-        }
-    }
-
     fn index(self) -> i32 {
         self as i32
     }
