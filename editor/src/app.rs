@@ -29,7 +29,7 @@ use std::sync::Arc;
 use eframe::egui;
 
 use pmfedit_core::edit::{ChangeSet, Edit, WholeMap};
-use pmfedit_core::project::{Project, RecoveryInfo};
+use pmfedit_core::project::{Project, RecoveryInfo, SaveReport};
 
 use crate::command::Command;
 use crate::dnd::{self, FileDrop, TexturePaint};
@@ -38,7 +38,7 @@ use crate::launch::{Document, Launch};
 use crate::panels::Panels;
 use crate::selection::Selection;
 use crate::shading::Shading;
-use crate::state::EditorState;
+use crate::state::{EditorState, SaveError};
 use crate::tool_kind::ToolKind;
 use crate::viewport::Viewport;
 use crate::watch::Thumbnails;
@@ -382,7 +382,8 @@ impl App {
         ok
     }
 
-    fn report_save(&mut self, saved: Result<pmfedit_core::project::SaveReport, crate::state::SaveError>) -> bool {
+    /// Says how a save went; `true` when saved.
+    fn report_save(&mut self, saved: Result<SaveReport, SaveError>) -> bool {
         match saved {
             Ok(r) => {
                 self.state.say(format!("Saved ({} chunk files written)", r.chunk_files_written));
@@ -807,6 +808,8 @@ impl eframe::App for App {
         });
         self.viewport_rect = Some(central.response.rect);
         if let Some(drop) = self.viewport.take_file_drop() {
+            // After what the UI asked for before it, as when it was one of the commands.
+            self.apply_queued();
             self.drop_files(&drop);
         }
         self.windows(&ctx);

@@ -349,74 +349,35 @@ impl EditorState {
     /// none), or why the edit was refused (nothing changed then). Telling the user is the
     /// caller's: the app shows a refusal in the status bar.
     pub fn apply(&mut self, command: Command) -> Result<ChangeSet, EditError> {
-        let changes = match command {
+        let mut changes = ChangeSet::new();
+        match command {
             Command::Edit(edit) => {
                 let before = self.map.snapshot();
-                let changes = self.history.apply(&mut self.map, edit)?;
+                changes = self.history.apply(&mut self.map, edit)?;
                 self.generation += 1;
                 self.changed(&before, &changes);
-                changes
             }
             Command::BeginStroke => {
+                // The stroke's id is the history's business.
                 self.history.begin_stroke();
-                ChangeSet::new()
             }
-            Command::EndStroke => {
-                self.history.end_stroke();
-                ChangeSet::new()
-            }
-            Command::Undo => {
-                let before = self.map.snapshot();
-                match self.history.undo(&mut self.map) {
-                    Some(changes) => {
-                        self.generation += 1;
-                        self.changed(&before, &changes);
-                        changes
-                    }
-                    None => ChangeSet::new(),
-                }
-            }
-            Command::Redo => {
-                let before = self.map.snapshot();
-                match self.history.redo(&mut self.map) {
-                    Some(changes) => {
-                        self.generation += 1;
-                        self.changed(&before, &changes);
-                        changes
-                    }
-                    None => ChangeSet::new(),
-                }
-            }
+            Command::EndStroke => self.history.end_stroke(),
+            Command::Undo => changes = self.step_history(History::undo),
+            Command::Redo => changes = self.step_history(History::redo),
             Command::GoTo(head) => {
                 let before = self.map.snapshot();
                 let from = self.history.head();
-                let changes = self.history.go_to(&mut self.map, head);
+                changes = self.history.go_to(&mut self.map, head);
                 if self.history.head() != from {
                     self.generation += 1;
                 }
                 self.changed(&before, &changes);
-                changes
             }
-            Command::Select(s) => {
-                self.selection = s;
-                ChangeSet::new()
-            }
-            Command::SetTool(t) => {
-                self.tool = t;
-                ChangeSet::new()
-            }
-            Command::SetMaterial(m) => {
-                self.material = m;
-                ChangeSet::new()
-            }
-            Command::SetCubeSize(n) => {
-                self.cube_log2 = n.min(18);
-                ChangeSet::new()
-            }
-            Command::Frame { target, distance } => {
-                self.camera_request = Some((target, distance));
-                ChangeSet::new()
-            }
+            Command::Select(s) => self.selection = s,
+            Command::SetTool(t) => self.tool = t,
+            Command::SetMaterial(m) => self.material = m,
+            Command::SetCubeSize(n) => self.cube_log2 = n.min(18),
+            Command::Frame { target, distance } => self.camera_request = Some((target, distance)),
             Command::Export(path) => {
                 // Only full bakes are exported: wait for every chunk's.
                 if self.bake.all_full() {
@@ -425,20 +386,22 @@ impl EditorState {
                     self.say(format!("Exporting when {} chunks finish baking…", self.bake.finalizing.len()));
                     self.pending_export = Some(path);
                 }
-                ChangeSet::new()
             }
-            Command::Status(s) => {
-                self.say(s);
-                ChangeSet::new()
-            }
-            Command::SetLevel(i) => {
-                self.level = i.min(self.map.levels.len().saturating_sub(1));
-                ChangeSet::new()
-            }
-        };
+            Command::Status(s) => self.say(s),
+            Command::SetLevel(i) => self.level = i.min(self.map.levels.len().saturating_sub(1)),
+        }
         // A removed level may leave the active index past the end.
         self.level = self.level.min(self.map.levels.len().saturating_sub(1));
         Ok(changes)
+    }
+
+    /// Undo or redo (`step`): what it changed; nothing at that end of the history.
+    fn step_history(&mut self, step: fn(&mut History, &mut Map) -> Option<ChangeSet>) -> ChangeSet {
+        let before = self.map.snapshot();
+        let Some(changes) = step(&mut self.history, &mut self.map) else { return ChangeSet::new() };
+        self.generation += 1;
+        self.changed(&before, &changes);
+        changes
     }
 
     /// Saves the map into its project; the history's saved marker moves here.
