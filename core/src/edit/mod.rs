@@ -228,10 +228,16 @@ impl ObjRef {
         step::obj_get(objects, self)
     }
 
-    /// Where the object is ([`ObjItem::position`]: a light's or entity's position, a region's
-    /// centre); `None` if it does not exist or is an entity without a position.
+    /// Where the object is, as [`ObjItem::position`] says (a light's or entity's position, a
+    /// region's centre), without copying it; `None` if it does not exist or is an entity without
+    /// a position.
     pub fn position(self, objects: &LevelObjects) -> Option<Vec3> {
-        self.get(objects)?.position()
+        match self {
+            ObjRef::Light(i) => objects.get(i).map(|l| l.position),
+            ObjRef::Entity(i) => objects.get(i)?.position(),
+            ObjRef::Region(i) => objects.get(i).map(EnvironmentRegion::center),
+            ObjRef::LoadRegion(i) => objects.get(i).map(LoadRegion::center),
+        }
     }
 }
 
@@ -274,11 +280,8 @@ impl ObjItem {
         match self {
             ObjItem::Light(l) => Some(l.position),
             ObjItem::Entity(e) => e.position(),
-            ObjItem::Region(r) => {
-                let (lo, hi) = r.bounds();
-                Some((lo + hi) * 0.5)
-            }
-            ObjItem::LoadRegion(r) => Some((r.min + r.max) * 0.5),
+            ObjItem::Region(r) => Some(r.center()),
+            ObjItem::LoadRegion(r) => Some(r.center()),
         }
     }
 

@@ -1155,11 +1155,11 @@ fn selection_sphere(state: &EditorState) -> Option<(DVec3, f64)> {
         Selection::Region { level, id } => {
             let r = state.map.levels.get(level)?.objects.regions().get(id)?;
             let (lo, hi) = r.bounds();
-            Some((((lo + hi) * 0.5).as_dvec3(), f64::from((hi - lo).length() * 0.5)))
+            Some((r.center().as_dvec3(), f64::from((hi - lo).length() * 0.5)))
         }
         Selection::LoadRegion { level, id } => {
             let r = state.map.levels.get(level)?.objects.load_regions().get(id)?;
-            Some((((r.min + r.max) * 0.5).as_dvec3(), f64::from((r.max - r.min).length() * 0.5)))
+            Some((r.center().as_dvec3(), f64::from((r.max - r.min).length() * 0.5)))
         }
         Selection::None => None,
     }
