@@ -93,7 +93,7 @@ pub enum CopyError {
     /// Texture references are UTF-8.
     #[error("the file name is not valid UTF-8")]
     NotUtf8,
-    /// Every `stem-N` name up to [`MAX_SUFFIX`] holds a different file.
+    /// Every `stem-N` name (up to a limit) holds a different file.
     #[error("no free name for {name} in {}", dir.display())]
     NoFreeName { name: String, dir: PathBuf },
 }

@@ -1,7 +1,8 @@
-//! Drivers of the scripted command-line runs: [`screenshot`] (`--screenshot`) and [`bench`]
-//! (`--bench-frames`); the walkthrough (`--walkthrough`) is [`crate::walkthrough`]. Each is an
-//! [`app::Driver`](crate::app::Driver) that `main` gives the app, working it through the same
-//! public fields and methods a test would; the app knows nothing about them.
+//! Drivers of the scripted command-line runs: [`screenshot`] (`--screenshot`) and
+//! [`bench`](mod@bench) (`--bench-frames`); the walkthrough (`--walkthrough`) is
+//! [`crate::walkthrough`]. Each is an [`app::Driver`](crate::app::Driver) that `main` gives the
+//! app, working it through the same public fields and methods a test would; the app knows nothing
+//! about them.
 
 pub mod bench;
 pub mod screenshot;

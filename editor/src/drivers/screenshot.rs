@@ -125,18 +125,20 @@ mod tests {
     #[test]
     fn a_screenshot_run_drops_pointer_input_and_keeps_the_rest() {
         let mut s = Screenshot::new(ScreenshotRun::new("x.png".into(), 1));
-        let mut raw = egui::RawInput::default();
-        raw.events = vec![
-            egui::Event::PointerMoved(egui::pos2(10.0, 10.0)),
-            egui::Event::Text("a".into()),
-            egui::Event::PointerButton {
-                pos: egui::pos2(10.0, 10.0),
-                button: egui::PointerButton::Primary,
-                pressed: true,
-                modifiers: egui::Modifiers::NONE,
-            },
-            egui::Event::PointerGone,
-        ];
+        let mut raw = egui::RawInput {
+            events: vec![
+                egui::Event::PointerMoved(egui::pos2(10.0, 10.0)),
+                egui::Event::Text("a".into()),
+                egui::Event::PointerButton {
+                    pos: egui::pos2(10.0, 10.0),
+                    button: egui::PointerButton::Primary,
+                    pressed: true,
+                    modifiers: egui::Modifiers::NONE,
+                },
+                egui::Event::PointerGone,
+            ],
+            ..Default::default()
+        };
         s.input(&mut raw);
         assert_eq!(raw.events, vec![egui::Event::Text("a".into())]);
     }
