@@ -7,11 +7,11 @@ use super::error::EditError;
 use crate::map::coords::{ChunkCoord, CubeAddr, Face, LatticeBox};
 use crate::map::ids::{MaterialId, PathAttrs, PhysicsId, SoundId};
 use crate::map::level::{ChunkChanges, LevelError, LevelFlags};
-use crate::map::library::ItemKind;
 use crate::map::library::{
     EntityId, EnvKind, EnvRef, Environment, EnvironmentRegion, Light, LightId, LoadRegion, LoadRegionId, MapEntity,
     Material, PhysicsMaterial, RegionId, SoundMaterial,
 };
+use crate::map::library::{ItemKind, LevelObjects};
 use crate::map::octree::Cube;
 use crate::map::{Level, Map, MapError, MapMeta};
 
@@ -185,6 +185,23 @@ impl ObjRef {
             ObjRef::LoadRegion(_) => ItemKind::LoadRegion,
         }
     }
+
+    /// A copy of the object this names in `objects`, if it exists.
+    pub fn get(self, objects: &LevelObjects) -> Option<ObjItem> {
+        super::step::obj_get(objects, self)
+    }
+
+    /// Where the object is, as [`ObjItem::position`] says (a light's or entity's position, a
+    /// region's centre), without copying it; `None` if it does not exist or is an entity without
+    /// a position.
+    pub fn position(self, objects: &LevelObjects) -> Option<Vec3> {
+        match self {
+            ObjRef::Light(i) => objects.get(i).map(|l| l.position),
+            ObjRef::Entity(i) => objects.get(i)?.position(),
+            ObjRef::Region(i) => objects.get(i).map(EnvironmentRegion::center),
+            ObjRef::LoadRegion(i) => objects.get(i).map(LoadRegion::center),
+        }
+    }
 }
 
 /// A level object of any kind.
@@ -226,11 +243,8 @@ impl ObjItem {
         match self {
             ObjItem::Light(l) => Some(l.position),
             ObjItem::Entity(e) => e.position(),
-            ObjItem::Region(r) => {
-                let (lo, hi) = r.bounds();
-                Some((lo + hi) * 0.5)
-            }
-            ObjItem::LoadRegion(r) => Some((r.min + r.max) * 0.5),
+            ObjItem::Region(r) => Some(r.center()),
+            ObjItem::LoadRegion(r) => Some(r.center()),
         }
     }
 
