@@ -188,7 +188,12 @@ impl ObjRef {
 
     /// A copy of the object this names in `objects`, if it exists.
     pub fn get(self, objects: &LevelObjects) -> Option<ObjItem> {
-        super::step::obj_get(objects, self)
+        Some(match self {
+            ObjRef::Light(i) => ObjItem::Light(objects.get(i)?.clone()),
+            ObjRef::Entity(i) => ObjItem::Entity(Box::new(objects.get(i)?.clone())),
+            ObjRef::Region(i) => ObjItem::Region(objects.get(i)?.clone()),
+            ObjRef::LoadRegion(i) => ObjItem::LoadRegion(objects.get(i)?.clone()),
+        })
     }
 
     /// Where the object is, as [`ObjItem::position`] says (a light's or entity's position, a

@@ -321,16 +321,6 @@ fn check_cube(lib: &Library, cube: &Cube) -> Result<(), LibraryError> {
 
 // ----- object dispatch ----------------------------------------------------------------------
 
-/// A copy of a level object.
-pub(super) fn obj_get(objects: &LevelObjects, id: ObjRef) -> Option<ObjItem> {
-    Some(match id {
-        ObjRef::Light(i) => ObjItem::Light(objects.get(i)?.clone()),
-        ObjRef::Entity(i) => ObjItem::Entity(Box::new(objects.get(i)?.clone())),
-        ObjRef::Region(i) => ObjItem::Region(objects.get(i)?.clone()),
-        ObjRef::LoadRegion(i) => ObjItem::LoadRegion(objects.get(i)?.clone()),
-    })
-}
-
 fn obj_add(objects: &mut LevelObjects, item: ObjItem) -> Result<ObjRef, EditError> {
     Ok(match item {
         ObjItem::Light(x) => ObjRef::Light(objects.add(x)?),
@@ -481,7 +471,7 @@ impl Step {
             Edit::ReplaceObject { level, id, item } => {
                 check_object(&map.library, &item)?;
                 let objects = &mut level_mut(map, level)?.objects;
-                let current = obj_get(objects, id).ok_or_else(|| obj_not_found(id))?;
+                let current = id.get(objects).ok_or_else(|| obj_not_found(id))?;
                 if current.kind() != item.kind() {
                     return Err(mismatch(id.kind(), item.kind()));
                 }
@@ -496,7 +486,7 @@ impl Step {
             }
             Edit::MoveObject { level, id, position } => {
                 let objects = &level_ref(map, level)?.objects;
-                let mut item = obj_get(objects, id).ok_or_else(|| obj_not_found(id))?;
+                let mut item = id.get(objects).ok_or_else(|| obj_not_found(id))?;
                 if !item.set_position(position) {
                     return Err(EditError::NoPosition(format!("{} {}", id.kind(), item.name())));
                 }
@@ -777,7 +767,7 @@ fn obj_label(map: &Map, level: usize, id: ObjRef) -> String {
         ObjRef::Region(i) => i.raw(),
         ObjRef::LoadRegion(i) => i.raw(),
     };
-    let name = map.levels.get(level).and_then(|l| obj_get(&l.objects, id)).map(|o| o.name().to_owned());
+    let name = map.levels.get(level).and_then(|l| id.get(&l.objects)).map(|o| o.name().to_owned());
     labelled(id.kind(), name.as_deref().unwrap_or(""), raw)
 }
 
