@@ -871,7 +871,8 @@ fn entity_flag_checkboxes_come_from_the_flag_tables() {
     assert_eq!(p.flags, before.with(PropFlags::BETTER_PHYSICS), "that bit and only that bit");
 }
 
-/// Clicks File, then the entry `label` of the File menu.
+/// Clicks File, then the entry `label` of the File menu (a menu item's label is its text and its
+/// keys, e.g. "New Ctrl+N").
 fn file_menu(h: &mut Harness<'_, App>, label: &str) {
     h.get_by_label("File").click();
     frames(h);
@@ -887,7 +888,7 @@ fn new_from_the_menu_with_unsaved_changes_asks_first_then_gives_an_empty_map() {
     assert!(h.state().state.is_dirty());
     let lights = h.state().state.map.levels[0].objects.lights().len();
 
-    file_menu(&mut h, "New\tCtrl+N");
+    file_menu(&mut h, "New Ctrl+N");
     h.get_by_label("Unsaved changes");
     assert_eq!(h.state().state.map.levels[0].objects.lights().len(), lights, "nothing replaced before the answer");
     h.get_by_label("Cancel").click();
@@ -895,7 +896,7 @@ fn new_from_the_menu_with_unsaved_changes_asks_first_then_gives_an_empty_map() {
     assert!(h.query_by_label("Unsaved changes").is_none());
     assert_eq!(h.state().state.map.levels[0].objects.lights().len(), lights, "cancel keeps the map");
 
-    file_menu(&mut h, "New\tCtrl+N");
+    file_menu(&mut h, "New Ctrl+N");
     h.get_by_label("Discard").click();
     frames(&mut h);
     let s = &h.state().state;
@@ -926,7 +927,7 @@ fn opening_a_project_with_a_newer_snapshot_offers_recovery_from_the_menu_and_the
     project_with_a_recovery_snapshot(&dir);
     let mut h = harness();
 
-    file_menu(&mut h, "Open…\tCtrl+O");
+    file_menu(&mut h, "Open… Ctrl+O");
     retype(&mut h, "Path", dir.to_str().unwrap());
     h.get_by_label("Recover unsaved edits?");
     assert_eq!(h.state().state.map.meta.name, "Demo", "nothing opened before the answer");
