@@ -218,6 +218,59 @@ fn import_m3d_into_a_project_and_export_it_back() {
     assert!(!out.status.success());
 }
 
+/// A format 11 Voxel Play save: one 16-voxel chunk per center in `chunks`, each with its bottom
+/// layer of "Камень", and nothing else.
+fn voxel_play_11(chunks: &[[f32; 3]]) -> Vec<u8> {
+    let mut b = vec![11u8, 16];
+    b.extend_from_slice(&[0; 36]);
+    let name = "Камень".as_bytes();
+    b.extend_from_slice(&1i16.to_le_bytes());
+    b.push(name.len() as u8);
+    b.extend_from_slice(name);
+    b.extend_from_slice(&0i16.to_le_bytes());
+    b.extend_from_slice(&(chunks.len() as i32).to_le_bytes());
+    for p in chunks {
+        for v in p {
+            b.extend_from_slice(&v.to_le_bytes());
+        }
+        b.push(1);
+        b.extend_from_slice(&1i16.to_le_bytes());
+        b.extend_from_slice(&0i16.to_le_bytes());
+        b.extend_from_slice(&[255, 255, 255]);
+        b.extend_from_slice(&0i16.to_le_bytes());
+        b.extend_from_slice(&256i16.to_le_bytes());
+        b.extend_from_slice(&[0, 0]);
+        b.extend_from_slice(&[0; 4]);
+    }
+    b.extend_from_slice(&[0; 4]);
+    b
+}
+
+#[test]
+fn import_voxel_play_drops_the_overflow_chunk_and_crops() {
+    let dir = tempfile::tempdir().unwrap();
+    let save = dir.path().join("world.bytes");
+    let chunks = [[8.0, 8.0, 8.0], [-15_999_992.0, 8.0, 8.0], [24.0, 8.0, 8.0]];
+    std::fs::write(&save, voxel_play_11(&chunks)).unwrap();
+    let out = pmfc(&["import", save.to_str().unwrap(), "--inspect"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("512 voxels"), "{text}");
+    assert!(text.contains("not imported: 256 voxels of 1 chunks"), "{text}");
+    assert!(text.contains("chunk 1 at (-15999992, 8, 8)"), "{text}");
+    // The crop keeps the first chunk only.
+    let out = pmfc(&["import", save.to_str().unwrap(), "--inspect", "--crop", "0,0,0,16,16,16"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("Voxel Play format 11: 256 voxels"), "{}", stdout(&out));
+    // Moved out of the grid entirely: refused, nothing written.
+    let project = dir.path().join("p");
+    let args = ["import", save.to_str().unwrap(), "-o", project.to_str().unwrap(), "--at", "0,-100000,0"];
+    let out = pmfc(&args);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("none of the 768 voxels fits"), "{}", stderr(&out));
+    assert!(!project.exists());
+}
+
 #[test]
 fn watch_rebuilds_when_the_project_changes() {
     use pmfedit_core::map::ids::{MaterialId, PhysicsId, SoundId};

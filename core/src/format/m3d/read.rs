@@ -281,7 +281,7 @@ impl Parser<'_> {
     }
 
     fn records(r: &Reader<'_>, reclen: usize, what: &'static str) -> ReadResult<usize> {
-        if r.remaining() % reclen != 0 {
+        if !r.remaining().is_multiple_of(reclen) {
             return Err(
                 r.invalid(format!("chunk length {} is not a whole number of {reclen}-byte {what}", r.remaining()))
             );
