@@ -192,6 +192,25 @@ pub fn embed_resources(
 mod tests {
     use super::*;
 
+    /// The maps `pmfc new --sample …` and the editor start from build without a missing
+    /// resource from the shipped assets alone (the demo used to name three textures it did not
+    /// ship).
+    #[test]
+    fn built_in_samples_miss_no_resource() {
+        use pmfedit_core::map::Map;
+        use pmfedit_core::sample;
+        let roots = [Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets")];
+        let samples = [("demo", sample::demo()), ("terrain", sample::terrain(1, 1, 1, 7)), ("empty", Map::new("e"))];
+        for (name, map) in samples {
+            let mut level = pmf::Level::default();
+            level.client.materials = map.library.materials().iter().map(|(_, m)| m.to_pmf().1).collect();
+            let mut file = pmf::File { levels: vec![level], ..pmf::File::default() };
+            let r = embed_resources(&mut file, &roots, &[]).unwrap();
+            assert!(r.missing.is_empty(), "{name}: missing {:?}", r.missing);
+            assert!(r.warnings.is_empty(), "{name}: {:?}", r.warnings);
+        }
+    }
+
     #[test]
     fn references_and_lookup() {
         assert_eq!(map_path("map:textures/stone").as_deref(), Some("textures/stone"));
