@@ -198,7 +198,7 @@ fn build_warns_about_missing_resources_and_strict_refuses() {
     assert!(stderr(&out).contains("map:textures/definitely_missing"), "{}", stderr(&out));
     let out = pmfc(&["build", project.to_str().unwrap(), "-o", out_pmf.to_str().unwrap(), "-q", "--strict"]);
     assert!(!out.status.success());
-    assert!(stderr(&out).contains("missing resources (--strict): map:textures/definitely_missing"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("(--strict): map:textures/definitely_missing (missing)"), "{}", stderr(&out));
 }
 
 #[test]

@@ -64,7 +64,7 @@ pub struct BuildArgs {
     /// Header creation time (Unix seconds); default now. Fix it for reproducible builds.
     #[arg(long)]
     timestamp: Option<u64>,
-    /// Treat missing resources as errors.
+    /// Treat missing or unusable (empty, unreadable, undecodable) resources as errors.
     #[arg(long)]
     strict: bool,
     /// No progress line.
@@ -225,12 +225,13 @@ fn write_map(
     for w in &report.warnings {
         eprintln!("warning: {w}");
     }
-    if !report.missing.is_empty() {
-        let list = report.missing.join(", ");
+    let problems = report.problems();
+    if !problems.is_empty() {
+        let list = problems.join(", ");
         if strict {
-            return Err(fail(project, format!("missing resources (--strict): {list}")));
+            return Err(fail(project, format!("missing or unusable resources (--strict): {list}")));
         }
-        eprintln!("warning: {} missing resources (not embedded): {list}", report.missing.len());
+        eprintln!("warning: {} missing or unusable resources (not embedded): {list}", problems.len());
     }
     let bytes = pmf::write(&file).map_err(|e| fail(out, e))?;
     write_file(out, &bytes)?;
