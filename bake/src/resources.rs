@@ -367,7 +367,7 @@ mod tests {
         assert_eq!(file.levels[0].client.materials[0].texture, "map:textures/stone");
         assert_eq!(file.levels[0].client.materials[2].texture, "game:textures/engine");
         let a = Archive::from_bytes(&file.archive).unwrap();
-        let Some(pmfedit_core::format::paf::Node::File(ptf)) = a.get("textures/stone.ptf") else { panic!() };
+        let Some(paf::Node::File(ptf)) = a.get("textures/stone.ptf") else { panic!() };
         let t = Ptf::read(ptf).unwrap();
         assert_eq!(t.to_rgba8()[..4], [10, 20, 30, 255]);
         let roots = [dir.path().to_path_buf()];

@@ -478,7 +478,11 @@ fn format_11_world_with_an_overflow_chunk() -> WorldSave {
         item_definitions: vec!["Факел".into(), "Меч".into()],
         ..WorldSave::default()
     };
-    let t = |flags, angles| RunTail::FlagsAndRotation { flags, marker: u8::from(angles != None), angles };
+    let t = |flags, angles: Option<[f32; 3]>| RunTail::FlagsAndRotation {
+        flags,
+        marker: u8::from(angles.is_some()),
+        angles,
+    };
     for cx in 0..12u16 {
         for cz in 0..8u16 {
             let mut c = Chunk {
