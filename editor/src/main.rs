@@ -80,7 +80,7 @@ fn main() -> anyhow::Result<()> {
     }
     let (map, project) = match &project_dir {
         Some(dir) => {
-            let (p, m) = Project::open(dir).map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?;
+            let (p, m) = Project::open_locked(dir).map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?;
             (m, Some(p))
         }
         None if terrain => (sample::terrain(32, 4, 32, 1), None),

@@ -407,7 +407,7 @@ impl EditorState {
             Command::SetCubeSize(n) => self.cube_log2 = n.min(18),
             Command::Frame { target, distance } => self.camera_request = Some((target, distance)),
             Command::NewMap => self.replace_document(Map::new("untitled"), None),
-            Command::Open(path) => match Project::open(&path) {
+            Command::Open(path) => match Project::open(&path).and_then(|(p, m)| self.claim(&p).map(|()| (p, m))) {
                 Ok((project, map)) => {
                     self.replace_document(map, Some(project));
                     self.say(format!("Opened {}", path.display()));
@@ -452,6 +452,15 @@ impl EditorState {
 
     /// Replaces the document (after opening, recovering or creating a map): the history is
     /// cleared and the new state counts as saved.
+    /// Takes the writer lock of a project about to be opened (another process holding it is an
+    /// error); reopening the open project hands its lock over.
+    pub fn claim(&mut self, project: &Project) -> Result<(), pmfedit_core::project::ProjectError> {
+        if self.project.as_ref().is_some_and(|p| p.dir() == project.dir()) {
+            self.project = None;
+        }
+        project.lock()
+    }
+
     pub fn load_document(&mut self, map: Map, project: Option<Project>) {
         self.replace_document(map, project);
     }
@@ -483,7 +492,7 @@ impl EditorState {
 
     fn export_now(&mut self, path: &Path) {
         let result = self.compile().and_then(|f| pmf::write(&f).map_err(|e| e.to_string())).and_then(|bytes| {
-            std::fs::write(path, &bytes).map_err(|e| e.to_string())?;
+            pmfedit_core::project::atomic::write_atomic(path, &bytes).map_err(|e| e.to_string())?;
             Ok(bytes.len())
         });
         match result {

@@ -138,10 +138,11 @@ fn detect(path: &Path, bytes: &[u8], options: &voxelplay::ReadOptions) -> Result
     }
 }
 
-/// Opens the project at `dir`, or starts a new map for it.
+/// Opens the project at `dir` for writing (refused while another process has it open), or
+/// starts a new map for it.
 fn open_or_new(dir: &Path, source: &Path) -> Result<(Option<Project>, Map), Failure> {
     if dir.join("map.ron").is_file() {
-        let (p, m) = Project::open(dir).map_err(|e| Failure(e.to_string()))?;
+        let (p, m) = Project::open_locked(dir).map_err(|e| Failure(e.to_string()))?;
         Ok((Some(p), m))
     } else {
         Ok((None, new_map(source)))

@@ -70,8 +70,10 @@ fn read_file(path: &Path) -> Result<Vec<u8>, Failure> {
     std::fs::read(path).map_err(|e| fail(path, e))
 }
 
+/// Replaces `path` atomically: a kill at any moment leaves the old file or the new one, never a
+/// partial or empty one.
 fn write_file(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
-    std::fs::write(path, bytes).map_err(|e| fail(path, e))
+    pmfedit_core::project::atomic::write_atomic(path, bytes).map_err(|e| fail(path, e))
 }
 
 fn run(cli: Cli) -> Result<(), Failure> {
