@@ -252,6 +252,9 @@ impl EditorState {
 
     /// Re-bakes what `changes` dirtied (`before` is the map before the change).
     fn changed(&mut self, before: &Map, changes: &ChangeSet) {
+        if let Some(m) = changes.failure_message() {
+            self.say(m);
+        }
         if changes.is_empty() {
             return;
         }
@@ -701,5 +704,22 @@ mod tests {
             }
             assert!(Arc::ptr_eq(&state.bake.bakes[k], &state.bake.full[k]));
         }
+    }
+
+    /// An undo step the map no longer matches (changed behind the history's back) is reported
+    /// in the status line instead of being skipped silently.
+    #[test]
+    fn a_failed_undo_step_shows_in_the_status_line() {
+        use pmfedit_core::edit::{Edit, ObjItem};
+        use pmfedit_core::map::library::Light;
+        let mut state = EditorState::new(sample::demo(), None, Arc::new(|| {}));
+        let light = Light::point("probe", glam::Vec3::ZERO);
+        state.apply(Command::Edit(Edit::AddObject { level: 0, item: ObjItem::Light(light) }));
+        let objects = &mut state.map.levels[0].objects;
+        let id = objects.lights().iter().find(|(_, l)| l.name == "probe").map(|(id, _)| id).unwrap();
+        objects.remove(id).unwrap();
+        state.apply(Command::Undo);
+        let status = state.status.as_ref().map(|(s, _)| s.as_str()).unwrap_or_default();
+        assert!(status.starts_with("Incomplete: undo of \"Add light probe\" failed"), "{status}");
     }
 }

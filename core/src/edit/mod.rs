@@ -39,7 +39,7 @@ mod tests;
 use glam::{IVec3, Vec3};
 
 pub use self::apply::{MapEdit, StrokeId, apply, apply_in_stroke};
-pub use self::change::{ChangeSet, LevelChanges};
+pub use self::change::{ChangeSet, LevelChanges, StepAction, StepFailure};
 pub use self::history::{History, HistoryEntry};
 use crate::map::coords::{ChunkCoord, CubeAddr, Face, LatticeBox};
 use crate::map::ids::{MaterialId, PathAttrs, PhysicsId, SoundId};

@@ -740,3 +740,30 @@ fn a_replacement_map_without_levels_is_refused() {
     assert!(map.content_eq(&start));
     assert_eq!(h.undo_name(), None);
 }
+
+/// A step that cannot be undone (the map was changed behind the history's back) is skipped and
+/// reported to the caller in every build; it used to panic in debug builds and vanish silently in
+/// release ones. The other steps of the entry still go through.
+#[test]
+fn a_failed_undo_step_is_reported() {
+    let mut map = small_map();
+    let mut h = History::new();
+    h.begin_stroke();
+    h.apply(&mut map, Edit::AddObject { level: 0, item: ObjItem::Light(Light::point("lamp", Vec3::ZERO)) }).unwrap();
+    h.apply(&mut map, Edit::AddObject { level: 0, item: ObjItem::Light(Light::point("lamp 2", Vec3::ONE)) }).unwrap();
+    h.end_stroke();
+    // Behind the history's back: the first lamp goes.
+    map.levels[0].objects.remove(LightId(0)).unwrap();
+    let c = h.undo(&mut map).unwrap();
+    assert_eq!(c.failures.len(), 1, "{:?}", c.failures);
+    let f = &c.failures[0];
+    assert_eq!((f.entry.as_str(), f.action), ("Add light lamp", StepAction::Undo));
+    let msg = c.failure_message().unwrap();
+    assert!(msg.starts_with("Incomplete: undo of \"Add light lamp\" failed"), "{msg}");
+    // The second lamp's step went through.
+    assert!(map.levels[0].objects.lights().get(LightId(1)).is_none());
+    assert!(c.levels[&0].objects.contains(&ObjRef::Light(LightId(1))));
+    // Redo reports what cannot be redone the same way (nothing here: both lamps come back).
+    let c = h.redo(&mut map).unwrap();
+    assert!(c.failures.is_empty() && c.failure_message().is_none(), "{:?}", c.failures);
+}
