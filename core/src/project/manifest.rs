@@ -170,6 +170,16 @@ pub fn read(text: &str) -> Result<Manifest<'static>, ManifestError> {
             .into());
         }
     }
+    // A `{ … }` table keeps only the last of two equal keys: refuse the file instead.
+    if let Some(d) = super::duplicates::first_duplicate_key(text) {
+        return Err(ManifestError {
+            position: Some(d.position),
+            reason: format!(
+                "id {} appears twice in one table (first on line {}); only one record may have it",
+                d.key, d.first_line
+            ),
+        });
+    }
     let m: Manifest<'static> = parse(text)?;
     check(&m)?;
     Ok(m)
@@ -253,6 +263,8 @@ pub fn check_level(
 /// Checks a map before it is saved: everything [`read`] would refuse except the chunks.
 pub fn check_map(map: &Map) -> Result<(), String> {
     check_map_wide(&map.meta, &map.library)?;
+    super::limits::check(&map.library, map.levels.iter().map(|l| (l.name.as_str(), &l.objects)))
+        .map_err(|e| e.to_string())?;
     if map.levels.is_empty() {
         return Err("the map has no level".to_owned());
     }
@@ -278,6 +290,7 @@ pub fn check_map(map: &Map) -> Result<(), String> {
 /// Checks a parsed manifest (all but the chunk files).
 pub fn check(m: &Manifest<'_>) -> Result<(), String> {
     check_map_wide(&m.meta, &m.library)?;
+    super::limits::check(&m.library, m.levels.iter().map(|l| (&*l.name, &*l.objects))).map_err(|e| e.to_string())?;
     if m.levels.is_empty() {
         return Err("levels: a map needs at least one level".to_owned());
     }

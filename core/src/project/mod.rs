@@ -60,6 +60,8 @@
 
 pub mod atomic;
 pub mod chunk_file;
+mod duplicates;
+pub mod limits;
 pub mod manifest;
 
 #[cfg(test)]

@@ -855,3 +855,69 @@ fn a_second_writer_is_refused_while_the_first_holds_the_project() {
     assert!(matches!(Project::create(other.path()), Err(ProjectError::Locked { .. })));
     drop(first);
 }
+
+// ----- manifest checks: duplicate keys and the format's limits ---------------------------------
+
+/// Two records with one id in a `map.ron` table: refused with line and column (deserialising kept
+/// the second and dropped the first without a word; the next save made it permanent).
+#[test]
+fn a_duplicate_id_in_a_table_is_refused_with_line_and_column() {
+    let (dir, r) = with_manifest(|t| replace_once(t, "                1: (\n", "                0: (\n"));
+    let e = r.unwrap_err();
+    let text = fs::read_to_string(dir.path().join(MANIFEST)).unwrap();
+    let second = text.match_indices("                0: (\n").nth(1).unwrap().0;
+    let line = text[..second].matches('\n').count() + 1;
+    assert!(matches!(&e, ProjectError::File { position: Some((l, 17)), .. } if *l == line), "{e:?}");
+    let msg = e.to_string();
+    assert!(msg.contains(&format!("map.ron:{line}:17: id 0 appears twice in one table")), "{msg}");
+}
+
+/// A light controller's pattern of 255 steps (PMF holds 1..=32) passed the manifest check and
+/// failed only at export, naming the output file: now loading refuses it naming `map.ron` and the
+/// entity, and saving refuses to write it.
+#[test]
+fn an_entity_the_format_cannot_hold_is_refused_at_load_and_save() {
+    use crate::format::pmf::entity::DynLightCtl;
+    let mut map = sample_map();
+    let ctl = DynLightCtl { pattern_len: 8, ..DynLightCtl::default() };
+    map.levels[0].objects.add(MapEntity::new("blinker", EntityData::DynLightCtl(ctl))).unwrap();
+    let (dir, p) = saved(&map);
+    drop(p);
+    let text = fs::read_to_string(dir.path().join(MANIFEST)).unwrap();
+    fs::write(dir.path().join(MANIFEST), replace_once(&text, "pattern_len: 8,", "pattern_len: 255,")).unwrap();
+    let e = Project::open(dir.path()).unwrap_err().to_string();
+    assert!(e.starts_with(&format!("{}: level 0 (\"", dir.path().join(MANIFEST).display())), "{e}");
+    assert!(e.contains("(\"blinker\")") && e.contains("pattern length 255 is not in 1..=32"), "{e}");
+
+    let MapEntity { entity, .. } = map.levels[0].objects.entities().iter().last().unwrap().1.clone();
+    let EntityData::DynLightCtl(mut bad) = entity.data else { panic!("the controller") };
+    bad.pattern_len = 255;
+    let mut bad_map = map.clone();
+    bad_map.levels[0].objects.add(MapEntity::new("bad", EntityData::DynLightCtl(bad))).unwrap();
+    let other = tempfile::tempdir().unwrap();
+    let e = Project::create(other.path()).unwrap().save(&bad_map).unwrap_err();
+    assert!(matches!(e, ProjectError::InvalidMap(_)), "{e}");
+    assert!(e.to_string().contains("pattern length 255"), "{e}");
+}
+
+/// 256 levels do not fit a PMF file's `u8` level count: refused at load and at save.
+#[test]
+fn too_many_levels_are_refused_at_load_and_save() {
+    let mut map = Map::new("many");
+    let (dir, p) = saved(&map);
+    drop(p);
+    for i in 1..256 {
+        map.levels.push(Level::new(format!("level {i}"), 4).unwrap());
+    }
+    let e = Project::open_locked(dir.path()).unwrap().0.save(&map).unwrap_err();
+    assert!(e.to_string().contains("256 levels: a PMF file holds at most 255"), "{e}");
+    // The same map written by hand (or by an older build).
+    let text = fs::read_to_string(dir.path().join(MANIFEST)).unwrap();
+    let start = text.find("    levels: [\n").unwrap() + "    levels: [\n".len();
+    let end = text.rfind("    ],\n").unwrap();
+    let level = &text[start..end];
+    let levels: String = (0..256).map(|i| level.replacen("name: \"main\"", &format!("name: \"l{i}\""), 1)).collect();
+    fs::write(dir.path().join(MANIFEST), format!("{}{levels}{}", &text[..start], &text[end..])).unwrap();
+    let e = Project::open(dir.path()).unwrap_err().to_string();
+    assert!(e.starts_with(&format!("{}: 256 levels", dir.path().join(MANIFEST).display())), "{e}");
+}
