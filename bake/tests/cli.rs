@@ -363,6 +363,23 @@ fn a_killed_pack_leaves_the_old_or_the_new_archive() {
     eprintln!("{finished} of 20 packs finished before the kill");
 }
 
+/// `paf unpack` counts the files it writes, copies of links included.
+#[cfg(unix)]
+#[test]
+fn unpack_counts_link_copies() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::write(src.join("a.txt"), b"hello").unwrap();
+    std::os::unix::fs::symlink("a.txt", src.join("b.txt")).unwrap();
+    std::os::unix::fs::symlink("a.txt", src.join("c.txt")).unwrap();
+    let paf = dir.path().join("x.paf");
+    assert!(pmfc(&["paf", "pack", src.to_str().unwrap(), paf.to_str().unwrap()]).status.success());
+    let out = pmfc(&["paf", "unpack", paf.to_str().unwrap(), dir.path().join("dst").to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("extracted 3 files (2 of them copies of links), 15 bytes"), "{}", stderr(&out));
+}
+
 #[test]
 fn watch_rebuilds_when_the_project_changes() {
     use pmfedit_core::map::ids::{MaterialId, PhysicsId, SoundId};

@@ -103,8 +103,17 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Paf { command: PafCommand::Unpack { file, dir } } => {
             let bytes = read_file(&file)?;
             let archive = paf::Archive::from_bytes(&bytes).map_err(|e| fail(&file, e))?;
-            archive.extract_to(&dir).map_err(|e| fail(&dir, e))?;
-            eprintln!("{}: extracted {} files", dir.display(), archive.file_count());
+            let r = archive.extract_to(&dir).map_err(|e| fail(&dir, e))?;
+            eprintln!(
+                "{}: extracted {} files ({} of them copies of links), {} bytes",
+                dir.display(),
+                r.files,
+                r.files - archive.file_count().min(r.files),
+                r.bytes
+            );
+            for s in &r.links_skipped {
+                eprintln!("warning: link {} → {} not extracted: {}", s.path, s.target, s.reason);
+            }
         }
         Command::Import(args) => import_cmd::import(args)?,
         Command::New(args) => build_cmd::new(args)?,
