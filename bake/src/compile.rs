@@ -29,6 +29,7 @@ use crate::path::bake_chunk_paths;
 use crate::vis::{VisSettings, VisibleCubes, bake_chunk_vis};
 use pmfedit_core::map::ids::PathAttrs;
 use pmfedit_core::map::octree::{CubeAddr, Octree};
+use pmfedit_core::map::path_sets::PathSets;
 
 /// Everything that decides the output besides the map.
 #[derive(Debug, Clone, PartialEq)]
@@ -98,14 +99,10 @@ pub fn default_vis_settings() -> VisSettings {
     VisSettings { radius_chunks: 1, all_percent: 50, ..VisSettings::default() }
 }
 
-/// Path attribute sets: the map has no named list of them yet, so painted set `n` exports as
-/// one attribute named `user_n` facing (0, 0, 0).
-fn user_path_attributes(set: PathAttrs) -> Vec<crate::path::PathAttribute> {
-    if set.is_none() {
-        Vec::new()
-    } else {
-        vec![crate::path::PathAttribute { name: format!("user_{}", set.0), direction: [0.0; 3] }]
-    }
+/// The attributes a painted path attribute set exports (docs/spec/PMF-NOTES.md P1): one, named
+/// like the map's set, facing its direction ([`PathSets::attribute`]).
+fn user_path_attributes(sets: &PathSets, set: PathAttrs) -> Vec<crate::path::PathAttribute> {
+    sets.attribute(set).map(|(name, direction)| crate::path::PathAttribute::new(name, direction)).into_iter().collect()
 }
 
 /// Why a map could not be compiled.
@@ -442,8 +439,9 @@ fn add_air_data(
         }
     }
     if settings.pathfinding {
-        let paths = bake_chunk_paths(level, &map.library, chunk, &cells, &user_path_attributes)
-            .map_err(|e| air_err(e.to_string()))?;
+        let lookup = |set| user_path_attributes(&map.path_sets, set);
+        let paths =
+            bake_chunk_paths(level, &map.library, chunk, &cells, &lookup).map_err(|e| air_err(e.to_string()))?;
         for (&k, cp) in layout.air_cells().iter().zip(paths) {
             if !cp.attributes.is_empty() {
                 out.server.cubes[k as usize].pathfinding = Some(

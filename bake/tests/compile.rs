@@ -125,3 +125,40 @@ fn a_preview_bake_is_the_full_bake_without_visibility_and_pathfinding() {
     // The comparison was not vacuous.
     assert!(with_vis > 0 && with_paths > 0 && with_lightmaps > 0, "{with_vis} {with_paths} {with_lightmaps}");
 }
+
+/// Painted path attribute sets export with the map's names and facings (docs/spec/PMF-NOTES.md
+/// P1), not as placeholders `user_<n>` facing nowhere; an id without a set keeps that old name.
+#[test]
+fn path_attribute_sets_export_by_name_and_facing() {
+    use glam::IVec3;
+    use pmfedit_core::map::Map;
+    use pmfedit_core::map::coords::LatticeBox;
+    use pmfedit_core::map::ids::{MaterialId, PathAttrs, PhysicsId, SoundId};
+    use pmfedit_core::map::octree::Cube;
+    use pmfedit_core::map::path_sets::PathSet;
+
+    let mut map = Map::new("paths");
+    let o = map.levels[0].frame().origin_lattice();
+    let level = &mut map.levels[0];
+    let floor = LatticeBox::new(o + IVec3::new(-64, -64, -64), o + IVec3::new(64, -56, 64));
+    level.fill_box(floor, Cube::solid(MaterialId(0), PhysicsId(0), SoundId(0))).unwrap();
+    let above = |x: i32| LatticeBox::new(o + IVec3::new(x, -56, 0), o + IVec3::new(x + 8, -48, 8));
+    level.set_path_attrs_box(above(0), PathAttrs(2)).unwrap();
+    level.set_path_attrs_box(above(16), PathAttrs(3)).unwrap();
+    map.path_sets.0.insert(2, PathSet { name: "guard_post".into(), facing: Some([0.0, 0.0, -1.0]) });
+
+    let settings = CompileSettings { timestamp: 1, ..CompileSettings::default() };
+    let file = compile_full(&map, &settings).unwrap_or_else(|e| panic!("{e}"));
+    let attrs: Vec<(String, [f32; 3])> = file.levels[0]
+        .chunks
+        .iter()
+        .flat_map(|c| &c.server.cubes)
+        .filter_map(|c| c.pathfinding.as_ref())
+        .flatten()
+        .filter(|a| a.name != "walk")
+        .map(|a| (a.name.clone(), a.direction))
+        .collect();
+    assert!(attrs.contains(&("guard_post".to_owned(), [0.0, 0.0, -1.0])), "{attrs:?}");
+    assert!(attrs.contains(&("user_3".to_owned(), [0.0; 3])), "{attrs:?}");
+    assert!(!attrs.iter().any(|(n, _)| n == "user_2"), "{attrs:?}");
+}

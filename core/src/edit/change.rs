@@ -43,6 +43,8 @@ pub struct ChangeSet {
     pub library: BTreeSet<LibRef>,
     /// Whether the metadata changed.
     pub meta: bool,
+    /// Whether the path attribute sets changed (what painted path ids export as).
+    pub path_sets: bool,
     /// Whether levels were added or removed: indices in [`levels`](Self::levels) and in earlier
     /// change sets may then name other levels, so everything should be re-read.
     pub level_list: bool,
@@ -93,7 +95,11 @@ impl ChangeSet {
 
     /// Whether nothing changed.
     pub fn is_empty(&self) -> bool {
-        self.levels.values().all(LevelChanges::is_empty) && self.library.is_empty() && !self.meta && !self.level_list
+        self.levels.values().all(LevelChanges::is_empty)
+            && self.library.is_empty()
+            && !self.meta
+            && !self.path_sets
+            && !self.level_list
     }
 
     /// The changes of level `i`, created empty if missing.
@@ -115,6 +121,7 @@ impl ChangeSet {
         }
         self.library.extend(other.library.iter().copied());
         self.meta |= other.meta;
+        self.path_sets |= other.path_sets;
         self.level_list |= other.level_list;
         self.failures.extend(other.failures.iter().cloned());
     }

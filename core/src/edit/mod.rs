@@ -50,6 +50,7 @@ use crate::map::library::{
 };
 use crate::map::library::{ItemKind, LibraryError};
 use crate::map::octree::Cube;
+use crate::map::path_sets::{PathSetError, PathSets};
 use crate::map::{Level, Map, MapError, MapMeta, MetaError};
 
 /// A cube operation on one level; positions are level lattice positions (see
@@ -337,6 +338,9 @@ pub enum Edit {
     /// [`MapMeta::validate`].
     SetMeta(MapMeta),
 
+    /// Replaces the path attribute sets, checked with [`PathSets::validate`].
+    SetPathSets(PathSets),
+
     /// Replaces the whole map by another (an import applied to a copy of the map). The map must
     /// have a level and valid metadata. Undo swaps the old map back; both are kept in the undo
     /// entry, which is cheap because unchanged chunks are shared (`Arc`) between the two.
@@ -377,6 +381,9 @@ pub enum EditError {
     /// A move of an object that has no position.
     #[error("{0} has no position to move")]
     NoPosition(String),
+    /// The path attribute sets are invalid.
+    #[error(transparent)]
+    PathSets(#[from] PathSetError),
 }
 
 impl From<MapError> for EditError {

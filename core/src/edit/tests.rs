@@ -767,3 +767,27 @@ fn a_failed_undo_step_is_reported() {
     let c = h.redo(&mut map).unwrap();
     assert!(c.failures.is_empty() && c.failure_message().is_none(), "{:?}", c.failures);
 }
+
+/// The path attribute sets are one undoable value: replaced, undone, redone; an invalid list is
+/// refused.
+#[test]
+fn path_attribute_sets_edit_undo_and_redo() {
+    use crate::map::path_sets::{PathSet, PathSetError, PathSets};
+    let mut map = small_map();
+    let mut h = History::new();
+    let mut sets = PathSets::new();
+    sets.0.insert(1, PathSet { name: "guard_post".into(), facing: Some([0.0, 0.0, -1.0]) });
+    let c = h.apply(&mut map, Edit::SetPathSets(sets.clone())).unwrap();
+    assert!(c.path_sets && !c.is_empty());
+    assert_eq!(h.undo_name(), Some("Edit path attribute sets"));
+    assert_eq!(map.path_sets, sets);
+    assert!(h.undo(&mut map).unwrap().path_sets);
+    assert!(map.path_sets.0.is_empty());
+    h.redo(&mut map).unwrap();
+    assert_eq!(map.path_sets, sets);
+    let mut bad = sets.clone();
+    bad.0.insert(2, PathSet::new(""));
+    assert_eq!(h.apply(&mut map, Edit::SetPathSets(bad)), Err(EditError::PathSets(PathSetError::EmptyName(2))));
+    assert_eq!(h.apply(&mut map, Edit::SetPathSets(sets)).unwrap(), ChangeSet::new(), "no change, no entry");
+    assert_eq!(h.len(), 1);
+}

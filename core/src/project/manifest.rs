@@ -39,6 +39,7 @@ use crate::map::coords::{ChunkCoord, MAX_CHUNK_SIZE_LOG2};
 use crate::map::ids::PhysicsId;
 use crate::map::level::LevelFlags;
 use crate::map::library::{EnvironmentDefaults, LevelObjects, Problem, Severity};
+use crate::map::path_sets::PathSets;
 use crate::map::{Library, Map, MapMeta};
 
 /// The manifest format version this build writes and reads.
@@ -62,6 +63,13 @@ pub struct Manifest<'a> {
     pub library: Cow<'a, Library>,
     /// At least one level.
     pub levels: Vec<LevelManifest<'a>>,
+    /// Path attribute sets by id; written only when there are some (older projects have none).
+    #[serde(default, skip_serializing_if = "no_path_sets")]
+    pub path_sets: Cow<'a, PathSets>,
+}
+
+fn no_path_sets(s: &Cow<'_, PathSets>) -> bool {
+    s.0.is_empty()
 }
 
 /// One level of the manifest.
@@ -263,6 +271,7 @@ pub fn check_level(
 /// Checks a map before it is saved: everything [`read`] would refuse except the chunks.
 pub fn check_map(map: &Map) -> Result<(), String> {
     check_map_wide(&map.meta, &map.library)?;
+    map.path_sets.validate().map_err(|e| e.to_string())?;
     super::limits::check(&map.library, map.levels.iter().map(|l| (l.name.as_str(), &l.objects)))
         .map_err(|e| e.to_string())?;
     if map.levels.is_empty() {
@@ -290,6 +299,7 @@ pub fn check_map(map: &Map) -> Result<(), String> {
 /// Checks a parsed manifest (all but the chunk files).
 pub fn check(m: &Manifest<'_>) -> Result<(), String> {
     check_map_wide(&m.meta, &m.library)?;
+    m.path_sets.validate().map_err(|e| e.to_string())?;
     super::limits::check(&m.library, m.levels.iter().map(|l| (&*l.name, &*l.objects))).map_err(|e| e.to_string())?;
     if m.levels.is_empty() {
         return Err("levels: a map needs at least one level".to_owned());

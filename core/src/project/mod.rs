@@ -647,6 +647,7 @@ fn manifest_of<'m>(map: &'m Map, plan: &Plan<'m>, recovery: Option<RecoveryStamp
         recovery,
         meta: Cow::Borrowed(&map.meta),
         library: Cow::Borrowed(&map.library),
+        path_sets: Cow::Borrowed(&map.path_sets),
         levels: map
             .levels
             .iter()
@@ -699,7 +700,11 @@ fn load(dir: &Path, path: &Path, bytes: &[u8]) -> Result<(Map, Vec<BTreeMap<Chun
         levels.push(level);
         hashes.push(level_hashes);
     }
-    Ok((Map { meta: m.meta.into_owned(), library: m.library.into_owned(), levels }, hashes))
+    // Projects from before path attribute sets have none: their painted ids keep exporting as
+    // `user_<id>` (PathSets::attribute) until sets are named for them, and load then save
+    // gives the same bytes.
+    let path_sets = m.path_sets.into_owned();
+    Ok((Map { meta: m.meta.into_owned(), library: m.library.into_owned(), levels, path_sets }, hashes))
 }
 
 /// Reads and checks `chunks/<hash>.bin` for a level of chunk size `size`; `at` names the first

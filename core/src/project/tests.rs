@@ -921,3 +921,39 @@ fn too_many_levels_are_refused_at_load_and_save() {
     let e = Project::open(dir.path()).unwrap_err().to_string();
     assert!(e.starts_with(&format!("{}: 256 levels", dir.path().join(MANIFEST).display())), "{e}");
 }
+
+// ----- path attribute sets ---------------------------------------------------------------------
+
+/// Sets (name, facing) are saved in `map.ron` and load back; a project without them (written
+/// before they existed) loads with none, its painted ids intact, and saves back unchanged.
+#[test]
+fn path_attribute_sets_are_saved_and_old_projects_load() {
+    use crate::map::path_sets::PathSet;
+    let old = sample_map();
+    let (dir, p) = saved(&old);
+    drop(p);
+    let text = fs::read_to_string(dir.path().join(MANIFEST)).unwrap();
+    assert!(!text.contains("path_sets"), "no sets, no field: old projects and new ones look alike");
+    let (mut p, loaded) = Project::open(dir.path()).unwrap();
+    assert!(loaded.path_sets.0.is_empty());
+    assert!(loaded.levels[0].leaves().any(|(_, _, c)| c.path == PathAttrs(3)));
+    let mut named = loaded.clone();
+    assert_eq!(named.path_sets.name_unnamed(named.levels[0].leaves().map(|(_, _, c)| c.path)), 1);
+    named.path_sets.0.insert(3, PathSet { name: "cover".into(), facing: Some([1.0, 0.0, 0.0]) });
+    p.save(&named).unwrap();
+    let text = fs::read_to_string(dir.path().join(MANIFEST)).unwrap();
+    assert!(
+        text.contains(
+            "path_sets: {\n        3: (\n            name: \"cover\",\n            facing: Some((1.0, 0.0, 0.0)),"
+        ),
+        "{text}"
+    );
+    drop(p);
+    let (_, back) = Project::open(dir.path()).unwrap();
+    assert_eq!(back.path_sets, named.path_sets);
+    // An invalid set is refused at load, naming the file.
+    let bad = text.replace("name: \"cover\"", "name: \"\"");
+    fs::write(dir.path().join(MANIFEST), bad).unwrap();
+    let e = Project::open(dir.path()).unwrap_err().to_string();
+    assert!(e.contains("map.ron: path attribute set 3: the name is empty"), "{e}");
+}

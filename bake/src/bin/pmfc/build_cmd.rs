@@ -264,7 +264,7 @@ fn diff(old: &Map, new: &Map) -> ChangeSet {
         cs.level_list = true;
         return cs;
     }
-    if !old.library.content_eq(&new.library) {
+    if !old.library.content_eq(&new.library) || old.path_sets != new.path_sets {
         cs.level_list = true; // everything
         return cs;
     }
