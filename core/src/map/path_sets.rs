@@ -67,6 +67,11 @@ impl PathSets {
         Self::default()
     }
 
+    /// Whether there is no set.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     /// The set of `id`, if there is one.
     pub fn get(&self, id: PathAttrs) -> Option<&PathSet> {
         self.0.get(&id.0)

@@ -64,12 +64,8 @@ pub struct Manifest<'a> {
     /// At least one level.
     pub levels: Vec<LevelManifest<'a>>,
     /// Path attribute sets by id; written only when there are some (older projects have none).
-    #[serde(default, skip_serializing_if = "no_path_sets")]
+    #[serde(default, skip_serializing_if = "PathSets::is_empty")]
     pub path_sets: Cow<'a, PathSets>,
-}
-
-fn no_path_sets(s: &Cow<'_, PathSets>) -> bool {
-    s.0.is_empty()
 }
 
 /// One level of the manifest.
