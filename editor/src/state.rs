@@ -16,7 +16,7 @@ use pmfedit_core::edit::{ChangeSet, History};
 use pmfedit_core::format::pmf;
 use pmfedit_core::map::Map;
 use pmfedit_core::map::coords::CubeAddr;
-use pmfedit_core::map::ids::MaterialId;
+use pmfedit_core::map::ids::{MaterialId, PathAttrs};
 use pmfedit_core::map::library::{EntityId, LightId, LoadRegionId, RegionId};
 use pmfedit_core::project::Project;
 
@@ -139,6 +139,8 @@ pub struct EditorState {
     pub selection: Selection,
     pub tool: ToolKind,
     pub material: MaterialId,
+    /// The path attribute set the path tool paints.
+    pub path_set: PathAttrs,
     /// Cube edge as a power of two in lattice units (3 = one map unit).
     pub cube_log2: u8,
     /// Active level.
@@ -193,6 +195,7 @@ impl EditorState {
             selection: Selection::None,
             tool: ToolKind::default(),
             material: MaterialId(0),
+            path_set: PathAttrs(1),
             cube_log2: 3,
             level: 0,
             camera_request: None,
@@ -258,7 +261,8 @@ impl EditorState {
         if changes.is_empty() {
             return;
         }
-        if changes.level_list {
+        // Path attribute sets change what every chunk's pathfinding data says.
+        if changes.level_list || changes.path_sets {
             self.bake.bakes.clear();
             self.bake.full.clear();
             self.rebake_all();
@@ -407,6 +411,7 @@ impl EditorState {
             Command::Select(s) => self.selection = s,
             Command::SetTool(t) => self.tool = t,
             Command::SetMaterial(m) => self.material = m,
+            Command::SetPathSet(s) => self.path_set = s,
             Command::SetCubeSize(n) => self.cube_log2 = n.min(18),
             Command::Frame { target, distance } => self.camera_request = Some((target, distance)),
             Command::NewMap => self.replace_document(Map::new("untitled"), None),

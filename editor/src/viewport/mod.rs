@@ -61,7 +61,6 @@ use pmfedit_bake::deps::ChunkKey;
 use pmfedit_core::edit::ObjRef;
 use pmfedit_core::map::Level;
 use pmfedit_core::map::coords::{CubeAddr, Face, LatticeBox};
-use pmfedit_core::map::ids::PathAttrs;
 use pmfedit_core::sample;
 
 use crate::command::Command;
@@ -148,8 +147,6 @@ pub struct Viewport {
     screenshot_selected: bool,
     drag: Drag,
     clipboard: Option<Clipboard>,
-    /// Attribute set the path tool paints.
-    pub path_attrs: u16,
     select_normal: IVec3,
     scroll_acc: f32,
     last_frame: Option<Instant>,
@@ -221,7 +218,6 @@ impl Viewport {
             screenshot_selected: false,
             drag: Drag::None,
             clipboard: None,
-            path_attrs: 1,
             select_normal: IVec3::Y,
             scroll_acc: 0.0,
             last_frame: None,
@@ -655,7 +651,7 @@ impl Viewport {
             }
             ToolKind::Path => {
                 out.push(Command::BeginStroke);
-                out.extend(tools::path::apply(state, &pick, PathAttrs(self.path_attrs), mods));
+                out.extend(tools::path::apply(state, &pick, state.path_set, mods));
                 self.drag = Drag::Path { last: Some(pick.outside(size)) };
             }
             ToolKind::Box | ToolKind::Select => {
@@ -710,7 +706,7 @@ impl Viewport {
                     let key = p.outside(size);
                     if *last != Some(key) {
                         *last = Some(key);
-                        out.extend(tools::path::apply(state, &p, PathAttrs(self.path_attrs), mods));
+                        out.extend(tools::path::apply(state, &p, state.path_set, mods));
                     }
                 }
             }
