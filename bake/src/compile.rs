@@ -159,6 +159,9 @@ pub struct ChunkStats {
     pub vis_pairs_total: u64,
     /// Σ over air cells of the solid leaves listed as visible ("all" counts every leaf).
     pub vis_pairs_visible: u64,
+    /// The chunk's visibility lists went over [`VisSettings::max_listed`]: its air cells carry
+    /// no visibility data.
+    pub vis_skipped: bool,
 }
 
 /// The baked records of one chunk, ready for [`compile`].
@@ -378,6 +381,7 @@ pub fn bake_chunk_timed(
         luxels: chunk_pmf.client.lightmaps.iter().map(|l| l.edge() * l.edge()).sum(),
         vis_pairs_total: vis_stats.pairs_total,
         vis_pairs_visible: vis_stats.pairs_visible,
+        vis_skipped: vis_stats.skipped_chunks > 0,
     };
     let generation = level.chunk(chunk).map_or(0, |c| c.generation());
     let times = StageTimes { mesh: t_mesh, light: t_light, air: t_air, other: t2.elapsed().saturating_sub(t_air) };

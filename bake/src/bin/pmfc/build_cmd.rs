@@ -246,6 +246,10 @@ pub fn build(a: BuildArgs) -> Result<(), Failure> {
     let bakes = bake_all(map.clone(), &settings, threads(a.threads), a.quiet)?;
     let (total, visible) =
         bakes.values().fold((0u64, 0u64), |(t, v), b| (t + b.stats.vis_pairs_total, v + b.stats.vis_pairs_visible));
+    let skipped = bakes.values().filter(|b| b.stats.vis_skipped).count();
+    if skipped > 0 {
+        eprintln!("warning: {skipped} chunks see too many cubes to list: their air cells carry no visibility data");
+    }
     let (file, n) = write_map(&a.project, &a.out, &map, &bakes, &settings, a.strict)?;
     eprintln!("{}: {}", a.out.display(), summary(&file, n, start.elapsed().as_secs_f64()));
     if total > 0 {
