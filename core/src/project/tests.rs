@@ -957,29 +957,3 @@ fn path_attribute_sets_are_saved_and_old_projects_load() {
     let e = Project::open(dir.path()).unwrap_err().to_string();
     assert!(e.contains("map.ron: path attribute set 3: the name is empty"), "{e}");
 }
-
-#[test]
-#[ignore]
-fn gen_dense_projects_tmp() {
-    for k in [16i32, 32, 48, 64, 128] {
-        let mut map = Map::new("dense");
-        let o = map.levels[0].frame().origin_lattice() - IVec3::splat(64);
-        let stone = Cube::solid(MaterialId(0), PhysicsId(0), SoundId(0));
-        let level = &mut map.levels[0];
-        for y in 0..k {
-            for z in 0..k {
-                for x in 0..k {
-                    if (x + y + z) % 2 == 0 {
-                        level.set_cube(CubeAddr::new(o + IVec3::new(x, y, z), 0).unwrap(), stone).unwrap();
-                    }
-                }
-            }
-        }
-        let dir = std::path::PathBuf::from(format!("/tmp/m10/dense{k}"));
-        let _ = fs::remove_dir_all(&dir);
-        let mut p = Project::create(&dir).unwrap();
-        p.save(&map).unwrap();
-        let n: usize = map.levels[0].chunks().map(|(_, c)| c.octree().node_count()).sum();
-        eprintln!("k={k}: {n} nodes");
-    }
-}
