@@ -389,7 +389,8 @@ impl App {
     }
 
     fn open_now(&mut self, dir: &Path, recovered: bool) {
-        let opened = if recovered { Project::open_recovery(dir) } else { Project::open(dir) };
+        let opened = if recovered { Project::open_recovery(dir) } else { Project::open(dir) }
+            .and_then(|(p, m)| self.state.claim(&p).map(|()| (p, m)));
         match opened {
             Ok((project, map)) => {
                 self.state.load_document(map, Some(project));

@@ -40,6 +40,7 @@ use crate::map::ids::PhysicsId;
 use crate::map::level::LevelFlags;
 use crate::map::library::{EnvRef, EnvironmentDefaults, LevelObjects, Problem, Severity};
 use crate::map::{Library, Map, MapMeta, MetaError};
+use crate::map::path_sets::PathSets;
 
 /// The manifest format version this build writes and reads.
 pub const FORMAT_VERSION: u32 = 2;
@@ -62,6 +63,9 @@ pub struct Manifest<'a> {
     pub library: Cow<'a, Library>,
     /// At least one level.
     pub levels: Vec<LevelManifest<'a>>,
+    /// Path attribute sets by id; written only when there are some (older projects have none).
+    #[serde(default, skip_serializing_if = "PathSets::is_empty")]
+    pub path_sets: Cow<'a, PathSets>,
 }
 
 /// One level of the manifest.
@@ -169,6 +173,16 @@ pub fn read(text: &str) -> Result<Manifest<'static>, ManifestError> {
             )
             .into());
         }
+    }
+    // A `{ … }` table keeps only the last of two equal keys: refuse the file instead.
+    if let Some(d) = super::duplicates::first_duplicate_key(text) {
+        return Err(ManifestError {
+            position: Some(d.position),
+            reason: format!(
+                "id {} appears twice in one table (first on line {}); only one record may have it",
+                d.key, d.first_line
+            ),
+        });
     }
     let m: Manifest<'static> = parse(text)?;
     check(&m)?;
@@ -344,6 +358,9 @@ pub fn check_level(
 /// Checks a map before it is saved: everything [`read`] would refuse except the chunks.
 pub fn check_map(map: &Map) -> Result<(), CheckError> {
     check_map_wide(&map.meta, &map.library)?;
+    map.path_sets.validate().map_err(|e| e.to_string())?;
+    super::limits::check(&map.library, map.levels.iter().map(|l| (l.name.as_str(), &l.objects)))
+        .map_err(|e| e.to_string())?;
     if map.levels.is_empty() {
         return Err(CheckError::NoLevels);
     }
@@ -369,6 +386,8 @@ pub fn check_map(map: &Map) -> Result<(), CheckError> {
 /// Checks a parsed manifest (all but the chunk files).
 pub fn check(m: &Manifest<'_>) -> Result<(), CheckError> {
     check_map_wide(&m.meta, &m.library)?;
+    m.path_sets.validate().map_err(|e| e.to_string())?;
+    super::limits::check(&m.library, m.levels.iter().map(|l| (&*l.name, &*l.objects))).map_err(|e| e.to_string())?;
     if m.levels.is_empty() {
         return Err(CheckError::NoLevels);
     }
