@@ -29,6 +29,7 @@ use crate::path::bake_chunk_paths;
 use crate::vis::{ChunkSet, LevelVis, VisCache, VisSettings, bake_chunk_vis_in};
 use pmfedit_core::map::ids::PathAttrs;
 use pmfedit_core::map::octree::CubeAddr;
+use pmfedit_core::map::path_sets::PathSets;
 
 /// Everything that decides the output besides the map.
 #[derive(Debug, Clone, PartialEq)]
@@ -96,14 +97,10 @@ pub fn default_vis_settings() -> VisSettings {
     VisSettings::default()
 }
 
-/// Path attribute sets: the map has no named list of them yet, so painted set `n` exports as
-/// one attribute named `user_n` facing (0, 0, 0).
-fn user_path_attributes(set: PathAttrs) -> Vec<crate::path::PathAttribute> {
-    if set.is_none() {
-        Vec::new()
-    } else {
-        vec![crate::path::PathAttribute { name: format!("user_{}", set.0), direction: [0.0; 3] }]
-    }
+/// The attributes a painted path attribute set exports (docs/spec/PMF-NOTES.md P1): one, named
+/// like the map's set, facing its direction ([`PathSets::attribute`]).
+fn user_path_attributes(sets: &PathSets, set: PathAttrs) -> Vec<crate::path::PathAttribute> {
+    sets.attribute(set).map(|(name, direction)| crate::path::PathAttribute::new(name, direction)).into_iter().collect()
 }
 
 /// Why a map could not be compiled.
@@ -131,6 +128,9 @@ pub struct ChunkStats {
     pub luxels: usize,
     /// Visibility searches run (one per source of air cells touching a chunk face).
     pub vis_searches: u64,
+    /// The chunk's visibility lists went over [`VisSettings::max_listed`]: its air cells carry
+    /// no visibility data.
+    pub vis_skipped: bool,
 }
 
 /// The baked records of one chunk, ready for [`compile`].
@@ -378,6 +378,7 @@ pub fn bake_chunk_timed(
         lightmaps: chunk_pmf.client.lightmaps.len(),
         luxels: chunk_pmf.client.lightmaps.iter().map(|l| l.edge() * l.edge()).sum(),
         vis_searches: air.searches,
+        vis_skipped: air.skipped,
     };
     let generation = level.chunk(chunk).map_or(0, |c| c.generation());
     let times = StageTimes {
@@ -403,6 +404,7 @@ pub fn bake_chunk_timed(
 #[derive(Debug, Default)]
 struct AirData {
     searches: u64,
+    skipped: bool,
     reads: ChunkSet,
     vis: std::time::Duration,
 }
@@ -470,7 +472,9 @@ fn add_air_data(
                     .collect()
             })
             .collect();
-        for (&k, &l) in layout.air_cells().iter().zip(&vis.cell_list) {
+        air.skipped = vis.skipped;
+        let cell_list: &[u32] = if vis.skipped { &[] } else { &vis.cell_list };
+        for (&k, &l) in layout.air_cells().iter().zip(cell_list) {
             let list = &vis.lists[l as usize];
             out.common.cubes[k as usize].visibility =
                 Some(pmf::Visibility { cubes: own[list.own as usize].clone(), chunks: far[list.far as usize].clone() });
@@ -479,7 +483,8 @@ fn add_air_data(
         air.vis = t.elapsed();
     }
     if settings.pathfinding {
-        let paths = bake_chunk_paths(level, &map.library, chunk, &cells, &user_path_attributes).map_err(air_err)?;
+        let lookup = |set| user_path_attributes(&map.path_sets, set);
+        let paths = bake_chunk_paths(level, &map.library, chunk, &cells, &lookup).map_err(air_err)?;
         for (&k, cp) in layout.air_cells().iter().zip(paths) {
             if !cp.attributes.is_empty() {
                 out.server.cubes[k as usize].pathfinding = Some(
@@ -666,7 +671,7 @@ pub fn compile(
                     .iter()
                     .map(|(_, e)| {
                         let abs = level.frame().center_chunk.as_ivec3() + e.skybox_chunk;
-                        e.to_pmf(lib, grid.index(ChunkCoord::from_ivec3(abs)).unwrap_or_default())
+                        e.to_pmf(lib.materials(), grid.index(ChunkCoord::from_ivec3(abs)).unwrap_or_default())
                     })
                     .collect(),
                 default_sound: name_of(defaults.sound.map(Into::into)),

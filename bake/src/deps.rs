@@ -96,7 +96,8 @@ pub fn all_chunks(level: &Level) -> BTreeSet<ChunkCoord> {
 /// `settings`. This is the rebuild engine's default spread ([`crate::rebuild::Rebuild`]).
 pub fn dirty_chunks(before: &Map, after: &Map, changes: &ChangeSet, _settings: &CompileSettings) -> BTreeSet<ChunkKey> {
     let mut out = BTreeSet::new();
-    if changes.level_list || !changes.library.is_empty() {
+    // Path attribute sets name what painted ids export as, in any chunk: everything.
+    if changes.level_list || changes.path_sets || !changes.library.is_empty() {
         for (li, level) in after.levels.iter().enumerate() {
             out.extend(all_chunks(level).into_iter().map(|c| (li, c)));
         }

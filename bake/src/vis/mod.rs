@@ -89,12 +89,21 @@ pub struct VisSettings {
     /// component). Smaller blocks list less (a smaller source sees less through a window) but
     /// run more searches; `voxels_log2` or more makes one source per component of a chunk.
     pub source_log2: u8,
+    /// Most entries (own-chunk cubes plus far chunks) the lists of one chunk's air cells may hold
+    /// together in the file, where every air cell writes its lists out (what grows with air cells
+    /// × visible cubes). Past it the chunk gets no visibility data at all
+    /// ([`ChunkVisBake::skipped`]): conservative, the engine then culls nothing from those cells.
+    pub max_listed: u64,
 }
+
+/// Default [`VisSettings::max_listed`]: 2^23 entries (32 MB in the file), hundreds of times what
+/// a chunk of ordinary cubes lists.
+pub const MAX_LISTED: u64 = 1 << 23;
 
 impl Default for VisSettings {
     /// 16 voxels per chunk edge, one source per component of a chunk.
     fn default() -> Self {
-        Self { voxels_log2: 4, source_log2: 4 }
+        Self { voxels_log2: 4, source_log2: 4, max_listed: MAX_LISTED }
     }
 }
 
@@ -204,6 +213,9 @@ pub struct ChunkVisBake {
     /// included: the grid growing there can change the result).
     pub reads: ChunkSet,
     pub stats: VisStats,
+    /// The lists of all cells together would hold more than [`VisSettings::max_listed`]
+    /// entries: the chunk is to carry no visibility data (the lists are still here).
+    pub skipped: bool,
 }
 
 impl ChunkVisBake {
@@ -413,7 +425,15 @@ pub fn bake_chunk_vis_in(
         };
         lists.push(VisList { own: own_index, far: far_index as u32 });
     }
-    Ok(ChunkVisBake { cell_list: cell_source, lists, own, far, reads, stats })
+    let listed: u64 = cell_source
+        .iter()
+        .map(|&l| {
+            let l = &lists[l as usize];
+            (own[l.own as usize].len() + far[l.far as usize].len()) as u64
+        })
+        .sum();
+    let skipped = listed > lv.settings.max_listed;
+    Ok(ChunkVisBake { cell_list: cell_source, lists, own, far, reads, stats, skipped })
 }
 
 /// Per component label: the solid leaves (chunk-local, pre-order) with a face whose outside

@@ -9,9 +9,12 @@ use crate::map::library::{
     TableId,
 };
 use crate::map::octree::{Cube, CubeKind};
-use crate::map::{Level, Map, MapMeta, MapRemoval};
+use crate::map::path_sets::PathSets;
+use crate::map::{Level, Map, MapError, MapMeta, MapRemoval};
 
-use super::{ChangeSet, CubeOp, Edit, EditError, LibItem, LibRef, ObjItem, ObjRef, level_mut, level_ref};
+use super::change::ChangeSet;
+use super::error::EditError;
+use super::ops::{CubeOp, Edit, LibItem, LibRef, ObjItem, ObjRef, level_mut, level_ref};
 
 /// The level settings one [`Step::Settings`] swaps.
 #[derive(Debug, Clone, PartialEq)]
@@ -110,6 +113,10 @@ pub(super) enum Step {
         old: Box<MapMeta>,
         new: Box<MapMeta>,
     },
+    PathSets {
+        old: Box<PathSets>,
+        new: Box<PathSets>,
+    },
     /// `level` holds the level while the step is undone.
     AddLevel {
         index: usize,
@@ -185,7 +192,7 @@ fn lib_take(lib: &mut Library, id: LibRef) -> Result<LibItem, EditError> {
         LibRef::Sound(i) => lib.take(i).map(LibItem::Sound),
         LibRef::Environment(e) => lib.take_environment(e).map(LibItem::Environment),
     };
-    item.ok_or(EditError::Library(LibraryError::NotFound { kind: id.kind(), id: lib_raw(id) }))
+    item.ok_or(EditError::from(LibraryError::NotFound { kind: id.kind(), id: lib_raw(id) }))
 }
 
 fn lib_raw(id: LibRef) -> u32 {
@@ -319,16 +326,6 @@ fn check_cube(lib: &Library, cube: &Cube) -> Result<(), LibraryError> {
 
 // ----- object dispatch ----------------------------------------------------------------------
 
-/// A copy of a level object.
-pub(super) fn obj_get(objects: &LevelObjects, id: ObjRef) -> Option<ObjItem> {
-    Some(match id {
-        ObjRef::Light(i) => ObjItem::Light(objects.get(i)?.clone()),
-        ObjRef::Entity(i) => ObjItem::Entity(Box::new(objects.get(i)?.clone())),
-        ObjRef::Region(i) => ObjItem::Region(objects.get(i)?.clone()),
-        ObjRef::LoadRegion(i) => ObjItem::LoadRegion(objects.get(i)?.clone()),
-    })
-}
-
 fn obj_add(objects: &mut LevelObjects, item: ObjItem) -> Result<ObjRef, EditError> {
     Ok(match item {
         ObjItem::Light(x) => ObjRef::Light(objects.add(x)?),
@@ -375,7 +372,7 @@ fn obj_not_found(id: ObjRef) -> EditError {
         ObjRef::Region(i) => i.raw(),
         ObjRef::LoadRegion(i) => i.raw(),
     };
-    EditError::Library(LibraryError::NotFound { kind: id.kind(), id: raw })
+    EditError::from(LibraryError::NotFound { kind: id.kind(), id: raw })
 }
 
 /// An environment region's environment must exist.
@@ -479,7 +476,7 @@ impl Step {
             Edit::ReplaceObject { level, id, item } => {
                 check_object(&map.library, &item)?;
                 let objects = &mut level_mut(map, level)?.objects;
-                let current = obj_get(objects, id).ok_or_else(|| obj_not_found(id))?;
+                let current = id.get(objects).ok_or_else(|| obj_not_found(id))?;
                 if current.kind() != item.kind() {
                     return Err(mismatch(id.kind(), item.kind()));
                 }
@@ -494,7 +491,7 @@ impl Step {
             }
             Edit::MoveObject { level, id, position } => {
                 let objects = &level_ref(map, level)?.objects;
-                let mut item = obj_get(objects, id).ok_or_else(|| obj_not_found(id))?;
+                let mut item = id.get(objects).ok_or_else(|| obj_not_found(id))?;
                 if !item.set_position(position) {
                     return Err(EditError::NoPosition(format!("{} {}", id.kind(), item.name())));
                 }
@@ -541,7 +538,7 @@ impl Step {
             Edit::RemoveLevel { level } => {
                 level_ref(map, level)?;
                 if map.levels.len() == 1 {
-                    return Err(EditError::LastLevel);
+                    return Err(MapError::LastLevel.into());
                 }
                 let removed = map.levels.remove(level);
                 let c = ChangeSet { level_list: true, ..ChangeSet::new() };
@@ -556,10 +553,19 @@ impl Step {
                 let c = ChangeSet { meta: true, ..ChangeSet::new() };
                 Some((Step::Meta { old: Box::new(old), new: Box::new(meta) }, c))
             }
+            Edit::SetPathSets(sets) => {
+                sets.validate()?;
+                if sets == map.path_sets {
+                    return Ok(None);
+                }
+                let old = std::mem::replace(&mut map.path_sets, sets.clone());
+                let c = ChangeSet { path_sets: true, ..ChangeSet::new() };
+                Some((Step::PathSets { old: Box::new(old), new: Box::new(sets) }, c))
+            }
             Edit::ReplaceMap { map: new, .. } => {
                 new.0.meta.validate()?;
                 if new.0.levels.is_empty() {
-                    return Err(EditError::LastLevel);
+                    return Err(MapError::LastLevel.into());
                 }
                 let old = std::mem::replace(map, *new.0);
                 Some((Step::ReplaceMap { other: Box::new(old) }, ChangeSet::everything()))
@@ -609,15 +615,19 @@ impl Step {
                 map.meta = (**old).clone();
                 c.meta = true;
             }
+            Step::PathSets { old, .. } => {
+                map.path_sets = (**old).clone();
+                c.path_sets = true;
+            }
             Step::AddLevel { index, level } => {
                 level_ref(map, *index)?;
                 *level = Some(Box::new(map.levels.remove(*index)));
                 c.level_list = true;
             }
             Step::RemoveLevel { index, level } => {
-                let l = level.take().ok_or(EditError::NoLevel(*index))?;
+                let l = level.take().ok_or(MapError::NoLevel(*index))?;
                 if *index > map.levels.len() {
-                    return Err(EditError::NoLevel(*index));
+                    return Err(MapError::NoLevel(*index).into());
                 }
                 map.levels.insert(*index, *l);
                 c.level_list = true;
@@ -673,10 +683,14 @@ impl Step {
                 map.meta = (**new).clone();
                 c.meta = true;
             }
+            Step::PathSets { new, .. } => {
+                map.path_sets = (**new).clone();
+                c.path_sets = true;
+            }
             Step::AddLevel { index, level } => {
-                let l = level.take().ok_or(EditError::NoLevel(*index))?;
+                let l = level.take().ok_or(MapError::NoLevel(*index))?;
                 if *index > map.levels.len() {
-                    return Err(EditError::NoLevel(*index));
+                    return Err(MapError::NoLevel(*index).into());
                 }
                 map.levels.insert(*index, *l);
                 c.level_list = true;
@@ -717,6 +731,10 @@ impl Step {
                 *new = n2;
                 None
             }
+            (Step::PathSets { new, .. }, Step::PathSets { new: n2, .. }) => {
+                *new = n2;
+                None
+            }
             (_, next) => Some(next),
         }
     }
@@ -729,6 +747,7 @@ impl Step {
             Step::LibReplace { old, new, .. } => old == new,
             Step::Settings { old, new, .. } => old == new,
             Step::Meta { old, new } => old == new,
+            Step::PathSets { old, new } => old == new,
             _ => false,
         }
     }
@@ -744,7 +763,7 @@ impl Step {
 }
 
 fn lib_not_found(id: LibRef) -> EditError {
-    EditError::Library(LibraryError::NotFound { kind: id.kind(), id: lib_raw(id) })
+    EditError::from(LibraryError::NotFound { kind: id.kind(), id: lib_raw(id) })
 }
 
 fn set_env_name(e: &mut crate::map::library::Environment, name: String) {
@@ -775,7 +794,7 @@ fn obj_label(map: &Map, level: usize, id: ObjRef) -> String {
         ObjRef::Region(i) => i.raw(),
         ObjRef::LoadRegion(i) => i.raw(),
     };
-    let name = map.levels.get(level).and_then(|l| obj_get(&l.objects, id)).map(|o| o.name().to_owned());
+    let name = map.levels.get(level).and_then(|l| id.get(&l.objects)).map(|o| o.name().to_owned());
     labelled(id.kind(), name.as_deref().unwrap_or(""), raw)
 }
 
@@ -842,6 +861,7 @@ pub(super) fn describe(map: &Map, edit: &Edit) -> String {
             None => "Remove level".to_owned(),
         },
         Edit::ReplaceMap { name, .. } => name.clone(),
+        Edit::SetPathSets(_) => "Edit path attribute sets".to_owned(),
         Edit::SetMeta(new) => {
             let old = &map.meta;
             let changed = [

@@ -5,7 +5,8 @@
 use glam::DVec3;
 
 use super::noise::Rng;
-use super::{Palette, Site};
+use super::palette::Palette;
+use super::site::Site;
 use crate::map::coords::{ChunkCoord, GRID_MAX_XZ, GRID_MAX_Y, LATTICE_PER_UNIT};
 use crate::map::library::Light;
 use crate::map::octree::Cube;

@@ -15,12 +15,15 @@ pub mod inspector;
 pub mod level;
 pub mod library;
 pub mod meta;
+pub mod options;
 pub mod outliner;
+pub mod path_attrs;
 
 use eframe::egui::{self, Ui};
 
 use crate::command::Command;
-use crate::state::{EditorState, Selection};
+use crate::selection::Selection;
+use crate::state::EditorState;
 use crate::watch::Thumbnails;
 
 pub use self::form::Sink;
@@ -138,7 +141,11 @@ impl Panels {
                     RightTab::Materials => self.library.ui(ui, &mut cx),
                     RightTab::Environments => self.environments.ui(ui, &mut cx),
                     RightTab::Level => level::ui(ui, &mut cx),
-                    RightTab::Map => self.meta.ui(ui, &mut cx),
+                    RightTab::Map => {
+                        self.meta.ui(ui, &mut cx);
+                        ui.separator();
+                        path_attrs::ui(ui, &mut cx);
+                    }
                     RightTab::Inspector => match state.selection {
                         Selection::Light { level, id } => inspector::light(ui, &mut cx, level, id),
                         Selection::Entity { level, id } => self.entity.ui(ui, &mut cx, level, id),

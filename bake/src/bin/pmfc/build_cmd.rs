@@ -32,7 +32,7 @@ pub enum Sample {
     Demo,
     /// Procedural terrain (see `--size`).
     Terrain,
-    /// One empty level.
+    /// One empty level and the starter library (what the editor's File → New makes).
     Empty,
 }
 
@@ -63,7 +63,7 @@ pub struct BuildArgs {
     /// Header creation time (Unix seconds); default now. Fix it for reproducible builds.
     #[arg(long)]
     timestamp: Option<u64>,
-    /// Treat missing resources as errors.
+    /// Treat missing or unusable (empty, unreadable, undecodable) resources as errors.
     #[arg(long)]
     strict: bool,
     /// No progress line.
@@ -132,7 +132,9 @@ pub fn new(a: NewArgs) -> Result<(), Failure> {
             let [x, y, z] = parse_size(&a.size).map_err(|e| fail(&a.project, e))?;
             sample::terrain(x, y, z, a.seed)
         }
-        Sample::Empty => Map::new(a.project.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()),
+        Sample::Empty => {
+            sample::empty(a.project.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default())
+        }
     };
     let mut p = Project::create(&a.project).map_err(|e| Failure(e.to_string()))?;
     let r = p.save(&map).map_err(|e| Failure(e.to_string()))?;
@@ -216,12 +218,13 @@ fn write_map(project: &Path, out: &Path, mut file: pmf::File, strict: bool) -> R
     for w in &report.warnings {
         eprintln!("warning: {w}");
     }
-    if !report.missing.is_empty() {
-        let list = report.missing.join(", ");
+    let problems = report.problems();
+    if !problems.is_empty() {
+        let list = problems.join(", ");
         if strict {
-            return Err(fail(project, format!("missing resources (--strict): {list}")));
+            return Err(fail(project, format!("missing or unusable resources (--strict): {list}")));
         }
-        eprintln!("warning: {} missing resources (not embedded): {list}", report.missing.len());
+        eprintln!("warning: {} missing or unusable resources (not embedded): {list}", problems.len());
     }
     let bytes = pmf::write(&file).map_err(|e| fail(out, e))?;
     write_file(out, &bytes)?;
@@ -234,6 +237,10 @@ pub fn build(a: BuildArgs) -> Result<(), Failure> {
     let settings = CompileSettings { timestamp: a.timestamp.unwrap_or_else(now), ..CompileSettings::default() };
     let mut engine = engine(Arc::new(map), &settings, threads(a.threads));
     finish(&mut engine, a.quiet)?;
+    let skipped = engine.slots().values().filter_map(|s| s.full.as_ref()).filter(|b| b.stats.vis_skipped).count();
+    if skipped > 0 {
+        eprintln!("warning: {skipped} chunks see too many cubes to list: their air cells carry no visibility data");
+    }
     let file = engine.compile(None).map_err(|e| fail(&a.project, e))?;
     let (file, n) = write_map(&a.project, &a.out, file, a.strict)?;
     eprintln!("{}: {}", a.out.display(), summary(&file, n, start.elapsed().as_secs_f64()));

@@ -2,7 +2,7 @@
 
 use std::io::Read;
 
-use super::{
+use super::model::{
     Asset, Face, M3dError, MAX_VOXEL_CELLS, Material, Model, PropFormat, Property, PropertyValue, Rgba, SkippedChunk,
     Source, Types, VOXEL_CLEAR, VOXEL_UNSET, Vertex, VoxelBlock, VoxelItem, VoxelType, inflate_limit, magic_name,
     prop_format,
@@ -510,6 +510,10 @@ impl Parser<'_> {
                 r.offset() - 8,
                 "voxel data, but the header leaves the voxel dimension or voxel pixel type undefined",
             ));
+        }
+        // m3d.h refuses voxel data without a voxel type list before it (M3D_ERR_VOXT).
+        if self.m.voxel_types.is_empty() {
+            return Err(r.invalid_at(r.offset() - 8, "voxel data without a VOXT chunk (voxel types) before it"));
         }
         let name = self.string(r)?;
         let mut position = [0i32; 3];
