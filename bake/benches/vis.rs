@@ -110,13 +110,5 @@ fn air_cells(map: &Map, c: ChunkCoord, bake: &pmfedit_bake::BakeSettings) -> Vec
     let level = &map.levels[0];
     let empty = Octree::new(level.frame().chunk_lattice_log2());
     let layout = ChunkLayout::build(level.chunk(c).map_or(&empty, |ch| ch.octree()), bake);
-    let min = level.frame().chunk_min_lattice(c);
-    layout
-        .air_cells()
-        .iter()
-        .map(|&k| {
-            let a = layout.cubes()[k as usize].addr;
-            CubeAddr { min: a.min + min, size_log2: a.size_log2 }
-        })
-        .collect()
+    layout.air_cell_addrs(level.frame().chunk_min_lattice(c))
 }

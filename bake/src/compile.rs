@@ -28,7 +28,6 @@ use crate::mesh::{FaceShape, LightmapRect};
 use crate::path::bake_chunk_paths;
 use crate::vis::{ChunkSet, LevelVis, VisCache, VisSettings, bake_chunk_vis_in};
 use pmfedit_core::map::ids::PathAttrs;
-use pmfedit_core::map::octree::CubeAddr;
 use pmfedit_core::map::path_sets::PathSets;
 
 /// Everything that decides the output besides the map.
@@ -433,14 +432,7 @@ fn add_air_data(
 ) -> Result<AirData, CompileError> {
     let level = &map.levels[level_index];
     let min = level.frame().chunk_min_lattice(chunk);
-    let cells: Vec<CubeAddr> = layout
-        .air_cells()
-        .iter()
-        .map(|&k| {
-            let a = layout.cubes()[k as usize].addr;
-            CubeAddr { min: a.min + min, size_log2: a.size_log2 }
-        })
-        .collect();
+    let cells = layout.air_cell_addrs(min);
     let air_err = |error| CompileError::Air { level: level_index, chunk, error };
     let mut air = AirData::default();
     if let Some(vs) = &settings.visibility {

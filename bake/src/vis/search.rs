@@ -246,7 +246,7 @@ pub(crate) fn search(
         let c = (node - grid.node_base[g]) as usize;
         s.process(node, g, c, Some(Face::ALL[usize::from(f)]), &mut result);
     }
-    let mut visible: Vec<usize> = Vec::new();
+    let mut visible: Vec<usize> = std::mem::take(&mut result.visible);
     for &(node, st) in &s.scratch.states {
         if st.present != 0 {
             let g = grid.node_base.partition_point(|&b| b <= node) - 1;
@@ -259,6 +259,7 @@ pub(crate) fn search(
         s.scratch.state_of[node as usize] = u32::MAX;
     }
     s.scratch.states.clear();
+    visible.retain(|&g| g != g0);
     visible.sort_unstable();
     visible.dedup();
     result.visible = visible;
@@ -386,13 +387,24 @@ impl Searcher<'_> {
             let Some(g2) = grid.index(next) else { continue };
             let back = fo.opposite();
             let base = grid.node_base[g2];
+            // Squares the lines can cross that no component of the neighbour owns are the faces
+            // of its opaque voxels on the shared face: seen from here, so the neighbour is
+            // visible even where no line enters it.
+            let mut open = [0u16; 16];
             for (c2, comp2) in grid.chunks[g2].comps.iter().enumerate() {
                 if comp2.faces & (1 << back.index()) == 0 {
                     continue;
                 }
-                if let Some(w2) = bounds(&and(&own, &comp2.masks[back.index()])) {
+                let m = &comp2.masks[back.index()];
+                for (o, r) in open.iter_mut().zip(m) {
+                    *o |= r;
+                }
+                if let Some(w2) = bounds(&and(&own, m)) {
                     self.push(base + c2 as u32, back, w2, before);
                 }
+            }
+            if grid.chunks[g2].solid && own.iter().zip(&open).any(|(o, m)| o & !m != 0) {
+                result.visible.push(g2);
             }
         }
     }

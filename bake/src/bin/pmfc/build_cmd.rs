@@ -458,15 +458,7 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
                 .unwrap_or(&pmfedit_core::map::octree::Octree::new(map.levels[0].frame().chunk_lattice_log2())),
             &settings.bake,
         );
-        let min = map.levels[0].frame().chunk_min_lattice(c);
-        let cells: Vec<CubeAddr> = layout
-            .air_cells()
-            .iter()
-            .map(|&k| {
-                let a = layout.cubes()[k as usize].addr;
-                CubeAddr { min: a.min + min, size_log2: a.size_log2 }
-            })
-            .collect();
+        let cells = layout.air_cell_addrs(map.levels[0].frame().chunk_min_lattice(c));
         pmfedit_bake::vis::bake_chunk_vis_in(&lv, &map.levels[0], c, &cells).map_err(|e| Failure(e.to_string()))?;
     }
     let vis_s = t.elapsed().as_secs_f64();
