@@ -34,6 +34,8 @@ pub enum Sample {
     Terrain,
     /// One empty level and the starter library (what the editor's File → New makes).
     Empty,
+    /// A building of rooms, corridors, doors and four storeys (16 × 2 × 16 chunks, `--seed`).
+    Indoor,
 }
 
 #[derive(Debug, Args)]
@@ -45,7 +47,7 @@ pub struct NewArgs {
     /// Terrain size in chunks: X,Y,Z.
     #[arg(long, default_value = "8,2,8")]
     size: String,
-    /// Terrain seed.
+    /// Seed of the terrain and indoor samples.
     #[arg(long, default_value_t = 1)]
     seed: u64,
 }
@@ -132,6 +134,7 @@ pub fn new(a: NewArgs) -> Result<(), Failure> {
             let [x, y, z] = parse_size(&a.size).map_err(|e| fail(&a.project, e))?;
             sample::terrain(x, y, z, a.seed)
         }
+        Sample::Indoor => sample::indoor(a.seed),
         Sample::Empty => {
             sample::empty(a.project.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default())
         }
@@ -371,6 +374,9 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
     let mut dirty_counts = Vec::new();
     // The engine's wall time from an edit to every dirty chunk's final bake, on `threads` workers.
     let mut final_ms = Vec::new();
+    // Chunks the engine re-baked per edit: the static spread plus the readers of a changed
+    // visibility summary (far chunks whose searches crossed the edited chunk).
+    let mut engine_chunks = Vec::new();
     // The editor's first stage: mesh + lightmaps of the dirty chunks (and of the edited chunk).
     let preview = settings.preview();
     let (mut preview_ms, mut preview_edited_ms) = (Vec::new(), Vec::new());
@@ -422,7 +428,7 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
         other_ms.push(ms(st.other));
         dirty_counts.push(dirty.len() as f64);
         let t = Instant::now();
-        engine.edited(Arc::new(map.clone()), &changes);
+        engine_chunks.push(engine.edited(Arc::new(map.clone()), &changes) as f64);
         finish(&mut engine, true)?;
         final_ms.push(ms(t.elapsed()));
     }
@@ -486,6 +492,7 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
         "edit_dirty_chunks_median": percentile(&mut dirty_counts, 0.5),
         // The rebuild engine on `threads` workers: edit → every dirty chunk's final bake, wall.
         "edit_final_ms": { "median": percentile(&mut final_ms.clone(), 0.5), "p95": percentile(&mut final_ms, 0.95) },
+        "edit_engine_chunks_median": percentile(&mut engine_chunks, 0.5),
         // Wall time of the full bake (all threads) over the median single-thread edit re-bake.
         "full_over_incremental": full_bake_s * 1e3 / median.max(1e-9),
         "mesh_us_per_chunk": mesh_s * 1e6 / sample_chunks.len().max(1) as f64,
