@@ -536,7 +536,8 @@ fn resolve_chunk_refs(chunk: &mut pmf::Chunk, grid: &Grid) {
     }
     // Lists shared by many air cubes are mapped once: keyed by their address, the original kept
     // alive beside its mapping so that the address stays its own.
-    let mut mapped: BTreeMap<usize, (Arc<[pmf::VisibleChunk]>, Arc<[pmf::VisibleChunk]>)> = BTreeMap::new();
+    type Shared = Arc<[pmf::VisibleChunk]>;
+    let mut mapped: BTreeMap<usize, (Shared, Shared)> = BTreeMap::new();
     for cube in &mut chunk.common.cubes {
         if let Some(v) = &mut cube.visibility {
             let key = v.chunks.as_ptr() as usize;

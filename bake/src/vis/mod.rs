@@ -39,7 +39,9 @@
 //! Windows only grow (a state reached again with a larger window or box is processed again), so
 //! the search ends at the least fixed point, whatever the order: every chunk a generic line from
 //! `S` enters is reached, with the line's crossing points inside the windows. The chunks reached
-//! that hold geometry are listed whole (`0` = all cubes, V1).
+//! that hold geometry are listed whole (`0` = all cubes, V1). So is a neighbour with opaque voxels
+//! on face squares a window may cross: their faces lie on the shared chunk face, in sight, though
+//! no line enters the neighbour there.
 //!
 //! # The cell's own chunk
 //! A segment between two points of one chunk stays in the chunk (it is convex), hence in one

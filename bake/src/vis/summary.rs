@@ -172,14 +172,13 @@ impl ChunkVoxels {
         let mut labels = vec![OPAQUE; n * n * n];
         let mut label_of_root = vec![u16::MAX; runs.len()];
         let mut components = 0usize;
-        for i in 0..runs.len() {
+        for (i, &(r, x0, x1)) in runs.iter().enumerate() {
             let root = find(&mut parent, i as u32) as usize;
             if label_of_root[root] == u16::MAX {
                 label_of_root[root] = components as u16;
                 components += 1;
             }
             let l = label_of_root[root];
-            let (r, x0, x1) = runs[i];
             let base = usize::from(r) << nl;
             labels[base + usize::from(x0)..=base + usize::from(x1)].fill(l);
         }
