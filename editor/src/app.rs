@@ -798,6 +798,11 @@ impl App {
                 }
                 Some(false) => {
                     self.recovery = None;
+                    // Discarding writes to the project: hand over our own lock on it first (as
+                    // reopening does, `EditorState::claim`); the open below takes it again.
+                    if self.state.project.as_ref().is_some_and(|p| p.dir() == dir.as_path()) {
+                        self.state.project = None;
+                    }
                     if let Err(e) = Project::discard_recovery(&dir) {
                         self.state.say(format!("Could not discard the recovery snapshot: {e}"));
                     }

@@ -209,7 +209,7 @@ pub enum CheckError {
     #[error("{}", problems_text("library", .0))]
     Library(Vec<Problem>),
     /// The path attribute sets are invalid.
-    #[error("path attribute sets: {0}")]
+    #[error(transparent)]
     PathSets(#[from] crate::map::path_sets::PathSetError),
     /// The library or the levels' objects break a format limit.
     #[error(transparent)]
