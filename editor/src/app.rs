@@ -242,6 +242,7 @@ impl App {
             Action::Redo => self.commands.push(Command::Redo),
             Action::Delete => self.delete_selection(),
             Action::Frame => self.viewport.frame_selection(&self.state),
+            Action::PaintSelection => self.commands.extend(tools::paint::paint_selection(&self.state)),
             Action::Cancel => {
                 let id = self.state.tool;
                 let tool = self.tools.iter_mut().find(|t| t.info().id == id).map(|t| t.as_mut() as &mut dyn Tool);

@@ -184,6 +184,9 @@ impl EditorState {
                 // The stroke's id is the history's business.
                 self.history.begin_stroke();
             }
+            Command::BeginNamedStroke(name) => {
+                self.history.begin_named_stroke(name);
+            }
             Command::EndStroke => self.history.end_stroke(),
             Command::Undo => changes = self.step_history(History::undo),
             Command::Redo => changes = self.step_history(History::redo),

@@ -33,6 +33,8 @@ pub enum Action {
     Delete,
     /// Point the camera at the selection.
     Frame,
+    /// Paint every face of the selected box with the current material.
+    PaintSelection,
     /// Esc: cancel the drag in progress.
     Cancel,
     CubeSmaller,
@@ -272,6 +274,13 @@ pub const COMMANDS: &[Entry] = &[
         "Point the camera at the selection (nothing selected: at the point under the pointer)",
     )
     .key(Modifiers::NONE, Key::F)
+    .menu(Menu::Edit),
+    Entry::new(
+        Action::PaintSelection,
+        "Paint selection",
+        "Paint every face of the selected box of cubes with the current material (one undo step)",
+    )
+    .key(Modifiers::NONE, Key::P)
     .menu(Menu::Edit),
     Entry::new(Action::Cancel, "Cancel drag", "Drop the box being dragged, or put a dragged gizmo back (no undo step)")
         .key(Modifiers::NONE, Key::Escape),

@@ -1030,3 +1030,157 @@ fn a_screenshot_launch_with_a_visibility_point_starts_in_the_visibility_view_of_
     assert!((0..3).all(|a| air.min[a] <= point[a] && point[a] < air.max[a]), "{air:?} does not hold {point:?}");
     assert!(app.viewport.vis_status().starts_with(&format!("air cube {} in chunk (", air.index)));
 }
+
+// Painting: one current material, fill, the selected box, strokes without gaps (issue 16).
+
+/// The id of a library material that is not `not`.
+fn other_material(
+    h: &Harness<'_, App>,
+    not: pmfedit_core::map::ids::MaterialId,
+) -> (pmfedit_core::map::ids::MaterialId, &'static str) {
+    let lib = &h.state().state.map.library;
+    ["sand", "wood", "stone"]
+        .into_iter()
+        .map(|n| (lib.materials().id_of(n).unwrap(), n))
+        .find(|(id, _)| *id != not)
+        .unwrap()
+}
+
+/// Clicking a material in the library makes it the one the tools paint with, and its form
+/// shows; a newly added material becomes the painting one.
+#[test]
+fn the_library_selection_is_the_painting_material_and_a_new_material_paints() {
+    let mut h = harness();
+    h.get_by_label("Materials").click();
+    frames(&mut h);
+    let (sand, _) = other_material(&h, h.state().state.material);
+    h.get_by_label("sand").click();
+    frames(&mut h);
+    assert_eq!(h.state().state.material, sand, "the clicked material paints");
+    assert!(h.query_by_label("(painting)").is_none(), "no second notion of a current material");
+    h.get_by_label("Add material").click();
+    frames(&mut h);
+    let lib = &h.state().state.map.library;
+    let (new, _) = lib.materials().by_name("material").expect("the new material");
+    assert_eq!(h.state().state.material, new, "the new material is the painting one");
+    // The eyedropper's pick shows in the library: the form is the painting material's.
+    h.state_mut().state.material = sand;
+    frames(&mut h);
+    assert_eq!(h.get_by_label("Name").value().as_deref(), Some("sand"), "the form is the painting material's");
+}
+
+/// Ctrl+click with the Paint tool fills the connected faces of the same material on that plane:
+/// one undo step named for it.
+#[test]
+fn ctrl_click_fills_connected_faces_of_one_material_as_one_step() {
+    let mut h = harness();
+    h.get_by_label("3 Paint").click();
+    frames(&mut h);
+    let (centre, pick) = pick_at_viewport_centre(&mut h);
+    let old = material_under(&h, &pick).expect("a solid face");
+    let (target, name) = other_material(&h, old);
+    h.state_mut().state.material = target;
+    let button = |pressed| egui::Event::PointerButton {
+        pos: centre,
+        button: egui::PointerButton::Primary,
+        pressed,
+        modifiers: egui::Modifiers::COMMAND,
+    };
+    h.event(egui::Event::ModifiersChanged(egui::Modifiers::COMMAND));
+    h.event(button(true));
+    frames(&mut h);
+    h.event(button(false));
+    h.event(egui::Event::ModifiersChanged(egui::Modifiers::NONE));
+    frames(&mut h);
+    let s = &h.state().state;
+    assert_eq!(s.history.len(), 1, "one undo step");
+    let step = s.history.undo_name().unwrap().to_owned();
+    assert!(step.starts_with("Fill ") && step.ends_with(&format!("faces with {name}")), "{step}");
+    let n: usize = step["Fill ".len()..].split(' ').next().unwrap().parse().unwrap();
+    assert!(n > 4, "a wall is more than a few faces: {step}");
+    assert_eq!(material_under(&h, &pick), Some(target));
+    // A neighbour on the same plane got it too.
+    let e = 1 << s.cube_log2;
+    let a = pick.face.axis();
+    let level = &s.map.levels[pick.level];
+    let painted = (0..3).filter(|&ax| ax != a).any(|ax| {
+        let mut p = pick.inside(s.cube_log2).min;
+        p[ax] += e;
+        level.get(p).is_ok_and(|(c, _)| c.face_material(pick.face) == Some(target))
+    });
+    assert!(painted, "no neighbouring face was filled");
+}
+
+/// P paints every face of the selected box with the current material: one named step.
+#[test]
+fn p_paints_the_selected_box() {
+    use pmfedit::selection::Selection;
+    let mut h = harness();
+    let (_, pick) = pick_at_viewport_centre(&mut h);
+    let old = material_under(&h, &pick).unwrap();
+    let (target, name) = other_material(&h, old);
+    let addr = pick.inside(h.state().state.cube_log2);
+    h.state_mut().state.material = target;
+    h.state_mut().state.selection = Selection::Cube { level: pick.level, addr };
+    h.key_press(egui::Key::P);
+    frames(&mut h);
+    let s = &h.state().state;
+    assert_eq!(s.history.undo_name(), Some(format!("Paint selection with {name}").as_str()));
+    assert_eq!(material_under(&h, &pick), Some(target));
+}
+
+/// A fast stroke (the pointer jumps far between two frames) paints every cell it crossed.
+#[test]
+fn a_fast_paint_stroke_leaves_no_gaps() {
+    let mut h = harness();
+    h.get_by_label("3 Paint").click();
+    frames(&mut h);
+    let (centre, pick) = pick_at_viewport_centre(&mut h);
+    let old = material_under(&h, &pick).unwrap();
+    let (target, _) = other_material(&h, old);
+    h.state_mut().state.material = target;
+    // The points a quarter, half and three quarters along the stroke, before it.
+    let end = centre + egui::vec2(160.0, 0.0);
+    let mids: Vec<(egui::Pos2, tools::Pick)> = [0.25f32, 0.5, 0.75]
+        .into_iter()
+        .map(|t| {
+            let p = centre + (end - centre) * t;
+            h.hover_at(p);
+            frames(&mut h);
+            (p, *h.state().viewport.hovered().expect("a face along the stroke"))
+        })
+        .collect();
+    for (_, p) in &mids {
+        assert_ne!(material_under(&h, p), Some(target));
+    }
+    h.drag_at(centre);
+    h.run_steps(1);
+    h.hover_at(end);
+    h.run_steps(1);
+    h.drop_at(end);
+    frames(&mut h);
+    assert_eq!(h.state().state.history.len(), 1, "a stroke is one step");
+    for (at, p) in &mids {
+        assert_eq!(material_under(&h, p), Some(target), "the cell under {at:?} was skipped");
+    }
+}
+
+/// A paste is one undo step named for what the user did ("Paste 1 cube"), not after its first
+/// edit ("Fill box … (10 steps)").
+#[test]
+fn a_paste_step_is_named_paste() {
+    use pmfedit::selection::Selection;
+    let mut h = harness();
+    h.get_by_label("5 Select").click();
+    frames(&mut h);
+    let (_, pick) = pick_at_viewport_centre(&mut h);
+    let addr = pick.inside(h.state().state.cube_log2);
+    h.state_mut().state.selection = Selection::Cube { level: pick.level, addr };
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::C);
+    frames(&mut h);
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::V);
+    frames(&mut h);
+    let s = &h.state().state;
+    assert_eq!(s.history.len(), 1);
+    assert_eq!(s.history.undo_name(), Some("Paste 1 cube"));
+}

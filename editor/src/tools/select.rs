@@ -13,7 +13,7 @@ use pmfedit_core::map::coords::LatticeBox;
 
 use super::box_tool::{BoxDrag, Wheel};
 use super::clipboard::Clipboard;
-use super::{Look, Mark, Pick, Pointer, Preview, Tool, ToolInfo, ToolKey, cube_edit, stroke};
+use super::{Look, Mark, Pick, Pointer, Preview, Tool, ToolInfo, ToolKey, cube_edit, cubes_text, named_stroke, stroke};
 use crate::command::{Command, ToolId};
 use crate::state::{EditorState, Selection};
 
@@ -89,7 +89,10 @@ pub fn delete(state: &EditorState) -> Vec<Command> {
 
 /// Ctrl+X: the clipboard and the edit clearing the selection.
 pub fn cut(state: &EditorState) -> Option<(Clipboard, Vec<Command>)> {
-    Some((copy(state)?, delete(state)))
+    let (level, region) = selected_box(state)?;
+    let clip = copy(state)?;
+    let name = format!("Cut {}", cubes_text(clip.pieces.len()));
+    Some((clip, named_stroke(name, vec![cube_edit(level, CubeOp::ClearBox { region })])))
 }
 
 /// Where Ctrl+V puts the clipboard for the pointer over `pick`: on the face, extending outward.
@@ -106,11 +109,13 @@ pub fn paste_origin(state: &EditorState, clip: &Clipboard, pick: &Pick) -> IVec3
 /// Ctrl+V: one undo step, and the pasted box becomes the selection.
 pub fn paste(state: &EditorState, clip: &Clipboard, pick: &Pick) -> Vec<Command> {
     let dest = paste_origin(state, clip, pick);
-    paste_at(pick.level, clip, dest)
+    paste_at(pick.level, clip, dest, "Paste")
 }
 
-fn paste_at(level: usize, clip: &Clipboard, dest: IVec3) -> Vec<Command> {
-    let mut out = stroke(clip.paste(level, dest));
+/// The paste of `clip` at `dest` as one step named `verb` and the number of pieces.
+fn paste_at(level: usize, clip: &Clipboard, dest: IVec3, verb: &str) -> Vec<Command> {
+    let name = format!("{verb} {}", cubes_text(clip.pieces.len()));
+    let mut out = named_stroke(name, clip.paste(level, dest));
     if !out.is_empty() {
         out.push(Command::Select(Selection::Cubes { level, min: dest, max: dest + clip.size }));
     }
@@ -122,7 +127,7 @@ fn paste_at(level: usize, clip: &Clipboard, dest: IVec3) -> Vec<Command> {
 pub fn duplicate(state: &EditorState, normal: IVec3) -> Vec<Command> {
     let (Some((level, region)), Some(clip)) = (selected_box(state), copy(state)) else { return Vec::new() };
     let dest = region.min + normal * clip.size;
-    paste_at(level, &clip, dest)
+    paste_at(level, &clip, dest, "Duplicate")
 }
 
 /// What the system clipboard gets for a copy: a note (egui-winit turns Ctrl+V into a paste
