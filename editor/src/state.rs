@@ -188,8 +188,18 @@ impl EditorState {
                 self.history.begin_named_stroke(name);
             }
             Command::EndStroke => self.history.end_stroke(),
-            Command::Undo => changes = self.step_history(History::undo),
-            Command::Redo => changes = self.step_history(History::redo),
+            // The status line says what was undone (an "Imported …" message must not outlive
+            // its import).
+            Command::Undo => {
+                let name = self.history.undo_name().map(str::to_owned);
+                changes = self.step_history(History::undo);
+                self.say_stepped("Undone", name, &changes);
+            }
+            Command::Redo => {
+                let name = self.history.redo_name().map(str::to_owned);
+                changes = self.step_history(History::redo);
+                self.say_stepped("Redone", name, &changes);
+            }
             Command::GoTo(head) => {
                 let from = self.history.head();
                 changes = self.history.go_to(&mut self.map, head);
@@ -219,6 +229,16 @@ impl EditorState {
         // A removed level may leave the active index past the end.
         self.level = self.level.min(self.map.levels.len().saturating_sub(1));
         Ok(changes)
+    }
+
+    /// "Undone: NAME" in the status line after a step that went through (a failed one says so
+    /// itself, see [`Self::changed`]).
+    fn say_stepped(&mut self, what: &str, name: Option<String>, changes: &ChangeSet) {
+        if let Some(name) = name
+            && changes.failures.is_empty()
+        {
+            self.say(format!("{what}: {name}"));
+        }
     }
 
     /// Undo or redo (`step`): what it changed; nothing at that end of the history.

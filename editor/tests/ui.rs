@@ -1184,3 +1184,111 @@ fn a_paste_step_is_named_paste() {
     assert_eq!(s.history.len(), 1);
     assert_eq!(s.history.undo_name(), Some("Paste 1 cube"));
 }
+
+// Form fields say when they clamp or refuse; an unchanged commit records nothing (issue 16).
+
+/// Selects the first named demo light through the outliner; its id.
+fn select_a_light(h: &mut Harness<'_, App>) -> pmfedit_core::map::library::LightId {
+    let (id, name) = {
+        let lights = h.state().state.map.levels[0].objects.lights();
+        let (id, l) = lights.iter().find(|(_, l)| !l.name.is_empty()).expect("demo has named lights");
+        (id, l.name.clone())
+    };
+    h.get_by_label(&name).click();
+    frames(h);
+    id
+}
+
+/// The selected demo light.
+fn light(h: &Harness<'_, App>, id: pmfedit_core::map::library::LightId) -> pmfedit_core::map::library::Light {
+    h.state().state.map.levels[0].objects.lights().get(id).unwrap().clone()
+}
+
+/// Typed values out of range are clamped and say so beside the field; text that is not a number
+/// (or NaN) is refused and says so; the history records only real changes.
+#[test]
+fn number_fields_say_when_they_clamp_or_refuse_what_was_typed() {
+    let mut h = harness();
+    let id = select_a_light(&mut h);
+    let before = light(&h, id);
+    retype(&mut h, "Intensity", "-5");
+    assert_eq!(light(&h, id).intensity, 0.0);
+    h.get_by_label("-5 is below the minimum: set to 0");
+    retype(&mut h, "Range", "1e30");
+    assert_eq!(light(&h, id).range, 4096.0);
+    h.get_by_label("1e30 is above the maximum: set to 4096");
+    let steps = h.state().state.history.len();
+    retype(&mut h, "Range", "abc");
+    assert_eq!(light(&h, id).range, 4096.0);
+    h.get_by_label("“abc” is not a number: kept 4096");
+    retype(&mut h, "Position X", "NaN");
+    assert_eq!(light(&h, id).position.x, before.position.x);
+    h.get_by_label_contains("NaN is not a number: kept");
+    assert_eq!(h.state().state.history.len(), steps, "a refused value records nothing");
+    // A plain value clears the field's note.
+    retype(&mut h, "Range", "12");
+    assert_eq!(light(&h, id).range, 12.0);
+    assert!(h.query_by_label_contains("is not a number: kept 4096").is_none());
+}
+
+/// A slider's typed value is checked the same way: 999° in a 180° cone says it was set to 180.
+#[test]
+fn a_slider_says_when_it_clamps_a_typed_value() {
+    use pmfedit_core::edit::{Edit, ObjItem, ObjRef};
+    use pmfedit_core::map::library::LightShape;
+    let mut h = harness();
+    let id = select_a_light(&mut h);
+    let mut l = light(&h, id);
+    l.shape = LightShape::Spot { direction: glam::Vec3::NEG_Y, cone_radius: 30.0 };
+    let edit = Edit::ReplaceObject { level: 0, id: ObjRef::Light(id), item: ObjItem::Light(l) };
+    h.state_mut().commands.push(pmfedit::command::Command::Edit(edit));
+    frames(&mut h);
+    // The slider's number box (the slider beside it has the same name).
+    let role = egui::accesskit::Role::SpinButton;
+    h.get_by_role_and_label(role, "Cone radius").focus();
+    frames(&mut h);
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
+    h.get_by_role_and_label(role, "Cone radius").type_text("999");
+    frames(&mut h);
+    h.key_press(egui::Key::Enter);
+    frames(&mut h);
+    assert!(matches!(light(&h, id).shape, LightShape::Spot { cone_radius, .. } if cone_radius == 180.0));
+    h.get_by_label_contains("is above the maximum: set to 180");
+}
+
+/// Enter on a field whose value shows rounded keeps the exact value: no undo step, no re-bake.
+#[test]
+fn enter_on_an_unchanged_field_records_nothing() {
+    use pmfedit_core::edit::{Edit, ObjItem, ObjRef};
+    let mut h = harness();
+    let id = select_a_light(&mut h);
+    let mut l = light(&h, id);
+    l.intensity = 0.785_398_2;
+    let edit = Edit::ReplaceObject { level: 0, id: ObjRef::Light(id), item: ObjItem::Light(l) };
+    h.state_mut().commands.push(pmfedit::command::Command::Edit(edit));
+    frames(&mut h);
+    let steps = h.state().state.history.len();
+    let generation = h.state().state.generation();
+    h.get_by_label("Intensity").focus();
+    frames(&mut h);
+    h.key_press(egui::Key::Enter);
+    frames(&mut h);
+    assert_eq!(light(&h, id).intensity, 0.785_398_2, "the exact value is kept");
+    assert_eq!(h.state().state.history.len(), steps, "{:?}", h.state().state.history.undo_name());
+    assert_eq!(h.state().state.generation(), generation, "nothing re-bakes");
+}
+
+/// After undoing an import the status line no longer says "Imported …": it names what was undone.
+#[test]
+fn undoing_an_import_replaces_its_status_message() {
+    let mut h = harness();
+    import_m3d_through_the_menu(&mut h, VOXEL_M3D);
+    frames_until_the_import_is_done(&mut h);
+    assert!(status(&h).starts_with("Imported "), "{}", status(&h));
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::Z);
+    frames(&mut h);
+    assert_eq!(status(&h), "Undone: Import voxel.m3d");
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::Y);
+    frames(&mut h);
+    assert_eq!(status(&h), "Redone: Import voxel.m3d");
+}
