@@ -1292,3 +1292,44 @@ fn undoing_an_import_replaces_its_status_message() {
     frames(&mut h);
     assert_eq!(status(&h), "Redone: Import voxel.m3d");
 }
+
+// Layout (issue 16).
+
+/// The left panel's edge drags to resize it; the Bake tab does not widen it; dragged as wide as
+/// it goes it stops at its maximum, and the view keeps its whole view bar.
+#[test]
+fn the_left_panel_resizes_by_its_edge_within_bounds_that_keep_the_view_bar() {
+    let mut h = harness();
+    let view = |h: &Harness<'_, App>| h.state().viewport_rect.expect("the viewport was drawn");
+    let start = view(&h).left();
+    assert!((200.0..260.0).contains(&start), "default width {start}");
+    h.get_by_label("Bake").click();
+    frames(&mut h);
+    assert!((view(&h).left() - start).abs() < 1.0, "the Bake tab widened the panel to {}", view(&h).left());
+    // Drag the edge 80 points to the right.
+    let y = view(&h).center().y;
+    let edge = egui::pos2(start - 1.0, y);
+    h.drag_at(edge);
+    h.run_steps(2);
+    h.hover_at(edge + egui::vec2(80.0, 0.0));
+    h.run_steps(2);
+    h.drop_at(edge + egui::vec2(80.0, 0.0));
+    frames(&mut h);
+    let wider = view(&h).left();
+    assert!((wider - (start + 80.0)).abs() < 3.0, "dragged from {start} to {wider}");
+    // As far right as the pointer goes: the panel stops at its maximum.
+    let edge = egui::pos2(wider - 1.0, y);
+    h.drag_at(edge);
+    h.run_steps(2);
+    h.hover_at(egui::pos2(1300.0, y));
+    h.run_steps(2);
+    h.drop_at(egui::pos2(1300.0, y));
+    frames(&mut h);
+    let v = view(&h);
+    assert!(v.left() <= *pmfedit::panels::LEFT_WIDTH.end() + 1.0, "the panel grew to {}", v.left());
+    assert!(v.width() >= pmfedit::panels::VIEW_MIN_WIDTH - 1.0, "the view shrank to {}", v.width());
+    for control in ["Amb.", "Textures", "Objects", "Regions"] {
+        let r = h.get_by_label(control).rect();
+        assert!(v.contains(r.min) && r.max.x <= v.right(), "{control} at {r:?} is not inside the view {v:?}");
+    }
+}
