@@ -39,7 +39,9 @@ use pmfedit_core::project::{Project, RecoveryInfo, SaveReport};
 
 use crate::command::{Command, ToolId};
 use crate::dnd::{self, FileDrop, TexturePaint};
-use crate::files::{Dialogs, FileAction, FilePrompt, ImportFn, ImportJob, ImportRequest, PromptResult, RecentFiles};
+use crate::files::{
+    Dialogs, FileAction, FilePrompt, ImportFn, ImportJob, ImportPlacement, ImportRequest, PromptResult, RecentFiles,
+};
 use crate::launch::{Document, Launch};
 use crate::panels::Panels;
 use crate::selection::Selection;
@@ -125,7 +127,8 @@ pub struct App {
     active_tool: ToolId,
     /// What runs an import ([`crate::files::import`]; tests put in one that waits for them).
     pub importer: Arc<ImportFn>,
-    dialogs: Dialogs,
+    /// Native file dialogs (tests substitute [`Dialogs::with`]).
+    pub dialogs: Dialogs,
     allow_close: bool,
     close_now: bool,
     project_dir: Option<PathBuf>,
@@ -351,7 +354,11 @@ impl App {
             FileAction::Export => self.project_dir.as_ref().map(|d| d.join("map.pmf")),
             _ => self.project_dir.clone().or_else(|| self.recent.paths.first().cloned()),
         };
-        self.prompt = Some(FilePrompt::new(action, start.as_deref()));
+        // An import lands at the view's focus, on the grid of the current cube size.
+        let edge = f64::from(1u32 << self.state.cube_log2) / 8.0;
+        let at = (self.viewport.camera.pivot() / edge).round() * edge;
+        let placement = ImportPlacement { at, cube_log2: self.state.cube_log2 };
+        self.prompt = Some(FilePrompt::new(action, start.as_deref(), placement));
     }
 
     /// New / Open / Quit, from wherever they are asked for: asks first when there are unsaved
@@ -481,7 +488,13 @@ impl App {
         Ok(plan.message(&self.state, material))
     }
 
-    fn prompt_confirmed(&mut self, ctx: &egui::Context, action: FileAction, path: PathBuf) {
+    fn prompt_confirmed(
+        &mut self,
+        ctx: &egui::Context,
+        action: FileAction,
+        path: PathBuf,
+        placement: Option<ImportPlacement>,
+    ) {
         match action {
             FileAction::Open => self.request(Pending::Open(path)),
             FileAction::SaveAs => {
@@ -489,7 +502,8 @@ impl App {
             }
             FileAction::Export => self.commands.push(Command::Export(path)),
             FileAction::ImportM3d | FileAction::ImportVoxelPlay => {
-                let request = ImportRequest { action, path, level: self.state.level, cube_log2: self.state.cube_log2 };
+                let p = placement.unwrap_or(ImportPlacement { at: glam::DVec3::ZERO, cube_log2: self.state.cube_log2 });
+                let request = ImportRequest { action, path, level: self.state.level, cube_log2: p.cube_log2, at: p.at };
                 self.start_import(ctx, request);
             }
         }
@@ -725,8 +739,8 @@ impl App {
                 PromptResult::Pending => {}
                 PromptResult::Cancel => self.prompt = None,
                 PromptResult::Confirm(path) => {
-                    self.prompt = None;
-                    self.prompt_confirmed(ctx, action, path);
+                    let placement = self.prompt.take().and_then(|p| p.placement);
+                    self.prompt_confirmed(ctx, action, path, placement);
                 }
             }
         }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use eframe::egui;
 use egui_kittest::Harness;
-use egui_kittest::kittest::Queryable;
+use egui_kittest::kittest::{NodeT, Queryable};
 
 use pmfedit::app::App;
 use pmfedit::launch::{Document, Launch, Sample};
@@ -1332,4 +1332,57 @@ fn the_left_panel_resizes_by_its_edge_within_bounds_that_keep_the_view_bar() {
         let r = h.get_by_label(control).rect();
         assert!(v.contains(r.min) && r.max.x <= v.right(), "{control} at {r:?} is not inside the view {v:?}");
     }
+}
+
+// Dialogs (issue 16).
+
+/// Browse… on a desktop without a dialog service (the dialog answers "nothing" at once) says so
+/// and puts the keyboard in the typed path.
+#[test]
+fn browse_without_a_dialog_service_says_so_and_focuses_the_path() {
+    let mut h = harness();
+    h.state_mut().dialogs = pmfedit::files::Dialogs::with(Arc::new(|_, _| None));
+    file_menu(&mut h, "Open… Ctrl+O");
+    h.get_by_label("Browse…").click();
+    for _ in 0..100 {
+        frames(&mut h);
+        if h.query_by_label("No file dialog is available here: type the path").is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    h.get_by_label("No file dialog is available here: type the path");
+    frames(&mut h);
+    assert!(h.get_by_label("Path").is_focused(), "the typed path has the keyboard");
+}
+
+/// File → Import asks where the model goes (default: the view's focus) and its cube size, like
+/// `pmfc import --at --cube-size`.
+#[test]
+fn the_import_prompt_asks_for_position_and_cube_size() {
+    let mut h = harness();
+    let (open, _done) = gate_imports(&mut h);
+    h.get_by_label("File").click();
+    frames(&mut h);
+    h.get_by_label("Import").click();
+    frames(&mut h);
+    h.get_by_label("Model 3D (.m3d)…").click();
+    frames(&mut h);
+    let pivot = h.state().viewport.camera.pivot();
+    let x = h.get_by_label("Position X").accesskit_node().numeric_value().expect("a number field");
+    assert!((x - pivot.x).abs() <= 0.5, "position X {x}, view focus {pivot:?}");
+    retype(&mut h, "Position X", "40");
+    retype(&mut h, "Position Y", "8");
+    retype(&mut h, "Position Z", "-16");
+    h.get_by_label("Cube size").click();
+    frames(&mut h);
+    h.get_by_label("0.5 m").click();
+    frames(&mut h);
+    retype(&mut h, "Path", VOXEL_M3D);
+    let request = h.state().import.as_ref().expect("the import runs").request.clone();
+    assert_eq!(request.at, glam::DVec3::new(40.0, 8.0, -16.0));
+    assert_eq!(request.cube_log2, 2);
+    open.send(()).unwrap();
+    frames_until_the_import_is_done(&mut h);
+    assert_eq!(h.state().state.history.undo_name(), Some("Import voxel.m3d"));
 }

@@ -289,7 +289,7 @@ pub fn number<N: Numeric>(
     range: Option<RangeInclusive<N>>,
     speed: f64,
 ) -> Response {
-    let key = ui.id().with(name);
+    let key = ui.scope_id().with(name);
     let (r, note) = drag_value(ui, key, value, range, speed, "", "");
     let r = r.accessible_name(name);
     if let Some(n) = note {
@@ -331,7 +331,7 @@ fn num_in<N: Numeric>(
     suffix: &str,
 ) -> bool {
     let mut note = None;
-    let key = ui.id().with(text);
+    let key = ui.scope_id().with(text);
     let r = row(ui, text, |ui| {
         let (r, n) = drag_value(ui, key, value, range, speed, "", suffix);
         note = n;
@@ -354,7 +354,7 @@ pub fn slider<N: Numeric>(ui: &mut Ui, text: &str, value: &mut N, range: RangeIn
         )
     });
     let v = value.to_f64();
-    let key = ui.id().with(text);
+    let key = ui.scope_id().with(text);
     check.remember(ui, key, v);
     notes(ui, field_note(ui, key, v));
     r.changed()
@@ -374,7 +374,7 @@ pub fn floats<const N: usize>(ui: &mut Ui, text: &str, values: &mut [f32; N], sp
     label(ui, text);
     let mut changed = false;
     let mut said = Vec::new();
-    let key = ui.id().with(text);
+    let key = ui.scope_id().with(text);
     ui.horizontal(|ui| {
         for (i, v) in values.iter_mut().enumerate() {
             let axis = AXES.get(i).copied().unwrap_or("");
