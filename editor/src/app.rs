@@ -344,6 +344,11 @@ impl App {
         if let Some((level, id)) = self.state.selection.object() {
             self.commands.push(Command::Edit(Edit::RemoveObject { level, id }));
             self.commands.push(Command::Select(Selection::None));
+        } else if let Some((level, objects)) = self.state.selection.objects() {
+            let name = format!("Delete {}", tools::select::objects_text(objects.len()));
+            let edits = objects.into_iter().map(|id| Command::Edit(Edit::RemoveObject { level, id })).collect();
+            self.commands.extend(tools::named_stroke(name, edits));
+            self.commands.push(Command::Select(Selection::None));
         } else {
             self.commands.extend(tools::select::delete(&self.state));
         }

@@ -1386,3 +1386,75 @@ fn the_import_prompt_asks_for_position_and_cube_size() {
     frames_until_the_import_is_done(&mut h);
     assert_eq!(h.state().state.history.undo_name(), Some("Import voxel.m3d"));
 }
+
+// Several objects at a time (issue 16).
+
+/// The names of the first `n` named demo lights and their ids.
+fn demo_lights(h: &Harness<'_, App>, n: usize) -> Vec<(pmfedit_core::map::library::LightId, String)> {
+    let lights = h.state().state.map.levels[0].objects.lights();
+    let named: Vec<_> = lights.iter().filter(|(_, l)| !l.name.is_empty()).map(|(id, l)| (id, l.name.clone())).collect();
+    assert!(named.len() >= n, "the demo has {} named lights", named.len());
+    named.into_iter().take(n).collect()
+}
+
+/// Ctrl+click in the outliner selects several lights; Delete removes them as one undo step.
+#[test]
+fn ctrl_click_in_the_outliner_selects_several_objects_and_delete_removes_them_in_one_step() {
+    use pmfedit::selection::Selection;
+    use pmfedit_core::edit::ObjRef;
+    let mut h = harness();
+    let lights = demo_lights(&h, 2);
+    let before = h.state().state.map.levels[0].objects.lights().len();
+    h.get_by_label(&lights[0].1).click();
+    frames(&mut h);
+    h.get_by_label(&lights[1].1).click_modifiers(egui::Modifiers::COMMAND);
+    frames(&mut h);
+    let both = vec![ObjRef::Light(lights[0].0), ObjRef::Light(lights[1].0)];
+    assert_eq!(h.state().state.selection, Selection::Objects { level: 0, objects: both });
+    h.get_by_label_contains("2 objects selected");
+    // Shift+click takes one out again.
+    h.get_by_label(&lights[0].1).click_modifiers(egui::Modifiers::SHIFT);
+    frames(&mut h);
+    assert_eq!(h.state().state.selection, Selection::Light { level: 0, id: lights[1].0 });
+    h.get_by_label(&lights[0].1).click_modifiers(egui::Modifiers::SHIFT);
+    frames(&mut h);
+    h.key_press(egui::Key::Delete);
+    frames(&mut h);
+    let s = &h.state().state;
+    assert_eq!(s.map.levels[0].objects.lights().len(), before - 2);
+    assert_eq!((s.history.len(), s.history.undo_name()), (1, Some("Delete 2 objects")));
+}
+
+/// With the Select tool, Ctrl+D duplicates the selected objects and Ctrl+C, Ctrl+V pastes them
+/// onto the hovered face: one named undo step each.
+#[test]
+fn selected_objects_are_duplicated_copied_and_pasted_in_one_step_each() {
+    use pmfedit::selection::Selection;
+    use pmfedit_core::edit::ObjRef;
+    let mut h = harness();
+    let lights = demo_lights(&h, 2);
+    let count = |h: &Harness<'_, App>| h.state().state.map.levels[0].objects.lights().len();
+    let before = count(&h);
+    h.get_by_label("5 Select").click();
+    frames(&mut h);
+    let objects = lights.iter().map(|(id, _)| ObjRef::Light(*id)).collect();
+    h.state_mut().state.selection = Selection::Objects { level: 0, objects };
+    let (_, pick) = pick_at_viewport_centre(&mut h);
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::D);
+    frames(&mut h);
+    assert_eq!(count(&h), before + 2);
+    assert_eq!(h.state().state.history.undo_name(), Some("Duplicate 2 objects"));
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::C);
+    frames(&mut h);
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::V);
+    frames(&mut h);
+    let s = &h.state().state;
+    assert_eq!(count(&h), before + 4);
+    assert_eq!((s.history.len(), s.history.undo_name()), (2, Some("Paste 2 objects")));
+    // The pasted pair is centred just out of the hovered face.
+    let at = pmfedit::tools::object::drop_point(s, &pick).unwrap();
+    let newest: Vec<glam::Vec3> =
+        s.map.levels[0].objects.lights().iter().map(|(_, l)| l.position).collect::<Vec<_>>()[before + 2..].to_vec();
+    let centre = (newest[0] + newest[1]) / 2.0;
+    assert!(centre.distance(at) < 1e-3, "pasted around {centre:?}, face point {at:?}");
+}

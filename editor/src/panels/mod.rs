@@ -153,8 +153,18 @@ impl Panels {
                         Selection::Entity { level, id } => self.entity.ui(ui, &mut cx, level, id),
                         Selection::Region { level, id } => inspector::region(ui, &mut cx, level, id),
                         Selection::LoadRegion { level, id } => inspector::load_region(ui, &mut cx, level, id),
+                        Selection::Objects { ref objects, .. } => {
+                            ui.label(format!(
+                                "{} selected. Delete removes them; with the Select tool Ctrl+C, Ctrl+X, Ctrl+V and \
+                                 Ctrl+D copy, cut, paste and duplicate them (one undo step each).",
+                                crate::tools::select::objects_text(objects.len())
+                            ));
+                        }
                         _ => {
-                            ui.label("Select a light, entity or region in the outliner or the viewport.");
+                            ui.label(
+                                "Select a light, entity or region in the outliner or the viewport (Shift or Ctrl+click \
+                                 selects several).",
+                            );
                         }
                     },
                 });

@@ -1,5 +1,6 @@
 //! The outliner: lights, entities, environment regions and load regions of the active level.
-//! A click selects (`Command::Select`) and frames the camera on the object (`Command::Frame`).
+//! A click selects (`Command::Select`) and frames the camera on the object (`Command::Frame`);
+//! Shift or Ctrl+click adds the object to the selection or takes it out (no framing).
 //! "Add …" buttons push `AddObject` edits.
 
 use eframe::egui::{self, Ui};
@@ -17,8 +18,15 @@ use crate::selection::Selection;
 const FRAME_DISTANCE: f64 = 12.0;
 
 fn item(ui: &mut Ui, cx: &mut PanelCtx<'_>, sel: Selection, label: String, position: Option<Vec3>) {
-    let selected = cx.state.selection == sel;
-    if ui.selectable_label(selected, label).clicked() {
+    let Some((level, obj)) = sel.object() else { return };
+    let selected = cx.state.selection.contains(level, obj);
+    let r = ui.selectable_label(selected, label);
+    if r.clicked() {
+        let m = ui.input(|i| i.modifiers);
+        if m.shift || m.command {
+            cx.sink.push(Command::Select(cx.state.selection.toggled(level, obj)));
+            return;
+        }
         cx.sink.push(Command::Select(sel));
         if let Some(p) = position {
             cx.sink.push(Command::Frame { target: p.as_dvec3(), distance: FRAME_DISTANCE });

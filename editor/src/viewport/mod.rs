@@ -923,6 +923,14 @@ fn frame_target(state: &EditorState) -> Option<(DVec3, f64)> {
             let (_, obj) = state.selection.object()?;
             Some((obj.position(&state.map.levels.get(level)?.objects)?.as_dvec3(), OBJECT_DISTANCE))
         }
+        // Several objects: their centre, from far enough to see them all.
+        Selection::Objects { level, ref objects } => {
+            let level = &state.map.levels.get(level)?.objects;
+            let points: Vec<DVec3> = objects.iter().filter_map(|o| o.position(level)).map(|p| p.as_dvec3()).collect();
+            let centre = points.iter().sum::<DVec3>() / points.len().max(1) as f64;
+            let radius = points.iter().map(|p| p.distance(centre)).fold(0.0, f64::max);
+            (!points.is_empty()).then(|| (centre, (radius * 2.5).max(OBJECT_DISTANCE)))
+        }
         Selection::None => None,
     }
 }
