@@ -62,6 +62,9 @@ pub struct EditorState {
     pub level: usize,
     /// A camera request for the viewport (it takes it).
     pub camera_request: Option<(DVec3, f64)>,
+    /// The point under the view's centre (half a unit out of the face there), where Add light
+    /// and Add entity put the new object; the viewport sets it every frame.
+    pub view_point: Option<DVec3>,
     /// Where the camera starts on this document (a sample's designed view); `None`: the viewport
     /// frames the occupied chunks. Goes with the document (a new or opened one has none).
     pub start_view: Option<StartView>,
@@ -99,6 +102,7 @@ impl EditorState {
             cube_log2: 3,
             level: 0,
             camera_request: None,
+            view_point: None,
             start_view: None,
             status: None,
             pending_export: None,

@@ -1452,9 +1452,60 @@ fn selected_objects_are_duplicated_copied_and_pasted_in_one_step_each() {
     assert_eq!(count(&h), before + 4);
     assert_eq!((s.history.len(), s.history.undo_name()), (2, Some("Paste 2 objects")));
     // The pasted pair is centred just out of the hovered face.
-    let at = pmfedit::tools::object::drop_point(s, &pick).unwrap();
+    let at = tools::object::drop_point(s, &pick).unwrap();
     let newest: Vec<glam::Vec3> =
         s.map.levels[0].objects.lights().iter().map(|(_, l)| l.position).collect::<Vec<_>>()[before + 2..].to_vec();
     let centre = (newest[0] + newest[1]) / 2.0;
     assert!(centre.distance(at) < 1e-3, "pasted around {centre:?}, face point {at:?}");
+}
+
+// Working inside rooms (issue 16).
+
+/// Add light and Add entity put the new object at the point under the view's centre.
+#[test]
+fn add_light_and_add_entity_place_the_object_under_the_view_centre() {
+    let mut h = harness();
+    let (_, pick) = pick_at_viewport_centre(&mut h);
+    let at = tools::object::drop_point(&h.state().state, &pick).unwrap();
+    h.get_by_label("Add light").click();
+    frames(&mut h);
+    let objects = &h.state().state.map.levels[0].objects;
+    let (_, light) = objects.lights().iter().last().unwrap();
+    assert!(light.position.distance(at) < 0.05, "the light is at {:?}, the view centre at {at:?}", light.position);
+    h.get_by_label("Add entity").click();
+    frames(&mut h);
+    let objects = &h.state().state.map.levels[0].objects;
+    let (_, e) = objects.entities().iter().last().unwrap();
+    assert!(e.position().unwrap().distance(at) < 0.05, "the entity is at {:?}", e.position());
+}
+
+/// Selecting a light inside a closed room in the outliner frames it from inside the room: the
+/// camera backs off only up to the wall behind it.
+#[test]
+fn framing_an_object_inside_a_room_keeps_the_camera_in_the_room() {
+    use pmfedit_core::edit::{CubeOp, Edit, ObjItem};
+    use pmfedit_core::map::coords::LatticeBox;
+    use pmfedit_core::map::library::Light;
+    use pmfedit_core::map::octree::Cube;
+    let mut h = harness();
+    let frame = h.state().state.map.levels[0].frame();
+    let lattice = |x: f64, y: f64, z: f64| frame.lattice_from_world(glam::DVec3::new(x, y, z));
+    // A closed 6×6×6 room (walls one unit thick) high above the demo.
+    let outer = LatticeBox::new(lattice(-4.0, 40.0, -4.0), lattice(4.0, 48.0, 4.0));
+    let inner = LatticeBox::new(lattice(-3.0, 41.0, -3.0), lattice(3.0, 47.0, 3.0));
+    let stone = Cube::solid(Default::default(), Default::default(), Default::default());
+    let commands = [
+        Edit::Cubes { level: 0, op: CubeOp::FillBox { region: outer, cube: stone } },
+        Edit::Cubes { level: 0, op: CubeOp::ClearBox { region: inner } },
+        Edit::AddObject { level: 0, item: ObjItem::Light(Light::point("inside", glam::Vec3::new(0.0, 44.0, 0.0))) },
+    ];
+    h.state_mut().commands.extend(commands.map(pmfedit::command::Command::Edit));
+    frames(&mut h);
+    h.get_by_label("inside").click();
+    frames(&mut h);
+    let eye = h.state().viewport.camera.eye;
+    let inside = (-3.0..3.0).contains(&eye.x) && (41.0..47.0).contains(&eye.y) && (-3.0..3.0).contains(&eye.z);
+    assert!(inside, "the camera is at {eye:?}, outside the room");
+    let pivot = h.state().viewport.camera.pivot();
+    assert!(pivot.distance(glam::DVec3::new(0.0, 44.0, 0.0)) < 1e-6, "the light is framed: {pivot:?}");
 }

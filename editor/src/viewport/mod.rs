@@ -358,7 +358,7 @@ impl Viewport {
             self.reset_camera(state);
         }
         if let Some((target, distance)) = state.camera_request.take() {
-            self.camera.frame(target, distance);
+            self.camera.frame(target, room_distance(state, target, self.camera.forward(), distance));
         }
         self.update_sky(state);
         self.sync_uploads(state);
@@ -378,6 +378,7 @@ impl Viewport {
         self.gizmo_tooltip(&response);
         self.handle_pointer(ui, state, &response, tool.as_mut().map(|t| &mut **t as &mut dyn Tool), &mut out);
         self.handle_drops(ui, state, &response, &mut out);
+        state.view_point = Some(self.centre_point(state));
         state.set_camera(state.level, self.camera.eye);
 
         let preview = match self.dropping {
@@ -579,8 +580,24 @@ impl Viewport {
             Some((level.frame().world_from_lattice_f(p.point), 5.0))
         });
         if let Some((c, distance)) = target {
-            self.camera.frame(c, distance);
+            self.camera.frame(c, room_distance(state, c, self.camera.forward(), distance));
         }
+    }
+
+    /// The point under the centre of the view, half a unit out of the face there (where new
+    /// objects go); the orbit pivot when the centre shows sky.
+    pub fn centre_point(&self, state: &EditorState) -> DVec3 {
+        let (o, d) = self.camera.ray(0.0, 0.0, Self::aspect(self.rect));
+        state
+            .map
+            .levels
+            .get(state.level)
+            .and_then(|level| {
+                let hit = level.ray_cast_world(o, d, PICK_DISTANCE)?;
+                let p = level.frame().world_from_lattice_f(hit.point);
+                Some(p + hit.face.normal().as_dvec3() * 0.5)
+            })
+            .unwrap_or_else(|| self.camera.pivot())
     }
 
     /// Drag-and-drop onto the view ([`crate::dnd`]): files dropped are kept for the app
@@ -902,6 +919,17 @@ fn occupied_sphere(level: &Level) -> Option<(DVec3, f64)> {
     let f = level.frame();
     let (a, b) = (f.chunk_world_box(lo).0, f.chunk_world_box(hi).1);
     Some(((a + b) * 0.5, (b - a).length() * 0.5))
+}
+
+/// How far the camera backs off from `target` against `forward` when framing it: `distance`,
+/// or less when a solid cube is nearer, so an object inside a room is framed from inside that
+/// room, not from behind its wall.
+fn room_distance(state: &EditorState, target: DVec3, forward: DVec3, distance: f64) -> f64 {
+    let Some(level) = state.map.levels.get(state.level) else { return distance };
+    match level.ray_cast_world(target, -forward, distance) {
+        Some(hit) => (hit.world_distance() - 0.25).clamp(0.5, distance),
+        None => distance,
+    }
 }
 
 /// Where [`Viewport::frame_selection`] looks from how far: a light, entity or region from 12
