@@ -245,6 +245,7 @@ impl App {
             Action::Redo => self.commands.push(Command::Redo),
             Action::Delete => self.delete_selection(),
             Action::Frame => self.viewport.frame_selection(&self.state),
+            Action::Clip => self.toggle_clip(),
             Action::PaintSelection => self.commands.extend(tools::paint::paint_selection(&self.state)),
             Action::Cancel => {
                 let id = self.state.tool;
@@ -340,6 +341,22 @@ impl App {
 
     /// Delete: the selected light, entity or region, or the cubes of the selected box (one
     /// undo step).
+    /// C: the clip plane at the bottom of the hovered cube (the view's focus without one), or
+    /// off again.
+    fn toggle_clip(&mut self) {
+        if self.viewport.clip.take().is_some() {
+            self.state.say("Clip off: every cube shows");
+            return;
+        }
+        let level = self.state.map.levels.get(self.state.level);
+        let y = match (self.viewport.hovered(), level) {
+            (Some(p), Some(l)) => l.frame().world_from_lattice(p.addr.min).y,
+            _ => self.viewport.camera.pivot().y,
+        };
+        self.viewport.clip = Some(y);
+        self.state.say(format!("Clipped above {y} m (C: show everything)"));
+    }
+
     fn delete_selection(&mut self) {
         if let Some((level, id)) = self.state.selection.object() {
             self.commands.push(Command::Edit(Edit::RemoveObject { level, id }));
@@ -651,7 +668,7 @@ impl App {
             Action::Redo => (h.redo_name().map_or_else(|| e.label.to_owned(), |n| format!("Redo {n}")), h.can_redo()),
             Action::Delete => (
                 e.label.to_owned(),
-                self.state.selection.object().is_some() || tools::select::selected_box(&self.state).is_some(),
+                self.state.selection.objects().is_some() || tools::select::selected_box(&self.state).is_some(),
             ),
             Action::Frame => (e.label.to_owned(), self.state.selection != Selection::None),
             _ => (e.label.to_owned(), true),
@@ -681,6 +698,15 @@ impl App {
         ui.checkbox(&mut self.panels.show_right, "Right panel (library, settings, inspector)");
         ui.separator();
         ui.checkbox(&mut self.viewport.textured, "Textures");
+        ui.horizontal(|ui| {
+            let mut on = self.viewport.clip.is_some();
+            if ui.checkbox(&mut on, "Clip above").on_hover_text("Cubes above this height are not drawn (C)").changed() {
+                self.viewport.clip = on.then(|| self.viewport.camera.pivot().y.floor());
+            }
+            if let Some(y) = &mut self.viewport.clip {
+                ui.add(egui::DragValue::new(y).speed(0.125).suffix(" m")).on_hover_text("Clip height");
+            }
+        });
         ui.checkbox(&mut self.viewport.edges, "Face edges")
             .on_hover_text("Outline every face in the lit and fullbright views");
         ui.horizontal(|ui| {

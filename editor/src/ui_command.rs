@@ -35,6 +35,8 @@ pub enum Action {
     Frame,
     /// Paint every face of the selected box with the current material.
     PaintSelection,
+    /// Cut away everything above the hovered cube (again: show everything).
+    Clip,
     /// Esc: cancel the drag in progress.
     Cancel,
     CubeSmaller,
@@ -298,6 +300,13 @@ pub const COMMANDS: &[Entry] = &[
         Key::Num5,
         "What the air cube in front of the hovered face sees (compiled visibility data)",
     ),
+    Entry::new(
+        Action::Clip,
+        "Clip above",
+        "Cut away every cube above the bottom of the hovered one, to work inside rooms (again: show everything)",
+    )
+    .key(Modifiers::NONE, Key::C)
+    .menu(Menu::View),
     Entry::new(Action::StoreBookmark, "Store bookmark", "Store the camera in bookmark slot 1–9")
         .digits(Modifiers::COMMAND.plus(Modifiers::ALT)),
     Entry::new(Action::RecallBookmark, "Go to bookmark", "Jump to the camera bookmark in slot 1–9")

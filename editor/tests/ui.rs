@@ -1509,3 +1509,30 @@ fn framing_an_object_inside_a_room_keeps_the_camera_in_the_room() {
     let pivot = h.state().viewport.camera.pivot();
     assert!(pivot.distance(glam::DVec3::new(0.0, 44.0, 0.0)) < 1e-6, "the light is framed: {pivot:?}");
 }
+
+/// C clips the view at the bottom of the hovered cube: faces above it are neither drawn nor
+/// picked (the pointer reaches what is below); C again shows everything.
+#[test]
+fn the_clip_plane_cuts_away_what_is_above_the_hovered_cube() {
+    let mut h = harness();
+    let (centre, pick) = pick_at_viewport_centre(&mut h);
+    let frame = h.state().state.map.levels[0].frame();
+    let bottom = frame.world_from_lattice(pick.addr.min).y;
+    h.key_press(egui::Key::C);
+    frames(&mut h);
+    assert_eq!(h.state().viewport.clip, Some(bottom));
+    // The pointer now goes through the clipped cube to what lies below the plane, if anything.
+    h.hover_at(centre + egui::vec2(1.0, 0.0));
+    frames(&mut h);
+    if let Some(p) = h.state().viewport.hovered() {
+        let y = frame.world_from_lattice_f(p.point).y;
+        assert!(y <= bottom + 1e-6, "picked a face at {y}, above the clip at {bottom}");
+        assert_ne!(p.addr, pick.addr, "the clipped cube is still picked");
+    }
+    h.key_press(egui::Key::C);
+    frames(&mut h);
+    assert_eq!(h.state().viewport.clip, None);
+    h.hover_at(centre);
+    frames(&mut h);
+    assert_eq!(h.state().viewport.hovered(), Some(&pick), "the cube is back");
+}

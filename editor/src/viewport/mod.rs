@@ -63,7 +63,8 @@ use pmfedit_bake::deps::ChunkKey;
 use pmfedit_bake::rebuild::ChunkState;
 use pmfedit_core::edit::ObjRef;
 use pmfedit_core::map::Level;
-use pmfedit_core::map::coords::LatticeBox;
+use pmfedit_core::map::coords::{LatticeBox, MIN_CUBE_EDGE};
+use pmfedit_core::map::level::LevelHit;
 
 use crate::command::Command;
 use crate::dnd::{self, FileDrop, MaterialDrag};
@@ -98,6 +99,9 @@ pub struct Viewport {
     pub ambient: f32,
     /// Draw environment and load regions.
     pub show_regions: bool,
+    /// The clip plane's world height: cubes above it are not drawn and not picked, to work
+    /// inside rooms (`None`: no clip).
+    pub clip: Option<f64>,
     /// Draw light and entity markers.
     pub show_objects: bool,
     queue: VecDeque<ChunkKey>,
@@ -169,6 +173,7 @@ impl Viewport {
             exposure: 4.0,
             ambient: 0.3,
             show_regions: true,
+            clip: None,
             show_objects: true,
             queue: VecDeque::new(),
             queued: HashSet::new(),
@@ -470,7 +475,7 @@ impl Viewport {
         self.hover_object = None;
         let Some((o, d)) = ray else { return };
         let Some(level) = state.map.levels.get(state.level) else { return };
-        self.hover = level.ray_cast_world(o, d, PICK_DISTANCE).map(|h| Pick::from_hit(state.level, &h));
+        self.hover = ray_cast_clipped(level, o, d, self.clip).map(|h| Pick::from_hit(state.level, &h));
         if gizmos {
             let limit = self
                 .hover
@@ -733,6 +738,7 @@ impl Viewport {
             textured: self.textured,
             edges: self.edges,
             view_distance: self.view_distance,
+            clip: self.clip,
             exposure: self.exposure,
             ambient: self.ambient,
             materials: self.materials_fx.clone(),
@@ -919,6 +925,23 @@ fn occupied_sphere(level: &Level) -> Option<(DVec3, f64)> {
     let f = level.frame();
     let (a, b) = (f.chunk_world_box(lo).0, f.chunk_world_box(hi).1);
     Some(((a + b) * 0.5, (b - a).length() * 0.5))
+}
+
+/// The first face a world ray hits below the clip height `clip` (what the view shows): a ray
+/// from above starts where it crosses the clip plane; a hit above it is no hit.
+pub fn ray_cast_clipped(level: &Level, origin: DVec3, dir: DVec3, clip: Option<f64>) -> Option<LevelHit> {
+    let Some(y) = clip else { return level.ray_cast_world(origin, dir, PICK_DISTANCE) };
+    let mut o = origin;
+    if o.y > y {
+        if dir.y >= 0.0 {
+            return None;
+        }
+        o += dir * ((o.y - y) / -dir.y);
+    }
+    let travelled = (o - origin).length();
+    let hit = level.ray_cast_world(o, dir, PICK_DISTANCE - travelled)?;
+    let hit_y = level.frame().world_from_lattice_f(hit.point).y;
+    (hit_y <= y + 1e-6).then(|| LevelHit { distance: hit.distance + travelled / MIN_CUBE_EDGE, ..hit })
 }
 
 /// How far the camera backs off from `target` against `forward` when framing it: `distance`,

@@ -7,6 +7,8 @@ uniform int u_edges;
 uniform vec4 u_tint;
 uniform float u_exposure;
 uniform float u_ambient;
+// The clip plane: fragments higher than this (camera-relative Y) are cut away (interiors).
+uniform float u_clip;
 // Visibility view: VIS_HIDDEN, VIS_ALL, VIS_LOOKUP (per cube, u_vis_bits) or VIS_WAITING (for
 // the full bake).
 uniform int u_vis;
@@ -37,6 +39,9 @@ float visible() {
 vec3 to_linear(vec3 c) { return pow(c, vec3(2.2)); }
 vec3 to_srgb(vec3 c) { return pow(clamp(c, 0.0, 1.0), vec3(1.0 / 2.2)); }
 void main() {
+    if (v_rel.y > u_clip) {
+        discard;
+    }
     vec3 n = normalize(cross(dFdx(v_rel), dFdy(v_rel)));
     // three-d flips texture rows on upload (image convention: row 0 at the top, t = 1); the
     // atlas keeps row 0 at v = 0, so flip back here.
