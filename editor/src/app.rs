@@ -246,6 +246,8 @@ impl App {
             Action::Delete => self.delete_selection(),
             Action::Frame => self.viewport.frame_selection(&self.state),
             Action::Clip => self.toggle_clip(),
+            Action::Hide => self.toggle_filter(false),
+            Action::Isolate => self.toggle_filter(true),
             Action::PaintSelection => self.commands.extend(tools::paint::paint_selection(&self.state)),
             Action::Cancel => {
                 let id = self.state.tool;
@@ -355,6 +357,24 @@ impl App {
         };
         self.viewport.clip = Some(y);
         self.state.say(format!("Clipped above {y} m (C: show everything)"));
+    }
+
+    /// H / I: hides the selected box of cubes, or shows only it; either again shows everything.
+    fn toggle_filter(&mut self, isolate: bool) {
+        if self.viewport.filter.take().is_some() {
+            self.state.say("Showing everything");
+            return;
+        }
+        let Some((level, region)) = tools::select::selected_box(&self.state) else {
+            self.state.say("Select a box of cubes first (Select tool) to hide or isolate it");
+            return;
+        };
+        let Some(frame) = self.state.map.levels.get(level).map(|l| l.frame()) else { return };
+        let (min, max) = (frame.world_from_lattice(region.min), frame.world_from_lattice(region.max));
+        self.viewport.filter = Some(crate::viewport::ShowFilter { min, max, isolate });
+        let what = if isolate { "Showing only the selection" } else { "Selection hidden" };
+        let key = if isolate { "I" } else { "H" };
+        self.state.say(format!("{what} ({key}: show everything)"));
     }
 
     fn delete_selection(&mut self) {

@@ -37,6 +37,10 @@ pub enum Action {
     PaintSelection,
     /// Cut away everything above the hovered cube (again: show everything).
     Clip,
+    /// Hide the selected box of cubes (again: show everything).
+    Hide,
+    /// Show only the selected box of cubes (again: show everything).
+    Isolate,
     /// Esc: cancel the drag in progress.
     Cancel,
     CubeSmaller,
@@ -306,6 +310,20 @@ pub const COMMANDS: &[Entry] = &[
         "Cut away every cube above the bottom of the hovered one, to work inside rooms (again: show everything)",
     )
     .key(Modifiers::NONE, Key::C)
+    .menu(Menu::View),
+    Entry::new(
+        Action::Hide,
+        "Hide selection",
+        "Hide the selected box of cubes: not drawn, not picked (again: show everything)",
+    )
+    .key(Modifiers::NONE, Key::H)
+    .menu(Menu::View),
+    Entry::new(
+        Action::Isolate,
+        "Isolate selection",
+        "Show only the selected box of cubes: the rest is not drawn, not picked (again: show everything)",
+    )
+    .key(Modifiers::NONE, Key::I)
     .menu(Menu::View),
     Entry::new(Action::StoreBookmark, "Store bookmark", "Store the camera in bookmark slot 1–9")
         .digits(Modifiers::COMMAND.plus(Modifiers::ALT)),

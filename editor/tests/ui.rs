@@ -1536,3 +1536,43 @@ fn the_clip_plane_cuts_away_what_is_above_the_hovered_cube() {
     frames(&mut h);
     assert_eq!(h.state().viewport.hovered(), Some(&pick), "the cube is back");
 }
+
+/// H hides the selected box of cubes (the pointer reaches what is behind it), I shows only it;
+/// either again shows everything.
+#[test]
+fn hide_and_isolate_a_selected_box() {
+    use pmfedit::selection::Selection;
+    let mut h = harness();
+    let (centre, pick) = pick_at_viewport_centre(&mut h);
+    let addr = pick.inside(h.state().state.cube_log2);
+    h.state_mut().state.selection = Selection::Cube { level: pick.level, addr };
+    h.key_press(egui::Key::H);
+    frames(&mut h);
+    assert!(h.state().viewport.filter.is_some_and(|f| !f.isolate));
+    h.hover_at(centre + egui::vec2(1.0, 0.0));
+    h.hover_at(centre);
+    frames(&mut h);
+    let behind = h.state().viewport.hovered().copied();
+    assert!(
+        behind.is_none_or(|p| p.inside(h.state().state.cube_log2) != addr),
+        "the hidden cube is picked: {behind:?} {addr:?} {pick:?}"
+    );
+    h.key_press(egui::Key::H);
+    frames(&mut h);
+    assert!(h.state().viewport.filter.is_none());
+    // Isolated, the selected cube is what the pointer finds; a cube beside it is not.
+    h.key_press(egui::Key::I);
+    frames(&mut h);
+    assert!(h.state().viewport.filter.is_some_and(|f| f.isolate));
+    h.hover_at(centre + egui::vec2(1.0, 0.0));
+    h.hover_at(centre);
+    frames(&mut h);
+    assert_eq!(h.state().viewport.hovered().map(|p| p.inside(h.state().state.cube_log2)), Some(addr));
+    h.hover_at(centre + egui::vec2(200.0, 0.0));
+    frames(&mut h);
+    let beside = h.state().viewport.hovered().map(|p| p.inside(h.state().state.cube_log2));
+    assert!(beside.is_none_or(|a| a == addr), "a cube outside the isolated box is picked: {beside:?}");
+    h.key_press(egui::Key::I);
+    frames(&mut h);
+    assert!(h.state().viewport.filter.is_none());
+}

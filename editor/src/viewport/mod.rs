@@ -102,6 +102,8 @@ pub struct Viewport {
     /// The clip plane's world height: cubes above it are not drawn and not picked, to work
     /// inside rooms (`None`: no clip).
     pub clip: Option<f64>,
+    /// Hide or isolate a box of cubes (H, I): not drawn and not picked.
+    pub filter: Option<ShowFilter>,
     /// Draw light and entity markers.
     pub show_objects: bool,
     queue: VecDeque<ChunkKey>,
@@ -174,6 +176,7 @@ impl Viewport {
             ambient: 0.3,
             show_regions: true,
             clip: None,
+            filter: None,
             show_objects: true,
             queue: VecDeque::new(),
             queued: HashSet::new(),
@@ -475,7 +478,8 @@ impl Viewport {
         self.hover_object = None;
         let Some((o, d)) = ray else { return };
         let Some(level) = state.map.levels.get(state.level) else { return };
-        self.hover = ray_cast_clipped(level, o, d, self.clip).map(|h| Pick::from_hit(state.level, &h));
+        self.hover =
+            ray_cast_shown(level, o, d, self.clip, self.filter.as_ref()).map(|h| Pick::from_hit(state.level, &h));
         if gizmos {
             let limit = self
                 .hover
@@ -739,6 +743,7 @@ impl Viewport {
             edges: self.edges,
             view_distance: self.view_distance,
             clip: self.clip,
+            filter: self.filter,
             exposure: self.exposure,
             ambient: self.ambient,
             materials: self.materials_fx.clone(),
@@ -927,21 +932,88 @@ fn occupied_sphere(level: &Level) -> Option<(DVec3, f64)> {
     Some(((a + b) * 0.5, (b - a).length() * 0.5))
 }
 
-/// The first face a world ray hits below the clip height `clip` (what the view shows): a ray
-/// from above starts where it crosses the clip plane; a hit above it is no hit.
-pub fn ray_cast_clipped(level: &Level, origin: DVec3, dir: DVec3, clip: Option<f64>) -> Option<LevelHit> {
-    let Some(y) = clip else { return level.ray_cast_world(origin, dir, PICK_DISTANCE) };
+/// What part of the level the view shows besides the clip plane: only a box (isolate) or all
+/// but a box (hide), world coordinates (the selected box of cubes when it was set).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ShowFilter {
+    pub min: DVec3,
+    pub max: DVec3,
+    /// Only the box shows (else: everything but the box).
+    pub isolate: bool,
+}
+
+impl ShowFilter {
+    /// Whether the cube holding world point `p` shows.
+    pub fn shows(&self, p: DVec3) -> bool {
+        let inside = p.cmpgt(self.min).all() && p.cmplt(self.max).all();
+        inside == self.isolate
+    }
+}
+
+/// The first face a world ray hits that the view shows: below the clip height `clip` (a ray
+/// from above starts where it crosses the clip plane; a hit above it is no hit) and, with a
+/// `filter`, of a cube it shows (hidden cubes are passed through).
+pub fn ray_cast_shown(
+    level: &Level,
+    origin: DVec3,
+    dir: DVec3,
+    clip: Option<f64>,
+    filter: Option<&ShowFilter>,
+) -> Option<LevelHit> {
+    // A world point just past a hit, inside the cube hit.
+    const NUDGE: f64 = 0.01;
     let mut o = origin;
-    if o.y > y {
+    if let Some(y) = clip
+        && o.y > y
+    {
         if dir.y >= 0.0 {
             return None;
         }
         o += dir * ((o.y - y) / -dir.y);
     }
-    let travelled = (o - origin).length();
-    let hit = level.ray_cast_world(o, dir, PICK_DISTANCE - travelled)?;
-    let hit_y = level.frame().world_from_lattice_f(hit.point).y;
-    (hit_y <= y + 1e-6).then(|| LevelHit { distance: hit.distance + travelled / MIN_CUBE_EDGE, ..hit })
+    let frame = level.frame();
+    // Each pass skips the filter's box (a ray needs at most two).
+    for _ in 0..4 {
+        let travelled = (o - origin).length();
+        if travelled >= PICK_DISTANCE {
+            return None;
+        }
+        let hit = level.ray_cast_world(o, dir, PICK_DISTANCE - travelled)?;
+        let at = frame.world_from_lattice_f(hit.point);
+        if clip.is_some_and(|y| at.y > y + 1e-6) {
+            return None;
+        }
+        let inside = at + dir * NUDGE;
+        let Some(f) = filter.filter(|f| !f.shows(inside)) else {
+            return Some(LevelHit { distance: (at - origin).length() / MIN_CUBE_EDGE, ..hit });
+        };
+        // Go on from where the ray leaves the hidden box, or enters the isolated one.
+        let (t_in, t_out) = box_span(at, dir, f.min, f.max)?;
+        let t = if f.isolate { t_in } else { t_out };
+        if t < 0.0 {
+            return None;
+        }
+        o = at + dir * (t + NUDGE);
+    }
+    None
+}
+
+/// Where a ray (origin, unit direction) is inside the box `min..max`: the distances along it
+/// where it enters and leaves (the entry is negative from inside); `None` if it misses.
+fn box_span(o: DVec3, d: DVec3, min: DVec3, max: DVec3) -> Option<(f64, f64)> {
+    let (mut t_in, mut t_out) = (f64::NEG_INFINITY, f64::INFINITY);
+    for a in 0..3 {
+        if d[a].abs() < 1e-12 {
+            if o[a] < min[a] || o[a] > max[a] {
+                return None;
+            }
+            continue;
+        }
+        let (t0, t1) = ((min[a] - o[a]) / d[a], (max[a] - o[a]) / d[a]);
+        t_in = t_in.max(t0.min(t1));
+        t_out = t_out.min(t0.max(t1));
+    }
+    (t_in <= t_out && t_out >= 0.0).then_some((t_in, t_out))
 }
 
 /// How far the camera backs off from `target` against `forward` when framing it: `distance`,
