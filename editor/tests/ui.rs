@@ -1332,6 +1332,14 @@ fn the_left_panel_resizes_by_its_edge_within_bounds_that_keep_the_view_bar() {
         let r = h.get_by_label(control).rect();
         assert!(v.contains(r.min) && r.max.x <= v.right(), "{control} at {r:?} is not inside the view {v:?}");
     }
+    // A narrow window: the view bar wraps instead of losing its last controls.
+    h.set_size(egui::vec2(1000.0, 800.0));
+    frames(&mut h);
+    let v = view(&h);
+    for control in ["Amb.", "Textures", "Objects", "Regions"] {
+        let r = h.get_by_label(control).rect();
+        assert!(v.contains(r.min) && r.max.x <= v.right() + 0.5, "{control} at {r:?} is not inside the view {v:?}");
+    }
 }
 
 // Dialogs (issue 16).

@@ -837,9 +837,10 @@ impl Viewport {
     /// exposure, ambient, textures, objects and regions. Call after [`Viewport::ui`].
     pub fn view_bar(&mut self, ui: &mut egui::Ui, shortcut: impl Fn(Shading) -> String) {
         let rect = self.rect;
-        let bar = egui::Rect::from_min_size(rect.min + egui::vec2(6.0, 6.0), egui::vec2(rect.width() - 12.0, 24.0));
+        // Wraps onto a second row in a narrow view rather than losing its last controls.
+        let bar = egui::Rect::from_min_size(rect.min + egui::vec2(6.0, 6.0), egui::vec2(rect.width() - 12.0, 52.0));
         ui.scope_builder(egui::UiBuilder::new().max_rect(bar), |ui| {
-            ui.horizontal(|ui| {
+            ui.horizontal_wrapped(|ui| {
                 for s in Shading::ALL {
                     if ui.selectable_label(self.shading == s, s.label()).on_hover_text(shortcut(s)).clicked() {
                         self.shading = s;
