@@ -308,7 +308,7 @@ fn the_starter_library_and_the_asset_pack_match() {
             named.insert(t.clone());
         }
     }
-    let demo = crate::sample::demo();
+    let demo = demo();
     for (_, m) in demo.library.materials().iter().filter(|(_, m)| ["sky_day", "clouds"].contains(&m.name.as_str())) {
         assert!(assets.join(&m.texture).is_file(), "{}: {} is not in the asset pack", m.name, m.texture);
         named.insert(m.texture.clone());
