@@ -209,7 +209,7 @@ pub enum CheckError {
     #[error("{}", problems_text("library", .0))]
     Library(Vec<Problem>),
     /// The path attribute sets are invalid.
-    #[error("path_sets: {0}")]
+    #[error(transparent)]
     PathSets(#[from] PathSetError),
     /// A count or size over what the PMF format can hold.
     #[error(transparent)]
