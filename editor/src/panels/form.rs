@@ -486,8 +486,8 @@ mod tests {
     fn typed_numbers_are_clamped_refused_or_kept_with_a_reason() {
         let r = (0.0, 4096.0);
         assert_eq!(check_typed("12.5", "3", 3.0, r, false), (Some(12.5), None));
-        // The field shows 0.79 for 0.785398: Enter on it keeps the exact value.
-        assert_eq!(check_typed("0.79", "0.79", 0.785_398, r, false), (Some(0.785_398), None));
+        // The field shows 0.61 for 0.613725: Enter on it keeps the exact value.
+        assert_eq!(check_typed("0.61", "0.61", 0.613_725, r, false), (Some(0.613_725), None));
         let (v, note) = check_typed("\u{2212}5", "3", 3.0, r, false);
         assert_eq!((v, note.as_deref()), (Some(0.0), Some("-5 is below the minimum: set to 0")));
         let (v, note) = check_typed("1e30", "3", 3.0, r, false);
