@@ -661,8 +661,9 @@ impl Viewport {
         let mut o = Overlay::default();
         let Some(level) = state.map.levels.get(state.level) else { return o };
         let frame = level.frame();
-        let selected_obj = state.selection.object().map(|(_, id)| id);
-        o.level_objects(level, selected_obj, self.show_objects, self.show_regions);
+        // Every selected light and entity is outlined (one or several).
+        let selected = state.selection.objects().filter(|(l, _)| *l == state.level).map(|(_, v)| v).unwrap_or_default();
+        o.level_objects(level, &selected, self.show_objects, self.show_regions);
         o.with_xray(overlay::XRAY_SELECTED, |o| self.draw_gizmo(state, o));
         // Selection.
         match state.selection {
