@@ -16,9 +16,10 @@ fn frames(h: &mut Harness<'_, App>) {
 
 #[test]
 fn a_set_is_added_named_faced_and_painted() {
+    let launch = Launch { assets: pmfedit::watch::assets_dir(), ..Launch::default() };
     let mut h = Harness::builder()
         .with_size(egui::vec2(1400.0, 1000.0))
-        .build_eframe(|cc| App::new(cc, &Launch::default(), Document::sample(Sample::Demo)));
+        .build_eframe(|cc| App::new(cc, &launch, Document::sample(Sample::Demo)));
     frames(&mut h);
     h.get_by_label("Map info").click();
     frames(&mut h);

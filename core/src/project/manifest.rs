@@ -39,7 +39,7 @@ use crate::map::coords::{ChunkCoord, MAX_CHUNK_SIZE_LOG2};
 use crate::map::ids::PhysicsId;
 use crate::map::level::LevelFlags;
 use crate::map::library::{EnvRef, EnvironmentDefaults, LevelObjects, Problem, Severity};
-use crate::map::path_sets::PathSets;
+use crate::map::path_sets::{PathSetError, PathSets};
 use crate::map::{Library, Map, MapMeta, MetaError};
 
 /// The manifest format version this build writes and reads.
@@ -210,10 +210,10 @@ pub enum CheckError {
     Library(Vec<Problem>),
     /// The path attribute sets are invalid.
     #[error(transparent)]
-    PathSets(#[from] crate::map::path_sets::PathSetError),
-    /// The library or the levels' objects break a format limit.
+    PathSets(#[from] PathSetError),
+    /// A count or size over what the PMF format can hold.
     #[error(transparent)]
-    Limits(#[from] super::limits::LimitError),
+    Limit(#[from] super::limits::LimitError),
     /// The map has no level.
     #[error("the map has no level (a map needs at least one level)")]
     NoLevels,
