@@ -38,6 +38,7 @@
 
 mod bake;
 mod eval;
+mod gather;
 mod pack;
 mod patch;
 
@@ -49,6 +50,7 @@ pub use bake::{
     encode_fast_ranges,
 };
 pub use eval::{AoSettings, BakedMode, LightScene, LightSettings, SceneLight, falloff, spot_factor};
+pub use gather::GatherSettings;
 pub use pack::{LuxelRect, Packing, Page, Placement, pack};
 pub use patch::{Patch, SurfaceFace, plan_patches};
 

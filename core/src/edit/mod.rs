@@ -49,6 +49,7 @@ use crate::map::library::{
     Material, PhysicsMaterial, RegionId, SoundMaterial,
 };
 use crate::map::library::{ItemKind, LibraryError};
+use crate::map::lighting::{LevelLighting, LightingError};
 use crate::map::octree::Cube;
 use crate::map::{Level, Map, MapError, MapMeta, MetaError};
 
@@ -328,6 +329,8 @@ pub enum Edit {
     SetChunkSize { level: usize, chunk_size_log2: u8 },
     /// Renames a level (display name, not exported).
     RenameLevel { level: usize, name: String },
+    /// Sets a level's sun, sky and bounce settings (checked with [`LevelLighting::validate`]).
+    SetLevelLighting { level: usize, lighting: LevelLighting },
     /// Appends an empty level.
     AddLevel { name: String, chunk_size_log2: u8 },
     /// Removes a level (not the last one); later levels move down one index.
@@ -368,6 +371,9 @@ pub enum EditError {
     /// A library or object operation was refused.
     #[error(transparent)]
     Library(#[from] LibraryError),
+    /// Lighting settings out of range.
+    #[error(transparent)]
+    Lighting(#[from] LightingError),
     /// The metadata breaks a PMF limit.
     #[error(transparent)]
     Meta(#[from] MetaError),

@@ -17,6 +17,7 @@ pub mod octree;
 pub mod coords;
 pub mod ids;
 pub mod level;
+pub mod lighting;
 
 pub use level::Level;
 pub use library::Library;

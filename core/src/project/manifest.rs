@@ -16,6 +16,7 @@
 //!             environments: ( … ),
 //!             air_physics_material: None,
 //!             objects: (lights: …, entities: …, regions: …, load_regions: …),
+//!             lighting: (sun: ( … ), sky: ( … ), bounces: 1),
 //!             chunks: [
 //!                 (0, 0, 0, "89ab0123cdef4567"),   // x, y, z, content hash = chunks/<hash>.bin
 //!             ],
@@ -39,6 +40,7 @@ use crate::map::coords::{ChunkCoord, MAX_CHUNK_SIZE_LOG2};
 use crate::map::ids::PhysicsId;
 use crate::map::level::LevelFlags;
 use crate::map::library::{EnvironmentDefaults, LevelObjects, Problem, Severity};
+use crate::map::lighting::LevelLighting;
 use crate::map::{Library, Map, MapMeta};
 
 /// The manifest format version this build writes and reads.
@@ -82,6 +84,9 @@ pub struct LevelManifest<'a> {
     pub air_physics_material: Option<PhysicsId>,
     /// Lights, entities, regions, load regions.
     pub objects: Cow<'a, LevelObjects>,
+    /// Sun, sky and bounce; daylight when missing (projects saved before it existed).
+    #[serde(default)]
+    pub lighting: LevelLighting,
     /// Non-empty chunks in grid order: `(x, y, z, "content hash")`.
     pub chunks: Vec<ChunkRef>,
 }
@@ -271,6 +276,7 @@ pub fn check_map(map: &Map) -> Result<(), String> {
             &level.objects,
         )
         .map_err(|e| format!("level {:?}: {e}", level.name))?;
+        level.lighting.validate().map_err(|e| format!("level {:?}: lighting: {e}", level.name))?;
     }
     Ok(())
 }
@@ -296,6 +302,7 @@ pub fn check(m: &Manifest<'_>) -> Result<(), String> {
             &level.objects,
         )
         .map_err(|e| format!("{at}: {e}"))?;
+        level.lighting.validate().map_err(|e| format!("{at}: lighting: {e}"))?;
         let mut seen = BTreeSet::new();
         for c in &level.chunks {
             let coord = c.coord();

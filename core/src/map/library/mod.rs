@@ -30,6 +30,7 @@ mod validate;
 #[cfg(test)]
 mod tests;
 
+use std::collections::BTreeMap;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
@@ -195,6 +196,12 @@ pub struct Library {
     weather_envs: Table<WeatherEnvId, WeatherEnvironment>,
     sky_envs: Table<SkyEnvId, SkyEnvironment>,
     gravity_envs: Table<GravityEnvId, GravityEnvironment>,
+    /// The average colour (sRGB) of each texture file a material names, by the material's
+    /// texture reference: what bounced light reflects besides the material's colour. A cache of
+    /// the files, kept here so that a bake is a function of the map alone: the editor fills it
+    /// as textures load, `pmfc build` from the files before baking ([`Library::set_texture_color`]).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    texture_colors: BTreeMap<String, [u8; 3]>,
 }
 
 impl Library {
@@ -211,6 +218,33 @@ impl Library {
         let sound = lib.add(SoundMaterial::new("default")).expect("empty library");
         lib.add(Material::new("default", physics, sound)).expect("references exist");
         lib
+    }
+
+    /// The cached average colour (sRGB) of the texture a material names as `reference`, if its
+    /// file was ever read (see the field's documentation).
+    pub fn texture_color(&self, reference: &str) -> Option<[u8; 3]> {
+        self.texture_colors.get(reference).copied()
+    }
+
+    /// Every cached texture colour, by reference.
+    pub fn texture_colors(&self) -> &BTreeMap<String, [u8; 3]> {
+        &self.texture_colors
+    }
+
+    /// Caches (or, with `None`, forgets) the average colour of texture `reference`. Returns
+    /// whether the cache changed. Materials that name the texture reflect it from the next bake
+    /// on; the caller reports the change to the bake like a change of those materials
+    /// ([`Library::materials_using_texture`]).
+    pub fn set_texture_color(&mut self, reference: &str, color: Option<[u8; 3]>) -> bool {
+        match color {
+            Some(c) => self.texture_colors.insert(reference.to_owned(), c) != Some(c),
+            None => self.texture_colors.remove(reference).is_some(),
+        }
+    }
+
+    /// The materials whose texture is `reference`, in id order.
+    pub fn materials_using_texture(&self, reference: &str) -> Vec<MaterialId> {
+        self.materials.iter().filter(|(_, m)| m.texture == reference).map(|(id, _)| id).collect()
     }
 
     /// Materials.
@@ -607,7 +641,8 @@ impl Library {
 
     /// Whether two libraries hold the same records under the same ids (id counters ignored).
     pub fn content_eq(&self, other: &Library) -> bool {
-        self.materials.iter().eq(other.materials.iter())
+        self.texture_colors == other.texture_colors
+            && self.materials.iter().eq(other.materials.iter())
             && self.physics.iter().eq(other.physics.iter())
             && self.sounds.iter().eq(other.sounds.iter())
             && self.sound_envs.iter().eq(other.sound_envs.iter())
