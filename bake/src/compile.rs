@@ -605,7 +605,7 @@ pub fn compile(
                     .iter()
                     .map(|(_, e)| {
                         let abs = level.frame().center_chunk.as_ivec3() + e.skybox_chunk;
-                        e.to_pmf(lib, grid.index(ChunkCoord::from_ivec3(abs)).unwrap_or_default())
+                        e.to_pmf(lib.materials(), grid.index(ChunkCoord::from_ivec3(abs)).unwrap_or_default())
                     })
                     .collect(),
                 default_sound: name_of(defaults.sound.map(Into::into)),

@@ -130,6 +130,29 @@ fn paf_list_of_garbage_is_an_error() {
     assert!(stderr(&out).contains("at byte 0"), "{}", stderr(&out));
 }
 
+/// `pmfc new --sample empty` makes what the editor's File → New makes: one empty level and the
+/// starter library (`editor/tests/ui.rs` checks the editor's side against the same function).
+#[test]
+fn new_empty_project_gets_the_starter_library() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("blank");
+    let out = pmfc(&["new", project.to_str().unwrap(), "--sample", "empty"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (_, map) = pmfedit_core::project::Project::open(&project).unwrap();
+    let starter = pmfedit_core::sample::starter_library();
+    assert!(
+        map.library.content_eq(&starter),
+        "{:?}",
+        map.library.materials().iter().map(|(_, m)| &m.name).collect::<Vec<_>>()
+    );
+    assert!(
+        map.library.physics_materials().id_of("water").is_some()
+            && map.library.physics_materials().id_of("liquid").is_none()
+    );
+    assert_eq!(map.levels.len(), 1);
+    assert_eq!(map.levels[0].leaves().filter(|(_, _, c)| c.is_solid()).count(), 0);
+}
+
 #[test]
 fn new_build_inspect_round_trip_on_the_demo() {
     let dir = tempfile::tempdir().unwrap();

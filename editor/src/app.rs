@@ -7,6 +7,12 @@
 //! [`App::run`]. The app owns one of each tool ([`crate::tools::Tool`]) and hands the current
 //! one to the viewport; a tool's own keys go to it while it is current.
 //!
+//! Each user action on files has one implementation here: [`App::request`] (New, Open — from the
+//! menu, the shortcut, the recent files or a driver — and Quit: the unsaved-changes question,
+//! then the recovery offer, the load and the recent files), [`App::save`] and [`App::save_as`],
+//! and the drop of texture files on the viewport (planned by [`crate::dnd`], applied here as one
+//! undo step).
+//!
 //! File handling lives here and in [`crate::files`]: New / Open / Quit ask before dropping
 //! unsaved changes (the window's close button too: `close_requested` + `CancelClose`); opening a
 //! project with a newer recovery snapshot offers "Recover / Discard"; Save without a project asks
@@ -16,26 +22,66 @@
 //! message), shown in the status bar with a spinner, the phase and "Cancel import". A finished
 //! import becomes one undo step, unless the map changed while it ran: then it is refused ("the
 //! map changed while importing FILE; import again"), since it was made from the older map.
+//!
+//! Scripted runs (screenshots, benchmarks, the walkthrough) drive the app through a [`Driver`]
+//! given to [`App::set_driver`]; the app knows nothing about any of them.
 
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use std::sync::Arc;
 
 use eframe::egui;
 
 use pmfedit_bake::rebuild::ChunkState;
-use pmfedit_core::edit::{Edit, WholeMap};
-use pmfedit_core::map::Map;
-use pmfedit_core::project::{Project, RecoveryInfo};
+use pmfedit_core::edit::{ChangeSet, Edit, WholeMap};
+use pmfedit_core::project::{Project, RecoveryInfo, SaveReport};
 
 use crate::command::{Command, ToolId};
+use crate::dnd::{self, FileDrop, TexturePaint};
 use crate::files::{Dialogs, FileAction, FilePrompt, ImportFn, ImportJob, ImportRequest, PromptResult, RecentFiles};
+use crate::launch::{Document, Launch};
 use crate::panels::Panels;
-use crate::state::{EditorState, Selection};
+use crate::selection::Selection;
+use crate::shading::Shading;
+use crate::state::{EditorState, SaveError};
 use crate::tools::{self, Tool};
 use crate::ui_command::{self, Action, Entry, Menu, Scope};
 use crate::viewport::Viewport;
-use crate::viewport::render::Shading;
-use crate::watch::{Thumbnails, assets_dir};
+use crate::watch::Thumbnails;
+
+/// What a [`Driver`] says after a frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DriverStatus {
+    /// Call it again next frame.
+    Running,
+    /// Done: the app drops it.
+    Finished,
+}
+
+/// A scripted run: something other than a person working the app, frame by frame, through its
+/// public fields and methods (the commands it queues apply with the UI's). It closes the window
+/// itself when it should ([`App::close_without_asking`]).
+pub trait Driver {
+    /// Sees (and may change) the frame's input before the UI does; e.g. a screenshot run drops
+    /// the pointer so that no hover shows.
+    fn input(&mut self, _raw: &mut egui::RawInput) {}
+
+    /// One frame: called after the panels and the viewport queued their commands, before the
+    /// commands are applied.
+    fn frame(&mut self, app: &mut App, ctx: &egui::Context) -> DriverStatus;
+}
+
+/// A driver shared with whoever started it, who reads its result after the run.
+impl<D: Driver> Driver for Rc<RefCell<D>> {
+    fn input(&mut self, raw: &mut egui::RawInput) {
+        self.borrow_mut().input(raw);
+    }
+
+    fn frame(&mut self, app: &mut App, ctx: &egui::Context) -> DriverStatus {
+        self.borrow_mut().frame(app, ctx)
+    }
+}
 
 /// Something waiting for the user to decide about unsaved changes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,10 +111,11 @@ pub struct App {
     pub recovery: Option<(PathBuf, RecoveryInfo)>,
     pub show_shortcuts: bool,
     pub dark: bool,
-    /// The `--walkthrough` session, if one runs.
-    pub walkthrough: Option<crate::walkthrough::Walkthrough>,
     /// Where the 3D view was drawn last frame (points).
     pub viewport_rect: Option<egui::Rect>,
+    /// CPU time of the last whole UI pass (panels, viewport, commands; not egui's tessellation
+    /// or the GL drawing), seconds.
+    pub ui_pass_seconds: f64,
     /// The import running on a worker thread, if any.
     pub import: Option<ImportJob>,
     /// One of each tool of the command table, in toolbar order.
@@ -82,17 +129,27 @@ pub struct App {
     allow_close: bool,
     close_now: bool,
     project_dir: Option<PathBuf>,
+    /// The shared asset folder (from the [`Launch`]).
+    assets: Option<PathBuf>,
+    /// The scripted run, if any.
+    driver: Option<Box<dyn Driver>>,
 }
 
 impl App {
-    /// The app for `map` (opened from `project`, if any). `cc.gl` is `None` under egui_kittest:
-    /// the 3D view is then left out.
-    pub fn new(cc: &eframe::CreationContext<'_>, map: Map, project: Option<Project>) -> Self {
+    /// The app on `document` (what `launch.source` opened), set up as `launch` asks (shading,
+    /// view distance, asset folder). `cc.gl` is `None` under egui_kittest: the 3D view is then
+    /// left out. A scripted run's driver is given with [`App::set_driver`].
+    pub fn new(cc: &eframe::CreationContext<'_>, launch: &Launch, document: Document) -> Self {
         let ctx = cc.egui_ctx.clone();
         let wake: Arc<dyn Fn() + Send + Sync> = Arc::new(move || ctx.request_repaint());
         let mut viewport = Viewport::new(cc.gl.clone());
+        viewport.shading = launch.shading.unwrap_or_default();
+        if let Some(d) = launch.view_distance {
+            viewport.view_distance = d;
+        }
+        let Document { map, project, start_view } = document;
         let project_dir = project.as_ref().map(|p| p.dir().to_owned());
-        let thumbs = Thumbnails::new(project_dir.as_deref(), assets_dir(), wake.clone());
+        let thumbs = Thumbnails::new(project_dir.as_deref(), launch.assets.clone(), wake.clone());
         let mut warnings = Vec::new();
         if let Some(text) = cc.storage.and_then(|s| s.get_string(crate::viewport::bookmarks::STORAGE_KEY)) {
             warnings.extend(viewport.bookmarks.load_unsaved(&text));
@@ -107,6 +164,7 @@ impl App {
             panels.show_right = !s.contains("-right");
         }
         let mut state = EditorState::new(map, project, wake);
+        state.start_view = start_view;
         for w in warnings {
             state.say(w);
         }
@@ -127,8 +185,8 @@ impl App {
             recovery: None,
             show_shortcuts: false,
             dark,
-            walkthrough: crate::walkthrough::Walkthrough::from_cli(),
             viewport_rect: None,
+            ui_pass_seconds: 0.0,
             import: None,
             tools,
             active_tool,
@@ -137,7 +195,20 @@ impl App {
             allow_close: false,
             close_now: false,
             project_dir,
+            assets: launch.assets.clone(),
+            driver: None,
         }
+    }
+
+    /// Runs `driver` from the next frame on (replacing any other).
+    pub fn set_driver(&mut self, driver: Box<dyn Driver>) {
+        self.driver = Some(driver);
+    }
+
+    /// Closes the window without asking about unsaved changes (a driver's run is over).
+    pub fn close_without_asking(&mut self, ctx: &egui::Context) {
+        self.allow_close = true;
+        ctx.send_viewport_cmd(egui::ViewportCommand::Close);
     }
 
     fn title(&self) -> String {
@@ -159,7 +230,9 @@ impl App {
         match action {
             Action::New => self.request(Pending::New),
             Action::Open => self.open_prompt(FileAction::Open),
-            Action::Save => self.commands.push(Command::Save),
+            Action::Save => {
+                self.save();
+            }
             Action::SaveAs => self.open_prompt(FileAction::SaveAs),
             Action::Export => self.open_prompt(FileAction::Export),
             Action::ImportM3d => self.open_prompt(FileAction::ImportM3d),
@@ -261,33 +334,10 @@ impl App {
         }
     }
 
-    /// The selected light, entity or region, as an object reference and its position.
-    fn selected_object(&self) -> Option<(usize, pmfedit_core::edit::ObjRef, Option<glam::Vec3>)> {
-        use pmfedit_core::edit::ObjRef;
-        let (level, id) = match self.state.selection {
-            Selection::Light { level, id } => (level, ObjRef::Light(id)),
-            Selection::Entity { level, id } => (level, ObjRef::Entity(id)),
-            Selection::Region { level, id } => (level, ObjRef::Region(id)),
-            Selection::LoadRegion { level, id } => (level, ObjRef::LoadRegion(id)),
-            _ => return None,
-        };
-        let objects = &self.state.map.levels.get(level)?.objects;
-        let pos = match id {
-            ObjRef::Light(i) => objects.lights().get(i).map(|l| l.position),
-            ObjRef::Entity(i) => objects.entities().get(i).and_then(|e| e.position()),
-            ObjRef::Region(i) => objects.regions().get(i).map(|r| {
-                let (a, b) = r.bounds();
-                (a + b) * 0.5
-            }),
-            ObjRef::LoadRegion(i) => objects.load_regions().get(i).map(|r| (r.min + r.max) * 0.5),
-        };
-        Some((level, id, pos))
-    }
-
     /// Delete: the selected light, entity or region, or the cubes of the selected box (one
     /// undo step).
     fn delete_selection(&mut self) {
-        if let Some((level, id, _)) = self.selected_object() {
+        if let Some((level, id)) = self.state.selection.object() {
             self.commands.push(Command::Edit(Edit::RemoveObject { level, id }));
             self.commands.push(Command::Select(Selection::None));
         } else {
@@ -303,7 +353,8 @@ impl App {
         self.prompt = Some(FilePrompt::new(action, start.as_deref()));
     }
 
-    /// New / Open / Quit: asks first when there are unsaved changes.
+    /// New / Open / Quit, from wherever they are asked for: asks first when there are unsaved
+    /// changes, then carries the action out (Open: offers a newer recovery snapshot first).
     pub fn request(&mut self, action: Pending) {
         if self.state.is_dirty() {
             self.pending = Some(action);
@@ -315,7 +366,7 @@ impl App {
     fn carry_out(&mut self, action: Pending) {
         match action {
             Pending::New => {
-                self.state.load_document(crate::files::new_map_with_pack("untitled"), None);
+                self.state.load_document(pmfedit_core::sample::empty("untitled"), None);
                 self.state.say("New map with the default asset pack");
             }
             Pending::Open(path) => self.open(&path),
@@ -327,7 +378,7 @@ impl App {
     }
 
     /// Opens a project, offering its recovery snapshot first when it is newer.
-    pub fn open(&mut self, dir: &Path) {
+    fn open(&mut self, dir: &Path) {
         if let Some(info) = Project::recovery_available(dir)
             && info.newer_than_manifest
         {
@@ -354,12 +405,85 @@ impl App {
         }
     }
 
+    /// Saves into the project; without one, asks for a folder (Save As). `true` when saved.
+    pub fn save(&mut self) -> bool {
+        if self.state.project.is_none() {
+            self.open_prompt(FileAction::SaveAs);
+            return false;
+        }
+        let saved = self.state.save();
+        self.report_save(saved)
+    }
+
+    /// Saves the map as the project in `dir` (created if needed); it goes into the recent files.
+    /// `true` when saved.
+    pub fn save_as(&mut self, dir: &Path) -> bool {
+        let saved = self.state.save_as(dir);
+        let ok = self.report_save(saved);
+        if ok {
+            self.recent.push(dir.to_owned());
+        }
+        ok
+    }
+
+    /// Says how a save went; `true` when saved.
+    fn report_save(&mut self, saved: Result<SaveReport, SaveError>) -> bool {
+        match saved {
+            Ok(r) => {
+                self.state.say(format!("Saved ({} chunk files written)", r.chunk_files_written));
+                true
+            }
+            Err(e) => {
+                self.state.say(e.to_string());
+                false
+            }
+        }
+    }
+
+    /// Applies `command`, showing a refused edit in the status bar ("Refused: …").
+    fn apply_or_say(&mut self, command: Command) -> Option<ChangeSet> {
+        match self.state.apply(command) {
+            Ok(changes) => Some(changes),
+            Err(e) => {
+                self.state.say(format!("Refused: {e}"));
+                None
+            }
+        }
+    }
+
+    /// Files dropped on the viewport: the first texture is copied into the project and paints
+    /// the face under the pointer (adding its material if new) as one undo step; the status bar
+    /// says what happened or why not.
+    pub fn drop_files(&mut self, drop: &FileDrop) {
+        let Some(file) = drop.files.first() else { return };
+        let outcome = dnd::plan_texture_drop(&self.state, file, drop.pick.as_ref(), drop.whole_cube).and_then(|plan| {
+            self.apply_or_say(Command::BeginStroke);
+            let painted = self.paint_dropped(&plan);
+            self.apply_or_say(Command::EndStroke);
+            painted
+        });
+        let msg = outcome.unwrap_or_else(|e| e.to_string());
+        self.state.say(format!("{msg}{}", drop.note()));
+    }
+
+    /// Adds the plan's material if it is new, then paints; the success message.
+    fn paint_dropped(&mut self, plan: &TexturePaint) -> Result<String, dnd::DropError> {
+        let added = match plan.add_material() {
+            Some(add) => Some(self.state.apply(add).map_err(|e| plan.add_refused(e))?),
+            None => None,
+        };
+        let material = plan.material_id(added.as_ref())?;
+        for c in plan.paint(&self.state, material) {
+            self.state.apply(c).map_err(|e| plan.paint_refused(e))?;
+        }
+        Ok(plan.message(&self.state, material))
+    }
+
     fn prompt_confirmed(&mut self, ctx: &egui::Context, action: FileAction, path: PathBuf) {
         match action {
             FileAction::Open => self.request(Pending::Open(path)),
             FileAction::SaveAs => {
-                self.commands.push(Command::SaveAs(path.clone()));
-                self.recent.push(path);
+                self.save_as(&path);
             }
             FileAction::Export => self.commands.push(Command::Export(path)),
             FileAction::ImportM3d | FileAction::ImportVoxelPlay => {
@@ -408,9 +532,7 @@ impl App {
             }
             Ok((map, summary)) => {
                 let replace = Edit::ReplaceMap { map: WholeMap(Box::new(map)), name: format!("Import {file}") };
-                self.state.apply(Command::Edit(replace));
-                // A refused edit leaves the generation (and its message) as it was.
-                if self.state.generation() != job.generation {
+                if self.apply_or_say(Command::Edit(replace)).is_some() {
                     self.state.say(format!("Imported {} ({summary})", job.request.path.display()));
                 }
             }
@@ -508,7 +630,7 @@ impl App {
             Action::Redo => (h.redo_name().map_or_else(|| e.label.to_owned(), |n| format!("Redo {n}")), h.can_redo()),
             Action::Delete => (
                 e.label.to_owned(),
-                self.selected_object().is_some() || tools::select::selected_box(&self.state).is_some(),
+                self.state.selection.object().is_some() || tools::select::selected_box(&self.state).is_some(),
             ),
             Action::Frame => (e.label.to_owned(), self.state.selection != Selection::None),
             _ => (e.label.to_owned(), true),
@@ -630,14 +752,10 @@ impl App {
             });
             match choice {
                 Some("save") => {
+                    // Without a project this asks for a folder; the action is dropped then.
                     self.pending = None;
-                    if self.state.project.is_some() {
-                        self.state.apply(Command::Save);
-                        if !self.state.is_dirty() {
-                            self.carry_out(pending);
-                        }
-                    } else {
-                        self.open_prompt(FileAction::SaveAs);
+                    if self.save() {
+                        self.carry_out(pending);
                     }
                 }
                 Some("discard") => {
@@ -690,11 +808,10 @@ impl App {
         self.shortcuts_window(ctx);
     }
 
-    /// Takes Save without a project as Save As.
-    fn route_commands(&mut self) {
-        if self.state.project.is_none() && self.commands.iter().any(|c| matches!(c, Command::Save)) {
-            self.commands.retain(|c| !matches!(c, Command::Save));
-            self.open_prompt(FileAction::SaveAs);
+    /// Applies the commands queued this frame, in order; a refused edit shows in the status bar.
+    fn apply_queued(&mut self) {
+        for command in std::mem::take(&mut self.commands) {
+            self.apply_or_say(command);
         }
     }
 }
@@ -721,9 +838,7 @@ impl eframe::App for App {
         self.switch_tools();
         self.always_keys(&ctx);
         ctx.send_viewport_cmd(egui::ViewportCommand::Title(self.title()));
-        // Scripted runs (--screenshot, --bench-frames) close without asking about their edits.
-        let scripted = self.viewport.script.is_some();
-        if ctx.input(|i| i.viewport().close_requested()) && self.state.is_dirty() && !self.allow_close && !scripted {
+        if ctx.input(|i| i.viewport().close_requested()) && self.state.is_dirty() && !self.allow_close {
             ctx.send_viewport_cmd(egui::ViewportCommand::CancelClose);
             self.pending = Some(Pending::Quit);
         }
@@ -775,25 +890,24 @@ impl eframe::App for App {
         });
         self.viewport_rect = Some(central.response.rect);
         self.view_keys(&ctx);
+        if let Some(drop) = self.viewport.take_file_drop() {
+            // After what the UI asked for before it, as when it was one of the commands.
+            self.apply_queued();
+            self.drop_files(&drop);
+        }
         self.windows(&ctx);
-        if let Some(mut w) = self.walkthrough.take() {
-            w.step(self, &ctx);
-            if w.is_finished() && w.close_when_done {
-                w.close_when_done = false;
-                crate::walkthrough::report(&w);
-                self.allow_close = true;
-                ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+        if let Some(mut driver) = self.driver.take() {
+            // A driver may set another one; a finished one is dropped.
+            if driver.frame(self, &ctx) == DriverStatus::Running && self.driver.is_none() {
+                self.driver = Some(driver);
             }
-            self.walkthrough = Some(w);
         }
 
-        self.route_commands();
-        let commands = std::mem::take(&mut self.commands);
-        self.state.apply_all(commands);
+        self.apply_queued();
         self.state.autosave();
         let dir = self.state.project.as_ref().map(|p| p.dir().to_owned());
         if dir != self.project_dir {
-            self.thumbs.set_roots(dir.as_deref(), assets_dir());
+            self.thumbs.set_roots(dir.as_deref(), self.assets.clone());
             if let Some(w) = self.viewport.bookmarks.set_project(dir.as_deref()) {
                 self.state.say(w);
             }
@@ -803,7 +917,13 @@ impl eframe::App for App {
             self.close_now = false;
             ctx.send_viewport_cmd(egui::ViewportCommand::Close);
         }
-        self.viewport.last_app_seconds = started.elapsed().as_secs_f64();
+        self.ui_pass_seconds = started.elapsed().as_secs_f64();
+    }
+
+    fn raw_input_hook(&mut self, _ctx: &egui::Context, raw_input: &mut egui::RawInput) {
+        if let Some(driver) = &mut self.driver {
+            driver.input(raw_input);
+        }
     }
 
     fn save(&mut self, storage: &mut dyn eframe::Storage) {

@@ -1,6 +1,8 @@
-//! Commands: what panels, tools and menus ask for. Nothing in the UI mutates the document
-//! directly; it pushes a [`Command`] and [`EditorState::apply`](crate::state::EditorState::apply)
-//! carries them out once per frame, in order.
+//! Commands: what panels, tools and menus ask of the document. Nothing in the UI mutates the
+//! document directly; it pushes a [`Command`] and
+//! [`EditorState::apply`](crate::state::EditorState::apply) carries them out once per frame, in
+//! order, returning what changed or why an edit was refused. File actions (new, open, save,
+//! dropped files) are the app's ([`crate::app::App`]): each has one implementation there.
 
 use std::path::PathBuf;
 
@@ -9,7 +11,6 @@ use glam::DVec3;
 use pmfedit_core::edit::Edit;
 use pmfedit_core::map::ids::MaterialId;
 
-use crate::pick::Pick;
 use crate::selection::Selection;
 
 /// Names a tool: the stable `id` of its [`crate::tools::ToolInfo`]. Which tool is current is
@@ -25,6 +26,7 @@ pub enum Command {
     Edit(Edit),
     /// Start a drag: following edits merge into one undo step until [`Command::EndStroke`].
     BeginStroke,
+    /// Ends the drag started by [`Command::BeginStroke`].
     EndStroke,
     Undo,
     Redo,
@@ -40,22 +42,10 @@ pub enum Command {
         target: DVec3,
         distance: f64,
     },
-    NewMap,
-    Open(PathBuf),
-    Save,
-    SaveAs(PathBuf),
     /// Compile to a `.pmf` once the background bake has caught up.
     Export(PathBuf),
     /// Show a message in the status bar.
     Status(String),
     /// Make this level the active one (panels, tools and the viewport work on it).
     SetLevel(usize),
-    /// Files dropped on the viewport with the pointer over `pick`: the first texture file is
-    /// copied into the project and paints the face (the whole cube with `whole_cube`); see
-    /// [`crate::dnd::drop_files`].
-    DropFiles {
-        files: Vec<PathBuf>,
-        pick: Option<Pick>,
-        whole_cube: bool,
-    },
 }

@@ -4,25 +4,29 @@
 //!   viewport highlights the face under the pointer, says "Paint face with MATERIAL" beside it
 //!   and, on release, paints that face (Shift: the whole grid cube) through the Paint tool's
 //!   [`tools::paint::with_material`]: one undo step, "Paint material MATERIAL".
-//! - **Texture files from the desktop** (PNG, or the engine's PTF): the viewport sends
-//!   [`Command::DropFiles`] and [`drop_files`] copies the file into the project's `textures/`
+//! - **Texture files from the desktop** (PNG, or the engine's PTF): the viewport hands the app a
+//!   [`FileDrop`]; [`plan_texture_drop`] copies the first file into the project's `textures/`
 //!   folder ([`copy_into_textures`]: never over a different file of the same name, an identical
-//!   one is reused), takes the material that already uses exactly that texture reference or adds
-//!   a new one named after the file, and paints the face. Adding the material and painting are
-//!   one undo step (a stroke, named after its first edit: "Add material brick"). Only the first
-//!   of several files is used; other files, an unsaved map (no `textures/` folder yet) and drops
-//!   on the sky are refused with a status message.
+//!   one is reused) and takes the material that already uses exactly that texture reference or
+//!   makes a new one named after the file ([`TexturePaint`]). The app applies the plan as one undo
+//!   step (a stroke, named after its first edit: "Add material brick"): the new material first,
+//!   learning its id from the change set, then the paint. Only the first of several files is
+//!   used; other files, an unsaved map (no `textures/` folder yet), drops on the sky and refused
+//!   edits are reported with a status message ([`DropError`]).
+//!
+//! This module reads the document and returns commands; it never applies them.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use pmfedit_core::edit::{Edit, LibItem};
+use pmfedit_core::edit::{ChangeSet, Edit, EditError, LibItem, LibRef};
 use pmfedit_core::map::ids::MaterialId;
 use pmfedit_core::map::library::Material;
 
 use crate::command::Command;
+use crate::pick::{Mods, Pick};
 use crate::state::EditorState;
-use crate::tools::{self, Mods, Pick};
+use crate::tools;
 
 /// The payload of a material row dragged from the library panel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,25 +84,44 @@ pub struct CopiedTexture {
     pub reused: bool,
 }
 
+/// Why a dropped file could not be copied into the project.
+#[derive(Debug, thiserror::Error)]
+pub enum CopyError {
+    /// Reading the file or writing the copy failed.
+    #[error("{}: {source}", path.display())]
+    Io { path: PathBuf, source: std::io::Error },
+    /// Texture references are UTF-8.
+    #[error("the file name is not valid UTF-8")]
+    NotUtf8,
+    /// Every `stem-N` name (up to a limit) holds a different file.
+    #[error("no free name for {name} in {}", dir.display())]
+    NoFreeName { name: String, dir: PathBuf },
+}
+
+/// An I/O error on `path`.
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> CopyError + '_ {
+    move |source| CopyError::Io { path: path.to_owned(), source }
+}
+
 /// Copies `file` into `project_dir/textures/` under its own name, or `stem-2.ext`, `stem-3.ext`,
 /// … when a different file already has the name; a file there with the same content is reused.
 /// Never overwrites anything.
-pub fn copy_into_textures(project_dir: &Path, file: &Path) -> Result<CopiedTexture, String> {
-    let bytes = std::fs::read(file).map_err(|e| e.to_string())?;
-    let name = file.file_name().and_then(|n| n.to_str()).ok_or("the file name is not valid UTF-8")?;
+pub fn copy_into_textures(project_dir: &Path, file: &Path) -> Result<CopiedTexture, CopyError> {
+    let bytes = std::fs::read(file).map_err(io(file))?;
+    let name = file.file_name().and_then(|n| n.to_str()).ok_or(CopyError::NotUtf8)?;
     let (stem, ext) = match name.rsplit_once('.') {
         Some((stem, ext)) if !stem.is_empty() => (stem, format!(".{ext}")),
         _ => (name, String::new()),
     };
     let dir = project_dir.join(TEXTURES_DIR);
-    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    std::fs::create_dir_all(&dir).map_err(io(&dir))?;
     for n in 1..=MAX_SUFFIX {
         let candidate = if n == 1 { name.to_owned() } else { format!("{stem}-{n}{ext}") };
         let dest = dir.join(&candidate);
         let reference = format!("{TEXTURES_DIR}/{candidate}");
         match std::fs::OpenOptions::new().write(true).create_new(true).open(&dest) {
             Ok(mut f) => {
-                f.write_all(&bytes).map_err(|e| format!("{}: {e}", dest.display()))?;
+                f.write_all(&bytes).map_err(io(&dest))?;
                 return Ok(CopiedTexture { reference, reused: false });
             }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
@@ -106,81 +129,166 @@ pub fn copy_into_textures(project_dir: &Path, file: &Path) -> Result<CopiedTextu
                     return Ok(CopiedTexture { reference, reused: true });
                 }
             }
-            Err(e) => return Err(format!("{}: {e}", dest.display())),
+            Err(e) => return Err(io(&dest)(e)),
         }
     }
-    Err(format!("no free name for {name} in {}", dir.display()))
+    Err(CopyError::NoFreeName { name: name.to_owned(), dir })
 }
 
-/// Carries out [`Command::DropFiles`]: the first of `files` dropped with the pointer over `pick`.
-/// See the module documentation; every outcome ends with a status message.
-pub fn drop_files(state: &mut EditorState, files: &[PathBuf], pick: Option<&Pick>, whole_cube: bool) {
-    let Some(file) = files.first() else { return };
-    let note = if files.len() > 1 {
-        format!(" (only the first of {} dropped files is used)", files.len())
-    } else {
-        String::new()
-    };
-    let label = file_label(file);
-    let result = drop_texture(state, file, &label, pick, whole_cube);
-    let msg = match result {
-        Ok(msg) | Err(msg) => msg,
-    };
-    state.say(format!("{msg}{note}"));
+/// Files dropped on the viewport from the desktop, with the pointer over `pick` (`None`: the
+/// sky); `whole_cube` when Shift was held. The viewport hands it to the app.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileDrop {
+    pub files: Vec<PathBuf>,
+    pub pick: Option<Pick>,
+    pub whole_cube: bool,
 }
 
-/// [`drop_files`] for one file: the success message, or why it was refused.
-fn drop_texture(
-    state: &mut EditorState,
+impl FileDrop {
+    /// What the status message adds when several files were dropped (only the first is used).
+    pub fn note(&self) -> String {
+        if self.files.len() > 1 {
+            format!(" (only the first of {} dropped files is used)", self.files.len())
+        } else {
+            String::new()
+        }
+    }
+}
+
+/// Why a dropped file painted nothing (the text is the status bar's message).
+#[derive(Debug, thiserror::Error)]
+pub enum DropError {
+    /// Not a PNG or PTF file (the file's name).
+    #[error("Refused {0}: only PNG and PTF textures can be dropped on a face")]
+    NotTexture(String),
+    /// Dropped on the sky (the file's name).
+    #[error("Nothing painted: there is no face under the pointer where {0} was dropped")]
+    NoFace(String),
+    /// The map has no project folder to copy into.
+    #[error("Save the map first: dropped textures are copied into the project's textures/ folder")]
+    Unsaved,
+    /// The copy failed.
+    #[error("Could not copy {label}: {source}")]
+    Copy { label: String, source: CopyError },
+    /// The library refused the new material.
+    #[error("Could not add a material for {reference}: {source}")]
+    AddMaterial { reference: String, source: EditError },
+    /// Applying the new material's edit reported no material (the change set is the only
+    /// source of its id).
+    #[error("Could not add a material for {0}: the library reported none")]
+    NotAdded(String),
+    /// The paint edit was refused.
+    #[error("Could not paint with {reference}: {source}")]
+    Paint { reference: String, source: EditError },
+}
+
+/// The material a dropped texture paints with.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DropMaterial {
+    /// The library's material that already uses exactly the texture reference.
+    Existing(MaterialId),
+    /// A new material named after the file (added before painting).
+    New(Material),
+}
+
+/// A dropped texture, copied into the project: what to paint with, where. Applying it is the
+/// app's: [`TexturePaint::add_material`] first, then [`TexturePaint::paint`], as one stroke.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TexturePaint {
+    pub copied: CopiedTexture,
+    pub material: DropMaterial,
+    pub pick: Pick,
+    pub whole_cube: bool,
+}
+
+/// Checks a texture file dropped with the pointer over `pick` and copies it into the project;
+/// nothing is applied (see [`TexturePaint`]).
+pub fn plan_texture_drop(
+    state: &EditorState,
     file: &Path,
-    label: &str,
     pick: Option<&Pick>,
     whole_cube: bool,
-) -> Result<String, String> {
+) -> Result<TexturePaint, DropError> {
+    let label = file_label(file);
     if !is_texture_file(file) {
-        return Err(format!("Refused {label}: only PNG and PTF textures can be dropped on a face"));
+        return Err(DropError::NotTexture(label));
     }
     let Some(pick) = pick else {
-        return Err(format!("Nothing painted: there is no face under the pointer where {label} was dropped"));
+        return Err(DropError::NoFace(label));
     };
-    let Some(project_dir) = state.project.as_ref().map(|p| p.dir().to_owned()) else {
-        return Err("Save the map first: dropped textures are copied into the project's textures/ folder".into());
+    let Some(project) = &state.project else {
+        return Err(DropError::Unsaved);
     };
-    let copied = copy_into_textures(&project_dir, file).map_err(|e| format!("Could not copy {label}: {e}"))?;
-    let existing = state.map.library.materials().iter().find(|(_, m)| m.texture == copied.reference).map(|(id, _)| id);
-    let mods = Mods { shift: whole_cube, ..Mods::default() };
-    state.apply(Command::BeginStroke);
-    let (material, added) = match existing {
-        Some(id) => (id, false),
+    let copied = copy_into_textures(project.dir(), file).map_err(|source| DropError::Copy { label, source })?;
+    let lib = &state.map.library;
+    let material = match lib.materials().iter().find(|(_, m)| m.texture == copied.reference) {
+        Some((id, _)) => DropMaterial::Existing(id),
         None => {
-            let lib = &state.map.library;
             let stem = file.file_stem().map_or_else(|| "texture".into(), |s| s.to_string_lossy().into_owned());
-            let name = lib.materials().unique_name(&stem);
             let mut m = Material::new(
-                name.clone(),
+                lib.materials().unique_name(&stem),
                 lib.physics_materials().ids().next().unwrap_or_default(),
                 lib.sound_materials().ids().next().unwrap_or_default(),
             );
             m.texture = copied.reference.clone();
-            state.apply(Command::Edit(Edit::AddLibraryItem(LibItem::Material(m))));
-            match state.map.library.materials().id_of(&name) {
-                Some(id) => (id, true),
-                None => {
-                    // Refused: the edit left its reason in the status bar.
-                    state.apply(Command::EndStroke);
-                    let why = state.status.as_ref().map_or_else(String::new, |(s, _)| format!(": {s}"));
-                    return Err(format!("Could not add a material for {}{why}", copied.reference));
-                }
-            }
+            DropMaterial::New(m)
         }
     };
-    let commands = tools::paint::with_material(state, pick, mods, material);
-    state.apply_all(commands);
-    state.apply(Command::EndStroke);
-    let name = state.map.library.materials().get(material).map_or("?", |m| m.name.as_str());
-    let file_note = if copied.reused { "already in the project" } else { "copied into the project" };
-    let material_note = if added { "new material" } else { "existing material" };
-    Ok(format!("{} with {name} ({}, {file_note}; {material_note})", paint_hint_past(whole_cube), copied.reference))
+    Ok(TexturePaint { copied, material, pick: *pick, whole_cube })
+}
+
+impl TexturePaint {
+    /// The edit adding the new material, if the texture has none yet.
+    pub fn add_material(&self) -> Option<Command> {
+        match &self.material {
+            DropMaterial::New(m) => Some(Command::Edit(Edit::AddLibraryItem(LibItem::Material(m.clone())))),
+            DropMaterial::Existing(_) => None,
+        }
+    }
+
+    /// The material painted: the existing one, or the one `added` (the change set of
+    /// applying [`TexturePaint::add_material`]) names.
+    pub fn material_id(&self, added: Option<&ChangeSet>) -> Result<MaterialId, DropError> {
+        let added = added.into_iter().flat_map(|c| &c.library).find_map(|r| match r {
+            LibRef::Material(id) => Some(*id),
+            _ => None,
+        });
+        match self.material {
+            DropMaterial::Existing(id) => Ok(id),
+            DropMaterial::New(_) => added.ok_or_else(|| DropError::NotAdded(self.copied.reference.clone())),
+        }
+    }
+
+    /// The edit painting the face (or the cube) with `material`.
+    pub fn paint(&self, state: &EditorState, material: MaterialId) -> Vec<Command> {
+        tools::paint::with_material(state, &self.pick, Mods { shift: self.whole_cube, ..Mods::default() }, material)
+    }
+
+    /// The library refused [`TexturePaint::add_material`].
+    pub fn add_refused(&self, source: EditError) -> DropError {
+        DropError::AddMaterial { reference: self.copied.reference.clone(), source }
+    }
+
+    /// The paint edit was refused.
+    pub fn paint_refused(&self, source: EditError) -> DropError {
+        DropError::Paint { reference: self.copied.reference.clone(), source }
+    }
+
+    /// What the status bar says once it is painted: "Painted face with brick (textures/brick.png,
+    /// copied into the project; new material)".
+    pub fn message(&self, state: &EditorState, material: MaterialId) -> String {
+        let name = state.map.library.materials().get(material).map_or("?", |m| m.name.as_str());
+        let file_note = if self.copied.reused { "already in the project" } else { "copied into the project" };
+        let material_note = match self.material {
+            DropMaterial::New(_) => "new material",
+            DropMaterial::Existing(_) => "existing material",
+        };
+        format!(
+            "{} with {name} ({}, {file_note}; {material_note})",
+            paint_hint_past(self.whole_cube),
+            self.copied.reference
+        )
+    }
 }
 
 /// "Painted face" / "Painted cube".

@@ -23,8 +23,9 @@ use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
 
 use eframe::egui;
 
+use pmfedit_core::format::voxelplay::VoxelPlayError;
+use pmfedit_core::import::voxelplay::VoxelPlayImportError;
 use pmfedit_core::map::Map;
-use pmfedit_core::map::library::{Material, PhysicsMaterial, SoundMaterial};
 
 /// How many recent files are kept.
 pub const MAX_RECENT: usize = 10;
@@ -293,8 +294,8 @@ impl ImportControl {
     }
 
     /// `Err` once cancelled, to stop between phases with `?`.
-    fn check(&self) -> Result<(), String> {
-        if self.is_cancelled() { Err("cancelled".into()) } else { Ok(()) }
+    fn check(&self) -> Result<(), ImportError> {
+        if self.is_cancelled() { Err(ImportError::Cancelled) } else { Ok(()) }
     }
 }
 
@@ -317,13 +318,48 @@ impl ImportRequest {
     }
 }
 
+/// Why an import failed (errors name the file).
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    /// Reading the file failed.
+    #[error("{}: {source}", path.display())]
+    Read { path: PathBuf, source: std::io::Error },
+    /// The level to import into does not exist.
+    #[error("there is no level {0}")]
+    NoLevel(usize),
+    /// The Model 3D file was refused.
+    #[error("{file}: {source}")]
+    M3d { file: String, source: Box<pmfedit_core::import::ImportError> },
+    /// The Voxel Play save does not decode.
+    #[error("{file}: {source}")]
+    VoxelPlayRead { file: String, source: Box<VoxelPlayError> },
+    /// The Voxel Play world does not fit the map.
+    #[error("{file}: {source}")]
+    VoxelPlay { file: String, source: Box<VoxelPlayImportError> },
+    /// [`ImportControl::cancel`] was called.
+    #[error("cancelled")]
+    Cancelled,
+    /// The request's action is not an import.
+    #[error("not an import")]
+    NotAnImport,
+    /// The importer panicked.
+    #[error("{file}: the importer panicked: {message}")]
+    Panicked { file: String, message: String },
+    /// The worker thread could not be started.
+    #[error("could not start the import thread: {0}")]
+    NoThread(std::io::Error),
+    /// The worker ended without sending a result.
+    #[error("{0}: the import stopped without a result")]
+    Stopped(String),
+}
+
 /// An import function, run on the worker thread: imports `request` into the map snapshot it is
 /// given and returns it with a summary. The app uses [`import`]; tests substitute one that waits
 /// for them.
-pub type ImportFn = dyn Fn(Map, &ImportRequest, &ImportControl) -> Result<(Map, String), String> + Send + Sync;
+pub type ImportFn = dyn Fn(Map, &ImportRequest, &ImportControl) -> ImportResult + Send + Sync;
 
-/// What a finished import sends back.
-pub type ImportResult = Result<(Map, String), String>;
+/// What a finished import sends back: the map with the import and a summary.
+pub type ImportResult = Result<(Map, String), ImportError>;
 
 /// An import running on a worker thread (named "import"). Dropping it cancels the import; the
 /// thread is never joined, so closing the app does not wait for it.
@@ -357,13 +393,13 @@ impl ImportJob {
                     .map(|s| (*s).to_owned())
                     .or_else(|| panic.downcast_ref::<String>().cloned())
                     .unwrap_or_default();
-                Err(format!("{}: the importer panicked: {msg}", thread_request.file_name()))
+                Err(ImportError::Panicked { file: thread_request.file_name(), message: msg })
             });
             let _ = thread_tx.send(result);
             ctx.request_repaint();
         });
         if let Err(e) = spawned {
-            let _ = tx.send(Err(format!("could not start the import thread: {e}")));
+            let _ = tx.send(Err(ImportError::NoThread(e)));
         }
         Self { request, generation, control, rx }
     }
@@ -378,9 +414,7 @@ impl ImportJob {
         match self.rx.try_recv() {
             Ok(r) => Some(r),
             Err(TryRecvError::Empty) => None,
-            Err(TryRecvError::Disconnected) => {
-                Some(Err(format!("{}: the import stopped without a result", self.request.file_name())))
-            }
+            Err(TryRecvError::Disconnected) => Some(Err(ImportError::Stopped(self.request.file_name()))),
         }
     }
 }
@@ -394,16 +428,16 @@ impl Drop for ImportJob {
 /// Imports `request` into `map` (a snapshot of the document, changed in place and returned with
 /// a summary), reporting its phase to `control` and stopping between phases once cancelled.
 /// Errors name the file.
-pub fn import(mut map: Map, request: &ImportRequest, control: &ImportControl) -> Result<(Map, String), String> {
+pub fn import(mut map: Map, request: &ImportRequest, control: &ImportControl) -> ImportResult {
     use pmfedit_core::import;
     let path = &request.path;
     let level = request.level;
     control.set_phase(ImportPhase::Reading);
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let bytes = std::fs::read(path).map_err(|source| ImportError::Read { path: path.clone(), source })?;
     control.check()?;
     let file = request.file_name();
     // The model's origin goes to the level's world origin (as `pmfc import` does).
-    let origin = map.levels.get(level).ok_or_else(|| format!("there is no level {level}"))?.frame().origin_lattice();
+    let origin = map.levels.get(level).ok_or(ImportError::NoLevel(level))?.frame().origin_lattice();
     let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("import");
     let summary = match request.action {
         FileAction::ImportM3d => {
@@ -417,107 +451,23 @@ pub fn import(mut map: Map, request: &ImportRequest, control: &ImportControl) ->
                 request.cube_log2,
                 import::m3d::ImportMode::Auto,
             )
-            .map_err(|e| format!("{file}: {e}"))?;
+            .map_err(|source| ImportError::M3d { file: file.clone(), source: Box::new(source) })?;
             format!("{}: {} voxels placed, {} materials created", r.source, r.voxels_placed, r.materials_created.len())
         }
         FileAction::ImportVoxelPlay => {
             control.set_phase(ImportPhase::Decoding);
             let save = pmfedit_core::format::voxelplay::read_world(&bytes, &Default::default())
-                .map_err(|e| format!("{file}: {e}"))?;
+                .map_err(|source| ImportError::VoxelPlayRead { file: file.clone(), source: Box::new(source) })?;
             control.check()?;
             control.set_phase(ImportPhase::Placing);
             let r = import::voxelplay::import_world(&mut map, level, &save, origin, request.cube_log2)
-                .map_err(|e| format!("{file}: {e}"))?;
+                .map_err(|source| ImportError::VoxelPlay { file: file.clone(), source: Box::new(source) })?;
             format!("Voxel Play: {} voxels in {} boxes, {} lights", r.voxels, r.boxes, r.lights.len())
         }
-        _ => return Err("not an import".into()),
+        _ => return Err(ImportError::NotAnImport),
     };
     control.check()?;
     Ok((map, summary))
-}
-
-/// The default asset pack: (texture name, colour, extra settings) of `assets/textures/*.png`.
-pub const DEFAULT_PACK: [(&str, [u8; 3]); 12] = [
-    ("stone", [150, 150, 155]),
-    ("brick", [170, 90, 70]),
-    ("grass", [110, 170, 80]),
-    ("dirt", [130, 95, 60]),
-    ("wood", [160, 115, 70]),
-    ("metal", [170, 175, 185]),
-    ("water", [60, 120, 200]),
-    ("sand", [220, 200, 150]),
-    ("glass", [200, 230, 255]),
-    ("tiles", [210, 210, 200]),
-    ("concrete", [160, 160, 160]),
-    ("lava", [230, 90, 20]),
-];
-
-/// A new map with the default asset pack's materials (textures `textures/<name>.png`), and
-/// physics and sound materials to go with them.
-pub fn new_map_with_pack(name: &str) -> Map {
-    let mut map = Map::new(name);
-    let lib = &mut map.library;
-    let default_p = lib.physics_materials().ids().next().unwrap_or_default();
-    let default_s = lib.sound_materials().ids().next().unwrap_or_default();
-    let hard =
-        lib.add(SoundMaterial { volume_dampening: 0.1, frequency_dampening: 0.05, ..SoundMaterial::new("hard") });
-    let soft = lib.add(SoundMaterial { volume_dampening: 0.6, frequency_dampening: 0.5, ..SoundMaterial::new("soft") });
-    let water_s =
-        lib.add(SoundMaterial { volume_dampening: 0.7, frequency_dampening: 0.8, ..SoundMaterial::new("water") });
-    let water_p = lib.add(PhysicsMaterial {
-        not_solid: true,
-        max_speed: 3.0,
-        friction: 0.0,
-        traction: 0.0,
-        ..PhysicsMaterial::new("liquid")
-    });
-    let lava_p =
-        lib.add(PhysicsMaterial { not_solid: true, max_speed: 1.0, damage_base: 20.0, ..PhysicsMaterial::new("lava") });
-    let ice_p = lib.add(PhysicsMaterial { friction: 0.2, ..PhysicsMaterial::new("slippery") });
-    let (hard, soft, water_s) = (hard.unwrap_or(default_s), soft.unwrap_or(default_s), water_s.unwrap_or(default_s));
-    let (water_p, lava_p, ice_p) =
-        (water_p.unwrap_or(default_p), lava_p.unwrap_or(default_p), ice_p.unwrap_or(default_p));
-    for (name, color) in DEFAULT_PACK {
-        let (physics, sound) = match name {
-            "grass" | "dirt" | "sand" => (default_p, soft),
-            "water" => (water_p, water_s),
-            "lava" => (lava_p, water_s),
-            "glass" | "tiles" => (ice_p, hard),
-            _ => (default_p, hard),
-        };
-        let mut m = Material {
-            texture: format!("textures/{name}.png"),
-            color,
-            shading: 255,
-            ..Material::new(name, physics, sound)
-        };
-        match name {
-            "water" => {
-                m.transparent = true;
-                m.liquid = true;
-                m.alpha = 150;
-                m.shine = 160;
-                m.wave.scale = 0.15;
-                m.wave.velocity = glam::Vec3::new(0.2, 0.0, 0.1);
-                m.uv_scroll = glam::Vec2::new(0.02, 0.01);
-            }
-            "lava" => {
-                m.liquid = true;
-                m.emission = [200, 70, 10];
-                m.wave.scale = 0.05;
-                m.uv_scroll = glam::Vec2::new(0.005, 0.002);
-            }
-            "glass" => {
-                m.transparent = true;
-                m.alpha = 90;
-                m.shine = 220;
-            }
-            "metal" => m.shine = 180,
-            _ => {}
-        }
-        let _ = lib.add_unique(m);
-    }
-    map
 }
 
 #[cfg(test)]
@@ -547,7 +497,7 @@ mod tests {
         let control = ImportControl::default();
         control.cancel();
         let r = import(Map::new("x"), &m3d_request(), &control);
-        assert_eq!(r.err().as_deref(), Some("cancelled"));
+        assert!(matches!(r, Err(ImportError::Cancelled)), "{r:?}");
         assert_eq!(control.phase(), ImportPhase::Reading);
         let control = ImportControl::default();
         let (map, _) = import(Map::new("x"), &m3d_request(), &control).unwrap();
@@ -568,7 +518,7 @@ mod tests {
             assert!(std::time::Instant::now() < deadline, "no result");
             std::thread::sleep(std::time::Duration::from_millis(1));
         };
-        assert_eq!(result.err().as_deref(), Some("voxel.m3d: the importer panicked: boom"));
+        assert_eq!(result.err().map(|e| e.to_string()).as_deref(), Some("voxel.m3d: the importer panicked: boom"));
 
         let (tx, rx) = channel();
         let importer: Arc<ImportFn> = Arc::new(move |map, _, control: &ImportControl| {
@@ -580,16 +530,5 @@ mod tests {
         });
         drop(ImportJob::start(&ctx, Map::new("x"), m3d_request(), 0, importer));
         rx.recv_timeout(std::time::Duration::from_secs(60)).expect("the dropped job's import saw the cancel");
-    }
-
-    #[test]
-    fn new_maps_get_the_asset_pack_and_it_exists_on_disk() {
-        let map = new_map_with_pack("x");
-        for (name, _) in DEFAULT_PACK {
-            let (_, m) = map.library.materials().by_name(name).unwrap();
-            let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets").join(&m.texture);
-            assert!(file.is_file(), "{} is missing", file.display());
-        }
-        assert!(map.validate().is_empty(), "{:?}", map.validate());
     }
 }

@@ -1,6 +1,7 @@
 //! The editor's document and everything derived from it: the map, its undo history, the project
 //! it is saved in, the latest bake of every chunk, the selection and the current tool settings.
-//! [`EditorState::apply`] is the one place that changes the map.
+//! [`EditorState::apply`] is the one place that changes the map; it returns what changed, or
+//! why an edit was refused, and leaves telling the user to its caller.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -11,14 +12,34 @@ use glam::DVec3;
 use pmfedit_bake::compile::CompileSettings;
 use pmfedit_bake::rebuild::{ChunkState, Plan, Rebuild, RebuildError};
 use pmfedit_bake::scheduler::Scheduler;
-use pmfedit_core::edit::{ChangeSet, History};
+use pmfedit_core::edit::{ChangeSet, EditError, History};
 use pmfedit_core::format::pmf;
 use pmfedit_core::map::Map;
 use pmfedit_core::map::ids::MaterialId;
-use pmfedit_core::project::Project;
+use pmfedit_core::project::{Project, ProjectError, SaveReport};
 
 use crate::command::{Command, ToolId};
+use crate::launch::StartView;
 pub use crate::selection::Selection;
+
+/// Why [`EditorState::save`] or [`EditorState::save_as`] did not save (the text is the status
+/// bar's message).
+#[derive(Debug, thiserror::Error)]
+pub enum SaveError {
+    /// The map has no project folder yet ([`EditorState::save_as`] makes one).
+    #[error("Choose a folder with Save As first")]
+    NoProject,
+    /// The new project folder could not be made.
+    #[error("{}: {source}", path.display())]
+    Create {
+        /// The folder asked for.
+        path: PathBuf,
+        source: ProjectError,
+    },
+    /// Writing the project failed.
+    #[error("Save failed: {0}")]
+    Write(#[source] ProjectError),
+}
 
 /// The document and the editor settings around it.
 pub struct EditorState {
@@ -39,6 +60,9 @@ pub struct EditorState {
     pub level: usize,
     /// A camera request for the viewport (it takes it).
     pub camera_request: Option<(DVec3, f64)>,
+    /// Where the camera starts on this document (a sample's designed view); `None`: the viewport
+    /// frames the occupied chunks. Goes with the document (a new or opened one has none).
+    pub start_view: Option<StartView>,
     /// Status-bar message and when it was set.
     pub status: Option<(String, Instant)>,
     /// An export waiting for the bake to catch up.
@@ -72,6 +96,7 @@ impl EditorState {
             cube_log2: 3,
             level: 0,
             camera_request: None,
+            start_view: None,
             status: None,
             pending_export: None,
             last_recovery: Instant::now(),
@@ -137,77 +162,37 @@ impl EditorState {
         self.status = Some((msg.into(), Instant::now()));
     }
 
-    /// Carries out queued commands, in order.
-    pub fn apply_all(&mut self, commands: Vec<Command>) {
-        for c in commands {
-            self.apply(c);
-        }
-    }
-
-    /// Carries out one command.
-    pub fn apply(&mut self, command: Command) {
+    /// Carries out one command: what it changed in the map (empty for commands that change
+    /// none), or why the edit was refused (nothing changed then). Telling the user is the
+    /// caller's: the app shows a refusal in the status bar.
+    pub fn apply(&mut self, command: Command) -> Result<ChangeSet, EditError> {
+        let mut changes = ChangeSet::new();
         match command {
-            Command::Edit(edit) => match self.history.apply(&mut self.map, edit) {
-                Ok(changes) => {
-                    self.generation += 1;
-                    self.changed(&changes);
-                }
-                Err(e) => self.say(format!("Refused: {e}")),
-            },
+            Command::Edit(edit) => {
+                changes = self.history.apply(&mut self.map, edit)?;
+                self.generation += 1;
+                self.changed(&changes);
+            }
             Command::BeginStroke => {
+                // The stroke's id is the history's business.
                 self.history.begin_stroke();
             }
             Command::EndStroke => self.history.end_stroke(),
-            Command::Undo => {
-                if let Some(c) = self.history.undo(&mut self.map) {
-                    self.generation += 1;
-                    self.changed(&c);
-                }
-            }
-            Command::Redo => {
-                if let Some(c) = self.history.redo(&mut self.map) {
-                    self.generation += 1;
-                    self.changed(&c);
-                }
-            }
+            Command::Undo => changes = self.step_history(History::undo),
+            Command::Redo => changes = self.step_history(History::redo),
             Command::GoTo(head) => {
                 let from = self.history.head();
-                let c = self.history.go_to(&mut self.map, head);
+                changes = self.history.go_to(&mut self.map, head);
                 if self.history.head() != from {
                     self.generation += 1;
                 }
-                self.changed(&c);
+                self.changed(&changes);
             }
             Command::Select(s) => self.selection = s,
             Command::SetTool(t) => self.tool = t,
             Command::SetMaterial(m) => self.material = m,
             Command::SetCubeSize(n) => self.cube_log2 = n.min(18),
             Command::Frame { target, distance } => self.camera_request = Some((target, distance)),
-            Command::NewMap => self.replace_document(Map::new("untitled"), None),
-            Command::Open(path) => match Project::open(&path) {
-                Ok((project, map)) => {
-                    self.replace_document(map, Some(project));
-                    self.say(format!("Opened {}", path.display()));
-                }
-                Err(e) => self.say(format!("{}: {e}", path.display())),
-            },
-            Command::Save => match self.project.as_mut() {
-                Some(p) => match p.save(&self.map) {
-                    Ok(r) => {
-                        self.history.set_saved();
-                        self.say(format!("Saved ({} chunk files written)", r.chunk_files_written));
-                    }
-                    Err(e) => self.say(format!("Save failed: {e}")),
-                },
-                None => self.say("Choose a folder with Save As first"),
-            },
-            Command::SaveAs(path) => match Project::create(&path) {
-                Ok(p) => {
-                    self.project = Some(p);
-                    self.apply(Command::Save);
-                }
-                Err(e) => self.say(format!("{}: {e}", path.display())),
-            },
             Command::Export(path) => {
                 // Only full bakes of the current map are exported: wait for every chunk's.
                 if self.bake.is_settled() {
@@ -219,12 +204,33 @@ impl EditorState {
             }
             Command::Status(s) => self.say(s),
             Command::SetLevel(i) => self.level = i.min(self.map.levels.len().saturating_sub(1)),
-            Command::DropFiles { files, pick, whole_cube } => {
-                crate::dnd::drop_files(self, &files, pick.as_ref(), whole_cube)
-            }
         }
         // A removed level may leave the active index past the end.
         self.level = self.level.min(self.map.levels.len().saturating_sub(1));
+        Ok(changes)
+    }
+
+    /// Undo or redo (`step`): what it changed; nothing at that end of the history.
+    fn step_history(&mut self, step: fn(&mut History, &mut Map) -> Option<ChangeSet>) -> ChangeSet {
+        let Some(changes) = step(&mut self.history, &mut self.map) else { return ChangeSet::new() };
+        self.generation += 1;
+        self.changed(&changes);
+        changes
+    }
+
+    /// Saves the map into its project; the history's saved marker moves here.
+    pub fn save(&mut self) -> Result<SaveReport, SaveError> {
+        let project = self.project.as_mut().ok_or(SaveError::NoProject)?;
+        let report = project.save(&self.map).map_err(SaveError::Write)?;
+        self.history.set_saved();
+        Ok(report)
+    }
+
+    /// Makes `path` the map's project folder (created if needed) and saves into it.
+    pub fn save_as(&mut self, path: &Path) -> Result<SaveReport, SaveError> {
+        let project = Project::create(path).map_err(|source| SaveError::Create { path: path.to_owned(), source })?;
+        self.project = Some(project);
+        self.save()
     }
 
     /// Replaces the document (after opening, recovering or creating a map): the history is
@@ -241,6 +247,7 @@ impl EditorState {
         self.history = History::new();
         self.history.set_saved();
         self.selection = Selection::None;
+        self.start_view = None;
         self.level = 0;
         self.bake.replace(Arc::new(self.map.snapshot()));
     }
@@ -365,7 +372,7 @@ mod tests {
             level: 0,
             op: pmfedit_core::edit::CubeOp::SetCube { addr: CubeAddr::containing(min, 3), cube },
         };
-        state.apply(Command::Edit(edit));
+        state.apply(Command::Edit(edit)).expect("a cube edit in the grid");
         (0, lo)
     }
 
@@ -390,7 +397,7 @@ mod tests {
         // An export now must wait: it would otherwise write previews (no visibility).
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("out.pmf");
-        state.apply(Command::Export(path.clone()));
+        state.apply(Command::Export(path.clone())).expect("an export is never refused");
         assert_eq!(state.pending_export.as_deref(), Some(path.as_path()));
         for _ in 0..20 {
             state.poll_bakes();
@@ -472,7 +479,7 @@ mod tests {
         assert!(!dirty.is_empty());
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("out.pmf");
-        state.apply(Command::Export(path.clone()));
+        state.apply(Command::Export(path.clone())).unwrap();
         assert!(state.pending_export.is_some());
         poll_until(&mut state, |s| s.pending_export.is_none());
         assert!(path.exists());
@@ -502,7 +509,7 @@ mod tests {
         let edited = toggle_a_cube(&mut state);
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("out.pmf");
-        state.apply(Command::Export(path.clone()));
+        state.apply(Command::Export(path.clone())).expect("an export is never refused");
         poll_until(&mut state, |s| s.pending_export.is_none());
         assert!(!path.exists(), "exported stale bakes");
         let (status, _) = state.status.clone().unwrap();

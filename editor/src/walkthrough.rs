@@ -12,32 +12,80 @@
 //! UI tests play the same session. A screenshot whose viewport is one flat colour, a step that
 //! cannot find what it aims at, or a session over [`TIME_LIMIT_S`] fails the run (exit code 1
 //! from `main`, the reason on stderr).
+//!
+//! The session is an [`app::Driver`](crate::app::Driver); whoever starts it keeps a shared handle
+//! (`Rc<RefCell<Walkthrough>>`) to read how it went ([`Walkthrough::outcome`]).
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use eframe::egui;
 use glam::{DVec3, IVec3};
 
 use pmfedit_core::edit::{Edit, LibItem, LibRef, ObjItem, ObjRef};
+use pmfedit_core::format::bin::ReadError;
 use pmfedit_core::map::coords::Face;
 use pmfedit_core::map::ids::PathAttrs;
 use pmfedit_core::map::library::Light;
 
-use crate::app::App;
+use crate::app::{App, Driver, DriverStatus, Pending};
 use crate::command::Command;
+use crate::drivers::{PngError, save_png};
 use crate::panels::{LeftTab, RightTab};
-use crate::state::Selection;
-use crate::tools::box_tool::BoxDrag;
-use crate::tools::{self, Mods, Pick};
-use crate::viewport::render::Shading;
+use crate::pick::{Mods, Pick};
+use crate::selection::Selection;
+use crate::shading::Shading;
+use crate::tools::{self, box_tool::BoxDrag};
 
 /// The whole session gives up after this long.
 pub const TIME_LIMIT_S: u64 = 1200;
 
+/// Why the session failed.
+#[derive(Debug, thiserror::Error)]
+pub enum WalkthroughError {
+    /// Something the session works with is not in the map (the demo's).
+    #[error("the map has no {0}")]
+    Missing(String),
+    /// A ray cast aimed at geometry hit nothing.
+    #[error("nothing to hit from {from:?} along {dir:?}")]
+    NoHit { from: DVec3, dir: DVec3 },
+    /// A click meant for the top of a cube hit another face.
+    #[error("expected a top face at {at:?}, hit {face:?}")]
+    NotTop { at: DVec3, face: Face },
+    /// The app did not do what the step expected (what it did instead).
+    #[error("{0}")]
+    Unexpected(String),
+    /// A file or folder of the session.
+    #[error("{}: {source}", path.display())]
+    Io { path: PathBuf, source: std::io::Error },
+    /// The export wrote no file (the status bar's message says why).
+    #[error("{}: {source} (status: {status})", path.display())]
+    NotExported { path: PathBuf, source: std::io::Error, status: String },
+    /// The exported map does not read back.
+    #[error("{}: {source}", path.display())]
+    Export { path: PathBuf, source: ReadError },
+    /// A screenshot could not be written.
+    #[error(transparent)]
+    Png(#[from] PngError),
+    /// A screenshot's viewport is (nearly) one colour: the 3D view did not draw.
+    #[error("{}: the viewport looks blank ({colours} distinct colours)", path.display())]
+    Blank { path: PathBuf, colours: usize },
+    /// The session ran past [`TIME_LIMIT_S`].
+    #[error("gave up after {TIME_LIMIT_S} s at step {step} ({name})")]
+    TimedOut { step: usize, name: &'static str },
+    /// A step failed.
+    #[error("step {step} ({name}): {source}")]
+    Step { step: usize, name: &'static str, source: Box<WalkthroughError> },
+}
+
+/// A session file's I/O error.
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> WalkthroughError + '_ {
+    move |source| WalkthroughError::Io { path: path.to_owned(), source }
+}
+
 /// What one step does to the app; an error ends the session.
-type Act = fn(&mut App, &Path) -> Result<(), String>;
+type Act = fn(&mut App, &Path) -> Result<(), WalkthroughError>;
 
 /// One step of the session.
 struct Step {
@@ -69,40 +117,13 @@ pub struct Walkthrough {
     /// Screenshots written, in order.
     pub written: Vec<PathBuf>,
     /// Why the session failed, if it did.
-    pub failure: Option<String>,
+    pub failure: Option<WalkthroughError>,
     /// Seconds each step took to act, bake and upload.
     pub step_seconds: Vec<(&'static str, f64)>,
     /// Close the window at the end (the command-line run; tests keep it open).
     pub close_when_done: bool,
     /// The undo history's step names just before "undo all" (what the session recorded).
     pub history_names: Vec<String>,
-}
-
-static CLI_DIR: OnceLock<PathBuf> = OnceLock::new();
-static RESULT: OnceLock<Result<usize, String>> = OnceLock::new();
-
-/// Asks the next [`App`] to play the walkthrough into `out_dir` and close; call before the
-/// window opens.
-pub fn set_cli(out_dir: PathBuf) {
-    let _ = CLI_DIR.set(out_dir);
-}
-
-/// How the command-line walkthrough ended: the number of screenshots, or why it failed. `None`
-/// if it never finished (the window was closed early).
-pub fn cli_result() -> Option<Result<usize, String>> {
-    RESULT.get().cloned()
-}
-
-/// Prints the step timings and records the result for [`cli_result`].
-pub fn report(w: &Walkthrough) {
-    for (name, s) in &w.step_seconds {
-        println!("  {name:<24} {s:>7.2} s");
-    }
-    println!("walkthrough: {} screenshots in {:.1} s", w.written.len(), w.started.elapsed().as_secs_f64());
-    let _ = RESULT.set(match &w.failure {
-        Some(f) => Err(f.clone()),
-        None => Ok(w.written.len()),
-    });
 }
 
 impl Walkthrough {
@@ -124,15 +145,23 @@ impl Walkthrough {
         }
     }
 
-    /// The session `--walkthrough` asked for, if any.
-    pub fn from_cli() -> Option<Self> {
-        let dir = CLI_DIR.get()?.clone();
-        Some(Self { close_when_done: true, ..Self::new(dir) })
-    }
-
     /// Whether every step ran (or the session failed).
     pub fn is_finished(&self) -> bool {
         self.phase == Phase::Finished
+    }
+
+    /// How the session ended: the number of screenshots written, or why it failed; `None` while
+    /// it runs (or if the window was closed before it finished).
+    pub fn outcome(&self) -> Option<Result<usize, &WalkthroughError>> {
+        self.is_finished().then(|| self.failure.as_ref().map_or(Ok(self.written.len()), Err))
+    }
+
+    /// Prints the step timings and the total.
+    pub fn print_report(&self) {
+        for (name, s) in &self.step_seconds {
+            println!("  {name:<24} {s:>7.2} s");
+        }
+        println!("walkthrough: {} screenshots in {:.1} s", self.written.len(), self.started.elapsed().as_secs_f64());
     }
 
     /// Names of the screenshots the session takes, in order.
@@ -140,22 +169,22 @@ impl Walkthrough {
         steps().iter().filter_map(|s| s.shot).collect()
     }
 
-    fn fail(&mut self, why: String) {
+    fn fail(&mut self, why: WalkthroughError) {
         eprintln!("pmfedit walkthrough: {why}");
         self.failure = Some(why);
         self.phase = Phase::Finished;
     }
 
-    /// One frame: called by [`App`] after the panels and the viewport queued their commands and
-    /// before they are applied.
-    pub fn step(&mut self, app: &mut App, ctx: &egui::Context) {
+    /// One frame: runs the current step's action, or waits for it to settle, or takes its
+    /// screenshot.
+    fn step(&mut self, app: &mut App, ctx: &egui::Context) {
         if self.phase == Phase::Finished {
             return;
         }
         ctx.request_repaint();
         if self.started.elapsed().as_secs() > TIME_LIMIT_S {
             let name = self.steps.get(self.index).and_then(|s| s.shot).unwrap_or("a sub-step");
-            self.fail(format!("gave up after {TIME_LIMIT_S} s at step {} ({name})", self.index + 1));
+            self.fail(WalkthroughError::TimedOut { step: self.index + 1, name });
             return;
         }
         match self.phase {
@@ -169,7 +198,7 @@ impl Walkthrough {
                     return;
                 };
                 if let Err(e) = std::fs::create_dir_all(&self.out_dir) {
-                    self.fail(format!("{}: {e}", self.out_dir.display()));
+                    self.fail(io(&self.out_dir)(e));
                     return;
                 }
                 self.step_started = Instant::now();
@@ -178,7 +207,7 @@ impl Walkthrough {
                 }
                 if let Err(e) = (step.act)(app, &self.out_dir) {
                     let name = step.shot.unwrap_or("a sub-step");
-                    self.fail(format!("step {} ({name}): {e}", self.index + 1));
+                    self.fail(WalkthroughError::Step { step: self.index + 1, name, source: Box::new(e) });
                     return;
                 }
                 self.phase = Phase::Settle(0);
@@ -207,12 +236,12 @@ impl Walkthrough {
                 let name = self.steps[self.index].shot.unwrap_or("shot");
                 let shots_before = self.steps[..self.index].iter().filter(|s| s.shot.is_some()).count();
                 let path = self.out_dir.join(format!("{:02}-{name}.png", shots_before + 1));
-                if let Err(e) = check_not_blank(&img, app.viewport_rect) {
-                    self.fail(format!("{}: {e}", path.display()));
+                if let Err(colours) = check_not_blank(&img, app.viewport_rect) {
+                    self.fail(WalkthroughError::Blank { path, colours });
                     return;
                 }
-                if let Err(e) = crate::viewport::script::save_png(&img, &path) {
-                    self.fail(format!("{}: {e}", path.display()));
+                if let Err(e) = save_png(&img, &path) {
+                    self.fail(e.into());
                     return;
                 }
                 println!("wrote {}", path.display());
@@ -241,10 +270,11 @@ fn settled(app: &App) -> bool {
 }
 
 /// Refuses a screenshot whose viewport area is (nearly) one colour: the 3D view did not draw.
-fn check_not_blank(img: &egui::ColorImage, viewport: Option<egui::Rect>) -> Result<(), String> {
+/// The error is the number of distinct colours seen.
+fn check_not_blank(img: &egui::ColorImage, viewport: Option<egui::Rect>) -> Result<(), usize> {
     let [w, h] = img.size;
     if w == 0 || h == 0 {
-        return Err("empty screenshot".into());
+        return Err(0);
     }
     // The viewport rectangle in pixels (points × pixels per point), else the whole image.
     let scale = w as f32 / img.width().max(1) as f32;
@@ -258,9 +288,23 @@ fn check_not_blank(img: &egui::ColorImage, viewport: Option<egui::Rect>) -> Resu
         }
     }
     if colours.len() < 64 {
-        return Err(format!("the viewport looks blank ({} distinct colours)", colours.len()));
+        return Err(colours.len());
     }
     Ok(())
+}
+
+impl Driver for Walkthrough {
+    fn frame(&mut self, app: &mut App, ctx: &egui::Context) -> DriverStatus {
+        self.step(app, ctx);
+        if !self.is_finished() {
+            return DriverStatus::Running;
+        }
+        if self.close_when_done {
+            self.print_report();
+            app.close_without_asking(ctx);
+        }
+        DriverStatus::Finished
+    }
 }
 
 // ----- the session ---------------------------------------------------------------------------
@@ -350,7 +394,7 @@ fn steps() -> Vec<Step> {
         step("select-duplicate", |app, _| {
             let cmds = tools::select::duplicate(&app.state, IVec3::Y);
             if cmds.is_empty() {
-                return Err("nothing selected to duplicate".into());
+                return Err(unexpected("nothing selected to duplicate"));
             }
             app.commands.extend(cmds);
             Ok(())
@@ -371,7 +415,7 @@ fn steps() -> Vec<Step> {
             let p = pick_down(app, SITE + DVec3::new(-2.5, 10.0, -2.5))?;
             let cmds = tools::eyedropper::click(&app.state, &p);
             if cmds.is_empty() {
-                return Err("the eyedropper found no material".into());
+                return Err(unexpected("the eyedropper found no material"));
             }
             app.commands.extend(cmds);
             Ok(())
@@ -388,7 +432,7 @@ fn steps() -> Vec<Step> {
         }),
         // A material form: the wood turns blue (what the colour picker sends).
         step("material-form", |app, _| {
-            let (id, m) = app.state.map.library.materials().by_name("wood").ok_or("the demo has no wood material")?;
+            let (id, m) = app.state.map.library.materials().by_name("wood").ok_or_else(|| missing("wood material"))?;
             let mut m = m.clone();
             m.color = [70, 120, 255];
             app.panels.show_right = true;
@@ -411,9 +455,9 @@ fn steps() -> Vec<Step> {
         }),
         step("light-place", |app, _| {
             let Selection::Light { level, id } = app.state.selection else {
-                return Err("placing a light did not select it".into());
+                return Err(unexpected("placing a light did not select it"));
             };
-            let light = app.state.map.levels[level].objects.lights().get(id).ok_or("the new light is missing")?;
+            let light = app.state.map.levels[level].objects.lights().get(id).ok_or_else(|| missing("new light"))?;
             let mut l: Light = light.clone();
             l.position.y += 2.0;
             app.commands.push(Command::Edit(Edit::ReplaceObject {
@@ -426,9 +470,9 @@ fn steps() -> Vec<Step> {
         }),
         step("light-edit", |app, _| {
             let Selection::Light { level, id } = app.state.selection else {
-                return Err("the light is no longer selected".into());
+                return Err(unexpected("the light is no longer selected"));
             };
-            let light = app.state.map.levels[level].objects.lights().get(id).ok_or("the light is missing")?;
+            let light = app.state.map.levels[level].objects.lights().get(id).ok_or_else(|| missing("light"))?;
             let mut l: Light = light.clone();
             l.color = [255, 140, 30];
             l.intensity *= 3.0;
@@ -448,7 +492,7 @@ fn steps() -> Vec<Step> {
         step("undo-all", |app, _| {
             app.viewport.shading = Shading::Lit;
             if app.state.history.len() < 10 {
-                return Err(format!("only {} undo steps were recorded", app.state.history.len()));
+                return Err(unexpected(format!("only {} undo steps were recorded", app.state.history.len())));
             }
             app.panels.show_left = true;
             app.panels.left_tab = LeftTab::History;
@@ -462,16 +506,18 @@ fn steps() -> Vec<Step> {
         step("save", |app, dir| {
             let project = dir.join("project");
             if project.exists() {
-                std::fs::remove_dir_all(&project).map_err(|e| format!("{}: {e}", project.display()))?;
+                std::fs::remove_dir_all(&project).map_err(io(&project))?;
             }
-            app.commands.push(Command::SaveAs(project));
+            if !app.save_as(&project) {
+                return Err(unexpected(format!("saving failed: {:?}", app.state.status)));
+            }
             Ok(())
         }),
         step("reopen", |app, dir| {
             if app.state.is_dirty() {
-                return Err(format!("saving did not clear the unsaved marker: {:?}", app.state.status));
+                return Err(unexpected(format!("saving did not clear the unsaved marker: {:?}", app.state.status)));
             }
-            app.commands.push(Command::Open(dir.join("project")));
+            app.request(Pending::Open(dir.join("project")));
             Ok(())
         }),
         step("export", |app, dir| {
@@ -482,20 +528,34 @@ fn steps() -> Vec<Step> {
         }),
         sub(|app, dir| {
             let out = dir.join("walkthrough.pmf");
-            let bytes = std::fs::read(&out).map_err(|e| format!("{}: {e} ({:?})", out.display(), app.state.status))?;
-            let file = pmfedit_core::format::pmf::read(&bytes).map_err(|e| format!("{}: {e}", out.display()))?;
+            let status = app.state.status.as_ref().map(|(m, _)| m.clone()).unwrap_or_default();
+            let bytes = std::fs::read(&out).map_err(|source| WalkthroughError::NotExported {
+                path: out.clone(),
+                source,
+                status,
+            })?;
+            let file = pmfedit_core::format::pmf::read(&bytes)
+                .map_err(|source| WalkthroughError::Export { path: out.clone(), source })?;
             println!("exported {} ({} bytes, {} levels)", out.display(), bytes.len(), file.levels.len());
             Ok(())
         }),
     ]
 }
 
+fn missing(what: impl Into<String>) -> WalkthroughError {
+    WalkthroughError::Missing(what.into())
+}
+
+fn unexpected(what: impl Into<String>) -> WalkthroughError {
+    WalkthroughError::Unexpected(what.into())
+}
+
 fn look(app: &mut App, eye: DVec3, target: DVec3) {
     app.viewport.camera.look_at(eye, target);
 }
 
-fn material(app: &mut App, name: &str) -> Result<(), String> {
-    let (id, _) = app.state.map.library.materials().by_name(name).ok_or_else(|| format!("no material {name}"))?;
+fn material(app: &mut App, name: &str) -> Result<(), WalkthroughError> {
+    let (id, _) = app.state.map.library.materials().by_name(name).ok_or_else(|| missing(format!("material {name}")))?;
     app.commands.push(Command::SetMaterial(id));
     // The command applies at the end of the frame; tools called in this frame read the state.
     app.state.material = id;
@@ -503,23 +563,23 @@ fn material(app: &mut App, name: &str) -> Result<(), String> {
 }
 
 /// The face hit by a ray from `from` along `dir` (world space) on the active level.
-fn pick_along(app: &App, from: DVec3, dir: DVec3) -> Result<Pick, String> {
-    let level = app.state.map.levels.get(app.state.level).ok_or("no active level")?;
+fn pick_along(app: &App, from: DVec3, dir: DVec3) -> Result<Pick, WalkthroughError> {
+    let level = app.state.map.levels.get(app.state.level).ok_or_else(|| missing("active level"))?;
     let hit = level
         .ray_cast_world(from - dir * 6.0, dir.normalize(), crate::viewport::PICK_DISTANCE)
-        .ok_or_else(|| format!("nothing to hit from {from:?} along {dir:?}"))?;
+        .ok_or(WalkthroughError::NoHit { from, dir })?;
     Ok(Pick::from_hit(app.state.level, &hit))
 }
 
 /// The surface straight below `at` (from 20 units above it).
-fn pick_down(app: &App, at: DVec3) -> Result<Pick, String> {
+fn pick_down(app: &App, at: DVec3) -> Result<Pick, WalkthroughError> {
     pick_along(app, DVec3::new(at.x, 20.0, at.z), DVec3::NEG_Y)
 }
 
-fn place_on_top(app: &mut App, at: DVec3) -> Result<(), String> {
+fn place_on_top(app: &mut App, at: DVec3) -> Result<(), WalkthroughError> {
     let p = pick_down(app, at)?;
     if p.face != Face::PosY {
-        return Err(format!("expected a top face at {at:?}, hit {:?}", p.face));
+        return Err(WalkthroughError::NotTop { at, face: p.face });
     }
     let cmds = tools::place::click(&app.state, &p);
     app.commands.extend(cmds);
@@ -541,16 +601,16 @@ fn drag_between(app: &App, a: &Pick, b: &Pick, layers: i32) -> BoxDrag {
 
 /// Changes the level's default sky (or, without one, the first sky environment): its top
 /// and side skybox materials become the water, so the background follows.
-fn environment_edit(app: &mut App) -> Result<(), String> {
+fn environment_edit(app: &mut App) -> Result<(), WalkthroughError> {
     use pmfedit_core::map::library::{EnvKind, EnvRef, Environment};
     let lib = &app.state.map.library;
     let id = app.state.map.levels[app.state.level]
         .environments
         .sky
         .or_else(|| lib.sky_environments().iter().next().map(|(id, _)| id))
-        .ok_or("the demo has no sky environment")?;
-    let mut env = lib.sky_environments().get(id).ok_or("the sky is missing")?.clone();
-    let (water, _) = lib.materials().by_name("water").ok_or("no water material")?;
+        .ok_or_else(|| missing("sky environment"))?;
+    let mut env = lib.sky_environments().get(id).ok_or_else(|| missing("sky"))?.clone();
+    let (water, _) = lib.materials().by_name("water").ok_or_else(|| missing("water material"))?;
     // Faces +X, +Y, +Z, −X, (not −Y), −Z.
     for face in [0, 1, 2, 3, 5] {
         env.skybox[face] = Some(water);

@@ -91,10 +91,21 @@ fn handler(tx: Sender<AssetEvent>, wake: Arc<dyn Fn() + Send + Sync>) -> impl Fn
     }
 }
 
+/// Why folders could not be watched.
+#[derive(Debug, thiserror::Error)]
+pub enum WatchError {
+    /// Even the polling watcher could not start.
+    #[error("could not start a file watcher: {0}")]
+    Start(#[source] notify::Error),
+    /// A folder could not be watched.
+    #[error("{}: {source}", path.display())]
+    Folder { path: PathBuf, source: notify::Error },
+}
+
 impl AssetWatcher {
     /// Watches `folders` (those that exist; recursively). `wake` is called from the watcher
     /// thread after each report (e.g. `ctx.request_repaint()`).
-    pub fn new(folders: &[PathBuf], wake: Arc<dyn Fn() + Send + Sync>) -> Result<Self, String> {
+    pub fn new(folders: &[PathBuf], wake: Arc<dyn Fn() + Send + Sync>) -> Result<Self, WatchError> {
         let (tx, rx) = channel();
         let native = new_debouncer_opt::<_, RecommendedWatcher, RecommendedCache>(
             DEBOUNCE,
@@ -118,7 +129,7 @@ impl AssetWatcher {
                     }
                     return Ok(poll);
                 }
-                return Err(format!("{}: {e}", f.display()));
+                return Err(WatchError::Folder { path: f.clone(), source: e });
             }
         }
         Ok(watcher)
@@ -128,10 +139,10 @@ impl AssetWatcher {
         tx: Sender<AssetEvent>,
         wake: Arc<dyn Fn() + Send + Sync>,
         rx: Receiver<AssetEvent>,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, WatchError> {
         let config = notify::Config::default().with_poll_interval(Duration::from_millis(500));
         let d = new_debouncer_opt::<_, PollWatcher, NoCache>(DEBOUNCE, None, handler(tx, wake), NoCache, config)
-            .map_err(|e| e.to_string())?;
+            .map_err(WatchError::Start)?;
         Ok(AssetWatcher { backend: Backend::Poll(d), rx, watched: Vec::new(), polling: true })
     }
 
@@ -156,7 +167,8 @@ impl AssetWatcher {
 }
 
 /// The shared asset folder: `$PMFEDIT_ASSETS`, else `assets/` next to the executable, else the
-/// repository's `assets/` (development builds).
+/// repository's `assets/` (development builds). Reads the environment: `main` calls it once into
+/// the [`Launch`](crate::launch::Launch) (tests call it for theirs).
 pub fn assets_dir() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("PMFEDIT_ASSETS") {
         return Some(PathBuf::from(p));
@@ -237,7 +249,7 @@ pub struct Thumbnails {
     /// Number of reloads caused by file events (for the status bar and tests).
     pub reloads: u64,
     /// Why watching failed, if it did.
-    pub watch_error: Option<String>,
+    pub watch_error: Option<WatchError>,
 }
 
 impl Thumbnails {

@@ -6,11 +6,12 @@ use egui_kittest::kittest::Queryable;
 use glam::DVec3;
 
 use pmfedit::app::App;
-use pmfedit_core::sample;
+use pmfedit::launch::{Document, Launch, Sample};
 
 fn harness() -> Harness<'static, App> {
-    let mut h =
-        Harness::builder().with_size(egui::vec2(1400.0, 1000.0)).build_eframe(|cc| App::new(cc, sample::demo(), None));
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(1400.0, 1000.0))
+        .build_eframe(|cc| App::new(cc, &Launch::default(), Document::sample(Sample::Demo)));
     h.run_steps(3);
     h
 }

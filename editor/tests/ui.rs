@@ -1,6 +1,6 @@
 //! egui_kittest tests of the real application (no GPU): the app is built with
-//! `Harness::builder().build_eframe(|cc| App::new(cc, sample::demo(), None))`, driven by the
-//! labels the user sees, and the document is checked through `harness.state()`.
+//! `Harness::builder().build_eframe(|cc| App::new(cc, &launch, document))` on the demo, driven by
+//! the labels the user sees, and the document is checked through `harness.state()`.
 
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Mutex};
@@ -11,14 +11,25 @@ use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 
 use pmfedit::app::App;
+use pmfedit::launch::{Document, Launch, Sample};
 use pmfedit::tools;
 use pmfedit_core::sample;
 
 /// The demo map in a 1400×1000 window. Background bakes keep asking for repaints, so tests step
 /// a fixed number of frames instead of `run()` (which waits for the UI to go idle).
 fn harness() -> Harness<'static, App> {
+    harness_on(Document::sample(Sample::Demo))
+}
+
+/// What `main` launches without arguments: the shared asset folder resolved once.
+fn launch() -> Launch {
+    Launch { assets: pmfedit::watch::assets_dir(), ..Launch::default() }
+}
+
+/// `document` in a 1400×1000 window.
+fn harness_on(document: Document) -> Harness<'static, App> {
     let mut h =
-        Harness::builder().with_size(egui::vec2(1400.0, 1000.0)).build_eframe(|cc| App::new(cc, sample::demo(), None));
+        Harness::builder().with_size(egui::vec2(1400.0, 1000.0)).build_eframe(|cc| App::new(cc, &launch(), document));
     h.run_steps(3);
     h
 }
@@ -259,7 +270,7 @@ fn selecting_a_light_in_the_outliner_opens_its_inspector_and_frames_it() {
     };
     h.get_by_label(&light.name).click();
     frames(&mut h);
-    assert_eq!(h.state().state.selection, pmfedit::state::Selection::Light { level: 0, id });
+    assert_eq!(h.state().state.selection, pmfedit::selection::Selection::Light { level: 0, id });
     // The viewport takes the frame request: its orbit pivot is now the light.
     assert!(h.state().state.camera_request.is_none(), "the viewport did not take the frame request");
     let pivot = h.state().viewport.camera.pivot();
@@ -312,7 +323,7 @@ fn every_panel_draws_and_names_its_widgets() {
     for id in entities {
         h.state_mut()
             .commands
-            .push(pmfedit::command::Command::Select(pmfedit::state::Selection::Entity { level: 0, id }));
+            .push(pmfedit::command::Command::Select(pmfedit::selection::Selection::Entity { level: 0, id }));
         frames(&mut h);
         h.get_by_label("Add property");
         h.check_accessibility();
@@ -524,17 +535,20 @@ fn a_broken_import_file_shows_the_error_with_the_file_and_offset() {
 #[test]
 fn the_walkthrough_session_builds_saves_reopens_and_exports() {
     use pmfedit::walkthrough::Walkthrough;
+    use std::{cell::RefCell, rc::Rc};
     let dir = tempfile::tempdir().unwrap();
     let mut h = harness();
-    h.state_mut().walkthrough = Some(Walkthrough::new(dir.path().to_owned()));
+    let session = Rc::new(RefCell::new(Walkthrough::new(dir.path().to_owned())));
+    h.state_mut().set_driver(Box::new(session.clone()));
     let deadline = std::time::Instant::now() + Duration::from_secs(1200);
-    while !h.state().walkthrough.as_ref().unwrap().is_finished() {
+    while !session.borrow().is_finished() {
         assert!(std::time::Instant::now() < deadline, "the walkthrough did not finish in 20 minutes");
         h.step();
         std::thread::sleep(Duration::from_millis(5));
     }
-    let w = h.state().walkthrough.as_ref().unwrap();
-    assert_eq!(w.failure, None);
+    let w = session.borrow();
+    assert!(w.failure.is_none(), "{:?}", w.failure);
+    assert_eq!(w.outcome().map(|o| o.ok()), Some(Some(0)), "finished, no screenshots without a renderer");
     assert!(w.written.is_empty(), "no renderer, no screenshots");
     let state = &h.state().state;
     // The reopened project has the edits: the blue wood, the orange light.
@@ -754,7 +768,7 @@ fn an_image_dropped_on_a_face_is_copied_into_the_project_and_paints_the_face() {
     assert!(h.state().state.history.is_empty());
     assert_eq!(material_under(&h, &pick), Some(old));
 
-    h.state_mut().commands.push(pmfedit::command::Command::SaveAs(project.path().to_owned()));
+    h.state_mut().save_as(project.path());
     frames(&mut h);
     assert!(h.state().state.project.is_some(), "saved: {}", status(&h));
 
@@ -819,4 +833,200 @@ fn an_image_dropped_on_a_face_is_copied_into_the_project_and_paints_the_face() {
     frames(&mut h);
     assert_eq!(material_under(&h, &pick), Some(brick));
     assert_eq!(with_texture(&h, "textures/brick-2.png"), None);
+}
+
+/// File → New (Ctrl+N) opens what `pmfc new --sample empty` writes: one empty level and core's
+/// starter library (`bake/tests/cli.rs` checks `pmfc`'s side against the same function).
+#[test]
+fn new_map_gets_the_starter_library() {
+    let mut h = harness();
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::N);
+    frames(&mut h);
+    let map = &h.state().state.map;
+    let names: Vec<&str> = map.library.materials().iter().map(|(_, m)| m.name.as_str()).collect();
+    assert!(map.library.content_eq(&sample::starter_library()), "{names:?}");
+    assert_eq!(map.levels.len(), 1);
+    assert_eq!(map.levels[0].leaves().filter(|(_, _, c)| c.is_solid()).count(), 0, "an empty level");
+}
+
+/// The entity form's flag checkboxes are core's named bits: ticking one by its label sets that
+/// bit through the typed API.
+#[test]
+fn entity_flag_checkboxes_come_from_the_flag_tables() {
+    use pmfedit_core::format::pmf::entity::{EntityData, PropFlags};
+    let mut h = harness();
+    let objects = &h.state().state.map.levels[0].objects;
+    let (id, e) = objects.entities().iter().find(|(_, e)| matches!(e.entity.data, EntityData::Prop(_))).unwrap();
+    let EntityData::Prop(p) = &e.entity.data else { unreachable!() };
+    let before = p.flags;
+    assert!(!before.better_physics());
+    assert_eq!(e.entity.data.flag_bits(), PropFlags::NAMED);
+    h.state_mut().commands.push(pmfedit::command::Command::Select(pmfedit::state::Selection::Entity { level: 0, id }));
+    frames(&mut h);
+    let bit = PropFlags::NAMED.iter().find(|b| b.name == "BETTER_PHYSICS").unwrap();
+    h.get_by_label(bit.label).click();
+    frames(&mut h);
+    let e = h.state().state.map.levels[0].objects.entities().get(id).unwrap();
+    let EntityData::Prop(p) = &e.entity.data else { panic!("still a prop") };
+    assert_eq!(p.flags, before.with(PropFlags::BETTER_PHYSICS), "that bit and only that bit");
+}
+
+/// Clicks File, then the entry `label` of the File menu (a menu item's label is its text and its
+/// keys, e.g. "New Ctrl+N").
+fn file_menu(h: &mut Harness<'_, App>, label: &str) {
+    h.get_by_label("File").click();
+    frames(h);
+    h.get_by_label(label).click();
+    frames(h);
+}
+
+#[test]
+fn new_from_the_menu_with_unsaved_changes_asks_first_then_gives_an_empty_map() {
+    let mut h = harness();
+    h.get_by_label("Add light").click();
+    frames(&mut h);
+    assert!(h.state().state.is_dirty());
+    let lights = h.state().state.map.levels[0].objects.lights().len();
+
+    file_menu(&mut h, "New Ctrl+N");
+    h.get_by_label("Unsaved changes");
+    assert_eq!(h.state().state.map.levels[0].objects.lights().len(), lights, "nothing replaced before the answer");
+    h.get_by_label("Cancel").click();
+    frames(&mut h);
+    assert!(h.query_by_label("Unsaved changes").is_none());
+    assert_eq!(h.state().state.map.levels[0].objects.lights().len(), lights, "cancel keeps the map");
+
+    file_menu(&mut h, "New Ctrl+N");
+    h.get_by_label("Discard").click();
+    frames(&mut h);
+    let s = &h.state().state;
+    assert!(s.map.content_eq(&sample::empty("untitled")), "the new map with the starter library");
+    assert!(s.map.levels.iter().all(|l| l.chunks().next().is_none()), "a new map has no cubes");
+    assert!(s.history.is_empty() && !s.is_dirty() && s.project.is_none());
+    assert_eq!(status(&h), "New map with the default asset pack");
+}
+
+/// A saved project whose recovery snapshot holds unsaved edits (its name changed).
+fn project_with_a_recovery_snapshot(dir: &std::path::Path) -> pmfedit_core::map::Map {
+    let map = pmfedit_core::map::Map::new("saved");
+    let mut project = pmfedit_core::project::Project::create(dir).unwrap();
+    project.save(&map).unwrap();
+    let mut edited = map.clone();
+    edited.meta.name = "unsaved edits".into();
+    project.write_recovery(&edited).unwrap();
+    assert!(pmfedit_core::project::Project::recovery_available(dir).unwrap().newer_than_manifest);
+    edited
+}
+
+/// File → Open… and File → Open recent both go through the one open path: the unsaved-changes
+/// question, then the offer of the newer recovery snapshot, then the recent files.
+#[test]
+fn opening_a_project_with_a_newer_snapshot_offers_recovery_from_the_menu_and_the_recent_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("proj");
+    project_with_a_recovery_snapshot(&dir);
+    let mut h = harness();
+
+    file_menu(&mut h, "Open… Ctrl+O");
+    retype(&mut h, "Path", dir.to_str().unwrap());
+    h.get_by_label("Recover unsaved edits?");
+    assert_eq!(h.state().state.map.meta.name, "Demo", "nothing opened before the answer");
+    h.get_by_label("Recover").click();
+    frames(&mut h);
+    let s = &h.state().state;
+    assert_eq!(s.map.meta.name, "unsaved edits");
+    assert!(s.is_dirty(), "recovered edits are unsaved");
+    assert_eq!(s.project.as_ref().map(|p| p.dir()), Some(dir.as_path()));
+    assert_eq!(h.state().recent.paths.first(), Some(&dir), "an opened project is a recent file");
+
+    // The recent-files entry: the unsaved (recovered) edits are asked about first, then the
+    // snapshot is offered again; Discard opens the saved map and deletes the snapshot.
+    file_menu(&mut h, "Open recent");
+    h.get_by_label(&dir.display().to_string()).click();
+    frames(&mut h);
+    h.get_by_label("Unsaved changes");
+    h.get_by_label("Discard").click();
+    frames(&mut h);
+    h.get_by_label("Recover unsaved edits?");
+    h.get_by_label("Discard").click();
+    frames(&mut h);
+    let s = &h.state().state;
+    assert_eq!(s.map.meta.name, "saved");
+    assert!(!s.is_dirty());
+    assert!(pmfedit_core::project::Project::recovery_available(&dir).is_none(), "the snapshot is discarded");
+    assert!(h.query_by_label("Recover unsaved edits?").is_none());
+}
+
+/// The app learns from the refused edit itself why the dropped texture's material could not be
+/// added: the message carries the library's reason, not whatever the status bar said before.
+#[test]
+fn a_dropped_image_whose_material_cannot_be_added_reports_the_refusal() {
+    use glam::IVec3;
+    use pmfedit_core::map::coords::LatticeBox;
+    use pmfedit_core::map::ids::{MaterialId, PhysicsId, SoundId};
+    use pmfedit_core::map::library::{Library, Material};
+    use pmfedit_core::map::octree::Cube;
+    // A box of cubes and a library with no physics or sound material for a new material to use.
+    let mut map = pmfedit_core::map::Map::new("bare library");
+    map.library = Library::new();
+    let cube = Cube::solid(MaterialId(0), PhysicsId(0), SoundId(0));
+    let centre = map.levels[0].frame().lattice_from_world(glam::DVec3::ZERO);
+    let block = LatticeBox::new(centre - IVec3::splat(32), centre + IVec3::splat(32));
+    map.levels[0].fill_box(block, cube).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let project = pmfedit_core::project::Project::create(tmp.path().join("proj")).unwrap();
+    let png = tmp.path().join("brick.png");
+    write_png(&png, 90);
+    let mut h = harness_on(Document { map, project: Some(project), start_view: None });
+    let (_, pick) = pick_at_viewport_centre(&mut h);
+    assert!(material_under(&h, &pick).is_some(), "a face to paint");
+
+    h.state_mut().commands.push(pmfedit::command::Command::Status("something else".into()));
+    frames(&mut h);
+    drop_files(&mut h, &[&png]);
+    let refusal = Library::new()
+        .add(Material::new("brick", PhysicsId::default(), SoundId::default()))
+        .expect_err("no physics material to refer to");
+    assert_eq!(status(&h), format!("Could not add a material for textures/brick.png: {refusal}"));
+    assert!(h.state().state.history.is_empty(), "nothing applied");
+    assert!(h.state().state.map.library.materials().is_empty());
+}
+
+/// `--screenshot … --visibility-point P --eye E`, given as a `Launch` (no environment): the run
+/// starts in the visibility view of P's air cube, seen from E, wherever the pointer is.
+#[test]
+fn a_screenshot_launch_with_a_visibility_point_starts_in_the_visibility_view_of_that_point() {
+    use glam::DVec3;
+    use pmfedit::drivers::screenshot::Screenshot;
+    use pmfedit::launch::Run;
+    use pmfedit::viewport::render::Shading;
+    let args = "--screenshot never.png --frames 1000000 --visibility-point 4.5,3,0 --eye -12,6,-10";
+    let launch = Launch::parse(args.split(' ').map(Into::into)).unwrap().unwrap();
+    let Run::Screenshot(run) = launch.run.clone() else { panic!("{:?}", launch.run) };
+    let mut h = Harness::builder().with_size(egui::vec2(1400.0, 1000.0)).build_eframe(|cc| {
+        let mut app = App::new(cc, &launch, launch.source.open().unwrap());
+        app.set_driver(Box::new(Screenshot::new(run)));
+        app
+    });
+    h.run_steps(3);
+    let (point, eye) = (DVec3::new(4.5, 3.0, 0.0), DVec3::new(-12.0, 6.0, -10.0));
+    assert_eq!(h.state().viewport.shading, Shading::Visibility);
+    let camera = &h.state().viewport.camera;
+    assert!(camera.eye.distance(eye) < 1e-9, "{:?}", camera.eye);
+    assert!(camera.forward().dot((point - eye).normalize()) > 0.999_999, "looks at the point");
+
+    let deadline = std::time::Instant::now() + Duration::from_secs(600);
+    while !h.state().state.bake.is_final() {
+        assert!(std::time::Instant::now() < deadline, "the full bakes did not finish");
+        h.step();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // The pointer on a face (the building's outside) does not move the view off the point.
+    h.hover_at(h.state().viewport_rect.expect("the viewport was drawn").center());
+    frames(&mut h);
+    let app = h.state();
+    assert!(app.viewport.hovered().is_some(), "the pointer is on a face");
+    let air = app.viewport.vis_air().unwrap_or_else(|| panic!("no air cube: {}", app.viewport.vis_status()));
+    assert!((0..3).all(|a| air.min[a] <= point[a] && point[a] < air.max[a]), "{air:?} does not hold {point:?}");
+    assert!(app.viewport.vis_status().starts_with(&format!("air cube {} in chunk (", air.index)));
 }

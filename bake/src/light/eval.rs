@@ -223,8 +223,8 @@ impl<'a> LightScene<'a> {
         Self::build(level, None, settings)
     }
 
-    /// [`new`](Self::new) with the materials of `library`: their colours (times their textures'
-    /// cached averages) are what bounced light reflects, their emission lights the level, and
+    /// [`new`](Self::new) with the materials of `library`: their colours are what bounced light
+    /// reflects, their emission lights the level, and
     /// skybox materials count as open sky.
     pub fn with_library(level: &'a Level, library: &Library, settings: LightSettings) -> Self {
         Self::build(level, Some(library), settings)

@@ -9,8 +9,8 @@
 //!   hemisphere. A ray that meets nothing within [`GatherSettings::distance`], and whose end
 //!   sees straight up to the top of the level, or that meets a skybox material, brings the sky's
 //!   `255 · intensity · colour/255`; one that meets a surface brings that surface's emission
-//!   (`to_linear(emission)·255`) plus, with bounces on, its reflectance (`to_linear(colour ·
-//!   texture average)`) times the light that surface receives. The mean over the rays is the
+//!   (`to_linear(emission)·255`) plus, with bounces on, its reflectance (`to_linear(colour)`; textures
+//!   are files the bake does not read, see PMF-NOTES K5) times the light that surface receives. The mean over the rays is the
 //!   luxel's gathered light, so an open floor gets the whole sky value and a wall half of it.
 //!   A ray that meets nothing but whose end is roofed over (a hall larger than the distance, a
 //!   deep cave) brings nothing: sky never leaks through a roof however far away it is.
@@ -199,11 +199,7 @@ impl Far {
                 if materials.len() <= i {
                     materials.resize(i + 1, SurfaceLight::default());
                 }
-                let tex = if m.texture.is_empty() { None } else { lib.texture_color(&m.texture) };
-                let tex = tex.unwrap_or([255; 3]);
-                let reflect = DVec3::from_array(std::array::from_fn(|c| {
-                    to_linear(((u16::from(m.color[c]) * u16::from(tex[c]) + 127) / 255) as u8)
-                }));
+                let reflect = DVec3::from_array(m.color.map(to_linear));
                 let emit = DVec3::from_array(m.emission.map(to_linear)) * 255.0;
                 materials[i] = SurfaceLight { reflect, emit, sky: skies.contains(&id.0) };
             }

@@ -4,8 +4,10 @@ use std::fmt;
 
 use undo::{Merged, Record};
 
+use super::change::ChangeSet;
+use super::error::EditError;
+use super::ops::Edit;
 use super::step::{Step, describe};
-use super::{ChangeSet, Edit, EditError};
 use crate::map::Map;
 
 /// Identifies one brush stroke (mouse down to mouse up, or one gizmo drag): consecutive edits

@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{LibRef, ObjRef};
+use super::ops::{LibRef, ObjRef};
 use crate::map::level::ChunkChanges;
 
 /// What changed in one level.

@@ -3,7 +3,9 @@
 use undo::Record;
 
 use super::apply::{MapEdit, StrokeId, apply_in_stroke};
-use super::{ChangeSet, Edit, EditError};
+use super::change::ChangeSet;
+use super::error::EditError;
+use super::ops::Edit;
 use crate::map::Map;
 
 /// One undo step as the history panel shows it.

@@ -10,9 +10,11 @@ use crate::map::library::{
 };
 use crate::map::lighting::LevelLighting;
 use crate::map::octree::{Cube, CubeKind};
-use crate::map::{Level, Map, MapMeta, MapRemoval};
+use crate::map::{Level, Map, MapError, MapMeta, MapRemoval};
 
-use super::{ChangeSet, CubeOp, Edit, EditError, LibItem, LibRef, ObjItem, ObjRef, level_mut, level_ref};
+use super::change::ChangeSet;
+use super::error::EditError;
+use super::ops::{CubeOp, Edit, LibItem, LibRef, ObjItem, ObjRef, level_mut, level_ref};
 
 /// The level settings one [`Step::Settings`] swaps.
 #[derive(Debug, Clone, PartialEq)]
@@ -189,7 +191,7 @@ fn lib_take(lib: &mut Library, id: LibRef) -> Result<LibItem, EditError> {
         LibRef::Sound(i) => lib.take(i).map(LibItem::Sound),
         LibRef::Environment(e) => lib.take_environment(e).map(LibItem::Environment),
     };
-    item.ok_or(EditError::Library(LibraryError::NotFound { kind: id.kind(), id: lib_raw(id) }))
+    item.ok_or(EditError::from(LibraryError::NotFound { kind: id.kind(), id: lib_raw(id) }))
 }
 
 fn lib_raw(id: LibRef) -> u32 {
@@ -323,16 +325,6 @@ fn check_cube(lib: &Library, cube: &Cube) -> Result<(), LibraryError> {
 
 // ----- object dispatch ----------------------------------------------------------------------
 
-/// A copy of a level object.
-pub(super) fn obj_get(objects: &LevelObjects, id: ObjRef) -> Option<ObjItem> {
-    Some(match id {
-        ObjRef::Light(i) => ObjItem::Light(objects.get(i)?.clone()),
-        ObjRef::Entity(i) => ObjItem::Entity(Box::new(objects.get(i)?.clone())),
-        ObjRef::Region(i) => ObjItem::Region(objects.get(i)?.clone()),
-        ObjRef::LoadRegion(i) => ObjItem::LoadRegion(objects.get(i)?.clone()),
-    })
-}
-
 fn obj_add(objects: &mut LevelObjects, item: ObjItem) -> Result<ObjRef, EditError> {
     Ok(match item {
         ObjItem::Light(x) => ObjRef::Light(objects.add(x)?),
@@ -379,7 +371,7 @@ fn obj_not_found(id: ObjRef) -> EditError {
         ObjRef::Region(i) => i.raw(),
         ObjRef::LoadRegion(i) => i.raw(),
     };
-    EditError::Library(LibraryError::NotFound { kind: id.kind(), id: raw })
+    EditError::from(LibraryError::NotFound { kind: id.kind(), id: raw })
 }
 
 /// An environment region's environment must exist.
@@ -483,7 +475,7 @@ impl Step {
             Edit::ReplaceObject { level, id, item } => {
                 check_object(&map.library, &item)?;
                 let objects = &mut level_mut(map, level)?.objects;
-                let current = obj_get(objects, id).ok_or_else(|| obj_not_found(id))?;
+                let current = id.get(objects).ok_or_else(|| obj_not_found(id))?;
                 if current.kind() != item.kind() {
                     return Err(mismatch(id.kind(), item.kind()));
                 }
@@ -498,7 +490,7 @@ impl Step {
             }
             Edit::MoveObject { level, id, position } => {
                 let objects = &level_ref(map, level)?.objects;
-                let mut item = obj_get(objects, id).ok_or_else(|| obj_not_found(id))?;
+                let mut item = id.get(objects).ok_or_else(|| obj_not_found(id))?;
                 if !item.set_position(position) {
                     return Err(EditError::NoPosition(format!("{} {}", id.kind(), item.name())));
                 }
@@ -549,7 +541,7 @@ impl Step {
             Edit::RemoveLevel { level } => {
                 level_ref(map, level)?;
                 if map.levels.len() == 1 {
-                    return Err(EditError::LastLevel);
+                    return Err(MapError::LastLevel.into());
                 }
                 let removed = map.levels.remove(level);
                 let c = ChangeSet { level_list: true, ..ChangeSet::new() };
@@ -567,7 +559,7 @@ impl Step {
             Edit::ReplaceMap { map: new, .. } => {
                 new.0.meta.validate()?;
                 if new.0.levels.is_empty() {
-                    return Err(EditError::LastLevel);
+                    return Err(MapError::LastLevel.into());
                 }
                 let old = std::mem::replace(map, *new.0);
                 Some((Step::ReplaceMap { other: Box::new(old) }, ChangeSet::everything()))
@@ -623,9 +615,9 @@ impl Step {
                 c.level_list = true;
             }
             Step::RemoveLevel { index, level } => {
-                let l = level.take().ok_or(EditError::NoLevel(*index))?;
+                let l = level.take().ok_or(MapError::NoLevel(*index))?;
                 if *index > map.levels.len() {
-                    return Err(EditError::NoLevel(*index));
+                    return Err(MapError::NoLevel(*index).into());
                 }
                 map.levels.insert(*index, *l);
                 c.level_list = true;
@@ -682,9 +674,9 @@ impl Step {
                 c.meta = true;
             }
             Step::AddLevel { index, level } => {
-                let l = level.take().ok_or(EditError::NoLevel(*index))?;
+                let l = level.take().ok_or(MapError::NoLevel(*index))?;
                 if *index > map.levels.len() {
-                    return Err(EditError::NoLevel(*index));
+                    return Err(MapError::NoLevel(*index).into());
                 }
                 map.levels.insert(*index, *l);
                 c.level_list = true;
@@ -752,7 +744,7 @@ impl Step {
 }
 
 fn lib_not_found(id: LibRef) -> EditError {
-    EditError::Library(LibraryError::NotFound { kind: id.kind(), id: lib_raw(id) })
+    EditError::from(LibraryError::NotFound { kind: id.kind(), id: lib_raw(id) })
 }
 
 fn set_env_name(e: &mut crate::map::library::Environment, name: String) {
@@ -783,7 +775,7 @@ fn obj_label(map: &Map, level: usize, id: ObjRef) -> String {
         ObjRef::Region(i) => i.raw(),
         ObjRef::LoadRegion(i) => i.raw(),
     };
-    let name = map.levels.get(level).and_then(|l| obj_get(&l.objects, id)).map(|o| o.name().to_owned());
+    let name = map.levels.get(level).and_then(|l| id.get(&l.objects)).map(|o| o.name().to_owned());
     labelled(id.kind(), name.as_deref().unwrap_or(""), raw)
 }
 

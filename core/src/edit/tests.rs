@@ -12,7 +12,7 @@ use crate::map::library::{
     SoundEnvironment,
 };
 use crate::map::octree::Cube;
-use crate::map::{Level, Map, MapMeta};
+use crate::map::{Level, Map, MapError, MapMeta};
 
 fn stone(m: u16) -> Cube {
     Cube::solid(MaterialId(m), PhysicsId(0), SoundId(0))
@@ -760,7 +760,34 @@ fn a_replacement_map_without_levels_is_refused() {
     empty.levels.clear();
     let mut h = History::new();
     let e = h.apply(&mut map, Edit::ReplaceMap { map: WholeMap(Box::new(empty)), name: "Import".into() });
-    assert!(matches!(e, Err(EditError::LastLevel)), "{e:?}");
+    assert!(matches!(e, Err(EditError::Map(MapError::LastLevel))), "{e:?}");
     assert!(map.content_eq(&start));
     assert_eq!(h.undo_name(), None);
+}
+
+/// An object's position read in place is the one its copy reports, for every kind of the demo's
+/// objects; a missing object has none.
+#[test]
+fn an_object_reference_reads_the_position_its_item_reports() {
+    let map = crate::sample::demo();
+    let objects = &map.levels[0].objects;
+    let ids: Vec<ObjRef> = objects
+        .lights()
+        .ids()
+        .map(ObjRef::Light)
+        .chain(objects.entities().ids().map(ObjRef::Entity))
+        .chain(objects.regions().ids().map(ObjRef::Region))
+        .chain(objects.load_regions().ids().map(ObjRef::LoadRegion))
+        .collect();
+    use crate::map::library::ItemKind;
+    for kind in [ItemKind::Light, ItemKind::Entity, ItemKind::EnvironmentRegion, ItemKind::LoadRegion] {
+        assert!(ids.iter().any(|id| id.kind() == kind), "the demo has no {kind}");
+    }
+    for id in ids {
+        let item = id.get(objects).expect("listed objects exist");
+        assert_eq!(item.kind(), id.kind());
+        assert_eq!(id.position(objects), item.position(), "{id:?}");
+    }
+    assert_eq!(ObjRef::Light(LightId(999)).position(objects), None);
+    assert_eq!(ObjRef::Light(LightId(999)).get(objects), None);
 }

@@ -35,7 +35,7 @@ pub fn decompress(frame: &Reader<'_>, expected_len: u64) -> Result<Vec<u8>, Read
     // lz4_flex treats input that ends at a block boundary as the end of the frame, so walk the
     // block structure first: the frame must end with its end mark (and checksum) exactly at the end
     // of the section.
-    let len = frame_len(data).map_err(|(at, why)| frame.invalid_at(frame.offset() + at as u64, why))?;
+    let len = frame_len(data).map_err(|(at, why)| frame.invalid_at(frame.offset() + at as u64, why.to_string()))?;
     if len != data.len() {
         return Err(frame.invalid_at(
             frame.offset() + len as u64,
@@ -59,26 +59,39 @@ pub fn decompress(frame: &Reader<'_>, expected_len: u64) -> Result<Vec<u8>, Read
 
 const MAGIC: u32 = 0x184D_2204;
 
+/// What is wrong with the structure of an LZ4 frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+enum FrameError {
+    #[error("LZ4 frame is truncated")]
+    Truncated,
+    #[error("not an LZ4 frame (wrong magic number)")]
+    Magic,
+    #[error("LZ4 frame header is truncated")]
+    HeaderTruncated,
+    #[error("unsupported LZ4 frame version {0}")]
+    Version(u8),
+    #[error("LZ4 block of {0} bytes runs past the end of the data")]
+    BlockPastEnd(usize),
+}
+
 /// The byte length of the LZ4 frame at the start of `data`, found by walking its block headers
 /// (no decompression). Errors give the offset within `data` and the reason.
-fn frame_len(data: &[u8]) -> Result<usize, (usize, String)> {
-    let u32_at = |at: usize| -> Result<u32, (usize, String)> {
-        data.get(at..at + 4)
-            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-            .ok_or_else(|| (at, "LZ4 frame is truncated".to_owned()))
+fn frame_len(data: &[u8]) -> Result<usize, (usize, FrameError)> {
+    let u32_at = |at: usize| -> Result<u32, (usize, FrameError)> {
+        data.get(at..at + 4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])).ok_or((at, FrameError::Truncated))
     };
     if u32_at(0)? != MAGIC {
-        return Err((0, "not an LZ4 frame (wrong magic number)".to_owned()));
+        return Err((0, FrameError::Magic));
     }
-    let flg = *data.get(4).ok_or((4, "LZ4 frame header is truncated".to_owned()))?;
+    let flg = *data.get(4).ok_or((4, FrameError::HeaderTruncated))?;
     if flg >> 6 != 1 {
-        return Err((4, format!("unsupported LZ4 frame version {}", flg >> 6)));
+        return Err((4, FrameError::Version(flg >> 6)));
     }
     let block_checksums = flg & 0x10 != 0;
     let content_checksum = flg & 0x04 != 0;
     let mut at = 6 + if flg & 0x08 != 0 { 8 } else { 0 } + if flg & 0x01 != 0 { 4 } else { 0 } + 1;
     if at > data.len() {
-        return Err((data.len(), "LZ4 frame header is truncated".to_owned()));
+        return Err((data.len(), FrameError::HeaderTruncated));
     }
     loop {
         let block = u32_at(at)?;
@@ -88,7 +101,7 @@ fn frame_len(data: &[u8]) -> Result<usize, (usize, String)> {
         }
         let size = (block & 0x7FFF_FFFF) as usize + if block_checksums { 4 } else { 0 };
         if size > data.len() - at {
-            return Err((at - 4, format!("LZ4 block of {size} bytes runs past the end of the data")));
+            return Err((at - 4, FrameError::BlockPastEnd(size)));
         }
         at += size;
     }

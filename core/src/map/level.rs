@@ -27,8 +27,9 @@ use crate::map::coords::{ChunkCoord, CubeAddr, Face, LatticeBox, LevelFrame, MAX
 use crate::map::ids::{MaterialId, PathAttrs, PhysicsId, SoundId};
 use crate::map::library::EnvironmentDefaults;
 use crate::map::lighting::LevelLighting;
-use crate::map::octree::Ray;
-use crate::map::octree::{Cube, Octree, OctreeError, Subtree};
+use crate::map::octree::raycast::Ray;
+use crate::map::octree::subtree::Subtree;
+use crate::map::octree::{Cube, Octree, OctreeError};
 
 /// One chunk: its octree and the generation of its last change.
 #[derive(Debug, Clone, PartialEq)]
@@ -160,7 +161,7 @@ pub struct LevelHit {
     pub addr: CubeAddr,
     /// The leaf hit, level lattice space.
     pub level_addr: CubeAddr,
-    /// The face through which the ray enters the leaf (see [`crate::map::octree::Hit::face`]).
+    /// The face through which the ray enters the leaf (see [`crate::map::octree::raycast::Hit::face`]).
     pub face: Face,
     /// Distance along the normalized direction, in lattice units.
     pub distance: f64,

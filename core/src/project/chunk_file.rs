@@ -257,7 +257,7 @@ pub(crate) fn decode_payload(r: &mut Reader<'_>, size_log2: u8, library: IdCheck
             return Err(r.invalid_at(at, "extended cube without pushed corners and with equal faces (not canonical)"));
         }
         if let Some(lib) = library {
-            check_ids(&cube, lib).map_err(|why| r.invalid_at(at, why))?;
+            check_ids(&cube, lib).map_err(|why| r.invalid_at(at, why.to_string()))?;
         }
         tree.set_cube(addr, cube).map_err(|e| r.invalid_at(at, e.to_string()))?;
     }
@@ -265,29 +265,50 @@ pub(crate) fn decode_payload(r: &mut Reader<'_>, size_log2: u8, library: IdCheck
     Ok(tree)
 }
 
-/// Whether every id `cube` uses exists in `lib`; the reason otherwise.
-pub fn check_ids(cube: &Cube, lib: &Library) -> Result<(), String> {
+/// An id a cube uses that the library lacks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum IdError {
+    #[error("material {0} is not in the library")]
+    Material(MaterialId),
+    #[error("physics material {0} is not in the library")]
+    Physics(PhysicsId),
+    #[error("sound material {0} is not in the library")]
+    Sound(SoundId),
+}
+
+/// The first leaf of an octree that uses an id the library lacks ([`check_octree_ids`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("cube at {} (size 2^{}): {error}", .addr.min, .addr.size_log2)]
+pub struct LeafIdError {
+    /// The leaf.
+    pub addr: CubeAddr,
+    /// The missing id.
+    pub error: IdError,
+}
+
+/// Whether every id `cube` uses exists in `lib`.
+pub fn check_ids(cube: &Cube, lib: &Library) -> Result<(), IdError> {
     let (materials, physics, sound): (&[MaterialId], &[PhysicsId], SoundId) = match &cube.kind {
         CubeKind::Empty => return Ok(()),
         CubeKind::Geometry(g) => (std::slice::from_ref(&g.material), std::slice::from_ref(&g.physics), g.sound),
         CubeKind::Extended(e) => (&e.face_materials, &e.face_physics, e.sound),
     };
-    if let Some(m) = materials.iter().find(|m| !lib.materials().contains(**m)) {
-        return Err(format!("material {m} is not in the library"));
+    if let Some(&m) = materials.iter().find(|m| !lib.materials().contains(**m)) {
+        return Err(IdError::Material(m));
     }
-    if let Some(p) = physics.iter().find(|p| !lib.physics_materials().contains(**p)) {
-        return Err(format!("physics material {p} is not in the library"));
+    if let Some(&p) = physics.iter().find(|p| !lib.physics_materials().contains(**p)) {
+        return Err(IdError::Physics(p));
     }
     if !lib.sound_materials().contains(sound) {
-        return Err(format!("sound material {sound} is not in the library"));
+        return Err(IdError::Sound(sound));
     }
     Ok(())
 }
 
 /// Whether every leaf of `octree` uses only ids of `lib`; the first offender otherwise.
-pub fn check_octree_ids(octree: &Octree, lib: &Library) -> Result<(), String> {
+pub fn check_octree_ids(octree: &Octree, lib: &Library) -> Result<(), LeafIdError> {
     for (addr, cube) in octree.leaves() {
-        check_ids(&cube, lib).map_err(|why| format!("cube at {} (size 2^{}): {why}", addr.min, addr.size_log2))?;
+        check_ids(&cube, lib).map_err(|error| LeafIdError { addr, error })?;
     }
     Ok(())
 }

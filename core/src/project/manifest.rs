@@ -35,13 +35,13 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
-use super::chunk_file;
+use super::chunk_file::{self, LeafIdError};
 use crate::map::coords::{ChunkCoord, MAX_CHUNK_SIZE_LOG2};
 use crate::map::ids::PhysicsId;
 use crate::map::level::LevelFlags;
-use crate::map::library::{EnvironmentDefaults, LevelObjects, Problem, Severity};
-use crate::map::lighting::LevelLighting;
-use crate::map::{Library, Map, MapMeta};
+use crate::map::library::{EnvRef, EnvironmentDefaults, LevelObjects, Problem, Severity};
+use crate::map::lighting::{LevelLighting, LightingError};
+use crate::map::{Library, Map, MapMeta, MetaError};
 
 /// The manifest format version this build writes and reads.
 pub const FORMAT_VERSION: u32 = 2;
@@ -187,23 +187,118 @@ pub fn write(m: &Manifest<'_>) -> String {
     s
 }
 
+/// Why a map, or a parsed manifest, breaks a rule of the project format (everything but the RON
+/// syntax and the chunk files' own bytes). Each is what [`check_map`] refuses before a save and
+/// what [`check`] refuses when `map.ron` is read.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CheckError {
+    /// The metadata breaks a PMF limit.
+    #[error("meta: {0}")]
+    Meta(#[from] MetaError),
+    /// Library problems of error severity (the first few are shown).
+    #[error("{}", problems_text("library", .0))]
+    Library(Vec<Problem>),
+    /// The map has no level.
+    #[error("the map has no level (a map needs at least one level)")]
+    NoLevels,
+    /// Two levels of a map share a name.
+    #[error("two levels are named {0:?}")]
+    DuplicateLevelName(String),
+    /// Something wrong inside one level; `index` is given when the manifest is read.
+    #[error("{}: {error}", level_text(*.index, .name))]
+    InLevel {
+        /// The level's index in the manifest.
+        index: Option<usize>,
+        /// The level's name.
+        name: String,
+        /// What is wrong.
+        error: Box<CheckError>,
+    },
+    /// (In a level, in the manifest.) Another level has this level's name.
+    #[error("another level has this name")]
+    NameTaken,
+    /// (In a level.) The chunk size is not one PMF allows.
+    #[error("chunk_size_log2 {0} is not in 0..={MAX_CHUNK_SIZE_LOG2}")]
+    ChunkSize(u8),
+    /// (In a level.) The center chunk is outside the chunk grid.
+    #[error("center_chunk {0:?} is outside the grid (x, z in 0..4096, y in 0..256)")]
+    CenterOutsideGrid(ChunkCoord),
+    /// (In a level.) A default environment is missing from the library.
+    #[error("default {0} is not in the library")]
+    MissingDefaultEnvironment(EnvRef),
+    /// (In a level.) Sun, sky or bounce settings out of range.
+    #[error("lighting: {0}")]
+    Lighting(#[from] LightingError),
+    /// (In a level.) The air physics material is missing from the library.
+    #[error("air_physics_material {0} is not in the library")]
+    MissingAirPhysics(PhysicsId),
+    /// (In a level.) Invalid objects or regions with a missing environment (the first few).
+    #[error("{}", problems_text("objects", .0))]
+    Objects(Vec<Problem>),
+    /// (In a level, in the manifest.) A chunk coordinate outside the grid.
+    #[error("chunk ({}, {}, {}) is outside the grid", .0.0, .0.1, .0.2)]
+    ChunkOutsideGrid((i32, i32, i32)),
+    /// (In a level, in the manifest.) A chunk listed twice.
+    #[error("chunk ({}, {}, {}) is listed twice", .0.0, .0.1, .0.2)]
+    ChunkListedTwice((i32, i32, i32)),
+    /// (In a level, in the manifest.) A chunk file name that is not a content hash.
+    #[error("chunk ({}, {}, {}): {hash:?} is not a content hash (16 lower-case hex digits)", .chunk.0, .chunk.1, .chunk.2)]
+    BadChunkHash {
+        /// The chunk `(x, y, z)`.
+        chunk: (i32, i32, i32),
+        /// What the manifest says.
+        hash: String,
+    },
+    /// A chunk of a level uses an id the library lacks (found before a save).
+    #[error("level {level:?}, chunk ({}, {}, {}): {error}", .chunk.x, .chunk.y, .chunk.z)]
+    ChunkIds {
+        /// The level's name.
+        level: String,
+        /// The chunk.
+        chunk: ChunkCoord,
+        /// The first leaf at fault.
+        error: LeafIdError,
+    },
+}
+
+/// `level 0 ("main")` when the index is known (reading a manifest), `level "main"` otherwise.
+fn level_text(index: Option<usize>, name: &str) -> String {
+    match index {
+        Some(i) => format!("level {i} ({name:?})"),
+        None => format!("level {name:?}"),
+    }
+}
+
+impl CheckError {
+    fn in_level(index: Option<usize>, name: &str) -> impl FnOnce(CheckError) -> CheckError + '_ {
+        move |error| CheckError::InLevel { index, name: name.to_owned(), error: Box::new(error) }
+    }
+}
+
+impl From<CheckError> for ManifestError {
+    fn from(e: CheckError) -> Self {
+        Self { position: None, reason: e.to_string() }
+    }
+}
+
 /// The level default environments, checked against the library.
 pub trait CheckEnvironments {
-    /// `Err(reason)` if a default names a missing environment.
-    fn check(&self, lib: &Library) -> Result<(), String>;
+    /// An error if a default names a missing environment.
+    fn check(&self, lib: &Library) -> Result<(), CheckError>;
 }
 
 impl CheckEnvironments for EnvironmentDefaults {
-    fn check(&self, lib: &Library) -> Result<(), String> {
+    fn check(&self, lib: &Library) -> Result<(), CheckError> {
         match self.iter().find(|e| !lib.contains_environment(*e)) {
-            Some(e) => Err(format!("default {e} is not in the library")),
+            Some(e) => Err(CheckError::MissingDefaultEnvironment(e)),
             None => Ok(()),
         }
     }
 }
 
 /// The first few problems of a list, in words.
-fn problems_text(what: &str, problems: &[&Problem]) -> String {
+fn problems_text(what: &str, problems: &[Problem]) -> String {
     let shown: Vec<String> = problems.iter().take(3).map(|p| p.to_string()).collect();
     let more = problems.len().saturating_sub(3);
     let tail = if more > 0 { format!(" (and {more} more)") } else { String::new() };
@@ -211,12 +306,11 @@ fn problems_text(what: &str, problems: &[&Problem]) -> String {
 }
 
 /// Checks the map-wide part: metadata and library.
-pub fn check_map_wide(meta: &MapMeta, lib: &Library) -> Result<(), String> {
-    meta.validate().map_err(|e| format!("meta: {e}"))?;
-    let problems = lib.validate();
-    let errors: Vec<&Problem> = problems.iter().filter(|p| p.severity() == Severity::Error).collect();
+pub fn check_map_wide(meta: &MapMeta, lib: &Library) -> Result<(), CheckError> {
+    meta.validate()?;
+    let errors: Vec<Problem> = lib.validate().into_iter().filter(|p| p.severity() == Severity::Error).collect();
     if !errors.is_empty() {
-        return Err(problems_text("library", &errors));
+        return Err(CheckError::Library(errors));
     }
     Ok(())
 }
@@ -231,18 +325,18 @@ pub fn check_level(
     envs: &LevelEnvironments,
     air: Option<PhysicsId>,
     objects: &LevelObjects,
-) -> Result<(), String> {
+) -> Result<(), CheckError> {
     if chunk_size_log2 > MAX_CHUNK_SIZE_LOG2 {
-        return Err(format!("chunk_size_log2 {chunk_size_log2} is not in 0..={MAX_CHUNK_SIZE_LOG2}"));
+        return Err(CheckError::ChunkSize(chunk_size_log2));
     }
     if !center.is_in_grid() {
-        return Err(format!("center_chunk {center:?} is outside the grid (x, z in 0..4096, y in 0..256)"));
+        return Err(CheckError::CenterOutsideGrid(center));
     }
     envs.check(lib)?;
     if let Some(p) = air
         && !lib.physics_materials().contains(p)
     {
-        return Err(format!("air_physics_material {p} is not in the library"));
+        return Err(CheckError::MissingAirPhysics(p));
     }
     let refused: Vec<Problem> = objects
         .validate(lib)
@@ -250,21 +344,21 @@ pub fn check_level(
         .filter(|p| matches!(p, Problem::Invalid { .. } | Problem::MissingEnvironment { .. }))
         .collect();
     if !refused.is_empty() {
-        return Err(problems_text("objects", &refused.iter().collect::<Vec<_>>()));
+        return Err(CheckError::Objects(refused));
     }
     Ok(())
 }
 
 /// Checks a map before it is saved: everything [`read`] would refuse except the chunks.
-pub fn check_map(map: &Map) -> Result<(), String> {
+pub fn check_map(map: &Map) -> Result<(), CheckError> {
     check_map_wide(&map.meta, &map.library)?;
     if map.levels.is_empty() {
-        return Err("the map has no level".to_owned());
+        return Err(CheckError::NoLevels);
     }
     let mut names = BTreeSet::new();
     for level in &map.levels {
         if !names.insert(level.name.as_str()) {
-            return Err(format!("two levels are named {:?}", level.name));
+            return Err(CheckError::DuplicateLevelName(level.name.clone()));
         }
         let f = level.frame();
         check_level(
@@ -275,25 +369,25 @@ pub fn check_map(map: &Map) -> Result<(), String> {
             level.air_physics_material,
             &level.objects,
         )
-        .map_err(|e| format!("level {:?}: {e}", level.name))?;
-        level.lighting.validate().map_err(|e| format!("level {:?}: lighting: {e}", level.name))?;
+        .and_then(|()| Ok(level.lighting.validate()?))
+        .map_err(CheckError::in_level(None, &level.name))?;
     }
     Ok(())
 }
 
 /// Checks a parsed manifest (all but the chunk files).
-pub fn check(m: &Manifest<'_>) -> Result<(), String> {
+pub fn check(m: &Manifest<'_>) -> Result<(), CheckError> {
     check_map_wide(&m.meta, &m.library)?;
     if m.levels.is_empty() {
-        return Err("levels: a map needs at least one level".to_owned());
+        return Err(CheckError::NoLevels);
     }
     let mut names = BTreeSet::new();
     for (i, level) in m.levels.iter().enumerate() {
-        let at = format!("level {i} ({:?})", level.name);
+        let in_level = CheckError::in_level(Some(i), &level.name);
         if !names.insert(&*level.name) {
-            return Err(format!("{at}: another level has this name"));
+            return Err(in_level(CheckError::NameTaken));
         }
-        check_level(
+        let checked = check_level(
             &m.library,
             level.chunk_size_log2,
             level.center_chunk,
@@ -301,23 +395,27 @@ pub fn check(m: &Manifest<'_>) -> Result<(), String> {
             level.air_physics_material,
             &level.objects,
         )
-        .map_err(|e| format!("{at}: {e}"))?;
-        level.lighting.validate().map_err(|e| format!("{at}: lighting: {e}"))?;
-        let mut seen = BTreeSet::new();
-        for c in &level.chunks {
-            let coord = c.coord();
-            if !coord.is_in_grid() {
-                return Err(format!("{at}: chunk ({}, {}, {}) is outside the grid", c.0, c.1, c.2));
-            }
-            if !seen.insert(coord) {
-                return Err(format!("{at}: chunk ({}, {}, {}) is listed twice", c.0, c.1, c.2));
-            }
-            if chunk_file::parse_hash(&c.3).is_none() {
-                return Err(format!(
-                    "{at}: chunk ({}, {}, {}): {:?} is not a content hash (16 lower-case hex digits)",
-                    c.0, c.1, c.2, c.3
-                ));
-            }
+        .and_then(|()| Ok(level.lighting.validate()?))
+        .and_then(|()| check_chunk_list(&level.chunks));
+        checked.map_err(in_level)?;
+    }
+    Ok(())
+}
+
+/// A level's chunk list: inside the grid, each once, file names that are content hashes.
+fn check_chunk_list(chunks: &[ChunkRef]) -> Result<(), CheckError> {
+    let mut seen = BTreeSet::new();
+    for c in chunks {
+        let coord = c.coord();
+        let xyz = (c.0, c.1, c.2);
+        if !coord.is_in_grid() {
+            return Err(CheckError::ChunkOutsideGrid(xyz));
+        }
+        if !seen.insert(coord) {
+            return Err(CheckError::ChunkListedTwice(xyz));
+        }
+        if chunk_file::parse_hash(&c.3).is_none() {
+            return Err(CheckError::BadChunkHash { chunk: xyz, hash: c.3.clone() });
         }
     }
     Ok(())

@@ -68,7 +68,7 @@ use self::manifest::{ChunkRef, LevelManifest, Manifest, ManifestError, RecoveryS
 use crate::map::coords::ChunkCoord;
 use crate::map::ids::{MaterialId, PhysicsId, SoundId};
 use crate::map::level::{Chunk, LevelError};
-use crate::map::octree::Subtree;
+use crate::map::octree::subtree::Subtree;
 use crate::map::{Level, Library, Map};
 
 /// The manifest file name.
@@ -103,7 +103,7 @@ pub enum ProjectError {
     },
     /// The map cannot be saved as it is (nothing was written).
     #[error("cannot save the map: {0}")]
-    InvalidMap(String),
+    InvalidMap(#[from] manifest::CheckError),
     /// [`Project::create`] found a project.
     #[error("{}: a project already exists here", .0.display())]
     AlreadyExists(PathBuf),
@@ -483,9 +483,8 @@ fn plan<'m>(memo: &Memo, map: &'m Map) -> Result<Plan<'m>, ProjectError> {
             }
             let known = old.and_then(|m| m.get(c)).filter(|m| m.matches(ch)).map(|m| m.hash);
             if known.is_none() || check_all {
-                chunk_file::check_octree_ids(ch.octree(), &map.library).map_err(|e| {
-                    ProjectError::InvalidMap(format!("level {:?}, chunk ({}, {}, {}): {e}", level.name, c.x, c.y, c.z))
-                })?;
+                chunk_file::check_octree_ids(ch.octree(), &map.library)
+                    .map_err(|error| manifest::CheckError::ChunkIds { level: level.name.clone(), chunk: *c, error })?;
             }
             let hash = known.unwrap_or_else(|| {
                 plan.hashed += 1;

@@ -99,7 +99,6 @@ fn sample_map() -> Map {
     level.lighting.sun.azimuth = 45.5;
     level.lighting.sky.color = [10, 20, 30];
     level.lighting.bounces = 2;
-    map.library.set_texture_color("textures/stone.png", Some([120, 121, 122]));
     let mut second = Level::new("basement", 2).unwrap();
     second.lighting = LevelLighting::none();
     second.fill_box(LatticeBox::new(IVec3::ZERO, IVec3::new(64, 8, 32)), stone(1)).unwrap();
@@ -193,40 +192,36 @@ fn manifest_is_readable_and_ordered() {
 }
 
 #[test]
-fn lighting_and_texture_colours_round_trip_and_old_manifests_get_daylight() {
+fn lighting_round_trips_and_old_manifests_get_daylight() {
     let map = sample_map();
     let (dir, _) = saved(&map);
     let text = fs::read_to_string(dir.path().join(MANIFEST)).unwrap();
-    assert!(text.contains("azimuth: 45.5") && text.contains("\"textures/stone.png\": (120, 121, 122)"), "{text}");
+    assert!(text.contains("azimuth: 45.5"), "{text}");
     let (_, loaded) = Project::open(dir.path()).unwrap();
     assert_eq!(loaded.levels[0].lighting, map.levels[0].lighting);
     assert_eq!(loaded.levels[1].lighting, LevelLighting::none());
-    assert_eq!(loaded.library.texture_color("textures/stone.png"), Some([120, 121, 122]));
 
-    // A manifest written before lighting existed: no `lighting` blocks, no texture colours.
+    // A manifest written before lighting existed: no `lighting` blocks.
     let mut old = text.clone();
-    for field in ["lighting: (", "texture_colors: {"] {
-        while let Some(start) = old.find(field) {
-            // From the field's line to the end of the line that closes its bracket.
-            let line_start = old[..start].rfind('\n').map_or(0, |i| i + 1);
-            let mut depth = 0i32;
-            let mut end = start;
-            for (i, ch) in old[start..].char_indices() {
-                depth += i32::from(matches!(ch, '(' | '{')) - i32::from(matches!(ch, ')' | '}'));
-                if depth == 0 && matches!(ch, ')' | '}') {
-                    end = start + i;
-                    break;
-                }
+    while let Some(start) = old.find("lighting: (") {
+        // From the field's line to the end of the line that closes its bracket.
+        let line_start = old[..start].rfind('\n').map_or(0, |i| i + 1);
+        let mut depth = 0i32;
+        let mut end = start;
+        for (i, ch) in old[start..].char_indices() {
+            depth += i32::from(ch == '(') - i32::from(ch == ')');
+            if depth == 0 && ch == ')' {
+                end = start + i;
+                break;
             }
-            let line_end = old[end..].find('\n').map_or(old.len(), |i| end + i + 1);
-            old.replace_range(line_start..line_end, "");
         }
+        let line_end = old[end..].find('\n').map_or(old.len(), |i| end + i + 1);
+        old.replace_range(line_start..line_end, "");
     }
-    assert!(!old.contains("lighting") && !old.contains("texture_colors"), "{old}");
+    assert!(!old.contains("lighting"), "{old}");
     fs::write(dir.path().join(MANIFEST), &old).unwrap();
     let (_, loaded) = Project::open(dir.path()).unwrap();
     assert!(loaded.levels.iter().all(|l| l.lighting == LevelLighting::default()));
-    assert!(loaded.library.texture_colors().is_empty());
 }
 
 #[test]

@@ -2,7 +2,8 @@
 
 use glam::{IVec3, Vec3};
 
-use super::{Palette, Site, smoothed_top};
+use super::palette::Palette;
+use super::site::{Site, smoothed_top};
 use crate::format::pmf::entity::{
     AudioEmitter, AudioEmitterFlags, BoxCorners, Door, DoorFlags, DynLightCtl, EntityData, FastLightCtl, Prop,
     PropFlags, Text, TextFlags, Trigger,

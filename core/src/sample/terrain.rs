@@ -3,7 +3,8 @@
 use glam::{DVec3, IVec3, Vec3};
 
 use super::noise::{Rng, fbm, mix64};
-use super::{Palette, Site, smoothed_top};
+use super::palette::Palette;
+use super::site::{Site, smoothed_top};
 use crate::map::coords::{ChunkCoord, GRID_MAX_XZ, GRID_MAX_Y, LATTICE_PER_UNIT, LatticeBox, octant_offset};
 use crate::map::library::{Light, LightMode, LightShape, RealtimeLight};
 use crate::map::octree::Cube;

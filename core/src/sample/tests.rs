@@ -3,11 +3,16 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use glam::{IVec3, Vec3};
 
 use super::landmarks::*;
+use super::palette::Palette;
+use super::site::Site;
 use super::*;
 use crate::format::pmf::entity::EntityData;
 use crate::map::Map;
-use crate::map::coords::{ChunkCoord, Face};
-use crate::map::library::{EnvKind, LightMode, LightShape, PhysicsId, SoundId, SwitchKind};
+use crate::map::coords::{ChunkCoord, Face, LATTICE_PER_UNIT};
+use crate::map::library::{
+    EnvKind, Library, LightMode, LightShape, Material, MaterialId, PhysicsId, SoundId, SwitchKind,
+};
+use crate::map::octree::{Cube, CubeKind};
 
 /// Every (material, physics, sound) triple painted on a face of a solid cube.
 fn painted(level: &Level) -> BTreeSet<(MaterialId, PhysicsId, SoundId)> {
@@ -271,5 +276,67 @@ fn terrain_has_water_smooth_slopes_caves_and_structures() {
     assert!(level.leaves().filter(|(_, _, c)| c.has_pushed_corners()).count() > 1000);
     for (_, ch) in level.chunks() {
         ch.octree().check_invariants().unwrap();
+    }
+}
+
+#[test]
+fn the_starter_library_is_valid_and_names_water_water() {
+    let lib = starter_library();
+    assert!(lib.validate().is_empty(), "{:?}", lib.validate());
+    let physics: Vec<&str> = lib.physics_materials().iter().map(|(_, p)| p.name.as_str()).collect();
+    assert_eq!(physics, ["default", "soil", "sand", "stone", "wood", "glass", "water", "lava"]);
+    let (_, water) = lib.materials().by_name("water").unwrap();
+    assert_eq!(lib.physics_materials().get(water.physics).unwrap().name, "water");
+    assert!(lib.physics_materials().get(water.physics).unwrap().not_solid);
+    let map = empty("x");
+    assert!(map.library.content_eq(&lib) && map.levels.len() == 1 && map.meta.name == "x");
+    assert!(map.validate().is_empty(), "{:?}", map.validate());
+}
+
+/// One material per texture of the asset pack, every texture a starter material names exists,
+/// and nothing in the pack is left without a material (its water frames aside, which the water
+/// names as extra textures).
+#[test]
+fn the_starter_library_and_the_asset_pack_match() {
+    let assets = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets");
+    let lib = starter_library();
+    let mut named = BTreeSet::new();
+    for (_, m) in lib.materials().iter().filter(|(_, m)| m.name != "default") {
+        assert_eq!(m.texture, format!("textures/{}.png", m.name));
+        for t in std::iter::once(&m.texture).chain(&m.extra_textures) {
+            assert!(assets.join(t).is_file(), "{}: {t} is not in the asset pack", m.name);
+            named.insert(t.clone());
+        }
+    }
+    let pack: BTreeSet<String> = std::fs::read_dir(assets.join("textures"))
+        .unwrap()
+        .map(|e| format!("textures/{}", e.unwrap().file_name().to_string_lossy()))
+        .filter(|n| n.ends_with(".png"))
+        .collect();
+    assert_eq!(named, pack);
+}
+
+/// The sample maps' materials are the starter's records (same fields, physics and sound
+/// materials of the same names), the demo's matcap on glass and its sky materials aside.
+#[test]
+fn the_samples_take_their_materials_from_the_starter_library() {
+    let starter = starter_library();
+    for map in [demo(), terrain(1, 1, 1, 1)] {
+        let lib = &map.library;
+        let mut shared = 0;
+        for (_, m) in lib.materials().iter() {
+            let Some((_, s)) = starter.materials().by_name(&m.name) else {
+                assert!(["sky_day", "clouds"].contains(&m.name.as_str()), "{} is not a starter material", m.name);
+                continue;
+            };
+            let physics = |l: &Library, id| l.physics_materials().get(id).cloned();
+            let sound = |l: &Library, id| l.sound_materials().get(id).cloned();
+            assert_eq!(physics(lib, m.physics), physics(&starter, s.physics), "{}", m.name);
+            assert_eq!(sound(lib, m.sound), sound(&starter, s.sound), "{}", m.name);
+            let m = Material { matcap_texture: String::new(), physics: s.physics, sound: s.sound, ..m.clone() };
+            assert_eq!(&m, s);
+            shared += 1;
+        }
+        assert_eq!(shared, 8, "default and the seven palette materials");
     }
 }

@@ -4,10 +4,11 @@
 //! Instead of 24 hand-written forms, the type data is edited generically through its serde
 //! representation (`serde_json::Value`): numbers become drag values (integers stay integers),
 //! strings buffered text fields, booleans checkboxes, `color`/`emission` arrays colour pickers,
-//! short number arrays one row of drag values, `flags` checkboxes named after docs/spec/ENTITIES.md's bits,
-//! and known enums (intersectable shapes, light kinds, counter comparisons) a variant combo. The
-//! edited value is deserialised back into the typed record; a value the type refuses (e.g. 300
-//! in a `u8` field) is not sent and the reason is shown. Every accepted change is one
+//! short number arrays one row of drag values, `flags` one checkbox per named bit (core's
+//! [`EntityData::flag_bits`], generated with the flag types), and known enums (intersectable
+//! shapes, light kinds, counter comparisons) a variant combo. The edited value is deserialised
+//! back into the typed record; a value the type refuses (e.g. 300 in a `u8` field) is not sent
+//! and the reason is shown. Every accepted change is one
 //! `ReplaceObject` edit (drags merge into one undo step).
 
 use eframe::egui::{self, Ui};
@@ -15,140 +16,17 @@ use serde_json::{Number, Value};
 
 use pmfedit_core::edit::{Edit, ObjItem, ObjRef};
 use pmfedit_core::format::pmf::entity::{
-    self as pe, Compare, CustomProperty, EntityData, IntersectableShape, LightKind, PropertyData, PropertyValues,
+    self as pe, Compare, CustomProperty, EntityData, FlagBit, IntersectableShape, LightKind, PropertyData,
+    PropertyValues,
 };
 use pmfedit_core::map::library::{EntityId, EntityScope, MapEntity};
 
 use super::PanelCtx;
 use super::form::{self, grid};
 
-/// Named flag bits of each type (bit number), from docs/spec/ENTITIES.md.
-fn flag_bits(variant: &str) -> &'static [(&'static str, u8)] {
-    match variant {
-        "Generic" => &[
-            ("no collision", 5),
-            ("no inherit scale", 4),
-            ("no inherit rotation", 3),
-            ("follow bone tail", 2),
-            ("hidden", 1),
-            ("inactive", 0),
-        ],
-        "Prop" => &[
-            ("no animation loop", 7),
-            ("better physics", 6),
-            ("physics", 5),
-            ("no collision", 4),
-            ("no inherit scale", 3),
-            ("no inherit rotation", 2),
-            ("follow bone tail", 1),
-            ("hidden", 0),
-        ],
-        "Cube" => &[
-            ("show -Z face", 13),
-            ("show -Y face", 12),
-            ("show -X face", 11),
-            ("show +Z face", 10),
-            ("show +Y face", 9),
-            ("show +X face", 8),
-            ("draw backfaces", 5),
-            ("no collision", 4),
-            ("no inherit scale", 3),
-            ("no inherit rotation", 2),
-            ("follow bone tail", 1),
-            ("hidden", 0),
-        ],
-        "Intersectable" => &[("follow bone tail", 0)],
-        "Door" => &[
-            ("show -Z face", 13),
-            ("show -Y face", 12),
-            ("show -X face", 11),
-            ("show +Z face", 10),
-            ("show +Y face", 9),
-            ("show +X face", 8),
-            ("no collision", 5),
-            ("no inherit scale", 4),
-            ("no inherit rotation", 3),
-            ("follow bone tail", 2),
-            ("draw backfaces", 1),
-            ("open", 0),
-        ],
-        "Trigger" => &[
-            ("continuous", 7),
-            ("mutual", 6),
-            ("replace initiator", 5),
-            ("team blacklist", 4),
-            ("type blacklist", 3),
-            ("type filter", 2),
-            ("follow bone tail", 1),
-            ("inactive", 0),
-        ],
-        "Light" => &[("follow bone tail", 5), ("inactive", 4)],
-        "Glow" => &[("follow bone tail", 0)],
-        "Text" => &[
-            ("escape codes", 4),
-            ("vertical center", 3),
-            ("horizontal center", 2),
-            ("follow bone tail", 1),
-            ("hidden", 0),
-        ],
-        "Billboard" => &[("follow bone tail", 1), ("hidden", 0)],
-        "Projectile" => &[("replace initiator on hit", 0)],
-        "Push" => &[
-            ("direction from position", 7),
-            ("team blacklist", 6),
-            ("type blacklist", 5),
-            ("type filter", 4),
-            ("cubic radius", 3),
-            ("delete after activation", 2),
-            ("follow bone tail", 1),
-            ("inactive", 0),
-        ],
-        "Broadcaster" => &[
-            ("replace initiator output 2", 5),
-            ("replace initiator output 1", 4),
-            ("team blacklist", 3),
-            ("type blacklist", 2),
-            ("type filter", 1),
-            ("inactive", 0),
-        ],
-        "Setter" => &[("multiply by tick time", 0)],
-        "AudioEmitter" => {
-            &[("no doppler", 4), ("cubic radius", 3), ("wrap", 2), ("looping", 1), ("follow bone tail", 0)]
-        }
-        "DynLightCtl" => &[("advance while off", 5)],
-        "FastLightCtl" => &[("no interpolation", 6), ("advance while off", 5)],
-        _ => &[],
-    }
-}
-
-/// Every editable type, with docs/spec/ENTITIES.md's name.
+/// Every editable (typed) type's default data, by type number.
 pub fn typed_defaults() -> Vec<EntityData> {
-    vec![
-        EntityData::Dummy,
-        EntityData::Headless(Default::default()),
-        EntityData::Generic(Default::default()),
-        EntityData::Prop(Default::default()),
-        EntityData::Cube(Default::default()),
-        EntityData::Intersectable(Default::default()),
-        EntityData::Door(Default::default()),
-        EntityData::Trigger(Default::default()),
-        EntityData::Light(Default::default()),
-        EntityData::Glow(Default::default()),
-        EntityData::Text(Default::default()),
-        EntityData::Billboard(Default::default()),
-        EntityData::Decal(Default::default()),
-        EntityData::Projectile(Default::default()),
-        EntityData::Push(Default::default()),
-        EntityData::Broadcaster(Default::default()),
-        EntityData::Counter(Default::default()),
-        EntityData::ExtCounter(Default::default()),
-        EntityData::Timer(Default::default()),
-        EntityData::ExtTimer(Default::default()),
-        EntityData::Setter(Default::default()),
-        EntityData::AudioEmitter(Default::default()),
-        EntityData::DynLightCtl(Default::default()),
-        EntityData::FastLightCtl(Default::default()),
-    ]
+    (0..=u8::MAX).filter_map(EntityData::typed_default).collect()
 }
 
 /// Variants a known enum field can switch between (serialised defaults).
@@ -230,23 +108,22 @@ fn as_rgb(a: &[Value]) -> Option<Vec<u8>> {
     a.iter().map(|v| v.as_u64().and_then(|n| u8::try_from(n).ok())).collect()
 }
 
-/// One field (grid row, or a collapsible group for nested values). `variant` names the entity
-/// type (for flag names).
-fn field(ui: &mut Ui, variant: &str, key: &str, v: &mut Value, depth: usize) -> bool {
+/// One field (grid row, or a collapsible group for nested values). `flags` are the named bits of
+/// the type's `flags` field ([`EntityData::flag_bits`]).
+fn field(ui: &mut Ui, flags: &[FlagBit], key: &str, v: &mut Value, depth: usize) -> bool {
     let label = humanize(key);
     match v {
         Value::Bool(b) => form::check(ui, &label, b),
         Value::String(s) => form::text_field(ui, &label, s),
         Value::Number(n) if key == "flags" && depth == 0 => {
-            let bits = flag_bits(variant);
             let mut raw = n.as_u64().unwrap_or_default();
             let mut changed = false;
             let l = ui.label(&label);
             ui.vertical(|ui| {
-                for &(name, bit) in bits {
-                    let mut on = raw & (1 << bit) != 0;
-                    if ui.checkbox(&mut on, name).changed() {
-                        raw ^= 1 << bit;
+                for f in flags {
+                    let mut on = raw & (1 << f.bit) != 0;
+                    if ui.checkbox(&mut on, f.label).changed() {
+                        raw ^= 1 << f.bit;
                         changed = true;
                     }
                 }
@@ -306,21 +183,21 @@ fn field(ui: &mut Ui, variant: &str, key: &str, v: &mut Value, depth: usize) -> 
             egui::CollapsingHeader::new(format!("{} items", a.len())).id_salt((key, depth)).show(ui, |ui| {
                 grid(ui, (key, depth, "items"), |ui| {
                     for (i, e) in a.iter_mut().enumerate() {
-                        changed |= field(ui, variant, &format!("{key} {}", i + 1), e, depth + 1);
+                        changed |= field(ui, flags, &format!("{key} {}", i + 1), e, depth + 1);
                     }
                 });
             });
             ui.end_row();
             changed
         }
-        Value::Object(_) | Value::Null if enum_choices(key).is_some() => enum_field(ui, variant, key, v, depth),
+        Value::Object(_) | Value::Null if enum_choices(key).is_some() => enum_field(ui, flags, key, v, depth),
         Value::Object(o) => {
             let mut changed = false;
             ui.label(&label);
             egui::CollapsingHeader::new("fields").id_salt((key, depth)).show(ui, |ui| {
                 grid(ui, (key, depth, "fields"), |ui| {
                     for (k, e) in o.iter_mut() {
-                        changed |= field(ui, variant, k, e, depth + 1);
+                        changed |= field(ui, flags, k, e, depth + 1);
                     }
                 });
             });
@@ -337,7 +214,7 @@ fn field(ui: &mut Ui, variant: &str, key: &str, v: &mut Value, depth: usize) -> 
 }
 
 /// A known enum: variant combo, then the variant's fields.
-fn enum_field(ui: &mut Ui, variant: &str, key: &str, v: &mut Value, depth: usize) -> bool {
+fn enum_field(ui: &mut Ui, flags: &[FlagBit], key: &str, v: &mut Value, depth: usize) -> bool {
     let Some(choices) = enum_choices(key) else { return false };
     let label = humanize(key);
     let current = variant_name(v).unwrap_or("?").to_owned();
@@ -351,7 +228,7 @@ fn enum_field(ui: &mut Ui, variant: &str, key: &str, v: &mut Value, depth: usize
         && let Some(Value::Object(inner)) = o.values_mut().next()
     {
         for (k, e) in inner.iter_mut() {
-            changed |= field(ui, variant, k, e, depth + 1);
+            changed |= field(ui, flags, k, e, depth + 1);
         }
     }
     changed
@@ -370,12 +247,12 @@ fn data_form(ui: &mut Ui, data: &EntityData) -> Option<Result<EntityData, String
     }
     let Ok(mut value) = serde_json::to_value(data) else { return None };
     let Value::Object(outer) = &mut value else { return None }; // "Dummy": no fields
-    let Some((variant, Value::Object(inner))) = outer.iter_mut().next() else { return None };
-    let variant = variant.clone();
+    let Some((_, Value::Object(inner))) = outer.iter_mut().next() else { return None };
+    let flags = data.flag_bits();
     let mut changed = false;
     grid(ui, "entity_data", |ui| {
         for (k, v) in inner.iter_mut() {
-            changed |= field(ui, &variant, k, v, 0);
+            changed |= field(ui, flags, k, v, 0);
         }
     });
     changed.then(|| serde_json::from_value::<EntityData>(value).map_err(|e| e.to_string()))

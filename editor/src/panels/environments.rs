@@ -16,33 +16,9 @@ use pmfedit_core::map::library::{
 
 use super::PanelCtx;
 use super::form::{self, grid};
-use super::library::{material_options, optional, users};
+use super::options::{env_options, kind_label, material_options, optional, users};
 use crate::command::Command;
-use crate::state::Selection;
-
-/// Every environment of a kind, for combos.
-pub fn env_options(lib: &Library, kind: EnvKind) -> Vec<(EnvRef, String)> {
-    match kind {
-        EnvKind::Sound => lib.sound_environments().iter().map(|(i, e)| (EnvRef::Sound(i), e.name.clone())).collect(),
-        EnvKind::Weather => {
-            lib.weather_environments().iter().map(|(i, e)| (EnvRef::Weather(i), e.name.clone())).collect()
-        }
-        EnvKind::Sky => lib.sky_environments().iter().map(|(i, e)| (EnvRef::Sky(i), e.name.clone())).collect(),
-        EnvKind::Gravity => {
-            lib.gravity_environments().iter().map(|(i, e)| (EnvRef::Gravity(i), e.name.clone())).collect()
-        }
-    }
-}
-
-/// Title-case name of a kind.
-pub fn kind_label(kind: EnvKind) -> &'static str {
-    match kind {
-        EnvKind::Sound => "Sound",
-        EnvKind::Weather => "Weather",
-        EnvKind::Sky => "Sky",
-        EnvKind::Gravity => "Gravity",
-    }
-}
+use crate::selection::Selection;
 
 /// The environments panel's own state.
 #[derive(Debug, Default)]

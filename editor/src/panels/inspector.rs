@@ -14,13 +14,14 @@ use pmfedit_core::map::library::{
 };
 
 use super::PanelCtx;
-use super::environments::{env_options, kind_label};
 use super::form::{self, grid};
+use super::options::{env_options, kind_label};
 use crate::command::Command;
-use crate::state::Selection;
+use crate::selection::Selection;
 
 /// Buttons common to every object: frame the camera on it, delete it.
-fn object_buttons(ui: &mut Ui, cx: &mut PanelCtx<'_>, level: usize, id: ObjRef, position: Option<Vec3>) {
+fn object_buttons(ui: &mut Ui, cx: &mut PanelCtx<'_>, level: usize, id: ObjRef) {
+    let position = cx.state.map.levels.get(level).and_then(|l| id.position(&l.objects));
     ui.horizontal(|ui| {
         if let Some(p) = position
             && ui.button("Frame").on_hover_text("Point the camera at it (F)").clicked()
@@ -44,7 +45,7 @@ pub fn light(ui: &mut Ui, cx: &mut PanelCtx<'_>, level: usize, id: LightId) {
     let mut l = original.clone();
     let mut changed = false;
     ui.heading("Light");
-    object_buttons(ui, cx, level, ObjRef::Light(id), Some(l.position));
+    object_buttons(ui, cx, level, ObjRef::Light(id));
     grid(ui, "light_form", |ui| {
         changed |= form::text_field(ui, "Name", &mut l.name);
         changed |= form::vec3(ui, "Position", &mut l.position, 0.05, " m");
@@ -157,8 +158,7 @@ pub fn region(ui: &mut Ui, cx: &mut PanelCtx<'_>, level: usize, id: RegionId) {
     let mut r = original.clone();
     let mut changed = false;
     ui.heading("Environment region");
-    let (lo, hi) = r.bounds();
-    object_buttons(ui, cx, level, ObjRef::Region(id), Some((lo + hi) * 0.5));
+    object_buttons(ui, cx, level, ObjRef::Region(id));
     let envs: Vec<_> = EnvKind::ALL
         .into_iter()
         .flat_map(|k| {
@@ -201,7 +201,7 @@ pub fn load_region(ui: &mut Ui, cx: &mut PanelCtx<'_>, level: usize, id: LoadReg
     let mut r = original.clone();
     let mut changed = false;
     ui.heading("Load region");
-    object_buttons(ui, cx, level, ObjRef::LoadRegion(id), Some((r.min + r.max) * 0.5));
+    object_buttons(ui, cx, level, ObjRef::LoadRegion(id));
     grid(ui, "load_region_form", |ui| {
         changed |= form::text_field(ui, "Name", &mut r.name);
         changed |= form::vec3(ui, "Min corner", &mut r.min, 0.1, " m");

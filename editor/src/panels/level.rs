@@ -12,9 +12,8 @@ use pmfedit_core::map::coords::ChunkCoord;
 use pmfedit_core::map::library::{EnvKind, PhysicsId};
 
 use super::PanelCtx;
-use super::environments::{env_options, kind_label};
 use super::form::{self, grid};
-use super::library::optional;
+use super::options::{env_options, kind_label, optional};
 use crate::command::Command;
 
 /// Fills the level settings panel.

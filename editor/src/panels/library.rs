@@ -11,13 +11,13 @@
 use eframe::egui::{self, Ui};
 
 use pmfedit_core::edit::{Edit, LibItem, LibRef};
-use pmfedit_core::map::Map;
 use pmfedit_core::map::library::{
-    Library, LibraryId, Material, MaterialId, PhysicsId, PhysicsMaterial, RenderMode, SoundId, SoundMaterial, TableId,
+    Library, Material, MaterialId, PhysicsId, PhysicsMaterial, RenderMode, SoundId, SoundMaterial, TableId,
 };
 
 use super::PanelCtx;
 use super::form::{self, grid};
+use super::options::{env_options, optional, options, users};
 use crate::command::Command;
 
 /// Which kind of material the panel shows.
@@ -46,39 +46,6 @@ pub struct LibraryPanel {
     pub physics: Option<PhysicsId>,
     pub sound: Option<SoundId>,
     delete: Option<PendingDelete>,
-}
-
-/// Who uses a record, in words (empty when nobody does).
-pub fn users(map: &Map, id: LibRef) -> String {
-    let lib = &map.library;
-    let (outside, referrers) = match id {
-        LibRef::Material(m) => (map.material_in_use(m).then_some("cubes"), lib.referrers(m)),
-        LibRef::Physics(p) => (map.physics_material_in_use(p).then_some("cubes or air settings"), lib.referrers(p)),
-        LibRef::Sound(s) => (map.sound_material_in_use(s).then_some("cubes"), lib.referrers(s)),
-        LibRef::Environment(e) => (map.environment_in_use(e).then_some("regions or level defaults"), Vec::new()),
-    };
-    let mut out: Vec<String> = outside.map(str::to_owned).into_iter().collect();
-    out.extend(referrers.iter().map(|r| lib.describe(r)));
-    out.join(", ")
-}
-
-/// Options for a combo of every record of a table.
-fn options<I: LibraryId>(lib: &Library) -> Vec<(I, String)>
-where
-    I::Item: pmfedit_core::map::library::Named,
-{
-    use pmfedit_core::map::library::Named;
-    lib.table::<I::Item>().iter().map(|(id, item)| (id, item.name().to_owned())).collect()
-}
-
-/// Options with a "(none)" entry first.
-pub fn optional<I: Copy>(opts: Vec<(I, String)>) -> Vec<(Option<I>, String)> {
-    std::iter::once((None, "(none)".to_owned())).chain(opts.into_iter().map(|(i, n)| (Some(i), n))).collect()
-}
-
-/// Material options (for sky slots and the replacement combo).
-pub fn material_options(lib: &Library) -> Vec<(MaterialId, String)> {
-    options::<MaterialId>(lib)
 }
 
 impl LibraryPanel {
@@ -178,7 +145,7 @@ impl LibraryPanel {
                 .filter(|(o, _)| *o != i)
                 .map(|(o, n)| (LibRef::Sound(o), n))
                 .collect(),
-            LibRef::Environment(e) => super::environments::env_options(lib, e.kind())
+            LibRef::Environment(e) => env_options(lib, e.kind())
                 .into_iter()
                 .filter(|(o, _)| *o != e)
                 .map(|(o, n)| (LibRef::Environment(o), n))

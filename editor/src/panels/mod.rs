@@ -15,12 +15,14 @@ pub mod inspector;
 pub mod level;
 pub mod library;
 pub mod meta;
+pub mod options;
 pub mod outliner;
 
 use eframe::egui::{self, Ui};
 
 use crate::command::Command;
-use crate::state::{EditorState, Selection};
+use crate::selection::Selection;
+use crate::state::EditorState;
 use crate::watch::Thumbnails;
 
 pub use self::form::Sink;

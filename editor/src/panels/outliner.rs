@@ -11,7 +11,7 @@ use pmfedit_core::map::library::{Light, LoadRegion, MapEntity};
 
 use super::PanelCtx;
 use crate::command::Command;
-use crate::state::Selection;
+use crate::selection::Selection;
 
 /// Camera distance when framing an object.
 const FRAME_DISTANCE: f64 = 12.0;
@@ -62,8 +62,7 @@ pub fn ui(ui: &mut Ui, cx: &mut PanelCtx<'_>) {
         for (id, r) in objects.regions().iter() {
             let env = state.map.library.environment_name(r.environment).unwrap_or("?");
             let label = format!("{} -> {env}", or_default(&r.name, || format!("{} region {id}", r.kind())));
-            let (lo, hi) = r.bounds();
-            item(ui, cx, Selection::Region { level: li, id }, label, Some((lo + hi) * 0.5));
+            item(ui, cx, Selection::Region { level: li, id }, label, Some(r.center()));
         }
     });
     egui::CollapsingHeader::new(format!("Load regions ({})", objects.load_regions().len())).default_open(true).show(
@@ -71,7 +70,7 @@ pub fn ui(ui: &mut Ui, cx: &mut PanelCtx<'_>) {
         |ui| {
             for (id, r) in objects.load_regions().iter() {
                 let label = or_default(&r.name, || format!("load region {id}"));
-                item(ui, cx, Selection::LoadRegion { level: li, id }, label, Some((r.min + r.max) * 0.5));
+                item(ui, cx, Selection::LoadRegion { level: li, id }, label, Some(r.center()));
             }
             if ui.button("Add load region").clicked() {
                 let r = LoadRegion {

@@ -6,7 +6,7 @@
 //! ([`crate::viewport::gizmo`]), which takes presses before this tool ([`ToolInfo::gizmos`]).
 
 use eframe::egui::Key;
-use glam::{DVec3, Vec3};
+use glam::Vec3;
 
 use pmfedit_core::edit::{Edit, ObjItem, ObjRef};
 use pmfedit_core::format::pmf::entity::{EntityData, Prop};
@@ -76,27 +76,7 @@ pub fn place(state: &EditorState, pick: &Pick, mods: Mods) -> Vec<Command> {
     out
 }
 
-/// The selected light or entity, as an object reference.
-pub fn selected_object(state: &EditorState) -> Option<(usize, ObjRef)> {
-    match state.selection {
-        Selection::Light { level, id } => Some((level, ObjRef::Light(id))),
-        Selection::Entity { level, id } => Some((level, ObjRef::Entity(id))),
-        _ => None,
-    }
-}
-
-/// The world position of a light or entity.
-pub fn object_position(state: &EditorState, level: usize, obj: ObjRef) -> Option<DVec3> {
-    let objects = &state.map.levels.get(level)?.objects;
-    let p = match obj {
-        ObjRef::Light(id) => objects.lights().get(id).map(|l| l.position),
-        ObjRef::Entity(id) => objects.entities().get(id).and_then(|e| e.position()),
-        _ => None,
-    }?;
-    Some(p.as_dvec3())
-}
-
-/// One step of a move drag (the drag is bracketed with stroke markers).
+/// One step of a move drag (the viewport brackets the drag with stroke markers).
 pub fn move_to(level: usize, id: ObjRef, position: Vec3) -> Command {
     Command::Edit(Edit::MoveObject { level, id, position })
 }

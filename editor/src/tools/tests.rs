@@ -15,7 +15,8 @@ use super::box_tool::BoxDrag;
 use super::clipboard::Clipboard;
 use super::*;
 use crate::command::Command;
-use crate::state::{EditorState, Selection};
+use crate::selection::Selection;
+use crate::state::EditorState;
 
 fn demo_state() -> EditorState {
     EditorState::new(sample::demo(), None, Arc::new(|| {}))
@@ -33,12 +34,14 @@ fn solid_at(state: &EditorState, p: IVec3) -> bool {
 }
 
 fn run(state: &mut EditorState, commands: Vec<Command>) {
-    state.apply_all(commands);
+    for c in commands {
+        state.apply(c).expect("the tool's edit is applied");
+    }
 }
 
 fn undo_restores(state: &mut EditorState, before: &Map) {
     assert!(!state.map.content_eq(before), "the tool changed nothing");
-    state.apply(Command::Undo);
+    state.apply(Command::Undo).expect("undo is never refused");
     assert!(state.map.content_eq(before), "one undo did not restore the map");
 }
 
@@ -279,7 +282,7 @@ fn object_place_and_move() {
         let c = object::place(&s, &p, Mods::SHIFT);
         run(&mut s, c);
     }
-    let (level, obj) = object::selected_object(&s).unwrap();
+    let (level, obj) = s.selection.object().unwrap();
     let after_place = s.map.snapshot();
     let q = pick_down(&s, -5.0, -12.0);
     let to = object::drop_point(&s, &q).unwrap();
@@ -292,7 +295,7 @@ fn object_place_and_move() {
         ];
         run(&mut s, c);
     }
-    assert!((object::object_position(&s, level, obj).unwrap().as_vec3() - to).length() < 1e-4);
+    assert!((obj.position(&s.map.levels[level].objects).unwrap() - to).length() < 1e-4);
     undo_restores(&mut s, &after_place);
 }
 

@@ -49,7 +49,8 @@ use super::Viewport;
 use super::camera::Camera;
 use super::overlay::{self, Overlay};
 use crate::command::Command;
-use crate::state::{EditorState, Selection};
+use crate::selection::Selection;
+use crate::state::EditorState;
 use crate::tools::{self, Mods, Pick};
 
 /// Hit radius of a handle, pixels.
@@ -211,38 +212,6 @@ fn unit(axis: usize) -> DVec3 {
 /// Whether corner `i` (PMF order, [`BOX_CORNER_SIGNS`]) is on the positive side of `axis`.
 fn corner_positive(i: usize, axis: usize) -> bool {
     BOX_CORNER_SIGNS[i][axis] > 0.0
-}
-
-/// A copy of the level object `obj` of `level`.
-pub fn object_item(level: &Level, obj: ObjRef) -> Option<ObjItem> {
-    let o = &level.objects;
-    Some(match obj {
-        ObjRef::Light(id) => ObjItem::Light(o.lights().get(id)?.clone()),
-        ObjRef::Entity(id) => ObjItem::Entity(Box::new(o.entities().get(id)?.clone())),
-        ObjRef::Region(id) => ObjItem::Region(o.regions().get(id)?.clone()),
-        ObjRef::LoadRegion(id) => ObjItem::LoadRegion(o.load_regions().get(id)?.clone()),
-    })
-}
-
-/// The selected level object, whatever its kind.
-pub fn selected(state: &EditorState) -> Option<(usize, ObjRef)> {
-    match state.selection {
-        Selection::Light { level, id } => Some((level, ObjRef::Light(id))),
-        Selection::Entity { level, id } => Some((level, ObjRef::Entity(id))),
-        Selection::Region { level, id } => Some((level, ObjRef::Region(id))),
-        Selection::LoadRegion { level, id } => Some((level, ObjRef::LoadRegion(id))),
-        _ => None,
-    }
-}
-
-/// The selection naming an object.
-pub fn selection_of(level: usize, obj: ObjRef) -> Selection {
-    match obj {
-        ObjRef::Light(id) => Selection::Light { level, id },
-        ObjRef::Entity(id) => Selection::Entity { level, id },
-        ObjRef::Region(id) => Selection::Region { level, id },
-        ObjRef::LoadRegion(id) => Selection::LoadRegion { level, id },
-    }
 }
 
 /// The point the centre handle sits on: a light's or entity's position (regions have none).
@@ -425,11 +394,11 @@ impl Gizmo {
 
     /// The gizmo of the selection (on the active level), if it has one.
     pub fn for_selection(state: &EditorState, view: &View) -> Option<Self> {
-        let (level, obj) = selected(state)?;
+        let (level, obj) = state.selection.object()?;
         if level != state.level {
             return None;
         }
-        let item = object_item(state.map.levels.get(level)?, obj)?;
+        let item = obj.get(&state.map.levels.get(level)?.objects)?;
         Self::new(level, obj, item, view)
     }
 
@@ -758,18 +727,17 @@ impl Viewport {
     pub(super) fn update_gizmo(
         &mut self,
         ui: &egui::Ui,
-        state: &mut EditorState,
+        state: &EditorState,
         rect: egui::Rect,
         gizmos: bool,
         dragging: bool,
     ) {
         self.rect = rect;
-        self.screenshot_selection(state);
         let view = self.view();
         self.gizmo = gizmos.then(|| Gizmo::for_selection(state, &view)).flatten();
         self.gizmo_hover = None;
         self.region_hover = None;
-        if dragging || self.script.is_some() {
+        if dragging {
             return;
         }
         let Some((o, d)) = self.pointer_ray(ui, rect) else { return };
@@ -780,37 +748,6 @@ impl Viewport {
             let Some(level) = state.map.levels.get(state.level) else { return };
             let surface = self.hover.map(|p| (level.frame().world_from_lattice_f(p.point) - o).length());
             self.region_hover = pick_region_outline(level, &view, o, d, surface).map(|id| (state.level, id));
-        }
-    }
-
-    /// `--screenshot` with `PMFEDIT_SCREENSHOT_SELECT=light:NAME` (or `entity:`, `region:`,
-    /// `load:`): selects that object on the first frame and frames it, so a screenshot shows its
-    /// gizmo. A debugging aid, not a user setting.
-    fn screenshot_selection(&mut self, state: &mut EditorState) {
-        if self.screenshot_selected || !self.script.as_ref().is_some_and(|s| s.is_screenshot()) {
-            return;
-        }
-        self.screenshot_selected = true;
-        let Ok(spec) = std::env::var("PMFEDIT_SCREENSHOT_SELECT") else { return };
-        let Some((kind, name)) = spec.split_once(':') else { return };
-        let Some(level) = state.map.levels.get(state.level) else { return };
-        let o = &level.objects;
-        let obj = match kind {
-            "light" => o.lights().id_of(name).map(ObjRef::Light),
-            "entity" => o.entities().id_of(name).map(ObjRef::Entity),
-            "region" => o.regions().id_of(name).map(ObjRef::Region),
-            "load" => o.load_regions().id_of(name).map(ObjRef::LoadRegion),
-            _ => None,
-        };
-        let Some(obj) = obj else { return };
-        let item = object_item(level, obj);
-        state.selection = selection_of(state.level, obj);
-        state.tool = tools::object::ID;
-        if let Some(item) = item {
-            let center = anchor(&item).or_else(|| item_box(&item).map(|c| c.iter().copied().sum::<DVec3>() / 8.0));
-            if let Some(c) = center {
-                self.camera.frame(c, 14.0);
-            }
         }
     }
 
@@ -827,15 +764,15 @@ impl Viewport {
             return true;
         }
         if let Some((level, obj)) = self.hover_object {
-            out.push(Command::Select(selection_of(level, obj)));
-            if let Some(item) = state.map.levels.get(level).and_then(|l| object_item(l, obj)) {
+            out.push(Command::Select(Selection::of_object(level, obj)));
+            if let Some(item) = state.map.levels.get(level).and_then(|l| obj.get(&l.objects)) {
                 out.push(Command::BeginStroke);
                 self.gizmo_drag = Some(Box::new(GizmoDrag::center(level, obj, item)));
             }
             return true;
         }
         if let Some((level, obj)) = self.region_hover {
-            out.push(Command::Select(selection_of(level, obj)));
+            out.push(Command::Select(Selection::of_object(level, obj)));
             return true;
         }
         false
@@ -853,7 +790,7 @@ impl Viewport {
     /// outlined.
     pub(super) fn draw_gizmo(&self, state: &EditorState, o: &mut Overlay) {
         let outline = |o: &mut Overlay, level: usize, id: ObjRef, color: [f32; 4]| {
-            if let Some(c) = state.map.levels.get(level).and_then(|l| object_item(l, id)).and_then(|i| item_box(&i)) {
+            if let Some(c) = state.map.levels.get(level).and_then(|l| id.get(&l.objects)).and_then(|i| item_box(&i)) {
                 o.hexa_lines(&c, color);
             }
         };
@@ -861,7 +798,7 @@ impl Viewport {
             outline(o, level, id, overlay::HOVER);
         }
         let Some(g) = &self.gizmo else {
-            if let Some((level, id @ (ObjRef::Region(_) | ObjRef::LoadRegion(_)))) = selected(state)
+            if let Some((level, id @ (ObjRef::Region(_) | ObjRef::LoadRegion(_)))) = state.selection.object()
                 && level == state.level
             {
                 outline(o, level, id, overlay::SELECT);

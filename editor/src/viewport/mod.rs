@@ -47,7 +47,6 @@ pub mod gizmo;
 pub mod mesh;
 pub mod overlay;
 pub mod render;
-pub mod script;
 pub mod sky;
 pub mod textures;
 pub mod visibility;
@@ -65,11 +64,11 @@ use pmfedit_bake::rebuild::ChunkState;
 use pmfedit_core::edit::ObjRef;
 use pmfedit_core::map::Level;
 use pmfedit_core::map::coords::LatticeBox;
-use pmfedit_core::sample;
 
 use crate::command::Command;
-use crate::dnd::{self, MaterialDrag};
-use crate::state::{EditorState, Selection};
+use crate::dnd::{self, FileDrop, MaterialDrag};
+use crate::selection::Selection;
+use crate::state::EditorState;
 use crate::tools::{self, Look, Mark, Mods, Pick, Pointer, Preview, Tool};
 
 use self::camera::Camera;
@@ -124,17 +123,11 @@ pub struct Viewport {
     region_hover: Option<(usize, ObjRef)>,
     /// The viewport rectangle of the last frame.
     rect: egui::Rect,
-    screenshot_selected: bool,
     /// A gizmo handle (or an object marker's centre) being dragged.
     gizmo_drag: Option<Box<gizmo::GizmoDrag>>,
     last_frame: Option<Instant>,
     /// CPU time of the last [`Viewport::ui`] call, seconds.
     pub last_ui_seconds: f64,
-    /// CPU time of the app's last whole UI pass (panels, viewport, commands; not egui's
-    /// tessellation or the GL drawing), seconds; the app sets it.
-    pub last_app_seconds: f64,
-    /// `--screenshot` / `--bench-frames` driver.
-    pub script: Option<script::Script>,
     /// Material textures (UI side).
     pub textures: textures::TextureStore,
     /// Draw material textures in the lit and fullbright views.
@@ -150,13 +143,11 @@ pub struct Viewport {
     pub bookmarks: bookmarks::Bookmarks,
     /// The visibility view's air cube, counts and status.
     vis: visibility::VisView,
-    /// A world point whose air cube the visibility view shows instead of the hovered one
-    /// (`PMFEDIT_SCREENSHOT_VIS`).
-    pub vis_pin: Option<DVec3>,
-    screenshot_vis_done: bool,
     /// Something is dragged over the view this frame (a library material or files); `true`
     /// when Shift is held (the drop paints the whole cube).
     dropping: Option<bool>,
+    /// Files dropped on the view this frame, for the app ([`Viewport::take_file_drop`]).
+    file_drop: Option<FileDrop>,
 }
 
 impl Viewport {
@@ -174,7 +165,7 @@ impl Viewport {
             renderer_error,
             camera: Camera::default(),
             camera_ready: false,
-            shading: script::initial_shading().unwrap_or_default(),
+            shading: Shading::default(),
             exposure: 4.0,
             ambient: 0.3,
             show_regions: true,
@@ -194,22 +185,18 @@ impl Viewport {
             gizmo_hover: None,
             region_hover: None,
             rect: egui::Rect::NOTHING,
-            screenshot_selected: false,
             gizmo_drag: None,
             last_frame: None,
             last_ui_seconds: 0.0,
-            last_app_seconds: 0.0,
-            script: script::Script::from_cli(),
             textures: textures::TextureStore::default(),
             textured: true,
             edges: true,
-            view_distance: script::initial_view_distance().unwrap_or(0.0),
+            view_distance: 0.0,
             sky: None,
             bookmarks: bookmarks::Bookmarks::default(),
             vis: visibility::VisView::default(),
-            vis_pin: None,
-            screenshot_vis_done: false,
             dropping: None,
+            file_drop: None,
         }
     }
 
@@ -254,10 +241,21 @@ impl Viewport {
         self.vis.air.ok()
     }
 
-    /// Points the camera at the start view: the demo's landmarks, or the occupied bounds.
+    /// Makes the visibility view show the air cube at a world point (on the active level)
+    /// instead of the one in front of the hovered face; `None` follows the pointer again.
+    pub fn pin_visibility(&mut self, point: Option<DVec3>) {
+        self.vis.pin = point;
+    }
+
+    /// The texture files dropped on the view this frame, if any (the app carries the drop out).
+    pub fn take_file_drop(&mut self) -> Option<FileDrop> {
+        self.file_drop.take()
+    }
+
+    /// Points the camera at the document's start view, else at the occupied bounds.
     pub fn reset_camera(&mut self, state: &EditorState) {
-        if state.map.meta.name == "Demo" && state.map.levels.len() == 1 {
-            self.camera.look_at(sample::landmarks::CAMERA_EYE.as_dvec3(), sample::landmarks::CAMERA_TARGET.as_dvec3());
+        if let Some(v) = state.start_view {
+            self.camera.look_at(v.eye, v.target);
         } else if let Some((center, radius)) = state.map.levels.get(state.level).and_then(occupied_sphere) {
             self.camera.look_at(center + DVec3::new(-0.8, 0.6, -0.8).normalize() * radius * 1.6, center);
         } else {
@@ -374,7 +372,6 @@ impl Viewport {
         let gizmos = tool.as_deref().is_some_and(|t| t.info().gizmos);
         self.handle_camera(ui, &response, rect, dt, tool.as_deref().is_some_and(|t| t.takes_wheel()));
         self.update_hover(ui, state, rect, gizmos);
-        self.screenshot_visibility();
         self.update_visibility(state);
         let dragging = self.gizmo_drag.is_some() || tool.as_deref().is_some_and(|t| t.dragging());
         self.update_gizmo(ui, state, rect, gizmos, dragging);
@@ -395,10 +392,6 @@ impl Viewport {
         self.paint(ui, state, rect, overlay);
         self.hud(ui, state, rect, tool.as_deref());
         self.last_ui_seconds = started.elapsed().as_secs_f64();
-        if let Some(mut s) = self.script.take() {
-            s.step(ui.ctx(), self, state, &mut out);
-            self.script = Some(s);
-        }
         out
     }
 
@@ -474,9 +467,6 @@ impl Viewport {
     fn pick_under(&mut self, state: &EditorState, ray: Option<(DVec3, DVec3)>, gizmos: bool) {
         self.hover = None;
         self.hover_object = None;
-        if self.script.as_ref().is_some_and(|s| s.is_screenshot()) {
-            return;
-        }
         let Some((o, d)) = ray else { return };
         let Some(level) = state.map.levels.get(state.level) else { return };
         self.hover = level.ray_cast_world(o, d, PICK_DISTANCE).map(|h| Pick::from_hit(state.level, &h));
@@ -490,13 +480,13 @@ impl Viewport {
     }
 
     /// The visibility view: finds the air cube in front of the hovered face (or at
-    /// [`Viewport::vis_pin`]) and, when it or the bakes changed, rebuilds what the renderer needs.
+    /// the point [`Viewport::pin_visibility`] set) and, when it or the bakes changed, rebuilds what the renderer needs.
     /// Does nothing in the other shadings.
     fn update_visibility(&mut self, state: &EditorState) {
         if self.shading != Shading::Visibility {
             return;
         }
-        let point = match (self.vis_pin, state.map.levels.get(state.level)) {
+        let point = match (self.vis.pin, state.map.levels.get(state.level)) {
             (Some(w), Some(level)) => Some(level.frame().lattice_from_world_f(w)),
             (Some(_), None) => None,
             (None, _) => self.hover.as_ref().map(visibility::point_in_front),
@@ -525,27 +515,6 @@ impl Viewport {
         }
         self.vis.air = air;
         self.vis.waiting = state.bake.in_flight();
-    }
-
-    /// `--screenshot` with `PMFEDIT_SCREENSHOT_VIS=x,y,z` (a world point in air): starts in the
-    /// visibility view showing that point's air cube; with `PMFEDIT_SCREENSHOT_EYE=x,y,z` too, the
-    /// camera looks at the point from there. A debugging aid, not a user setting.
-    fn screenshot_visibility(&mut self) {
-        if self.screenshot_vis_done || !self.script.as_ref().is_some_and(|s| s.is_screenshot()) {
-            return;
-        }
-        self.screenshot_vis_done = true;
-        let parse = |name: &str| -> Option<DVec3> {
-            let v: Vec<f64> =
-                std::env::var(name).ok()?.split(',').map(|t| t.trim().parse().ok()).collect::<Option<_>>()?;
-            (v.len() == 3).then(|| DVec3::new(v[0], v[1], v[2]))
-        };
-        let Some(point) = parse("PMFEDIT_SCREENSHOT_VIS") else { return };
-        self.shading = Shading::Visibility;
-        self.vis_pin = Some(point);
-        if let Some(eye) = parse("PMFEDIT_SCREENSHOT_EYE") {
-            self.camera.look_at(eye, point);
-        }
     }
 
     /// Forwards the primary button to the gizmo drag or the tool: a press over the view (not
@@ -614,8 +583,8 @@ impl Viewport {
         }
     }
 
-    /// Drag-and-drop onto the view ([`crate::dnd`]): files dropped become
-    /// [`Command::DropFiles`], a library material released here paints the face under the
+    /// Drag-and-drop onto the view ([`crate::dnd`]): files dropped are kept for the app
+    /// ([`Viewport::take_file_drop`]), a library material released here paints the face under the
     /// pointer; while either is held over the view the pointer says what a drop would do.
     fn handle_drops(&mut self, ui: &egui::Ui, state: &EditorState, response: &egui::Response, out: &mut Vec<Command>) {
         self.dropping = None;
@@ -627,7 +596,7 @@ impl Viewport {
             )
         });
         if !dropped.is_empty() {
-            out.push(Command::DropFiles { files: dropped, pick: self.hover, whole_cube });
+            self.file_drop = Some(FileDrop { files: dropped, pick: self.hover, whole_cube });
             return;
         }
         if let Some(m) = response.dnd_release_payload::<MaterialDrag>() {
@@ -666,7 +635,7 @@ impl Viewport {
         let mut o = Overlay::default();
         let Some(level) = state.map.levels.get(state.level) else { return o };
         let frame = level.frame();
-        let selected_obj = tools::object::selected_object(state).map(|(_, id)| id);
+        let selected_obj = state.selection.object().map(|(_, id)| id);
         o.level_objects(level, selected_obj, self.show_objects, self.show_regions);
         o.with_xray(overlay::XRAY_SELECTED, |o| self.draw_gizmo(state, o));
         // Selection.
@@ -680,7 +649,7 @@ impl Viewport {
             _ => {}
         }
         if let Some((_, obj)) = self.hover_object
-            && let Some(p) = tools::object::object_position(state, state.level, obj)
+            && let Some(p) = obj.position(&level.objects).map(|p| p.as_dvec3())
         {
             o.box_lines(p - DVec3::splat(0.3), p + DVec3::splat(0.3), overlay::HOVER);
         }
@@ -947,17 +916,12 @@ fn frame_target(state: &EditorState) -> Option<(DVec3, f64)> {
     match state.selection {
         Selection::Cubes { level, min, max } => whole_box(level, min, max),
         Selection::Cube { level, addr } => whole_box(level, addr.min, addr.max()),
-        Selection::Light { .. } | Selection::Entity { .. } => {
-            let (level, obj) = tools::object::selected_object(state)?;
-            Some((tools::object::object_position(state, level, obj)?, OBJECT_DISTANCE))
-        }
-        Selection::Region { level, id } => {
-            let (lo, hi) = state.map.levels.get(level)?.objects.regions().get(id)?.bounds();
-            Some((((lo + hi) * 0.5).as_dvec3(), OBJECT_DISTANCE))
-        }
-        Selection::LoadRegion { level, id } => {
-            let r = state.map.levels.get(level)?.objects.load_regions().get(id)?;
-            Some((((r.min + r.max) * 0.5).as_dvec3(), OBJECT_DISTANCE))
+        Selection::Light { level, .. }
+        | Selection::Entity { level, .. }
+        | Selection::Region { level, .. }
+        | Selection::LoadRegion { level, .. } => {
+            let (_, obj) = state.selection.object()?;
+            Some((obj.position(&state.map.levels.get(level)?.objects)?.as_dvec3(), OBJECT_DISTANCE))
         }
         Selection::None => None,
     }

@@ -39,39 +39,10 @@ use super::sky::SkyColors;
 use super::textures::TextureImage;
 use super::visibility::ChunkVis;
 
-/// How chunk faces are shaded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Shading {
-    /// Material colour × baked lightmap (what the game shows).
-    #[default]
-    Lit,
-    /// Material colour with a fixed directional shade.
-    Fullbright,
-    /// Dark faces with bright triangle edges (quad diagonals hidden).
-    Wireframe,
-    /// The lightmaps alone.
-    Lightmap,
-    /// What the air cube in front of the hovered face sees (compiled visibility data): visible
-    /// cubes shaded as fullbright, the rest dark ([`super::visibility`]).
-    Visibility,
-}
+// The shading modes are plain data (the command line names one); what each draws is here.
+pub use crate::shading::Shading;
 
 impl Shading {
-    /// Every shading, in menu order (Ctrl+1–5).
-    pub const ALL: [Shading; 5] =
-        [Shading::Lit, Shading::Fullbright, Shading::Wireframe, Shading::Lightmap, Shading::Visibility];
-
-    /// Its name in menus and the view's bar.
-    pub const fn label(self) -> &'static str {
-        match self {
-            Shading::Lit => "Lit",
-            Shading::Fullbright => "Fullbright",
-            Shading::Wireframe => "Wireframe",
-            Shading::Lightmap => "Lightmap",
-            Shading::Visibility => "Visibility",
-        }
-    }
-
     /// The constant the mesh shader compares `u_mode` with ([`glsl_defines`]).
     pub const fn glsl_name(self) -> &'static str {
         match self {

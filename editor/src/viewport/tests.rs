@@ -4,16 +4,16 @@
 use eframe::egui;
 use egui_kittest::Harness;
 
-use pmfedit_core::sample;
-
 use crate::app::App;
 use crate::command::Command;
-use crate::state::Selection;
+use crate::launch::{Document, Launch, Sample};
+use crate::selection::Selection;
 use crate::tools;
 
 fn harness() -> Harness<'static, App> {
-    let mut h =
-        Harness::builder().with_size(egui::vec2(1280.0, 800.0)).build_eframe(|cc| App::new(cc, sample::demo(), None));
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(1280.0, 800.0))
+        .build_eframe(|cc| App::new(cc, &Launch::default(), Document::sample(Sample::Demo)));
     h.run_steps(2);
     h
 }
@@ -40,7 +40,7 @@ fn place_click_without_gl_is_one_undo_step() {
 #[test]
 fn select_drag_then_delete_and_cube_size_keys() {
     let mut h = harness();
-    h.state_mut().state.apply(Command::SetTool(tools::select::ID));
+    h.state_mut().state.apply(Command::SetTool(tools::select::ID)).unwrap();
     h.hover_at(OVER_BUILDING);
     h.run_steps(1);
     h.drag_at(OVER_BUILDING);

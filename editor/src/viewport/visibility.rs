@@ -28,8 +28,8 @@ use pmfedit_bake::rebuild::ChunkState;
 use pmfedit_core::format::pmf;
 use pmfedit_core::map::coords::ChunkCoord;
 
+use crate::pick::Pick;
 use crate::state::EditorState;
-use crate::tools::Pick;
 
 /// How far in front of the face the air point lies, lattice units (half the smallest cube).
 pub const FRONT_LATTICE: f64 = 0.5;
@@ -209,13 +209,15 @@ pub struct VisView {
     pub chunks: usize,
     /// Chunks waiting for their full bake.
     pub waiting: usize,
+    /// A world point whose air cube is shown instead of the one in front of the hovered face.
+    pub pin: Option<DVec3>,
     /// What the GPU data was last built for: the air cube and the bake revision.
     built: Option<(Option<(ChunkKey, u32)>, u64)>,
 }
 
 impl Default for VisView {
     fn default() -> Self {
-        Self { air: Err(NoAir::NothingHovered), cubes: 0, chunks: 0, waiting: 0, built: None }
+        Self { air: Err(NoAir::NothingHovered), cubes: 0, chunks: 0, waiting: 0, pin: None, built: None }
     }
 }
 

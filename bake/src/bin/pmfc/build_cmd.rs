@@ -29,7 +29,7 @@ pub enum Sample {
     Demo,
     /// Procedural terrain (see `--size`).
     Terrain,
-    /// One empty level.
+    /// One empty level and the starter library (what the editor's File → New makes).
     Empty,
 }
 
@@ -129,7 +129,9 @@ pub fn new(a: NewArgs) -> Result<(), Failure> {
             let [x, y, z] = parse_size(&a.size).map_err(|e| fail(&a.project, e))?;
             sample::terrain(x, y, z, a.seed)
         }
-        Sample::Empty => Map::new(a.project.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()),
+        Sample::Empty => {
+            sample::empty(a.project.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default())
+        }
     };
     let mut p = Project::create(&a.project).map_err(|e| Failure(e.to_string()))?;
     let r = p.save(&map).map_err(|e| Failure(e.to_string()))?;

@@ -6,7 +6,7 @@
 //! up to a blank line, and optionally `End`. Lines may end in LF or CRLF. Colours are `#aabbggrr`
 //! hex, the numeric value of [`Rgba`]. Voxel rows hold a type index, `.` (unset) or `-` (clear).
 
-use super::{
+use super::model::{
     Face, M3dError, MAX_VOXEL_CELLS, Material, Model, PropFormat, Property, PropertyValue, Rgba, SkippedChunk, Source,
     VOXEL_CLEAR, VOXEL_UNSET, Vertex, VoxelBlock, VoxelItem, VoxelType, prop, prop_format,
 };

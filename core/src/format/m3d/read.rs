@@ -2,7 +2,7 @@
 
 use std::io::Read;
 
-use super::{
+use super::model::{
     Asset, Face, M3dError, MAX_VOXEL_CELLS, Material, Model, PropFormat, Property, PropertyValue, Rgba, SkippedChunk,
     Source, Types, VOXEL_CLEAR, VOXEL_UNSET, Vertex, VoxelBlock, VoxelItem, VoxelType, inflate_limit, magic_name,
     prop_format,

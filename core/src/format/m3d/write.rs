@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::io::Write as _;
 
-use super::{M3dError, Model, VOXEL_CLEAR, VOXEL_UNSET, sanitize_identifier};
+use super::model::{M3dError, Model, VOXEL_CLEAR, VOXEL_UNSET, sanitize_identifier};
 use crate::format::bin::Writer;
 
 /// Builds the string table: the four header strings, then identifiers, deduplicated.

@@ -4,7 +4,7 @@ use std::fs;
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
-use super::{Archive, Dir, MAX_DEPTH, Node, PafError, Resolved, join, validate_link_target, validate_name};
+use super::archive::{Archive, Dir, MAX_DEPTH, Node, PafError, Resolved, join, validate_link_target, validate_name};
 
 /// Most file data that link copies may add during one extraction (see [`Archive::extract_to`]).
 pub const LINK_COPY_MAX_BYTES: u64 = 1 << 30;
@@ -118,7 +118,7 @@ fn pack_dir(dir: &Path, canonical_root: &Path, depth: usize) -> Result<Dir, PafE
             reason: "the name is not UTF-8".to_owned(),
         })?;
         validate_name(&name)
-            .map_err(|reason| PafError::UnsupportedName { path: path.clone(), reason: reason.to_owned() })?;
+            .map_err(|reason| PafError::UnsupportedName { path: path.clone(), reason: reason.to_string() })?;
         if depth + 1 > MAX_DEPTH {
             return Err(PafError::TooDeep { path: path.display().to_string() });
         }

@@ -5,9 +5,9 @@
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
-use super::{
-    Archive, Dir, ENTRY_LEN, HEADER_LEN, MAGIC, MAX_DEPTH, Node, TYPE_DIR, TYPE_FILE, TYPE_LINK, VERSION, join,
-    name_crc, validate_link_target, validate_name,
+use super::archive::{
+    Archive, Dir, ENTRY_LEN, HEADER_LEN, MAGIC, MAX_DEPTH, Node, PafError, TYPE_DIR, TYPE_FILE, TYPE_LINK, VERSION,
+    join, name_crc, validate_link_target, validate_name,
 };
 use crate::format::bin::{ReadError, ReadErrorKind, ReadResult, Reader};
 
@@ -134,7 +134,14 @@ fn dir_section(path: &str) -> Arc<str> {
     if path.is_empty() { "PAF root directory".into() } else { format!("PAF directory {path:?}").into() }
 }
 
-pub(super) fn read_archive(data: &[u8]) -> ReadResult<Archive> {
+impl Archive {
+    /// Reads an archive (see the module docs for what is accepted and refused).
+    pub fn from_bytes(bytes: &[u8]) -> Result<Archive, PafError> {
+        Ok(read_archive(bytes)?)
+    }
+}
+
+fn read_archive(data: &[u8]) -> ReadResult<Archive> {
     let len = data.len() as u64;
     let header: Arc<str> = "PAF header".into();
     let mut r = Reader::new(data, header.clone());

@@ -3,8 +3,9 @@ use std::path::Path;
 
 use proptest::prelude::*;
 
+use super::archive::*;
 use super::*;
-use crate::format::bin::ReadErrorKind;
+use crate::format::bin::{ReadError, ReadErrorKind};
 
 // ---------------------------------------------------------------------------------------------
 // Helpers for building archives by hand.

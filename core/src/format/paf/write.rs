@@ -2,7 +2,9 @@
 
 use std::collections::VecDeque;
 
-use super::{Archive, Dir, ENTRY_LEN, HEADER_LEN, MAGIC, Node, PafError, TYPE_DIR, TYPE_FILE, TYPE_LINK, VERSION};
+use super::archive::{
+    Archive, Dir, ENTRY_LEN, HEADER_LEN, MAGIC, Node, PafError, TYPE_DIR, TYPE_FILE, TYPE_LINK, VERSION,
+};
 use crate::format::bin::{Slot, Writer};
 
 /// Size of the first-segment header of a Directory, File or String.
@@ -31,6 +33,14 @@ pub(super) fn encoded_len(archive: &Archive) -> u64 {
 
 fn dir_record_len(dir: &Dir) -> u64 {
     RECORD_HEADER + (ENTRY_LEN * dir.entries.len()) as u64
+}
+
+impl Archive {
+    /// Writes the archive in the compact, deterministic layout described in the module docs.
+    pub fn to_bytes(&self) -> Result<Vec<u8>, PafError> {
+        self.validate()?;
+        encode_unchecked(self)
+    }
 }
 
 /// Encodes without validating names or link targets (the tests use this to build hostile archives);

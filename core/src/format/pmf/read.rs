@@ -565,9 +565,11 @@ pub(crate) fn read_chunk_common(
         cubes,
     };
     let at_cube = |i: usize| offsets.get(i).copied().unwrap_or(at);
-    let depths = validate_octree(&common.cubes).map_err(|(i, why)| r.invalid_at(at_cube(i), why))?;
+    let depths = validate_octree(&common.cubes)
+        .map_err(|why| r.invalid_at(at_cube(why.cube().unwrap_or_default()), why.to_string()))?;
     for (i, (cube, &depth)) in common.cubes.iter().zip(&depths).enumerate() {
-        check_cube(&common, i, cube, depth, chunk_size_exp, grid).map_err(|why| r.invalid_at(at_cube(i), why))?;
+        check_cube(&common, i, cube, depth, chunk_size_exp, grid)
+            .map_err(|why| r.invalid_at(at_cube(i), why.to_string()))?;
     }
     Ok((common, headers))
 }
@@ -857,16 +859,74 @@ pub(crate) fn read_path_attribute(r: &mut Reader<'_>, t: &StringTable<'_>) -> Re
 // ---------------------------------------------------------------------------------------------
 // Checks shared with the writer (so both refuse exactly the same things)
 
+/// What the chunk checks shared by the reader and the writer refuse (so both refuse exactly the
+/// same things). The reader reports it at the faulting record's byte offset, the writer under
+/// the record's context.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub(crate) enum ChunkCheckError {
+    #[error("the chunk has no cubes (it needs at least its root cube)")]
+    NoCubes,
+    #[error("cube {cube}: child index {child} is out of range (the chunk has {count} cubes)")]
+    ChildOutOfRange { cube: usize, child: u32, count: usize },
+    #[error("cube {cube}: the root cube 0 cannot be a child")]
+    RootIsChild { cube: usize },
+    #[error("cube {cube} lists cube {child} as its child twice")]
+    ChildTwice { cube: usize, child: u32 },
+    #[error("cube {child} is the child of two parents (cubes {first} and {second})")]
+    TwoParents { child: u32, first: usize, second: usize },
+    #[error("cube {cube} is nobody's child (every cube but the root 0 needs one parent)")]
+    Orphan { cube: usize },
+    #[error("cube {cube} is not reachable from the root cube 0 (its parents form a cycle)")]
+    Unreachable { cube: usize },
+    #[error("cube {cube}: {what} index {index} is out of range (the chunk uses {count} {what}s)")]
+    IndexOutOfRange { cube: usize, what: &'static str, index: u8, count: usize },
+    #[error("cube {cube}: moved point {point} {position:?} lies outside the cube (depth {depth}, half edge {half})")]
+    PointOutsideCube { cube: usize, point: usize, position: [f32; 3], depth: u32, half: f64 },
+    #[error("cube {cube}: visible cube {target} is out of range (the chunk has {count} cubes)")]
+    VisibleCubeOutOfRange { cube: usize, target: u32, count: usize },
+    #[error("cube {cube}: visible chunk {chunk} lies outside the grid of {}", grid_text(*.grid))]
+    VisibleChunkOutsideGrid { cube: usize, chunk: ChunkIndex, grid: GridSize },
+    #[error("dynamic light reference {index} is out of range (the chunk has {count} dynamic lights)")]
+    DynamicLightOutOfRange { index: u8, count: usize },
+    #[error("fast light reference {index} is out of range (the chunk has {count} fast lights)")]
+    FastLightOutOfRange { index: u8, count: usize },
+    #[error("other active chunk {chunk} lies outside the grid of {}", grid_text(*.grid))]
+    RegionChunkOutsideGrid { chunk: ChunkIndex, grid: GridSize },
+}
+
+impl ChunkCheckError {
+    /// The cube whose record is at fault (where the reader reports the error), for the octree
+    /// and cube checks.
+    pub(crate) fn cube(&self) -> Option<usize> {
+        match *self {
+            Self::NoCubes => Some(0),
+            Self::ChildOutOfRange { cube, .. }
+            | Self::RootIsChild { cube }
+            | Self::ChildTwice { cube, .. }
+            | Self::TwoParents { second: cube, .. }
+            | Self::Orphan { cube }
+            | Self::Unreachable { cube }
+            | Self::IndexOutOfRange { cube, .. }
+            | Self::PointOutsideCube { cube, .. }
+            | Self::VisibleCubeOutOfRange { cube, .. }
+            | Self::VisibleChunkOutsideGrid { cube, .. } => Some(cube),
+            Self::DynamicLightOutOfRange { .. }
+            | Self::FastLightOutOfRange { .. }
+            | Self::RegionChunkOutsideGrid { .. } => None,
+        }
+    }
+}
+
 /// Validates a chunk's octree (docs/spec/PMF-NOTES.md C1): cube 0 is the root; child indices are in range;
 /// every other cube is the child of exactly one parent; the root is nobody's child; every cube is
 /// reachable from the root (no cycles). Any order of the array is accepted.
 ///
-/// Returns each cube's depth (root 0). On error, returns the index of the cube whose record is at
-/// fault and the reason.
-pub(crate) fn validate_octree(cubes: &[Cube]) -> Result<Vec<u32>, (usize, String)> {
+/// Returns each cube's depth (root 0). On error, [`ChunkCheckError::cube`] is the cube whose
+/// record is at fault.
+pub(crate) fn validate_octree(cubes: &[Cube]) -> Result<Vec<u32>, ChunkCheckError> {
     let n = cubes.len();
     if n == 0 {
-        return Err((0, "the chunk has no cubes (it needs at least its root cube)".to_owned()));
+        return Err(ChunkCheckError::NoCubes);
     }
     let mut parent: Vec<Option<usize>> = vec![None; n];
     for (i, cube) in cubes.iter().enumerate() {
@@ -874,20 +934,17 @@ pub(crate) fn validate_octree(cubes: &[Cube]) -> Result<Vec<u32>, (usize, String
         for &c in p.children.iter().flatten() {
             let ci = c as usize;
             let Some(slot) = parent.get_mut(ci) else {
-                return Err((i, format!("cube {i}: child index {c} is out of range (the chunk has {n} cubes)")));
+                return Err(ChunkCheckError::ChildOutOfRange { cube: i, child: c, count: n });
             };
             if ci == 0 {
-                return Err((i, format!("cube {i}: the root cube 0 cannot be a child")));
+                return Err(ChunkCheckError::RootIsChild { cube: i });
             }
             if let Some(first) = *slot {
-                return Err((
-                    i,
-                    if first == i {
-                        format!("cube {i} lists cube {c} as its child twice")
-                    } else {
-                        format!("cube {c} is the child of two parents (cubes {first} and {i})")
-                    },
-                ));
+                return Err(if first == i {
+                    ChunkCheckError::ChildTwice { cube: i, child: c }
+                } else {
+                    ChunkCheckError::TwoParents { child: c, first, second: i }
+                });
             }
             *slot = Some(i);
         }
@@ -914,13 +971,10 @@ pub(crate) fn validate_octree(cubes: &[Cube]) -> Result<Vec<u32>, (usize, String
     if seen < n
         && let Some(c) = depth.iter().position(|&d| d == u32::MAX)
     {
-        return Err((
-            c,
-            match parent[c] {
-                None => format!("cube {c} is nobody's child (every cube but the root 0 needs one parent)"),
-                Some(_) => format!("cube {c} is not reachable from the root cube 0 (its parents form a cycle)"),
-            },
-        ));
+        return Err(match parent[c] {
+            None => ChunkCheckError::Orphan { cube: c },
+            Some(_) => ChunkCheckError::Unreachable { cube: c },
+        });
     }
     Ok(depth)
 }
@@ -935,12 +989,12 @@ pub(crate) fn check_cube(
     depth: u32,
     chunk_size_exp: u8,
     grid: GridSize,
-) -> Result<(), String> {
-    let check = |list: &[String], idx: u8, what: &str| -> Result<(), String> {
-        if usize::from(idx) < list.len() {
+) -> Result<(), ChunkCheckError> {
+    let check = |list: &[String], index: u8, what: &'static str| {
+        if usize::from(index) < list.len() {
             Ok(())
         } else {
-            Err(format!("cube {i}: {what} index {idx} is out of range (the chunk uses {} {what}s)", list.len()))
+            Err(ChunkCheckError::IndexOutOfRange { cube: i, what, index, count: list.len() })
         }
     };
     match &cube.kind {
@@ -966,9 +1020,7 @@ pub(crate) fn check_cube(
                 if let Some(p) = p
                     && !p.iter().all(|&v| f64::from(v).abs() <= half)
                 {
-                    return Err(format!(
-                        "cube {i}: moved point {bit} {p:?} lies outside the cube (depth {depth}, half edge {half})"
-                    ));
+                    return Err(ChunkCheckError::PointOutsideCube { cube: i, point: bit, position: *p, depth, half });
                 }
             }
         }
@@ -976,33 +1028,30 @@ pub(crate) fn check_cube(
     if let Some(v) = &cube.visibility {
         let n = common.cubes.len();
         if let Some(&c) = v.cubes.iter().find(|&&c| c as usize >= n) {
-            return Err(format!("cube {i}: visible cube {c} is out of range (the chunk has {n} cubes)"));
+            return Err(ChunkCheckError::VisibleCubeOutOfRange { cube: i, target: c, count: n });
         }
         if let Some(vc) = v.chunks.iter().find(|vc| grid.linear(vc.chunk).is_none()) {
-            return Err(format!("cube {i}: visible chunk {} lies outside the grid of {}", vc.chunk, grid_text(grid)));
+            return Err(ChunkCheckError::VisibleChunkOutsideGrid { cube: i, chunk: vc.chunk, grid });
         }
     }
     Ok(())
 }
 
 /// Light references must index the chunk's dynamic / fast lights (docs/spec/PMF-NOTES.md K4).
-pub(crate) fn check_lighting(l: &CubeLighting, dynamic: usize, fast: usize) -> Result<(), String> {
+pub(crate) fn check_lighting(l: &CubeLighting, dynamic: usize, fast: usize) -> Result<(), ChunkCheckError> {
     if let Some(d) = l.dynamic.iter().find(|d| usize::from(d.index) >= dynamic) {
-        return Err(format!(
-            "dynamic light reference {} is out of range (the chunk has {dynamic} dynamic lights)",
-            d.index
-        ));
+        return Err(ChunkCheckError::DynamicLightOutOfRange { index: d.index, count: dynamic });
     }
     if let Some(f) = l.fast.iter().find(|f| usize::from(f.index) >= fast) {
-        return Err(format!("fast light reference {} is out of range (the chunk has {fast} fast lights)", f.index));
+        return Err(ChunkCheckError::FastLightOutOfRange { index: f.index, count: fast });
     }
     Ok(())
 }
 
 /// Load-region chunk indices must lie inside the grid.
-pub(crate) fn check_region(region: &Region, grid: GridSize) -> Result<(), String> {
+pub(crate) fn check_region(region: &Region, grid: GridSize) -> Result<(), ChunkCheckError> {
     match region.other_chunks.iter().find(|c| grid.linear(**c).is_none()) {
-        Some(c) => Err(format!("other active chunk {c} lies outside the grid of {}", grid_text(grid))),
+        Some(&chunk) => Err(ChunkCheckError::RegionChunkOutsideGrid { chunk, grid }),
         None => Ok(()),
     }
 }

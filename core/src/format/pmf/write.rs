@@ -523,9 +523,11 @@ pub(crate) fn write_chunk_common(
             format!("{} server cubes, but the chunk has {n} cubes (one each)", chunk.server.cubes.len()),
         ));
     }
-    let depths = validate_octree(&c.cubes).map_err(|(i, why)| WriteError::new(format!("{ctx} / cube {i}"), why))?;
+    let depths = validate_octree(&c.cubes)
+        .map_err(|why| WriteError::new(format!("{ctx} / cube {}", why.cube().unwrap_or_default()), why.to_string()))?;
     for (i, (cube, &depth)) in c.cubes.iter().zip(&depths).enumerate() {
-        check_cube(c, i, cube, depth, exp, grid).map_err(|why| WriteError::new(format!("{ctx} / cube {i}"), why))?;
+        check_cube(c, i, cube, depth, exp, grid)
+            .map_err(|why| WriteError::new(format!("{ctx} / cube {i}"), why.to_string()))?;
     }
 
     write_names(w, b, &c.used_materials, ctx, "used materials")?;
@@ -590,7 +592,7 @@ pub(crate) fn write_chunk_client(
     for (i, (cc, cube)) in c.cubes.iter().zip(&common.cubes).enumerate() {
         let cctx = format!("{ctx} / client cube {i}");
         if let Some(l) = &cc.lighting {
-            check_lighting(l, n_dyn, n_fast).map_err(|why| WriteError::new(&cctx, why))?;
+            check_lighting(l, n_dyn, n_fast).map_err(|why| WriteError::new(&cctx, why.to_string()))?;
         }
         write_client_cube(w, cc, &cube.kind, &cctx)?;
     }
@@ -616,7 +618,7 @@ pub(crate) fn write_chunk_server(
     w.u8(count_u8(s.load_regions.len(), &ctx, "load regions")?);
     for (i, r) in s.load_regions.iter().enumerate() {
         let rctx = format!("{ctx} / load region {i}");
-        check_region(r, grid).map_err(|why| WriteError::new(&rctx, why))?;
+        check_region(r, grid).map_err(|why| WriteError::new(&rctx, why.to_string()))?;
         write_region(&mut w, r, &rctx)?;
     }
     for (i, c) in s.cubes.iter().enumerate() {

@@ -10,11 +10,10 @@ use std::fmt;
 use glam::{IVec3, Vec3};
 use serde::{Deserialize, Serialize};
 
-use super::error::{Checker, ItemKind, LibraryError, LibraryResult};
+use super::error::ItemKind;
 use super::ids::{GravityEnvId, MaterialId, SkyEnvId, SoundEnvId, TableId, WeatherEnvId};
-use super::material::named;
-use super::table::{Named, Table};
-use super::{Library, LibraryItem, Referrer, sealed};
+use super::material::Material;
+use super::table::{Table, named};
 use crate::format::pmf;
 
 /// A sound environment (filters and reverb applied to sounds heard inside its regions).
@@ -178,11 +177,14 @@ impl SkyEnvironment {
         }
     }
 
-    /// The PMF record: material names from `lib` (a missing material exports as `""`), and the 3D
-    /// skybox chunk as the exporter maps it to a chunk index.
-    pub fn to_pmf(&self, lib: &Library, skybox_chunk: pmf::ChunkIndex) -> pmf::SkyEnvironment {
-        let name =
-            |m: Option<MaterialId>| m.and_then(|m| lib.materials.get(m)).map(|m| m.name.clone()).unwrap_or_default();
+    /// The PMF record: material names from `materials` (the library's; a missing material exports
+    /// as `""`), and the 3D skybox chunk as the exporter maps it to a chunk index.
+    pub fn to_pmf(
+        &self,
+        materials: &Table<MaterialId, Material>,
+        skybox_chunk: pmf::ChunkIndex,
+    ) -> pmf::SkyEnvironment {
+        let name = |m: Option<MaterialId>| m.and_then(|m| materials.get(m)).map(|m| m.name.clone()).unwrap_or_default();
         pmf::SkyEnvironment {
             name: self.name.clone(),
             flags: if self.skybox_3d { pmf::sky_flags::SKYBOX_3D } else { 0 },
@@ -314,7 +316,8 @@ impl From<GravityEnvId> for EnvRef {
     }
 }
 
-/// An environment record of any kind (what [`Library::remove_environment`] hands back).
+/// An environment record of any kind (what
+/// [`Library::remove_environment`](super::Library::remove_environment) hands back).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Environment {
     /// A sound environment.
@@ -400,124 +403,3 @@ impl EnvironmentDefaults {
         }
     }
 }
-
-/// At most 255 environments of each kind (PMF counts them in a `u8`).
-const MAX_ENV_COUNT: usize = u8::MAX as usize;
-
-macro_rules! environment_item {
-    ($ty:ident, $id:ident, $field:ident, $variant:ident, |$c:ident, $e:ident| $check:block) => {
-        impl LibraryItem for $ty {
-            type Id = $id;
-            const MAX_COUNT: usize = MAX_ENV_COUNT;
-
-            fn check(&self) -> LibraryResult<()> {
-                let $c = Checker { kind: <$id as TableId>::KIND, name: &self.name };
-                let $e = self;
-                $check
-            }
-        }
-
-        impl sealed::Access for $ty {
-            const OUTSIDE_USERS: &'static str = "environment regions or level defaults";
-
-            fn table(lib: &Library) -> &Table<$id, Self> {
-                &lib.$field
-            }
-            fn table_mut(lib: &mut Library) -> &mut Table<$id, Self> {
-                &mut lib.$field
-            }
-
-            fn check_refs(&self, lib: &Library) -> LibraryResult<()> {
-                env_check_refs(self, lib)
-            }
-
-            /// Nothing in the library refers to an environment (defaults are level settings).
-            fn referrers(_lib: &Library, _id: $id) -> Vec<Referrer> {
-                Vec::new()
-            }
-
-            fn relink(_lib: &mut Library, _from: $id, _to: $id) -> Vec<Referrer> {
-                Vec::new()
-            }
-        }
-    };
-}
-
-/// Sky environments refer to materials; the others refer to nothing.
-trait EnvRefs {
-    fn material_refs(&self) -> Vec<(SkySlot, MaterialId)> {
-        Vec::new()
-    }
-    fn name(&self) -> &str;
-}
-
-impl EnvRefs for SoundEnvironment {
-    fn name(&self) -> &str {
-        &self.name
-    }
-}
-impl EnvRefs for WeatherEnvironment {
-    fn name(&self) -> &str {
-        &self.name
-    }
-}
-impl EnvRefs for GravityEnvironment {
-    fn name(&self) -> &str {
-        &self.name
-    }
-}
-impl EnvRefs for SkyEnvironment {
-    fn material_refs(&self) -> Vec<(SkySlot, MaterialId)> {
-        self.slots().into_iter().filter_map(|(s, m)| Some((s, m?))).collect()
-    }
-    fn name(&self) -> &str {
-        &self.name
-    }
-}
-
-fn env_check_refs<E: EnvRefs>(env: &E, lib: &Library) -> LibraryResult<()> {
-    for (slot, m) in env.material_refs() {
-        if !lib.materials.contains(m) {
-            return Err(LibraryError::Dangling {
-                kind: ItemKind::SkyEnvironment,
-                name: EnvRefs::name(env).to_owned(),
-                field: slot.label(),
-                target_kind: ItemKind::Material,
-                target: m.raw(),
-            });
-        }
-    }
-    Ok(())
-}
-
-environment_item!(SoundEnvironment, SoundEnvId, sound_envs, Sound, |c, e| {
-    c.finite("low pass", e.low_pass)?;
-    c.finite("high pass", e.high_pass)?;
-    c.finite("reverb delay", e.reverb_delay)?;
-    c.finite("reverb feedback", e.reverb_feedback)?;
-    c.finite("reverb mix", e.reverb_mix)?;
-    c.finite("reverb low pass", e.reverb_low_pass)?;
-    c.finite("reverb high pass", e.reverb_high_pass)
-});
-
-environment_item!(WeatherEnvironment, WeatherEnvId, weather_envs, Weather, |c, e| {
-    c.all_finite("wind", &e.wind.to_array())?;
-    c.all_finite("wind direction randomness", &e.wind_direction_randomness.to_array())?;
-    c.finite("wind direction noise speed", e.wind_direction_noise_speed)?;
-    c.finite("wind velocity randomness", e.wind_velocity_randomness)?;
-    c.finite("wind velocity noise speed", e.wind_velocity_noise_speed)
-});
-
-environment_item!(SkyEnvironment, SkyEnvId, sky_envs, Sky, |c, e| {
-    let chunk = e.skybox_chunk;
-    // Signed chunk coordinates relative to the center chunk; PMF chunk indices have 8 bits of Y
-    // and 12 of X and Z, so no level can reach further than this.
-    if chunk.y.abs() > 255 || chunk.x.abs() > 4095 || chunk.z.abs() > 4095 {
-        return Err(c.range("3D skybox chunk", format!("{chunk} is further from the center than any level reaches")));
-    }
-    Ok(())
-});
-
-environment_item!(GravityEnvironment, GravityEnvId, gravity_envs, Gravity, |c, e| {
-    c.all_finite("gravity", &e.gravity.to_array())
-});

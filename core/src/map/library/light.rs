@@ -12,8 +12,7 @@ use glam::Vec3;
 use serde::{Deserialize, Serialize};
 
 use super::error::{Checker, ItemKind, LibraryResult};
-use super::material::named;
-use super::table::Named;
+use super::table::named;
 use crate::format::pmf;
 use crate::format::pmf::entity::{Entity, EntityData, LightFlags, LightKind};
 

@@ -7,8 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::environment::{EnvKind, EnvRef};
 use super::error::{Checker, ItemKind, LibraryResult};
-use super::material::named;
-use super::table::Named;
+use super::table::named;
 use crate::format::pmf;
 
 /// Signs of the 8 corners of a hexahedron, in PMF order: (+X,+Y,+Z), (−X,+Y,+Z), (+X,+Y,−Z),
@@ -57,6 +56,12 @@ impl EnvironmentRegion {
         (min, max)
     }
 
+    /// The centre of [`bounds`](Self::bounds): where the editor puts the region's handle.
+    pub fn center(&self) -> Vec3 {
+        let (min, max) = self.bounds();
+        (min + max) * 0.5
+    }
+
     /// The PMF record, corners moved by `-origin` (the center of the chunk it is exported into),
     /// naming the environment `environment_name`.
     pub fn to_pmf(&self, origin: Vec3, environment_name: &str) -> pmf::EnvironmentRegion {
@@ -91,6 +96,11 @@ pub struct LoadRegion {
 }
 
 impl LoadRegion {
+    /// The centre of the box: where the editor puts the region's handle.
+    pub fn center(&self) -> Vec3 {
+        (self.min + self.max) * 0.5
+    }
+
     /// The PMF record, corners moved by `-origin`; `chunk_index` maps the level's chunk coordinates
     /// to PMF chunk indices (`None` when out of the grid: the chunk is left out).
     pub fn to_pmf(&self, origin: Vec3, chunk_index: impl Fn(IVec3) -> Option<pmf::ChunkIndex>) -> pmf::Region {

@@ -1,4 +1,5 @@
-//! [`LevelObjects`]: a level's lights, entities, environment regions and load regions.
+//! [`LevelObjects`]: a level's lights, entities, environment regions and load regions, and their
+//! checks against the library ([`LevelObjects::validate`]).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -6,13 +7,13 @@ use std::fmt;
 use self::sealed::Access as _;
 use super::entity::MapEntity;
 use super::environment::EnvRef;
-use super::error::{LibraryError, LibraryResult};
+use super::error::{ItemKind, LibraryError, LibraryResult};
 use super::ids::{EntityId, LightId, LoadRegionId, RegionId, TableId};
-use super::light::Light;
+use super::light::{Light, LightMode};
 use super::region::{EnvironmentRegion, LoadRegion};
+use super::store::{Library, Remap};
 use super::table::{Named, Table};
-use super::validate::{self, Problem};
-use super::{Library, Remap};
+use super::validate::Problem;
 
 /// A record kind kept in [`LevelObjects`].
 pub trait SceneItem: Named + Clone + fmt::Debug + PartialEq + sealed::Access {
@@ -89,7 +90,6 @@ impl sealed::Access for Light {
         self.check()
     }
     fn on_duplicate(&mut self, objects: &LevelObjects) {
-        use super::light::LightMode;
         if let LightMode::Dynamic { global_id, .. } | LightMode::Fast { global_id, .. } = &mut self.mode {
             *global_id = objects.unused_global_id();
         }
@@ -242,7 +242,7 @@ impl LevelObjects {
     }
 
     /// Global IDs in use, with their lights.
-    pub(super) fn global_ids(&self) -> BTreeMap<u32, Vec<LightId>> {
+    fn global_ids(&self) -> BTreeMap<u32, Vec<LightId>> {
         let mut out: BTreeMap<u32, Vec<LightId>> = BTreeMap::new();
         for (id, l) in self.lights.iter() {
             if let Some((_, g)) = l.mode.switch() {
@@ -256,8 +256,90 @@ impl LevelObjects {
     /// whose environment is missing, switchable lights sharing a global ID, controllers with no
     /// light, entity names shared (warning) and material names entities use that the library
     /// lacks (warning). Sorted errors first.
-    pub fn validate(&self, library: &Library) -> Vec<Problem> {
-        validate::level(self, library)
+    pub fn validate(&self, lib: &Library) -> Vec<Problem> {
+        let mut out = Vec::new();
+        for (id, l) in self.lights().iter() {
+            if let Err(e) = l.check() {
+                out.push(invalid(id, e));
+            }
+        }
+        for (id, e) in self.entities().iter() {
+            if let Err(err) = e.check() {
+                out.push(invalid(id, err));
+            }
+        }
+        for (id, r) in self.regions().iter() {
+            if let Err(e) = r.check() {
+                out.push(invalid(id, e));
+            }
+            if !lib.contains_environment(r.environment) {
+                out.push(Problem::MissingEnvironment { region: id, env: r.environment });
+            }
+        }
+        for (id, r) in self.load_regions().iter() {
+            if let Err(e) = r.check() {
+                out.push(invalid(id, e));
+            }
+        }
+
+        for (global_id, lights) in self.global_ids() {
+            if lights.len() > 1 {
+                out.push(Problem::DuplicateGlobalId { global_id, lights });
+            }
+        }
+
+        for (id, e) in self.entities().iter() {
+            self.check_controller(id, e, &mut out);
+            for (field, name) in e.material_refs() {
+                if lib.materials().id_of(name).is_none() {
+                    out.push(Problem::UnknownMaterialName {
+                        entity: id,
+                        field,
+                        kind: ItemKind::Material,
+                        name: name.to_owned(),
+                    });
+                }
+            }
+            for (field, name) in e.physics_refs() {
+                if lib.physics_materials().id_of(name).is_none() {
+                    out.push(Problem::UnknownMaterialName {
+                        entity: id,
+                        field,
+                        kind: ItemKind::PhysicsMaterial,
+                        name: name.to_owned(),
+                    });
+                }
+            }
+        }
+
+        let mut names: BTreeMap<&str, (Vec<EntityId>, Vec<LightId>)> = BTreeMap::new();
+        for (id, e) in self.entities().iter() {
+            if !e.entity.name.is_empty() {
+                names.entry(&e.entity.name).or_default().0.push(id);
+            }
+        }
+        for (id, l) in self.lights().iter() {
+            if matches!(l.mode, LightMode::Realtime(_)) && !l.name.is_empty() {
+                names.entry(&l.name).or_default().1.push(id);
+            }
+        }
+        for (name, (entities, lights)) in names {
+            if entities.len() + lights.len() > 1 {
+                out.push(Problem::SharedEntityName { name: name.to_owned(), entities, lights });
+            }
+        }
+
+        out.sort_by_key(Problem::severity);
+        out
+    }
+
+    /// A light controller drives a global ID no light of its kind has (warning).
+    fn check_controller(&self, id: EntityId, e: &MapEntity, out: &mut Vec<Problem>) {
+        let Some(target) = e.light_switch() else { return };
+        let found = self.lights.iter().any(|(_, l)| l.mode.switch() == Some((target.kind, target.global_id)));
+        if !found {
+            out.push(Problem::ControllerWithoutLight { entity: id, kind: target.kind, global_id: target.global_id });
+        }
     }
 }
 
@@ -275,4 +357,9 @@ pub fn cross_level_global_ids(levels: &[&LevelObjects]) -> Vec<Problem> {
         .filter(|(_, levels)| levels.len() > 1)
         .map(|(global_id, levels)| Problem::GlobalIdAcrossLevels { global_id, levels })
         .collect()
+}
+
+/// A record that fails its own checks.
+fn invalid<I: TableId>(id: I, error: LibraryError) -> Problem {
+    Problem::Invalid { kind: I::KIND, id: id.raw(), error }
 }

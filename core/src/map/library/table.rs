@@ -24,6 +24,21 @@ pub trait Named {
     fn set_name(&mut self, name: String);
 }
 
+/// Implements [`Named`] for record types with a `name: String` field.
+macro_rules! named {
+    ($($ty:ty),*) => {$(
+        impl $crate::map::library::table::Named for $ty {
+            fn name(&self) -> &str {
+                &self.name
+            }
+            fn set_name(&mut self, name: String) {
+                self.name = name;
+            }
+        }
+    )*};
+}
+pub(super) use named;
+
 /// Records keyed by stable ids, iterated in id order. Read access is public; changes go through
 /// [`Library`](super::Library) or [`LevelObjects`](super::LevelObjects), which keep names and
 /// references valid.

@@ -506,7 +506,7 @@ fn pmf_records() {
     assert_eq!(ground.to_pmf().friction_or_max_speed, 0.5);
 
     let sky = SkyEnvironment { name: "s".into(), cloud_bottom: Some(stone), skybox_3d: true, ..Default::default() };
-    let p = sky.to_pmf(&lib, Default::default());
+    let p = sky.to_pmf(lib.materials(), Default::default());
     assert_eq!((p.cloud_bottom.as_str(), p.skybox[0].as_str(), p.flags), ("stone", "", 1));
 }
 

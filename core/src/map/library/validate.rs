@@ -1,18 +1,20 @@
-//! [`Problem`]s found by [`Library::validate`], [`LevelObjects::validate`],
-//! [`Library::validate_level_settings`] and (all of them together)
-//! [`Map::validate`](crate::map::Map::validate).
+//! [`Problem`]s, and the library's checks: [`Library::validate`] and
+//! [`Library::validate_level_settings`]. A level's objects are checked where they live
+//! ([`LevelObjects::validate`](super::LevelObjects::validate)); [`Map::validate`](crate::map::Map::validate)
+//! gathers all of them.
 
 use std::collections::BTreeMap;
 use std::fmt;
 
-use super::entity::MapEntity;
-use super::environment::{EnvRef, EnvironmentDefaults, SkySlot};
+use super::environment::{
+    EnvRef, EnvironmentDefaults, GravityEnvironment, SkyEnvironment, SkySlot, SoundEnvironment, WeatherEnvironment,
+};
 use super::error::{Checker, ItemKind, LibraryError};
 use super::ids::{EntityId, LightId, MaterialId, PhysicsId, RegionId, SkyEnvId, SoundId, TableId};
-use super::light::{LightMode, SwitchKind};
-use super::scene::LevelObjects;
-use super::{Library, LibraryItem};
-use crate::map::MetaError;
+use super::light::SwitchKind;
+use super::material::{Material, PhysicsMaterial, SoundMaterial};
+use super::store::{Library, LibraryItem};
+use crate::map::meta::MetaError;
 
 /// How bad a [`Problem`] is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -236,140 +238,54 @@ fn library_kind<T: LibraryItem>(lib: &Library, max_count: usize, out: &mut Vec<P
     }
 }
 
-pub(super) fn library(lib: &Library) -> Vec<Problem> {
-    use super::{
-        GravityEnvironment, Material, PhysicsMaterial, SkyEnvironment, SoundEnvironment, SoundMaterial,
-        WeatherEnvironment,
-    };
-    let mut out = Vec::new();
-    library_kind::<Material>(lib, Material::MAX_COUNT, &mut out);
-    library_kind::<PhysicsMaterial>(lib, PhysicsMaterial::MAX_COUNT, &mut out);
-    library_kind::<SoundMaterial>(lib, SoundMaterial::MAX_COUNT, &mut out);
-    library_kind::<SoundEnvironment>(lib, SoundEnvironment::MAX_COUNT, &mut out);
-    library_kind::<WeatherEnvironment>(lib, WeatherEnvironment::MAX_COUNT, &mut out);
-    library_kind::<SkyEnvironment>(lib, SkyEnvironment::MAX_COUNT, &mut out);
-    library_kind::<GravityEnvironment>(lib, GravityEnvironment::MAX_COUNT, &mut out);
+impl Library {
+    /// Everything wrong with the library: invalid records, duplicate names, dangling references,
+    /// too many records. Empty for a library only changed through its methods; a loaded manifest
+    /// may not be.
+    pub fn validate(&self) -> Vec<Problem> {
+        let mut out = Vec::new();
+        library_kind::<Material>(self, Material::MAX_COUNT, &mut out);
+        library_kind::<PhysicsMaterial>(self, PhysicsMaterial::MAX_COUNT, &mut out);
+        library_kind::<SoundMaterial>(self, SoundMaterial::MAX_COUNT, &mut out);
+        library_kind::<SoundEnvironment>(self, SoundEnvironment::MAX_COUNT, &mut out);
+        library_kind::<WeatherEnvironment>(self, WeatherEnvironment::MAX_COUNT, &mut out);
+        library_kind::<SkyEnvironment>(self, SkyEnvironment::MAX_COUNT, &mut out);
+        library_kind::<GravityEnvironment>(self, GravityEnvironment::MAX_COUNT, &mut out);
 
-    for (id, m) in lib.materials().iter() {
-        if !lib.physics_materials().contains(m.physics) {
-            out.push(Problem::MaterialMissingPhysics { material: id, physics: m.physics });
-        }
-        if !lib.sound_materials().contains(m.sound) {
-            out.push(Problem::MaterialMissingSound { material: id, sound: m.sound });
-        }
-    }
-    for (sky, env) in lib.sky_environments().iter() {
-        for (slot, m) in env.slots() {
-            if let Some(material) = m
-                && !lib.materials().contains(material)
-            {
-                out.push(Problem::SkyMissingMaterial { sky, slot, material });
+        for (id, m) in self.materials().iter() {
+            if !self.physics_materials().contains(m.physics) {
+                out.push(Problem::MaterialMissingPhysics { material: id, physics: m.physics });
+            }
+            if !self.sound_materials().contains(m.sound) {
+                out.push(Problem::MaterialMissingSound { material: id, sound: m.sound });
             }
         }
-    }
-    out
-}
-
-pub(super) fn level_settings(lib: &Library, defaults: &EnvironmentDefaults, air: Option<PhysicsId>) -> Vec<Problem> {
-    let mut out = Vec::new();
-    if let Some(physics) = air
-        && !lib.physics_materials().contains(physics)
-    {
-        out.push(Problem::MissingAirPhysics { physics });
-    }
-    for env in defaults.iter() {
-        if !lib.contains_environment(env) {
-            out.push(Problem::MissingDefaultEnvironment { env });
-        }
-    }
-    out
-}
-
-fn invalid<I: TableId>(id: I, error: LibraryError) -> Problem {
-    Problem::Invalid { kind: I::KIND, id: id.raw(), error }
-}
-
-pub(super) fn level(objects: &LevelObjects, lib: &Library) -> Vec<Problem> {
-    let mut out = Vec::new();
-    for (id, l) in objects.lights().iter() {
-        if let Err(e) = l.check() {
-            out.push(invalid(id, e));
-        }
-    }
-    for (id, e) in objects.entities().iter() {
-        if let Err(err) = e.check() {
-            out.push(invalid(id, err));
-        }
-    }
-    for (id, r) in objects.regions().iter() {
-        if let Err(e) = r.check() {
-            out.push(invalid(id, e));
-        }
-        if !lib.contains_environment(r.environment) {
-            out.push(Problem::MissingEnvironment { region: id, env: r.environment });
-        }
-    }
-    for (id, r) in objects.load_regions().iter() {
-        if let Err(e) = r.check() {
-            out.push(invalid(id, e));
-        }
-    }
-
-    for (global_id, lights) in objects.global_ids() {
-        if lights.len() > 1 {
-            out.push(Problem::DuplicateGlobalId { global_id, lights });
-        }
-    }
-
-    for (id, e) in objects.entities().iter() {
-        controller(objects, id, e, &mut out);
-        for (field, name) in e.material_refs() {
-            if lib.materials().id_of(name).is_none() {
-                out.push(Problem::UnknownMaterialName {
-                    entity: id,
-                    field,
-                    kind: ItemKind::Material,
-                    name: name.to_owned(),
-                });
+        for (sky, env) in self.sky_environments().iter() {
+            for (slot, m) in env.slots() {
+                if let Some(material) = m
+                    && !self.materials().contains(material)
+                {
+                    out.push(Problem::SkyMissingMaterial { sky, slot, material });
+                }
             }
         }
-        for (field, name) in e.physics_refs() {
-            if lib.physics_materials().id_of(name).is_none() {
-                out.push(Problem::UnknownMaterialName {
-                    entity: id,
-                    field,
-                    kind: ItemKind::PhysicsMaterial,
-                    name: name.to_owned(),
-                });
+        out
+    }
+
+    /// Problems of a level's settings against this library: a default environment or an air
+    /// physics material it lacks.
+    pub fn validate_level_settings(&self, defaults: &EnvironmentDefaults, air: Option<PhysicsId>) -> Vec<Problem> {
+        let mut out = Vec::new();
+        if let Some(physics) = air
+            && !self.physics_materials().contains(physics)
+        {
+            out.push(Problem::MissingAirPhysics { physics });
+        }
+        for env in defaults.iter() {
+            if !self.contains_environment(env) {
+                out.push(Problem::MissingDefaultEnvironment { env });
             }
         }
-    }
-
-    let mut names: BTreeMap<&str, (Vec<EntityId>, Vec<LightId>)> = BTreeMap::new();
-    for (id, e) in objects.entities().iter() {
-        if !e.entity.name.is_empty() {
-            names.entry(&e.entity.name).or_default().0.push(id);
-        }
-    }
-    for (id, l) in objects.lights().iter() {
-        if matches!(l.mode, LightMode::Realtime(_)) && !l.name.is_empty() {
-            names.entry(&l.name).or_default().1.push(id);
-        }
-    }
-    for (name, (entities, lights)) in names {
-        if entities.len() + lights.len() > 1 {
-            out.push(Problem::SharedEntityName { name: name.to_owned(), entities, lights });
-        }
-    }
-
-    out.sort_by_key(Problem::severity);
-    out
-}
-
-fn controller(objects: &LevelObjects, id: EntityId, e: &MapEntity, out: &mut Vec<Problem>) {
-    let Some(target) = e.light_switch() else { return };
-    let found = objects.lights().iter().any(|(_, l)| l.mode.switch() == Some((target.kind, target.global_id)));
-    if !found {
-        out.push(Problem::ControllerWithoutLight { entity: id, kind: target.kind, global_id: target.global_id });
+        out
     }
 }

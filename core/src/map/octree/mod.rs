@@ -29,8 +29,8 @@
 //! or `None` when nothing changed.
 
 mod cube;
-mod raycast;
-mod subtree;
+pub mod raycast;
+pub mod subtree;
 #[cfg(test)]
 mod tests;
 
@@ -40,9 +40,6 @@ use std::hash::{Hash, Hasher};
 use glam::IVec3;
 
 pub use self::cube::{CORNER_STEPS, Cube, CubeKind, ExtGeometry, Geometry};
-pub use self::raycast::Hit;
-pub(crate) use self::raycast::Ray;
-pub use self::subtree::Subtree;
 use crate::map::coords::MAX_CHUNK_LATTICE_LOG2;
 pub use crate::map::coords::{CubeAddr, Face, LatticeBox};
 pub use crate::map::ids::{MaterialId, PathAttrs, PhysicsId, SoundId};
@@ -96,6 +93,40 @@ pub enum OctreeError {
     BadCorner(usize),
     #[error("cube {0:?} has the minimum edge and cannot be subdivided")]
     TooSmall(CubeAddr),
+}
+
+/// A broken structural invariant, found by [`Octree::check_invariants`] (a bug, never bad input:
+/// every operation keeps the invariants).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InvariantError {
+    #[error("free block out of range")]
+    FreeBlockOutOfRange,
+    #[error("block {0} freed twice")]
+    BlockFreedTwice(u32),
+    #[error("free ext slot out of range")]
+    FreeExtOutOfRange,
+    #[error("ext slot {0} freed twice")]
+    ExtFreedTwice(u32),
+    #[error("child block out of range")]
+    ChildBlockOutOfRange,
+    #[error("block {block} used twice or free at {at:?}")]
+    BlockUsedTwice { block: usize, at: CubeAddr },
+    #[error("parent of edge 1 at {0:?}")]
+    ParentOfEdgeOne(CubeAddr),
+    #[error("mergeable parent at {0:?}")]
+    MergeableParent(CubeAddr),
+    #[error("ext slot out of range")]
+    ExtOutOfRange,
+    #[error("ext slot {slot} used twice or free at {at:?}")]
+    ExtUsedTwice { slot: usize, at: CubeAddr },
+    #[error("cube at {0:?} is not normalized")]
+    NotNormalized(CubeAddr),
+    #[error("air with data at {0:?}")]
+    AirWithData(CubeAddr),
+    #[error("bad tag {tag} at {at:?}")]
+    BadTag { tag: u8, at: CubeAddr },
+    #[error("leaked blocks or ext slots")]
+    Leaked,
 }
 
 /// A leaf-mapping edit.
@@ -389,19 +420,19 @@ impl Octree {
 
     /// Checks the structural invariants (canonical form, normalized cubes, consistent arena).
     /// For tests and fuzzing.
-    pub fn check_invariants(&self) -> Result<(), String> {
+    pub fn check_invariants(&self) -> Result<(), InvariantError> {
         let mut block_used = vec![false; self.blocks.len()];
         let mut ext_used = vec![false; self.ext.len()];
         for &b in &self.free_blocks {
-            let u = block_used.get_mut(b as usize).ok_or("free block out of range")?;
+            let u = block_used.get_mut(b as usize).ok_or(InvariantError::FreeBlockOutOfRange)?;
             if std::mem::replace(u, true) {
-                return Err(format!("block {b} freed twice"));
+                return Err(InvariantError::BlockFreedTwice(b));
             }
         }
         for &e in &self.free_ext {
-            let u = ext_used.get_mut(e as usize).ok_or("free ext slot out of range")?;
+            let u = ext_used.get_mut(e as usize).ok_or(InvariantError::FreeExtOutOfRange)?;
             if std::mem::replace(u, true) {
-                return Err(format!("ext slot {e} freed twice"));
+                return Err(InvariantError::ExtFreedTwice(e));
             }
         }
         let mut stack = vec![(self.root, self.root_addr())];
@@ -409,19 +440,19 @@ impl Octree {
             match n.tag {
                 TAG_PARENT => {
                     let b = n.index() as usize;
-                    let u = block_used.get_mut(b).ok_or("child block out of range")?;
+                    let u = block_used.get_mut(b).ok_or(InvariantError::ChildBlockOutOfRange)?;
                     if std::mem::replace(u, true) {
-                        return Err(format!("block {b} used twice or free at {a:?}"));
+                        return Err(InvariantError::BlockUsedTwice { block: b, at: a });
                     }
                     if a.size_log2 == 0 {
-                        return Err(format!("parent of edge 1 at {a:?}"));
+                        return Err(InvariantError::ParentOfEdgeOne(a));
                     }
                     let kids = self.blocks[b];
                     if !kids[0].is_parent()
                         && !self.is_pushed(kids[0])
                         && kids.iter().all(|&k| !k.is_parent() && self.leaf_eq(kids[0], k))
                     {
-                        return Err(format!("mergeable parent at {a:?}"));
+                        return Err(InvariantError::MergeableParent(a));
                     }
                     for (i, k) in kids.into_iter().enumerate() {
                         stack.push((k, a.child(i)));
@@ -429,25 +460,25 @@ impl Octree {
                 }
                 TAG_EXTENDED => {
                     let e = n.index() as usize;
-                    let u = ext_used.get_mut(e).ok_or("ext slot out of range")?;
+                    let u = ext_used.get_mut(e).ok_or(InvariantError::ExtOutOfRange)?;
                     if std::mem::replace(u, true) {
-                        return Err(format!("ext slot {e} used twice or free at {a:?}"));
+                        return Err(InvariantError::ExtUsedTwice { slot: e, at: a });
                     }
                     let c = self.decode(n);
                     if c.normalized() != c {
-                        return Err(format!("cube at {a:?} is not normalized"));
+                        return Err(InvariantError::NotNormalized(a));
                     }
                 }
                 TAG_EMPTY | TAG_GEOMETRY => {
                     if n.tag == TAG_EMPTY && n.d != [0; 3] {
-                        return Err(format!("air with data at {a:?}"));
+                        return Err(InvariantError::AirWithData(a));
                     }
                 }
-                t => return Err(format!("bad tag {t} at {a:?}")),
+                t => return Err(InvariantError::BadTag { tag: t, at: a }),
             }
         }
         if block_used.iter().any(|u| !u) || ext_used.iter().any(|u| !u) {
-            return Err("leaked blocks or ext slots".into());
+            return Err(InvariantError::Leaked);
         }
         Ok(())
     }
@@ -644,82 +675,6 @@ impl Octree {
             return Err(OctreeError::TooSmall(addr));
         }
         Ok(self.map_box(addr.child(0).lattice_box(), &|c| c))
-    }
-
-    // ----- subtrees (undo) ----------------------------------------------------------------
-
-    /// An owned copy of the cubes at `addr`. If `addr` lies inside a bigger leaf with pushed
-    /// corners, the copy is of that whole leaf (its [`Subtree::addr`] is the leaf's), because
-    /// editing inside it resets those corners; writing the copy back restores them.
-    pub fn read_subtree(&self, addr: CubeAddr) -> Result<Subtree, OctreeError> {
-        self.check_addr(addr)?;
-        let (n, a) = self.find(addr);
-        if a == addr {
-            return Ok(Subtree::from_octree(self, n, addr));
-        }
-        let c = self.decode(n);
-        Ok(Subtree::leaf(if c.has_pushed_corners() { a } else { addr }, c))
-    }
-
-    /// Writes `new` at `new.addr()`, returning what was there (as [`read_subtree`] gives it)
-    /// and the changed box. Writing the returned subtree back undoes the write exactly.
-    ///
-    /// [`read_subtree`]: Octree::read_subtree
-    pub fn replace_region(&mut self, new: &Subtree) -> Result<(Subtree, Option<LatticeBox>), OctreeError> {
-        let old = self.read_subtree(new.addr())?;
-        if old == *new {
-            return Ok((old, None));
-        }
-        self.write_at(NodeRef::Root, self.root_addr(), new);
-        self.maybe_compact();
-        let changed = old.addr().lattice_box();
-        Ok((old, Some(changed)))
-    }
-
-    fn write_at(&mut self, r: NodeRef, a: CubeAddr, new: &Subtree) {
-        if a == new.addr() {
-            let old = self.node(r);
-            self.free_node(old);
-            let n = new.build_into(self);
-            self.set_node(r, n);
-            return;
-        }
-        if !self.node(r).is_parent() {
-            self.split(r);
-        }
-        let i = a.child_index_of(new.addr().min);
-        let b = self.node(r).index();
-        self.write_at(NodeRef::Child(b, i), a.child(i), new);
-        self.try_merge(r);
-    }
-
-    /// Copies of everything an edit confined to `region` can change: at most eight subtrees of
-    /// about the region's size (each widened to a pushed-corner leaf holding it, nested copies
-    /// dropped). Writing them back with [`replace_region`](Octree::replace_region) undoes any
-    /// edit of `region`.
-    pub fn capture(&self, region: LatticeBox) -> Vec<Subtree> {
-        let region = region.intersection(&self.bounds());
-        if region.is_empty() {
-            return Vec::new();
-        }
-        let extent = (region.max - region.min).max_element() as u32;
-        let s = (extent.next_power_of_two().trailing_zeros() as u8).min(self.size_log2);
-        let lo = region.min >> i32::from(s);
-        let hi = (region.max - IVec3::ONE) >> i32::from(s);
-        let mut out: Vec<Subtree> = Vec::new();
-        for y in lo.y..=hi.y {
-            for x in lo.x..=hi.x {
-                for z in lo.z..=hi.z {
-                    let addr = CubeAddr { min: IVec3::new(x, y, z) << i32::from(s), size_log2: s };
-                    let t = self.read_subtree(addr).expect("aligned and inside");
-                    if !out.iter().any(|o| o.addr().contains_addr(&t.addr())) {
-                        out.retain(|o| !t.addr().contains_addr(&o.addr()));
-                        out.push(t);
-                    }
-                }
-            }
-        }
-        out
     }
 }
 

@@ -3,8 +3,11 @@
 use std::fmt;
 use std::hash::Hasher;
 
+use glam::IVec3;
+
 use super::{
-    Cube, CubeAddr, ExtGeometry, Fnv64, Node, Octree, TAG_EXTENDED, TAG_PARENT, decode_node, encode_leaf, hash_token,
+    Cube, CubeAddr, ExtGeometry, Fnv64, LatticeBox, Node, NodeRef, Octree, OctreeError, TAG_EXTENDED, TAG_PARENT,
+    decode_node, encode_leaf, hash_token,
 };
 
 /// An owned, compact, canonical copy of the cubes under one aligned cube `addr`.
@@ -144,5 +147,82 @@ impl Eq for Subtree {}
 impl fmt::Debug for Subtree {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Subtree").field("addr", &self.addr).field("nodes", &self.nodes.len()).finish()
+    }
+}
+
+/// Subtrees of an octree: what undo keeps and writes back.
+impl Octree {
+    /// An owned copy of the cubes at `addr`. If `addr` lies inside a bigger leaf with pushed
+    /// corners, the copy is of that whole leaf (its [`Subtree::addr`] is the leaf's), because
+    /// editing inside it resets those corners; writing the copy back restores them.
+    pub fn read_subtree(&self, addr: CubeAddr) -> Result<Subtree, OctreeError> {
+        self.check_addr(addr)?;
+        let (n, a) = self.find(addr);
+        if a == addr {
+            return Ok(Subtree::from_octree(self, n, addr));
+        }
+        let c = self.decode(n);
+        Ok(Subtree::leaf(if c.has_pushed_corners() { a } else { addr }, c))
+    }
+
+    /// Writes `new` at `new.addr()`, returning what was there (as [`read_subtree`] gives it)
+    /// and the changed box. Writing the returned subtree back undoes the write exactly.
+    ///
+    /// [`read_subtree`]: Octree::read_subtree
+    pub fn replace_region(&mut self, new: &Subtree) -> Result<(Subtree, Option<LatticeBox>), OctreeError> {
+        let old = self.read_subtree(new.addr())?;
+        if old == *new {
+            return Ok((old, None));
+        }
+        self.write_at(NodeRef::Root, self.root_addr(), new);
+        self.maybe_compact();
+        let changed = old.addr().lattice_box();
+        Ok((old, Some(changed)))
+    }
+
+    fn write_at(&mut self, r: NodeRef, a: CubeAddr, new: &Subtree) {
+        if a == new.addr() {
+            let old = self.node(r);
+            self.free_node(old);
+            let n = new.build_into(self);
+            self.set_node(r, n);
+            return;
+        }
+        if !self.node(r).is_parent() {
+            self.split(r);
+        }
+        let i = a.child_index_of(new.addr().min);
+        let b = self.node(r).index();
+        self.write_at(NodeRef::Child(b, i), a.child(i), new);
+        self.try_merge(r);
+    }
+
+    /// Copies of everything an edit confined to `region` can change: at most eight subtrees of
+    /// about the region's size (each widened to a pushed-corner leaf holding it, nested copies
+    /// dropped). Writing them back with [`replace_region`](Octree::replace_region) undoes any
+    /// edit of `region`.
+    pub fn capture(&self, region: LatticeBox) -> Vec<Subtree> {
+        let region = region.intersection(&self.bounds());
+        if region.is_empty() {
+            return Vec::new();
+        }
+        let extent = (region.max - region.min).max_element() as u32;
+        let s = (extent.next_power_of_two().trailing_zeros() as u8).min(self.size_log2);
+        let lo = region.min >> i32::from(s);
+        let hi = (region.max - IVec3::ONE) >> i32::from(s);
+        let mut out: Vec<Subtree> = Vec::new();
+        for y in lo.y..=hi.y {
+            for x in lo.x..=hi.x {
+                for z in lo.z..=hi.z {
+                    let addr = CubeAddr { min: IVec3::new(x, y, z) << i32::from(s), size_log2: s };
+                    let t = self.read_subtree(addr).expect("aligned and inside");
+                    if !out.iter().any(|o| o.addr().contains_addr(&t.addr())) {
+                        out.retain(|o| !t.addr().contains_addr(&o.addr()));
+                        out.push(t);
+                    }
+                }
+            }
+        }
+        out
     }
 }

@@ -3,6 +3,7 @@
 use glam::DVec3;
 use proptest::prelude::*;
 
+use super::raycast::Ray;
 use super::*;
 
 const LOG2: u8 = 4;

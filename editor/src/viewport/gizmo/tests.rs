@@ -20,7 +20,9 @@ use pmfedit_core::sample;
 
 use super::*;
 use crate::app::App;
-use crate::state::{EditorState, Selection};
+use crate::launch::{Document, Launch, Sample};
+use crate::selection::Selection;
+use crate::state::EditorState;
 use crate::viewport::camera::Camera;
 
 fn view(eye: DVec3, target: DVec3) -> View {
@@ -300,21 +302,23 @@ fn lamp(state: &EditorState) -> (LightId, Vec3) {
 fn esc_cancel_yields_no_edit_and_no_undo_entry() {
     let mut s = demo_state();
     let (id, start) = lamp(&s);
-    s.apply(Command::Select(Selection::Light { level: 0, id }));
+    s.apply(Command::Select(Selection::Light { level: 0, id })).unwrap();
     let v = view(start.as_dvec3() + DVec3::new(-6.0, 4.0, -9.0), start.as_dvec3());
     let g = Gizmo::for_selection(&s, &v).expect("a selected light has a gizmo");
     let grab = segment_mid(&g, Handle::Axis(2));
     let (o, d) = ray_at(&v, grab);
     let mut drag = GizmoDrag::begin(&g, Handle::Axis(2), o, d).unwrap();
     assert_eq!(drag.cancel(), None, "nothing applied yet: Esc has nothing to undo");
-    s.apply(Command::BeginStroke);
+    s.apply(Command::BeginStroke).unwrap();
     for dz in [1.0, 2.0, 3.0] {
         let (o, d) = ray_at(&v, grab + DVec3::Z * dz);
         let e = drag.drag(o, d, Some(1.0)).expect("moved");
-        s.apply(Command::Edit(e));
+        s.apply(Command::Edit(e)).unwrap();
     }
     assert_eq!(lamp(&s).1, start + Vec3::Z * 3.0);
-    s.apply_all(drag.cancel().map(Command::Edit).into_iter().chain([Command::EndStroke]).collect());
+    for c in drag.cancel().map(Command::Edit).into_iter().chain([Command::EndStroke]) {
+        s.apply(c).unwrap();
+    }
     assert_eq!(lamp(&s).1, start, "back at the start");
     assert!(!s.history.can_undo() && !s.history.can_redo(), "no undo entry: {:?}", s.history.undo_name());
 }
@@ -323,22 +327,24 @@ fn esc_cancel_yields_no_edit_and_no_undo_entry() {
 fn a_finished_drag_is_one_undo_step() {
     let mut s = demo_state();
     let (id, start) = lamp(&s);
-    s.apply(Command::Select(Selection::Light { level: 0, id }));
+    s.apply(Command::Select(Selection::Light { level: 0, id })).unwrap();
     let v = view(start.as_dvec3() + DVec3::new(-6.0, 4.0, -9.0), start.as_dvec3());
     let g = Gizmo::for_selection(&s, &v).unwrap();
     let Some(HandleShape::Point(h)) = g.shape(Handle::Range) else { panic!() };
     let (o, d) = ray_at(&v, h);
     let mut drag = GizmoDrag::begin(&g, Handle::Range, o, d).unwrap();
-    s.apply(Command::BeginStroke);
+    s.apply(Command::BeginStroke).unwrap();
     for k in 1..=5 {
         let (o, d) = ray_at(&v, h + g.right * f64::from(k));
-        s.apply_all(drag.drag(o, d, Some(1.0)).map(Command::Edit).into_iter().collect());
+        if let Some(e) = drag.drag(o, d, Some(1.0)) {
+            s.apply(Command::Edit(e)).unwrap();
+        }
     }
-    s.apply(Command::EndStroke);
+    s.apply(Command::EndStroke).unwrap();
     let range = |s: &EditorState| s.map.levels[0].objects.lights().get(id).unwrap().range;
     assert_eq!(range(&s), 17.0);
     assert_eq!(s.history.len(), 1);
-    s.apply(Command::Undo);
+    s.apply(Command::Undo).unwrap();
     assert_eq!(range(&s), 12.0);
 }
 
@@ -396,13 +402,13 @@ fn overlay_of_a_selected_light_has_coloured_arrows_and_a_range_sphere() {
 fn a_selected_region_is_outlined_whatever_the_tool() {
     let mut s = demo_state();
     let id = s.map.levels[0].objects.regions().id_of("moon_hill").expect("demo region");
-    s.apply(Command::Select(Selection::Region { level: 0, id }));
+    s.apply(Command::Select(Selection::Region { level: 0, id })).unwrap();
     let count = |o: &Overlay, c: [f32; 4]| o.segments.iter().filter(|seg| seg.color == c).count();
     let mut vp = Viewport::new(None);
-    s.apply(Command::SetTool(tools::place::ID));
+    s.apply(Command::SetTool(tools::place::ID)).unwrap();
     let o = vp.build_overlay(&s, &tools::Preview::default(), false);
     assert_eq!(count(&o, overlay::SELECT), 12, "outlined with the Place tool");
-    s.apply(Command::SetTool(tools::select::ID));
+    s.apply(Command::SetTool(tools::select::ID)).unwrap();
     vp.gizmo = Gizmo::for_selection(&s, &view(DVec3::new(0.0, 20.0, -30.0), DVec3::ZERO));
     let o = vp.build_overlay(&s, &tools::Preview::default(), false);
     assert_eq!(count(&o, overlay::SELECT), 12, "outlined by the gizmo");
@@ -417,8 +423,8 @@ fn a_selected_region_is_outlined_whatever_the_tool() {
 fn the_gizmo_and_the_selected_light_show_through_walls_the_grid_does_not() {
     let mut s = demo_state();
     let (id, p) = lamp(&s);
-    s.apply(Command::Select(Selection::Light { level: 0, id }));
-    s.apply(Command::SetTool(tools::object::ID));
+    s.apply(Command::Select(Selection::Light { level: 0, id })).unwrap();
+    s.apply(Command::SetTool(tools::object::ID)).unwrap();
     let mut vp = Viewport::new(None);
     vp.gizmo = Gizmo::for_selection(&s, &view(p.as_dvec3() + DVec3::new(-5.0, 3.0, -8.0), p.as_dvec3()));
     let o = vp.build_overlay(&s, &tools::Preview::default(), false);
@@ -479,8 +485,9 @@ fn a_region_arrow_moves_the_whole_region_snapped_or_free() {
 // ----- through the real viewport (egui_kittest, no GL) ---------------------------------------
 
 fn harness() -> Harness<'static, App> {
-    let mut h =
-        Harness::builder().with_size(egui::vec2(1280.0, 800.0)).build_eframe(|cc| App::new(cc, sample::demo(), None));
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(1280.0, 800.0))
+        .build_eframe(|cc| App::new(cc, &Launch::default(), Document::sample(Sample::Demo)));
     h.run_steps(2);
     h
 }
@@ -489,8 +496,8 @@ fn harness() -> Harness<'static, App> {
 /// returns its id, position and the screen position of the middle of its X arrow.
 fn select_lamp(h: &mut Harness<'_, App>) -> (LightId, Vec3, egui::Pos2, egui::Vec2) {
     let (id, start) = lamp(&h.state().state);
-    h.state_mut().state.apply(Command::Select(Selection::Light { level: 0, id }));
-    h.state_mut().state.apply(Command::SetTool(tools::object::ID));
+    h.state_mut().state.apply(Command::Select(Selection::Light { level: 0, id })).unwrap();
+    h.state_mut().state.apply(Command::SetTool(tools::object::ID)).unwrap();
     h.state_mut().viewport.camera.look_at(start.as_dvec3() + DVec3::new(-5.0, 3.0, -8.0), start.as_dvec3());
     h.run_steps(2);
     let v = h.state().viewport.view();
@@ -554,7 +561,7 @@ fn viewport_esc_during_a_drag_restores_the_light_without_an_undo_entry() {
 #[test]
 fn viewport_click_on_a_region_outline_selects_it_and_shows_face_handles() {
     let mut h = harness();
-    h.state_mut().state.apply(Command::SetTool(tools::select::ID));
+    h.state_mut().state.apply(Command::SetTool(tools::select::ID)).unwrap();
     let (id, r) = {
         let objects = &h.state().state.map.levels[0].objects;
         let (id, r) = objects.load_regions().by_name("building").expect("demo load region");
@@ -603,8 +610,8 @@ fn viewport_drag_of_a_region_arrow_moves_it_in_one_step_and_esc_leaves_no_entry(
         let (id, r) = objects.load_regions().by_name("building").expect("demo load region");
         (id, r.clone())
     };
-    h.state_mut().state.apply(Command::Select(Selection::LoadRegion { level: 0, id }));
-    h.state_mut().state.apply(Command::SetTool(tools::select::ID));
+    h.state_mut().state.apply(Command::Select(Selection::LoadRegion { level: 0, id })).unwrap();
+    h.state_mut().state.apply(Command::SetTool(tools::select::ID)).unwrap();
     let center = ((r.min + r.max) * 0.5).as_dvec3();
     h.state_mut().viewport.camera.look_at(center + DVec3::new(-6.0, 8.0, -20.0), center);
     h.run_steps(2);
@@ -641,6 +648,6 @@ fn viewport_drag_of_a_region_arrow_moves_it_in_one_step_and_esc_leaves_no_entry(
     assert_eq!(s.history.len(), 1);
     assert_eq!(s.history.undo_name(), Some("Move load region building"));
     assert_eq!(s.selection, Selection::LoadRegion { level: 0, id });
-    h.state_mut().state.apply(Command::Undo);
+    h.state_mut().state.apply(Command::Undo).unwrap();
     assert_eq!(region(&h).min, r.min);
 }

@@ -1,6 +1,7 @@
 //! The field codec shared by every entity type: one trait, [`Codec`], implemented for the primitive
-//! field types of docs/spec/ENTITIES.md, plus the `record!` and `flags!` macros that define a type's struct
-//! and its reader/writer from one field list, so that read order and write order cannot drift apart.
+//! field types of docs/spec/ENTITIES.md, plus the `record!` macro that defines a type's struct and
+//! its reader/writer from one field list, so that read order and write order cannot drift apart
+//! (flag types get theirs from `flags!` in `flags.rs`).
 
 use crate::format::bin::{ReadResult, Reader, Writer};
 use crate::format::pmf::error::{WriteError, WriteResult};
@@ -115,13 +116,13 @@ macro_rules! record {
         }
 
         #[cfg(test)]
-        impl $crate::format::pmf::entity::tests::Arb for $name {
+        impl $crate::format::pmf::entity::arb::Arb for $name {
             fn arb() -> proptest::strategy::BoxedStrategy<Self> {
                 #[allow(unused_imports)]
                 use proptest::strategy::Strategy as _;
                 let s = proptest::strategy::Just(Self::default()).boxed();
                 $(
-                    let s = (s, <$ty as $crate::format::pmf::entity::tests::Arb>::arb())
+                    let s = (s, <$ty as $crate::format::pmf::entity::arb::Arb>::arb())
                         .prop_map(|(mut v, f)| {
                             v.$field = f;
                             v
@@ -134,96 +135,4 @@ macro_rules! record {
     };
 }
 
-/// Defines a flag byte (or word) as a newtype over the raw bits, with a named constant and a named
-/// getter per bit of docs/spec/ENTITIES.md. The raw bits are kept as read, reserved bits included, so that
-/// nothing is lost on a round trip; values built through the named API have reserved bits 0.
-macro_rules! flags {
-    (
-        $(#[$m:meta])*
-        pub struct $name:ident($raw:ty) {
-            $( $(#[$fm:meta])* $konst:ident, $getter:ident = $bit:literal; )*
-        }
-    ) => {
-        $(#[$m])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize)]
-        pub struct $name(pub $raw);
-
-        impl $name {
-            $( $(#[$fm])* pub const $konst: Self = Self(1 << $bit); )*
-            /// Every bit that has a name in docs/spec/ENTITIES.md.
-            pub const KNOWN: Self = Self(0 $( | (1 << $bit) )*);
-
-            /// No bit set.
-            pub const fn empty() -> Self {
-                Self(0)
-            }
-            /// The raw bits.
-            pub const fn bits(self) -> $raw {
-                self.0
-            }
-            /// Flags from raw bits, unknown bits kept.
-            pub const fn from_bits_retain(bits: $raw) -> Self {
-                Self(bits)
-            }
-            /// Whether every bit of `other` is set.
-            pub const fn contains(self, other: Self) -> bool {
-                self.0 & other.0 == other.0
-            }
-            /// `self` with the bits of `other` set.
-            #[must_use]
-            pub const fn with(self, other: Self) -> Self {
-                Self(self.0 | other.0)
-            }
-            /// Sets or clears the bits of `other`.
-            pub fn set(&mut self, other: Self, on: bool) {
-                if on {
-                    self.0 |= other.0;
-                } else {
-                    self.0 &= !other.0;
-                }
-            }
-            /// The bits set that have no name (reserved "0" bits of docs/spec/ENTITIES.md).
-            pub const fn reserved_bits(self) -> $raw {
-                self.0 & !Self::KNOWN.0
-            }
-            $(
-                #[doc = concat!("Whether [`Self::", stringify!($konst), "`] is set.")]
-                pub const fn $getter(self) -> bool {
-                    self.contains(Self::$konst)
-                }
-            )*
-        }
-
-        impl std::ops::BitOr for $name {
-            type Output = Self;
-            fn bitor(self, rhs: Self) -> Self {
-                Self(self.0 | rhs.0)
-            }
-        }
-
-        impl $crate::format::pmf::entity::codec::Codec for $name {
-            fn read(
-                r: &mut $crate::format::bin::Reader<'_>,
-                s: &$crate::format::pmf::strings::StringTable<'_>,
-            ) -> $crate::format::bin::ReadResult<Self> {
-                <$raw as $crate::format::pmf::entity::codec::Codec>::read(r, s).map(Self)
-            }
-            fn write(
-                &self,
-                o: &mut $crate::format::pmf::entity::codec::Out<'_>,
-            ) -> $crate::format::pmf::error::WriteResult<()> {
-                $crate::format::pmf::entity::codec::Codec::write(&self.0, o)
-            }
-        }
-
-        #[cfg(test)]
-        impl $crate::format::pmf::entity::tests::Arb for $name {
-            fn arb() -> proptest::strategy::BoxedStrategy<Self> {
-                use proptest::strategy::Strategy as _;
-                proptest::arbitrary::any::<$raw>().prop_map(Self).boxed()
-            }
-        }
-    };
-}
-
-pub(crate) use {flags, record};
+pub(crate) use record;

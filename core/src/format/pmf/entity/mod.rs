@@ -28,6 +28,8 @@
 //!   gives their layout; light kinds 3..=15 and counter comparisons above 5 are read errors.
 //! - Area lights' 6 angles are `[[start X, end X], [start Y, end Y], [start Z, end Z]]`.
 
+#[cfg(test)]
+mod arb;
 pub(crate) mod codec;
 pub mod flags;
 pub mod property;
@@ -221,6 +223,70 @@ impl EntityData {
             | Self::DynLightCtl(_)
             | Self::FastLightCtl(_)
             | Self::Opaque { .. } => return None,
+        })
+    }
+
+    /// The named bits of the type's `flags` field ([`FlagBit`] table of its flags type, e.g.
+    /// [`PropFlags::NAMED`]); empty for types without flags.
+    pub fn flag_bits(&self) -> &'static [FlagBit] {
+        match self {
+            Self::Generic(_) => GenericFlags::NAMED,
+            Self::Prop(_) => PropFlags::NAMED,
+            Self::Cube(_) => CubeFlags::NAMED,
+            Self::Intersectable(_) => IntersectableFlags::NAMED,
+            Self::Door(_) => DoorFlags::NAMED,
+            Self::Trigger(_) => TriggerFlags::NAMED,
+            Self::Light(_) => LightFlags::NAMED,
+            Self::Glow(_) => GlowFlags::NAMED,
+            Self::Text(_) => TextFlags::NAMED,
+            Self::Billboard(_) => BillboardFlags::NAMED,
+            Self::Projectile(_) => ProjectileFlags::NAMED,
+            Self::Push(_) => PushFlags::NAMED,
+            Self::Broadcaster(_) => BroadcasterFlags::NAMED,
+            Self::Setter(_) => SetterFlags::NAMED,
+            Self::AudioEmitter(_) => AudioEmitterFlags::NAMED,
+            Self::DynLightCtl(_) => DynLightCtlFlags::NAMED,
+            Self::FastLightCtl(_) => FastLightCtlFlags::NAMED,
+            Self::Dummy
+            | Self::Headless(_)
+            | Self::Decal(_)
+            | Self::Counter(_)
+            | Self::ExtCounter(_)
+            | Self::Timer(_)
+            | Self::ExtTimer(_)
+            | Self::Opaque { .. } => &[],
+        }
+    }
+
+    /// The default type data of a typed (not opaque) type number: what a form offers when the
+    /// type is switched. `None` for the opaque numbers ([`is_opaque_type`]).
+    pub fn typed_default(type_id: u8) -> Option<Self> {
+        Some(match type_id {
+            0 => Self::Dummy,
+            1 => Self::Headless(Default::default()),
+            2 => Self::Generic(Default::default()),
+            3 => Self::Prop(Default::default()),
+            4 => Self::Cube(Default::default()),
+            5 => Self::Intersectable(Default::default()),
+            6 => Self::Door(Default::default()),
+            7 => Self::Trigger(Default::default()),
+            8 => Self::Light(Default::default()),
+            12 => Self::Glow(Default::default()),
+            13 => Self::Text(Default::default()),
+            14 => Self::Billboard(Default::default()),
+            15 => Self::Decal(Default::default()),
+            16 => Self::Projectile(Default::default()),
+            17 => Self::Push(Default::default()),
+            18 => Self::Broadcaster(Default::default()),
+            19 => Self::Counter(Default::default()),
+            20 => Self::ExtCounter(Default::default()),
+            21 => Self::Timer(Default::default()),
+            22 => Self::ExtTimer(Default::default()),
+            23 => Self::Setter(Default::default()),
+            24 => Self::AudioEmitter(Default::default()),
+            25 => Self::DynLightCtl(Default::default()),
+            26 => Self::FastLightCtl(Default::default()),
+            _ => return None,
         })
     }
 

@@ -4,6 +4,7 @@
 use proptest::collection::vec;
 use proptest::prelude::*;
 
+use super::arb::Arb;
 use super::*;
 use crate::format::bin::ReadErrorKind;
 
@@ -418,6 +419,87 @@ fn flag_bits_follow_entities_md() {
     assert_eq!(TextFlags::from_bits_retain(0xE1).reserved_bits(), 0xE0);
 }
 
+/// Checks each flags type's [`FlagBit`] table against its typed API: every entry's bit is its
+/// constant's, the setter sets exactly that bit and the getter sees it (and no other getter
+/// does), and the table covers [`KNOWN`](GenericFlags::KNOWN) with unique names and labels.
+macro_rules! check_named_tables {
+    ($($t:ident),* $(,)?) => {$({
+        let ty = stringify!($t);
+        assert_eq!($t::NAMED.len(), $t::TYPED.len(), "{ty}");
+        let mut known = $t::empty();
+        for (i, (entry, &(konst, get))) in $t::NAMED.iter().zip($t::TYPED).enumerate() {
+            let what = format!("{ty}::{}", entry.name);
+            let one = $t::from_bits_retain(1 << entry.bit);
+            assert_eq!(konst, one, "{what}: the table's bit is the constant's");
+            let mut f = $t::empty();
+            f.set(konst, true);
+            assert_eq!(f, one, "{what}: the setter sets only its bit");
+            assert!(get(f), "{what}: the getter sees the bit the setter set");
+            f.set(konst, false);
+            assert!(f == $t::empty() && !get(f), "{what}: clearing it");
+            assert!(!get($t::from_bits_retain(!(1 << entry.bit))), "{what}: every other bit set");
+            for (j, &(_, other)) in $t::TYPED.iter().enumerate() {
+                assert_eq!(other(one), i == j, "{what}: seen by getter {j}");
+            }
+            assert!(!known.contains(one), "{what}: bit listed twice");
+            known = known.with(one);
+            assert_eq!($t::NAMED.iter().filter(|e| e.name == entry.name || e.label == entry.label).count(), 1, "{what}");
+        }
+        assert_eq!(known, $t::KNOWN, "{ty}: the table lists every named bit");
+    })*};
+}
+
+#[test]
+fn named_flag_tables_round_trip_through_the_typed_getters_and_setters() {
+    check_named_tables!(
+        GenericFlags,
+        PropFlags,
+        CubeFlags,
+        IntersectableFlags,
+        DoorFlags,
+        TriggerFlags,
+        LightFlags,
+        GlowFlags,
+        TextFlags,
+        BillboardFlags,
+        ProjectileFlags,
+        PushFlags,
+        BroadcasterFlags,
+        SetterFlags,
+        AudioEmitterFlags,
+        DynLightCtlFlags,
+        FastLightCtlFlags,
+    );
+    assert_eq!(CubeFlags::NAMED[0], FlagBit { name: "SHOW_NEG_Z", label: "show −Z face", bit: 13 });
+    assert_eq!(AudioEmitterFlags::NAMED[3], FlagBit { name: "LOOP", label: "loop", bit: 1 });
+}
+
+/// The entity form's path: every typed type whose serialised data has a `flags` number lists
+/// named bits (and only those), and each named bit, set in that number, is a record the writer
+/// takes and the reader gives back (no named bit overlaps a kind or pattern-length field).
+#[test]
+fn every_flags_field_has_its_named_bits_and_each_survives_a_file_round_trip() {
+    for type_id in 0..=u8::MAX {
+        let Some(data) = EntityData::typed_default(type_id) else {
+            assert!(is_opaque_type(type_id), "type {type_id} has no typed default");
+            continue;
+        };
+        assert!(!is_opaque_type(type_id) && data.type_id() == type_id, "type {type_id}");
+        let json = serde_json::to_value(&data).unwrap();
+        let flags = json.as_object().and_then(|o| o.values().next()).and_then(|inner| inner.get("flags"));
+        assert_eq!(flags.is_some_and(serde_json::Value::is_number), !data.flag_bits().is_empty(), "type {type_id}");
+        for bit in data.flag_bits() {
+            let mut json = json.clone();
+            let inner = json.as_object_mut().and_then(|o| o.values_mut().next()).unwrap();
+            inner["flags"] = serde_json::Value::from(1u64 << bit.bit);
+            let data: EntityData = serde_json::from_value(json).unwrap();
+            let e = ent(0, bit.name, vec![], data);
+            let (_, back) = round_trip(std::slice::from_ref(&e));
+            assert_eq!(back, vec![e], "type {type_id}, {}", bit.name);
+        }
+    }
+}
+
 #[test]
 fn reserved_flag_bits_survive_a_round_trip() {
     let e = ent(0, "g", vec![], EntityData::Generic(Generic { flags: GenericFlags(0xC1), ..Generic::default() }));
@@ -811,49 +893,6 @@ fn write_entities_is_all_or_nothing_and_names_the_index() {
 // ---------------------------------------------------------------------------------------------
 // Property-based round trips
 // ---------------------------------------------------------------------------------------------
-
-/// A strategy per field type; `record!` and `flags!` derive it for their types.
-pub(super) trait Arb: Sized + std::fmt::Debug + Clone + 'static {
-    fn arb() -> BoxedStrategy<Self>;
-}
-
-macro_rules! arb_any {
-    ($($t:ty),*) => {$(
-        impl Arb for $t {
-            fn arb() -> BoxedStrategy<Self> {
-                any::<$t>().boxed()
-            }
-        }
-    )*};
-}
-
-arb_any!(bool, u8, u16, u32, u64, i8, i16, i32, i64);
-
-impl Arb for f32 {
-    fn arb() -> BoxedStrategy<Self> {
-        use proptest::num::f32;
-        (f32::POSITIVE | f32::NEGATIVE | f32::NORMAL | f32::SUBNORMAL | f32::ZERO).boxed()
-    }
-}
-
-impl Arb for f64 {
-    fn arb() -> BoxedStrategy<Self> {
-        use proptest::num::f64;
-        (f64::POSITIVE | f64::NEGATIVE | f64::NORMAL | f64::SUBNORMAL | f64::ZERO).boxed()
-    }
-}
-
-impl Arb for String {
-    fn arb() -> BoxedStrategy<Self> {
-        "[a-z0-9_ ./:é]{0,6}".boxed()
-    }
-}
-
-impl<T: Arb, const N: usize> Arb for [T; N] {
-    fn arb() -> BoxedStrategy<Self> {
-        vec(T::arb(), N).prop_map(|v| std::array::from_fn(|i| v[i].clone())).boxed()
-    }
-}
 
 impl Arb for Compare {
     fn arb() -> BoxedStrategy<Self> {

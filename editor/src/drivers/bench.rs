@@ -1,0 +1,217 @@
+//! `--bench-frames N`: after the first load is on screen, measures N frames (intervals, the
+//! viewport's and the whole UI pass's CPU time, what the last one drew), then makes
+//! [`BENCH_EDITS`] scripted edits one after the other and measures each one's way to the screen
+//! (the first re-baked mesh uploaded, the exact lightmaps uploaded, every dirty chunk's full
+//! bake), prints the figures and closes the window.
+
+use std::time::Instant;
+
+use eframe::egui;
+
+use pmfedit_bake::deps::ChunkKey;
+use pmfedit_bake::rebuild::ChunkState;
+
+use super::{GIVE_UP_S, loaded};
+use crate::app::{App, Driver, DriverStatus};
+use crate::command::Command;
+use crate::pick::Pick;
+use crate::tools;
+
+/// Scripted edits a run measures (one after the other).
+pub const BENCH_EDITS: usize = 5;
+
+#[derive(Debug)]
+enum Phase {
+    Loading,
+    Settling(u32),
+    Measuring,
+    /// Waiting for the edited chunk's re-baked mesh (its draft, or its preview) to be uploaded
+    /// (`first_ms` then set), then for its exact lightmaps (the preview) to be uploaded.
+    Edited {
+        at: Instant,
+        key: ChunkKey,
+        first_ms: Option<f64>,
+    },
+    /// The exact mesh is on screen; waiting for the full bakes of every dirty chunk.
+    Finishing {
+        at: Instant,
+        first_ms: f64,
+        exact_ms: f64,
+    },
+    Done,
+}
+
+/// A running `--bench-frames`.
+pub struct Bench {
+    frames: u32,
+    started: Instant,
+    phase: Phase,
+    last: Option<Instant>,
+    intervals: Vec<f64>,
+    ui_times: Vec<f64>,
+    /// Per measured frame: the app's whole UI pass of the frame before, seconds.
+    app_times: Vec<f64>,
+    load_seconds: f64,
+    /// Per scripted edit: ms to the first re-baked mesh on screen, to the exact one, to every
+    /// full bake.
+    edits: Vec<[f64; 3]>,
+    /// What the last measured frame drew.
+    draw_stats: Option<crate::viewport::render::DrawStats>,
+}
+
+impl Bench {
+    /// A benchmark measuring `frames` frames.
+    pub fn new(frames: u32) -> Self {
+        Self {
+            frames: frames.max(1),
+            started: Instant::now(),
+            phase: Phase::Loading,
+            last: None,
+            intervals: Vec::new(),
+            ui_times: Vec::new(),
+            app_times: Vec::new(),
+            load_seconds: 0.0,
+            edits: Vec::new(),
+            draw_stats: None,
+        }
+    }
+
+    /// Queues a scripted edit; `false` when there is nothing to edit in front of the camera.
+    fn edit(&mut self, app: &mut App) -> bool {
+        let Some((cmds, key)) = scripted_edit(app) else { return false };
+        app.commands.extend(cmds);
+        self.phase = Phase::Edited { at: Instant::now(), key, first_ms: None };
+        true
+    }
+
+    /// Prints the figures; `edit_ms`: medians of [`Bench::edits`].
+    fn report(&self, edit_ms: Option<[f64; 3]>) {
+        let stats = |v: &[f64]| {
+            let mut s: Vec<f64> = v.iter().map(|x| x * 1e3).collect();
+            s.sort_by(f64::total_cmp);
+            let q = |p: f64| s.get(((s.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or(0.0);
+            (q(0.5), q(0.95))
+        };
+        let (fm, fp) = stats(&self.intervals);
+        let (um, up) = stats(&self.ui_times);
+        let (am, ap) = stats(&self.app_times);
+        println!("first load (bake + upload): {:.2} s", self.load_seconds);
+        println!("frames measured: {}", self.intervals.len());
+        println!("frame time (whole app frame incl. paint): median {fm:.2} ms, p95 {fp:.2} ms");
+        println!("viewport CPU time per frame: median {um:.3} ms, p95 {up:.3} ms");
+        println!("app UI pass CPU time per frame (panels + viewport): median {am:.3} ms, p95 {ap:.3} ms");
+        if let Some(d) = &self.draw_stats {
+            println!(
+                "last measured frame drew {} chunks ({} culled): {} draw calls, {} triangles",
+                d.chunks,
+                d.culled,
+                d.draws,
+                d.indices / 3
+            );
+        }
+        let each: Vec<String> = self.edits.iter().map(|e| format!("{:.0}/{:.0}/{:.0}", e[0], e[1], e[2])).collect();
+        println!("edits: {} (first mesh / exact lightmaps / full bakes, ms: {})", self.edits.len(), each.join(", "));
+        match edit_ms {
+            Some([first, exact, full]) => {
+                println!("edit → re-baked mesh uploaded (draft or preview): median {first:.1} ms");
+                println!("edit → exact lightmaps uploaded (preview): median {exact:.1} ms");
+                println!("edit → full bake of all dirty chunks: median {full:.1} ms");
+            }
+            None => println!("edit → re-baked mesh uploaded: n/a"),
+        }
+    }
+
+    /// Reports and closes the window.
+    fn finish(&mut self, app: &mut App, ctx: &egui::Context, edit_ms: Option<[f64; 3]>) -> DriverStatus {
+        self.report(edit_ms);
+        self.phase = Phase::Done;
+        app.close_without_asking(ctx);
+        DriverStatus::Finished
+    }
+}
+
+impl Driver for Bench {
+    fn frame(&mut self, app: &mut App, ctx: &egui::Context) -> DriverStatus {
+        ctx.request_repaint();
+        let now = Instant::now();
+        let interval = self.last.map(|t| now.duration_since(t).as_secs_f64());
+        self.last = Some(now);
+        if self.started.elapsed().as_secs() > GIVE_UP_S {
+            eprintln!("pmfedit: gave up after {GIVE_UP_S} s (phase {:?})", self.phase);
+            app.close_without_asking(ctx);
+            return DriverStatus::Finished;
+        }
+        match self.phase {
+            Phase::Loading => {
+                if loaded(app) {
+                    self.load_seconds = self.started.elapsed().as_secs_f64();
+                    self.phase = Phase::Settling(3);
+                }
+            }
+            Phase::Settling(0) => self.phase = Phase::Measuring,
+            Phase::Settling(n) => self.phase = Phase::Settling(n - 1),
+            Phase::Measuring => {
+                if let Some(i) = interval {
+                    self.intervals.push(i);
+                    self.ui_times.push(app.viewport.last_ui_seconds);
+                    self.app_times.push(app.ui_pass_seconds);
+                    self.draw_stats = app.viewport.draw_stats();
+                }
+                if self.intervals.len() as u32 >= self.frames && !self.edit(app) {
+                    eprintln!("pmfedit: nothing in front of the camera to edit");
+                    return self.finish(app, ctx, None);
+                }
+            }
+            Phase::Edited { at, key, first_ms } => {
+                // An upload after the edit's draft or preview bake arrived.
+                let state = &app.state;
+                let uploaded = app.viewport.uploaded_at(key).filter(|&t| t > at);
+                if let Some(t) = uploaded.filter(|_| {
+                    state.bake.state(key) != Some(ChunkState::Queued) && app.viewport.uploads_waiting() == 0
+                }) {
+                    let ms = t.duration_since(at).as_secs_f64() * 1e3;
+                    let first_ms = first_ms.unwrap_or(ms);
+                    self.phase = if state.bake.state(key) == Some(ChunkState::Drafted) {
+                        Phase::Edited { at, key, first_ms: Some(first_ms) }
+                    } else {
+                        Phase::Finishing { at, first_ms, exact_ms: ms }
+                    };
+                }
+            }
+            Phase::Finishing { at, first_ms, exact_ms } => {
+                if app.state.bake.is_settled() {
+                    let full_ms = at.elapsed().as_secs_f64() * 1e3;
+                    self.edits.push([first_ms, exact_ms, full_ms]);
+                    if self.edits.len() >= BENCH_EDITS || !self.edit(app) {
+                        let median = |i: usize| {
+                            let mut v: Vec<f64> = self.edits.iter().map(|e| e[i]).collect();
+                            v.sort_by(f64::total_cmp);
+                            v[v.len() / 2]
+                        };
+                        let medians = [median(0), median(1), median(2)];
+                        return self.finish(app, ctx, Some(medians));
+                    }
+                }
+            }
+            Phase::Done => return DriverStatus::Finished,
+        }
+        DriverStatus::Running
+    }
+}
+
+/// A cube placed on whatever is straight ahead of the camera (or in the air in front of it).
+fn scripted_edit(app: &App) -> Option<(Vec<Command>, ChunkKey)> {
+    let state = &app.state;
+    let level = state.map.levels.get(state.level)?;
+    let camera = &app.viewport.camera;
+    let (o, d) = (camera.eye, camera.forward());
+    // What the camera looks at, else the ground below a point a little ahead.
+    let hit = level.ray_cast_world(o, d, crate::viewport::PICK_DISTANCE).or_else(|| {
+        let ahead = o + glam::DVec3::new(d.x, 0.0, d.z).normalize_or_zero() * 20.0;
+        level.ray_cast_world(ahead, glam::DVec3::NEG_Y, crate::viewport::PICK_DISTANCE)
+    })?;
+    let pick = Pick::from_hit(state.level, &hit);
+    let target = tools::place::target(state, &pick);
+    let chunk = level.frame().chunk_from_lattice(target.min);
+    Some((tools::place::click(state, &pick), (state.level, chunk)))
+}
