@@ -9,9 +9,10 @@
 //!   hemisphere. A ray that meets nothing within [`GatherSettings::distance`], and whose end
 //!   sees straight up to the top of the level, or that meets a skybox material, brings the sky's
 //!   `255 · intensity · colour/255`; one that meets a surface brings that surface's emission
-//!   (`to_linear(emission)·255`) plus, with bounces on, its reflectance (`to_linear(colour)`; textures
-//!   are files the bake does not read, see PMF-NOTES K5) times the light that surface receives. The mean over the rays is the
-//!   luxel's gathered light, so an open floor gets the whole sky value and a wall half of it.
+//!   (`to_linear(emission)·255`) plus, with bounces on, its reflectance (`to_linear(colour)`;
+//!   textures are files the bake does not read, see K5) times the light that surface receives.
+//!   The mean over the rays is the luxel's gathered light, so an open floor gets the whole sky
+//!   value and a wall half of it.
 //!   A ray that meets nothing but whose end is roofed over (a hall larger than the distance, a
 //!   deep cave) brings nothing: sky never leaks through a roof however far away it is.
 //! - **Bounce**: the light a surface point receives (lights, sun, gathered sky and emission, and
