@@ -11,6 +11,8 @@
 use glam::{IVec3, Vec3};
 use proptest::prelude::*;
 
+use pmfedit_bake::compile::CompileSettings;
+use pmfedit_bake::light::GatherSettings;
 use pmfedit_core::edit::{CubeOp, Edit, LibItem, LibRef, ObjItem, ObjRef, WholeMap};
 use pmfedit_core::import::m3d::{export_model, import_voxels};
 use pmfedit_core::map::coords::{CubeAddr, Face, LatticeBox};
@@ -62,6 +64,16 @@ pub fn start_map() -> Map {
     flicker.mode = LightMode::Dynamic { global_id: 1, enabled: true, preserve: false };
     map.levels[0].objects.add(flicker).expect("a new light");
     map
+}
+
+/// The compile settings of the invariant tests: the defaults (timestamp fixed) with few rays per
+/// luxel, air cell and bounce point. Sun, sky, emission and bounce stay on and reach exactly as
+/// far (the dependencies are the same); a debug build bakes the start map in a fraction of the
+/// default's time.
+pub fn settings() -> CompileSettings {
+    let mut s = CompileSettings { timestamp: 1_700_000_000, ..CompileSettings::default() };
+    s.light.gather = GatherSettings { rays: 6, cell_rays: 6, bounce_rays: 4, sun_rays: 2, ..GatherSettings::default() };
+    s
 }
 
 /// One thing a designer does.

@@ -484,6 +484,8 @@ impl LightScene<'_> {
     /// Starts recording the chunks rays enter, for a bake of `chunk`.
     pub(super) fn begin_reads(&self, chunk: ChunkCoord) {
         *self.far.reads.borrow_mut() = ReadSet { home: Some(chunk.as_ivec3()), ..ReadSet::default() };
+        // A cached bounce point would skip its rays, and so their reads.
+        self.far.received.borrow_mut().clear();
     }
 
     /// The chunks rays entered since [`Self::begin_reads`], beyond its chunk's neighbourhood,
