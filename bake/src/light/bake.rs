@@ -8,7 +8,7 @@ use pmfedit_core::map::coords::ChunkCoord;
 use pmfedit_core::map::library::LightId;
 
 use super::{
-    BakedMode, LightError, LightScene, Packing, Patch, Placement, SceneLight, SurfaceFace, pack, plan_patches,
+    BakedMode, LightError, LightScene, Packing, Patch, Placement, SceneLight, SurfaceFace, pack_tight, plan_patches,
 };
 
 /// One vertex of the chunk's vertex array, for fast lights.
@@ -239,7 +239,7 @@ pub fn bake_chunk(scene: &LightScene<'_>, input: &ChunkInput<'_>) -> Result<Chun
     }
     scene.begin_reads(input.chunk);
     let patches = plan_patches(input.faces, settings)?;
-    let Packing { pages, placements } = pack(&patches, settings.max_page_log2)?;
+    let Packing { pages, placements } = pack_tight(&patches, settings.max_page_log2)?;
     let deps = chunk_light_deps(scene.level(), input.chunk);
     let lights: Vec<&SceneLight> = deps.iter().filter_map(|&id| scene.light(id)).collect();
     let bounds: Vec<(DVec3, DVec3)> = patches.iter().map(patch_bounds).collect();

@@ -51,7 +51,7 @@ pub use bake::{
 };
 pub use eval::{AoSettings, BakedMode, LightScene, LightSettings, SceneLight, falloff, spot_factor};
 pub use gather::GatherSettings;
-pub use pack::{LuxelRect, Packing, Page, Placement, pack};
+pub use pack::{LuxelRect, MIN_TIGHT_PAGE_LOG2, Packing, Page, Placement, pack, pack_tight};
 pub use patch::{Patch, SurfaceFace, plan_patches};
 
 use std::fmt;

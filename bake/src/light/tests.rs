@@ -486,6 +486,37 @@ fn fast_range_encoding_examples() {
     );
 }
 
+#[test]
+fn tight_packing_wastes_fewer_luxels_and_keeps_groups_whole() {
+    let total = |pk: &Packing| pk.pages.iter().map(|p| u64::from(p.edge()).pow(2)).sum::<u64>();
+    // Never worse than one page at the cap.
+    let p: Vec<Patch> = (0..5).map(|k| fake_patch(k, 40, 40)).collect();
+    let one = pack(&p, 9).unwrap();
+    let tight = pack_tight(&p, 9).unwrap();
+    check_packing(&p, &tight, 9);
+    assert!(total(&tight) <= total(&one));
+    // 17 patches of 32×32: one page must be 256×256 (65 536 luxels for 17 408 used); 64×64 pages
+    // hold four each, five pages = 20 480 luxels.
+    let p: Vec<Patch> = (0..17).map(|k| fake_patch(k, 32, 32)).collect();
+    let one = pack(&p, 9).unwrap();
+    assert_eq!((one.pages.len(), one.pages[0].size_log2), (1, 8));
+    let tight = pack_tight(&p, 9).unwrap();
+    check_packing(&p, &tight, 9);
+    assert!(total(&tight) * 3 < total(&one), "{} vs {}", total(&tight), total(&one));
+    assert!(tight.pages.iter().all(|pg| pg.size_log2 >= MIN_TIGHT_PAGE_LOG2 || pg.patches.len() == 1));
+    // Groups stay on one page: a group of six 20×20 faces never splits, whatever the cap tried.
+    let p: Vec<Patch> = (0..18).map(|k| Patch { group: 100 + k / 6, ..fake_patch(k, 20, 20) }).collect();
+    let tight = pack_tight(&p, 9).unwrap();
+    check_packing(&p, &tight, 9);
+    for g in 0..3 {
+        let pages: std::collections::BTreeSet<u8> =
+            (0..18).filter(|k| k / 6 == g).map(|k| tight.placements[k as usize].page).collect();
+        assert_eq!(pages.len(), 1, "group {g} split over pages {pages:?}");
+    }
+    // Deterministic.
+    assert_eq!(pack_tight(&p, 9).unwrap(), tight);
+}
+
 proptest! {
     #[test]
     fn fast_ranges_round_trip(m in prop::collection::vec(prop_oneof![3 => Just(0u8), 1 => any::<u8>()], 0..200)) {
