@@ -48,6 +48,8 @@ pub enum BakeError {
     /// The faces of a geometry cube were put on different lightmap pages (PMF has one lightmap
     /// index per geometry cube).
     SplitLightmap { level: usize, chunk: ChunkCoord, cube: u32 },
+    /// The chunk holds more cubes than [`BakeSettings::max_cubes`] allows to bake.
+    TooManyCubes { level: usize, chunk: ChunkCoord, cubes: usize, limit: usize },
 }
 
 /// `level 0, chunk (x 1, y 2, z 3)`.
@@ -75,6 +77,13 @@ impl fmt::Display for BakeError {
             BakeError::UnknownId { level, chunk, cube, kind, id } => {
                 write!(f, "{}: cube {cube} uses {kind} #{id}, which is not in the library", Place(level, chunk))
             }
+            BakeError::TooManyCubes { level, chunk, cubes, limit } => write!(
+                f,
+                "{}: holds {cubes} cubes, more than the {limit} a chunk may hold to be baked \
+                 (BakeSettings::max_cubes; the bake's memory grows with them): use bigger cubes here, or a smaller \
+                 chunk size",
+                Place(level, chunk)
+            ),
             BakeError::SplitLightmap { level, chunk, cube } => write!(
                 f,
                 "{}: the faces of geometry cube {cube} are on different lightmaps (PMF allows one per geometry cube)",
@@ -180,6 +189,11 @@ pub fn bake_geometry(
             &empty
         }
     };
+    // Bound the work before any of it: everything below grows with the cubes.
+    let cubes = octree.node_count();
+    if cubes > settings.max_cubes {
+        return Err(BakeError::TooManyCubes { level, chunk, cubes, limit: settings.max_cubes });
+    }
     let layout = ChunkLayout::build(octree, settings);
     let mesh = mesh_chunk(lvl, &snapshot.library, chunk, &layout, settings);
     let mut geometry = ChunkGeometry {

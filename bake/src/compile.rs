@@ -28,6 +28,7 @@ use crate::path::bake_chunk_paths;
 use crate::vis::{VisSettings, VisibleCubes, bake_chunk_vis};
 use pmfedit_core::map::ids::PathAttrs;
 use pmfedit_core::map::octree::{CubeAddr, Octree};
+use pmfedit_core::map::path_sets::PathSets;
 
 /// Everything that decides the output besides the map.
 #[derive(Debug, Clone, PartialEq)]
@@ -100,14 +101,10 @@ pub fn default_vis_settings() -> VisSettings {
     VisSettings { radius_chunks: 1, all_percent: 50, ..VisSettings::default() }
 }
 
-/// Path attribute sets: the map has no named list of them yet, so painted set `n` exports as
-/// one attribute named `user_n` facing (0, 0, 0).
-fn user_path_attributes(set: PathAttrs) -> Vec<crate::path::PathAttribute> {
-    if set.is_none() {
-        Vec::new()
-    } else {
-        vec![crate::path::PathAttribute { name: format!("user_{}", set.0), direction: [0.0; 3] }]
-    }
+/// The attributes a painted path attribute set exports (docs/spec/PMF-NOTES.md P1): one, named
+/// like the map's set, facing its direction ([`PathSets::attribute`]).
+fn user_path_attributes(sets: &PathSets, set: PathAttrs) -> Vec<crate::path::PathAttribute> {
+    sets.attribute(set).map(|(name, direction)| crate::path::PathAttribute::new(name, direction)).into_iter().collect()
 }
 
 /// Why a map could not be compiled.
@@ -137,6 +134,9 @@ pub struct ChunkStats {
     pub vis_pairs_total: u64,
     /// Σ over air cells of the solid leaves listed as visible ("all" counts every leaf).
     pub vis_pairs_visible: u64,
+    /// The chunk's visibility lists went over [`VisSettings::max_listed`]: its air cells carry
+    /// no visibility data.
+    pub vis_skipped: bool,
 }
 
 /// The baked records of one chunk, ready for [`compile`].
@@ -362,6 +362,7 @@ pub fn bake_chunk_timed(
         luxels: chunk_pmf.client.lightmaps.iter().map(|l| l.edge() * l.edge()).sum(),
         vis_pairs_total: vis_stats.pairs_total,
         vis_pairs_visible: vis_stats.pairs_visible,
+        vis_skipped: vis_stats.skipped_chunks > 0,
     };
     let generation = level.chunk(chunk).map_or(0, |c| c.generation());
     let times = StageTimes { mesh: t_mesh, light: t_light, air: t_air, other: t2.elapsed().saturating_sub(t_air) };
@@ -424,7 +425,8 @@ fn add_air_data(
         }
     }
     if settings.pathfinding {
-        let paths = bake_chunk_paths(level, &map.library, chunk, &cells, &user_path_attributes).map_err(air_err)?;
+        let lookup = |set| user_path_attributes(&map.path_sets, set);
+        let paths = bake_chunk_paths(level, &map.library, chunk, &cells, &lookup).map_err(air_err)?;
         for (&k, cp) in layout.air_cells().iter().zip(paths) {
             if !cp.attributes.is_empty() {
                 out.server.cubes[k as usize].pathfinding = Some(

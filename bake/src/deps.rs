@@ -135,7 +135,8 @@ pub fn all_chunks(level: &Level) -> BTreeSet<ChunkCoord> {
 pub fn dirty_chunks(before: &Map, after: &Map, changes: &ChangeSet, settings: &CompileSettings) -> BTreeSet<ChunkKey> {
     let vis_radius = settings.visibility.as_ref().map_or(0, |v| v.radius_chunks as i32);
     let mut out = BTreeSet::new();
-    if changes.level_list || !changes.library.is_empty() {
+    // Path attribute sets name what painted ids export as, in any chunk: everything.
+    if changes.level_list || changes.path_sets || !changes.library.is_empty() {
         for (li, level) in after.levels.iter().enumerate() {
             out.extend(all_chunks(level).into_iter().map(|c| (li, c)));
         }

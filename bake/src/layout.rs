@@ -47,11 +47,26 @@ pub struct BakeSettings {
     /// unit). Powers of two keep texture coordinates exact. The library's materials have no
     /// texture scale of their own yet; a per-material scale would multiply this.
     pub texture_repeat_log2: i8,
+    /// Most octree nodes (cubes) a chunk may hold to be baked (default [`MAX_CHUNK_CUBES`]).
+    /// A bake's memory grows with them (about 4 KB per node when every face shows), so a chunk
+    /// over the limit is refused with an error naming it instead of exhausting memory.
+    pub max_cubes: usize,
 }
+
+/// Default [`BakeSettings::max_cubes`]: 2^17 = 131 072 nodes, at most about 500 MB for the bake
+/// of one chunk. A chunk of ordinary cubes holds a few thousand; a fully subdivided 16-unit
+/// chunk of the smallest cubes (128³ leaves) would hold 2.4 M.
+pub const MAX_CHUNK_CUBES: usize = 1 << 17;
 
 impl Default for BakeSettings {
     fn default() -> Self {
-        Self { air_cell_log2: 1, max_air_depth: 5, subdivide_empty_chunks: false, texture_repeat_log2: 0 }
+        Self {
+            air_cell_log2: 1,
+            max_air_depth: 5,
+            subdivide_empty_chunks: false,
+            texture_repeat_log2: 0,
+            max_cubes: MAX_CHUNK_CUBES,
+        }
     }
 }
 

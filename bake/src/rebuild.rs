@@ -517,6 +517,7 @@ pub fn diff(old: &Map, new: &Map) -> ChangeSet {
         return cs;
     }
     cs.meta = old.meta != new.meta;
+    cs.path_sets = old.path_sets != new.path_sets;
     for (li, (a, b)) in old.levels.iter().zip(&new.levels).enumerate() {
         let mut changed = ChunkChanges::new();
         let coords: BTreeSet<_> = a.chunks().map(|(c, _)| *c).chain(b.chunks().map(|(c, _)| *c)).collect();

@@ -8,13 +8,18 @@
 //! project and rewritten to `map:` in the compiled file. Extra files (e.g. imported models under
 //! `models/`) are embedded as they are.
 //!
-//! What cannot be found is reported, not fatal, unless the caller treats warnings as errors
-//! (`pmfc build --strict`).
+//! What cannot be found, and what is found but unusable (an empty file, one that cannot be read
+//! or a texture that does not decode), is reported and left out, not fatal, unless the caller
+//! treats problems as errors (`pmfc build --strict`, [`ResourceReport::problems`]).
+//!
+//! A reference is checked as an archive path (no `..`, no empty or `.` components, …) before
+//! anything is looked up, so a reference that could never be embedded never opens a file
+//! outside the roots.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use pmfedit_core::format::paf::Archive;
+use pmfedit_core::format::paf::{self, Archive};
 use pmfedit_core::format::pmf;
 use pmfedit_core::format::ptf::Ptf;
 
@@ -25,8 +30,29 @@ pub struct ResourceReport {
     pub embedded: Vec<String>,
     /// Resource paths referenced but found nowhere.
     pub missing: Vec<String>,
+    /// Resources found but not embedded: (resource path, why), e.g. an empty file.
+    pub unusable: Vec<(String, String)>,
     /// Conversion warnings (e.g. non-power-of-two textures resampled).
     pub warnings: Vec<String>,
+}
+
+impl ResourceReport {
+    /// Everything a strict build refuses: each missing and each unusable resource, in words.
+    pub fn problems(&self) -> Vec<String> {
+        let missing = self.missing.iter().map(|m| format!("{m} (missing)"));
+        missing.chain(self.unusable.iter().map(|(p, why)| format!("{p} ({why})"))).collect()
+    }
+}
+
+/// Why resources could not be embedded at all.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ResourceError {
+    /// A reference that is no valid archive path; nothing was looked up for it.
+    #[error("{reference}: not a valid resource path: {reason}")]
+    InvalidPath { reference: String, reason: paf::PathError },
+    /// The archive could not be built or written.
+    #[error("embedded archive: {0}")]
+    Archive(String),
 }
 
 /// Image extensions tried, in order.
@@ -65,6 +91,22 @@ fn canonical(reference: &str) -> String {
     }
 }
 
+/// Checks that `archive_path` (the path `reference` would get in the archive) is one the archive
+/// accepts, before any file is opened for it.
+fn check_path(reference: &str, archive_path: &str) -> Result<(), ResourceError> {
+    paf::validate_path(archive_path)
+        .map_err(|reason| ResourceError::InvalidPath { reference: reference.to_owned(), reason })
+}
+
+/// The bytes of a found resource, or why they cannot be used (unreadable, empty).
+fn read_resource(path: &Path) -> Result<Vec<u8>, String> {
+    match std::fs::read(path) {
+        Ok(b) if b.is_empty() => Err(format!("{}: empty file", path.display())),
+        Ok(b) => Ok(b),
+        Err(e) => Err(format!("{}: {e}", path.display())),
+    }
+}
+
 /// Looks for `rel` + an image extension (or `.ptf`) under each root.
 fn find(roots: &[PathBuf], rel: &str) -> Option<PathBuf> {
     let rel = Path::new(rel);
@@ -84,7 +126,9 @@ fn find(roots: &[PathBuf], rel: &str) -> Option<PathBuf> {
 /// Other drives and empty references give `None`. The editor's thumbnails and viewport
 /// textures use this so that what the editor shows is what a build embeds.
 pub fn resolve_texture(roots: &[PathBuf], reference: &str) -> Option<PathBuf> {
-    find(roots, &texture_path(reference)?)
+    let rel = texture_path(reference)?;
+    check_path(reference, &format!("{rel}.ptf")).ok()?;
+    find(roots, &rel)
 }
 
 /// Files an entity references on the `map:` drive: models, sounds, scripts (extension kept).
@@ -135,7 +179,7 @@ pub fn embed_resources(
     file: &mut pmf::File,
     roots: &[PathBuf],
     extra: &[(String, Vec<u8>)],
-) -> Result<ResourceReport, String> {
+) -> Result<ResourceReport, ResourceError> {
     let mut report = ResourceReport::default();
     let mut wanted = BTreeSet::new();
     for level in &mut file.levels {
@@ -148,49 +192,139 @@ pub fn embed_resources(
             }
         }
     }
+    let archive_error = |path: &str, e: paf::PafError| ResourceError::Archive(format!("{path}: {e}"));
     let mut archive = Archive::new();
     for rel in wanted {
+        let archive_path = format!("{rel}.ptf");
+        check_path(&format!("map:{rel}"), &archive_path)?;
         let Some(path) = find(roots, &rel) else {
             report.missing.push(format!("map:{rel}"));
             continue;
         };
-        let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let ptf_bytes = if path.extension().is_some_and(|e| e == "ptf") {
-            Ptf::read(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
-            bytes
-        } else {
-            let (ptf, warnings) =
-                Ptf::from_image_bytes(&bytes, &path.display().to_string()).map_err(|e| e.to_string())?;
-            report.warnings.extend(warnings);
-            ptf.write().map_err(|e| format!("{}: {e}", path.display()))?
-        };
-        let archive_path = format!("{rel}.ptf");
-        archive.insert_file(&archive_path, ptf_bytes).map_err(|e| format!("{archive_path}: {e}"))?;
-        report.embedded.push(archive_path);
+        let ptf_bytes = read_resource(&path).and_then(|bytes| {
+            let name = path.display().to_string();
+            if path.extension().is_some_and(|e| e == "ptf") {
+                Ptf::read(&bytes).map_err(|e| format!("{name}: {e}"))?;
+                Ok(bytes)
+            } else {
+                let (ptf, warnings) = Ptf::from_image_bytes(&bytes, &name).map_err(|e| e.to_string())?;
+                report.warnings.extend(warnings);
+                ptf.write().map_err(|e| format!("{name}: {e}"))
+            }
+        });
+        match ptf_bytes {
+            Ok(b) => {
+                archive.insert_file(&archive_path, b).map_err(|e| archive_error(&archive_path, e))?;
+                report.embedded.push(archive_path);
+            }
+            Err(why) => report.unusable.push((format!("map:{rel}"), why)),
+        }
     }
     for rel in entity_references(file) {
+        check_path(&format!("map:{rel}"), &rel)?;
         let Some(path) = find_any(roots, &rel) else {
             report.missing.push(format!("map:{rel}"));
             continue;
         };
-        let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
         let archive_path = if ext.is_empty() { rel.clone() } else { format!("{rel}.{ext}") };
-        archive.insert_file(&archive_path, bytes).map_err(|e| format!("{archive_path}: {e}"))?;
-        report.embedded.push(archive_path);
+        match read_resource(&path) {
+            Ok(bytes) => {
+                archive.insert_file(&archive_path, bytes).map_err(|e| archive_error(&archive_path, e))?;
+                report.embedded.push(archive_path);
+            }
+            Err(why) => report.unusable.push((format!("map:{rel}"), why)),
+        }
     }
     for (path, bytes) in extra {
-        archive.insert_file(path, bytes.clone()).map_err(|e| format!("{path}: {e}"))?;
+        archive.insert_file(path, bytes.clone()).map_err(|e| archive_error(path, e))?;
         report.embedded.push(path.clone());
     }
-    file.archive =
-        if archive.file_count() == 0 { Vec::new() } else { archive.to_bytes().map_err(|e| e.to_string())? };
+    file.archive = if archive.file_count() == 0 {
+        Vec::new()
+    } else {
+        archive.to_bytes().map_err(|e| ResourceError::Archive(e.to_string()))?
+    };
     Ok(report)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A reference that leaves the roots is refused before anything is opened: the file it
+    /// names (readable, beside the project) is neither read nor embedded.
+    #[test]
+    fn references_leaving_the_roots_are_refused_unread() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("p");
+        std::fs::create_dir_all(&project).unwrap();
+        std::fs::create_dir_all(dir.path().join("secret")).unwrap();
+        std::fs::write(dir.path().join("secret/huge.bin"), b"not for the archive").unwrap();
+        image::RgbaImage::from_pixel(4, 4, image::Rgba([1, 2, 3, 255])).save(dir.path().join("secret/t.png")).unwrap();
+        let roots = [project.clone()];
+        // An entity's model.
+        let mut file = pmf::File::default();
+        let model = "map:../secret/huge".to_owned();
+        let prop = pmf::entity::Prop { model, ..Default::default() };
+        file.entities.push(pmf::entity::Entity::new("crate", pmf::entity::EntityData::Prop(prop)));
+        let e = embed_resources(&mut file, &roots, &[]).unwrap_err();
+        assert!(matches!(&e, ResourceError::InvalidPath { reference, .. } if reference == "map:../secret/huge"), "{e}");
+        assert!(e.to_string().contains("\"..\" is not allowed"), "{e}");
+        // A texture.
+        let mut level = pmf::Level::default();
+        level.client.materials = vec![pmf::ClientMaterial { texture: "../secret/t.png".into(), ..Default::default() }];
+        let mut file = pmf::File { levels: vec![level], ..Default::default() };
+        assert!(matches!(embed_resources(&mut file, &roots, &[]), Err(ResourceError::InvalidPath { .. })));
+        assert_eq!(resolve_texture(&roots, "../secret/t.png"), None);
+        // What a reference may not be, even where a file exists for it.
+        for bad in ["map:a//b", "map:./a", "map:a/./b"] {
+            assert!(check_path(bad, bad.trim_start_matches("map:")).is_err(), "{bad}");
+        }
+    }
+
+    /// An empty or undecodable resource is not embedded and is listed as unusable (a kill while
+    /// an import rewrote `models/X.m3d` used to leave a 0-byte file that builds embedded).
+    #[test]
+    fn empty_and_broken_resources_are_unusable() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("models")).unwrap();
+        std::fs::create_dir_all(dir.path().join("textures")).unwrap();
+        std::fs::write(dir.path().join("models/x.m3d"), b"").unwrap();
+        std::fs::write(dir.path().join("textures/broken.png"), b"not a png").unwrap();
+        let mut level = pmf::Level::default();
+        level.client.materials =
+            vec![pmf::ClientMaterial { texture: "textures/broken.png".into(), ..Default::default() }];
+        let mut file = pmf::File { levels: vec![level], ..Default::default() };
+        let prop = pmf::entity::Prop { model: "map:models/x".into(), ..Default::default() };
+        file.entities.push(pmf::entity::Entity::new("crate", pmf::entity::EntityData::Prop(prop)));
+        let r = embed_resources(&mut file, &[dir.path().to_path_buf()], &[]).unwrap();
+        assert!(r.embedded.is_empty(), "{:?}", r.embedded);
+        let names: Vec<&str> = r.unusable.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(names, ["map:textures/broken", "map:models/x"]);
+        assert!(r.unusable[1].1.ends_with("empty file"), "{:?}", r.unusable);
+        assert_eq!(r.problems().len(), 2);
+        assert!(file.archive.is_empty());
+    }
+
+    /// The maps `pmfc new --sample …` and the editor start from build without a missing
+    /// resource from the shipped assets alone (the demo used to name three textures it did not
+    /// ship).
+    #[test]
+    fn built_in_samples_miss_no_resource() {
+        use pmfedit_core::map::Map;
+        use pmfedit_core::sample;
+        let roots = [Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets")];
+        let samples = [("demo", sample::demo()), ("terrain", sample::terrain(1, 1, 1, 7)), ("empty", Map::new("e"))];
+        for (name, map) in samples {
+            let mut level = pmf::Level::default();
+            level.client.materials = map.library.materials().iter().map(|(_, m)| m.to_pmf().1).collect();
+            let mut file = pmf::File { levels: vec![level], ..pmf::File::default() };
+            let r = embed_resources(&mut file, &roots, &[]).unwrap();
+            assert!(r.missing.is_empty(), "{name}: missing {:?}", r.missing);
+            assert!(r.warnings.is_empty(), "{name}: {:?}", r.warnings);
+        }
+    }
 
     #[test]
     fn references_and_lookup() {
@@ -223,7 +357,7 @@ mod tests {
         assert_eq!(file.levels[0].client.materials[0].texture, "map:textures/stone");
         assert_eq!(file.levels[0].client.materials[2].texture, "game:textures/engine");
         let a = Archive::from_bytes(&file.archive).unwrap();
-        let Some(pmfedit_core::format::paf::Node::File(ptf)) = a.get("textures/stone.ptf") else { panic!() };
+        let Some(paf::Node::File(ptf)) = a.get("textures/stone.ptf") else { panic!() };
         let t = Ptf::read(ptf).unwrap();
         assert_eq!(t.to_rgba8()[..4], [10, 20, 30, 255]);
         let roots = [dir.path().to_path_buf()];

@@ -103,6 +103,11 @@ pub struct VisSettings {
     /// Octree nodes and leaves of edge below `2^n` lattice units skip the single-slab test (it is
     /// the costly one; their parents are still tested). 0 tests every leaf.
     pub slab_min_log2: u8,
+    /// Most cube entries the lists of one chunk's air cells may hold together (what grows with
+    /// air cells × visible cubes: a dense chunk of small cubes reached gigabytes). Past it the
+    /// chunk gets no visibility data at all ([`ChunkVisBake::skipped`]): conservative, the
+    /// engine then culls nothing from those cells.
+    pub max_listed: u64,
 }
 
 impl Default for VisSettings {
@@ -116,9 +121,14 @@ impl Default for VisSettings {
             all_percent: 100,
             coarse_levels: 2,
             slab_min_log2: 4,
+            max_listed: MAX_LISTED,
         }
     }
 }
+
+/// Default [`VisSettings::max_listed`]: 2^23 entries (about 128 MB while baking, 32 MB in the
+/// file), hundreds of times what a chunk of ordinary cubes lists.
+pub const MAX_LISTED: u64 = 1 << 23;
 
 /// The visible cubes of one other chunk.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -167,6 +177,8 @@ pub struct VisStats {
     pub occluder_cell_log2: u8,
     /// Occluder voxels in the region.
     pub occluder_cells: u64,
+    /// Chunks that got no visibility data ([`ChunkVisBake::skipped`]).
+    pub skipped_chunks: u64,
 }
 
 impl VisStats {
@@ -178,6 +190,7 @@ impl VisStats {
     /// Adds another bake's figures (the occluder fields keep the larger value).
     pub fn add(&mut self, o: &VisStats) {
         self.cells += o.cells;
+        self.skipped_chunks += o.skipped_chunks;
         self.solid_leaves += o.solid_leaves;
         self.candidates += o.candidates;
         self.pairs_total += o.pairs_total;
@@ -191,9 +204,12 @@ impl VisStats {
 /// The result of [`bake_chunk_vis`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChunkVisBake {
-    /// Per air cell, in input order.
+    /// Per air cell, in input order; empty when [`skipped`](Self::skipped).
     pub cells: Vec<CellVis>,
     pub stats: VisStats,
+    /// The lists would hold more than [`VisSettings::max_listed`] entries: no cell gets
+    /// visibility data.
+    pub skipped: bool,
 }
 
 /// Why a visibility or pathfinding bake was refused.
@@ -797,7 +813,7 @@ pub fn bake_chunk_vis(
     );
     let mut stats = VisStats { cells: cells.len() as u64, ..VisStats::default() };
     if cells.is_empty() {
-        return Ok(ChunkVisBake { cells: Vec::new(), stats });
+        return Ok(ChunkVisBake { cells: Vec::new(), stats, skipped: false });
     }
     let grid = OccluderGrid::build(level, library, &region, settings);
     stats.occluder_cell_log2 = grid.v_log2;
@@ -814,7 +830,12 @@ pub fn bake_chunk_vis(
     stats.solid_leaves = trees.iter().map(|t| t.solid).sum();
     stats.candidates = trees.iter().map(|t| t.cands.len() as u64).sum();
     let mut out = Vec::with_capacity(cells.len());
+    let mut listed = 0u64;
     for &cell in cells {
+        if listed > settings.max_listed {
+            stats.skipped_chunks = 1;
+            return Ok(ChunkVisBake { cells: Vec::new(), stats, skipped: true });
+        }
         let cb = cell.lattice_box();
         let labels = grid.labels_touching(&cb);
         let mask = if labels.is_empty() { u64::MAX } else { labels_mask(&labels) };
@@ -834,6 +855,7 @@ pub fn bake_chunk_vis(
                 }
             }
             let v = t.visible_from(&grid, &cb, &labels, mask);
+            listed += v.len() as u64;
             if t.chunk == chunk {
                 stats.pairs_visible += v.len() as u64;
                 vis.same_chunk = v;
@@ -848,5 +870,9 @@ pub fn bake_chunk_vis(
         }
         out.push(vis);
     }
-    Ok(ChunkVisBake { cells: out, stats })
+    if listed > settings.max_listed {
+        stats.skipped_chunks = 1;
+        return Ok(ChunkVisBake { cells: Vec::new(), stats, skipped: true });
+    }
+    Ok(ChunkVisBake { cells: out, stats, skipped: false })
 }

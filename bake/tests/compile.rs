@@ -125,3 +125,101 @@ fn a_preview_bake_is_the_full_bake_without_visibility_and_pathfinding() {
     // The comparison was not vacuous.
     assert!(with_vis > 0 && with_paths > 0 && with_lightmaps > 0, "{with_vis} {with_paths} {with_lightmaps}");
 }
+
+/// Painted path attribute sets export with the map's names and facings (docs/spec/PMF-NOTES.md
+/// P1), not as placeholders `user_<n>` facing nowhere; an id without a set keeps that old name.
+#[test]
+fn path_attribute_sets_export_by_name_and_facing() {
+    use glam::IVec3;
+    use pmfedit_core::map::Map;
+    use pmfedit_core::map::coords::LatticeBox;
+    use pmfedit_core::map::ids::{MaterialId, PathAttrs, PhysicsId, SoundId};
+    use pmfedit_core::map::octree::Cube;
+    use pmfedit_core::map::path_sets::PathSet;
+
+    let mut map = Map::new("paths");
+    let o = map.levels[0].frame().origin_lattice();
+    let level = &mut map.levels[0];
+    let floor = LatticeBox::new(o + IVec3::new(-64, -64, -64), o + IVec3::new(64, -56, 64));
+    level.fill_box(floor, Cube::solid(MaterialId(0), PhysicsId(0), SoundId(0))).unwrap();
+    let above = |x: i32| LatticeBox::new(o + IVec3::new(x, -56, 0), o + IVec3::new(x + 8, -48, 8));
+    level.set_path_attrs_box(above(0), PathAttrs(2)).unwrap();
+    level.set_path_attrs_box(above(16), PathAttrs(3)).unwrap();
+    map.path_sets.0.insert(2, PathSet { name: "guard_post".into(), facing: Some([0.0, 0.0, -1.0]) });
+
+    let settings = CompileSettings { timestamp: 1, ..CompileSettings::default() };
+    let file = compile_full(&map, &settings).unwrap_or_else(|e| panic!("{e}"));
+    let attrs: Vec<(String, [f32; 3])> = file.levels[0]
+        .chunks
+        .iter()
+        .flat_map(|c| &c.server.cubes)
+        .filter_map(|c| c.pathfinding.as_ref())
+        .flatten()
+        .filter(|a| a.name != "walk")
+        .map(|a| (a.name.clone(), a.direction))
+        .collect();
+    assert!(attrs.contains(&("guard_post".to_owned(), [0.0, 0.0, -1.0])), "{attrs:?}");
+    assert!(attrs.contains(&("user_3".to_owned(), [0.0; 3])), "{attrs:?}");
+    assert!(!attrs.iter().any(|(n, _)| n == "user_2"), "{attrs:?}");
+}
+
+/// A 16×16×16 checkerboard of the smallest cubes: every face shows and every air cell sees
+/// almost every cube (the shape that took a bake to 15 GB at 128×128×128).
+fn checkerboard(k: i32) -> (pmfedit_core::map::Map, pmfedit_core::map::coords::ChunkCoord) {
+    use glam::IVec3;
+    use pmfedit_core::map::coords::CubeAddr;
+    use pmfedit_core::map::ids::{MaterialId, PhysicsId, SoundId};
+    use pmfedit_core::map::octree::Cube;
+    let mut map = pmfedit_core::map::Map::new("dense");
+    let o = map.levels[0].frame().origin_lattice() - IVec3::splat(64);
+    let stone = Cube::solid(MaterialId(0), PhysicsId(0), SoundId(0));
+    for y in 0..k {
+        for z in 0..k {
+            for x in 0..k {
+                if (x + y + z) % 2 == 0 {
+                    map.levels[0].set_cube(CubeAddr::new(o + IVec3::new(x, y, z), 0).unwrap(), stone).unwrap();
+                }
+            }
+        }
+    }
+    let chunk = map.levels[0].frame().chunk_from_lattice(o);
+    (map, chunk)
+}
+
+/// A chunk holding more cubes than a bake may take is refused before any work, with an error
+/// naming it (a bake used to grow with them until memory ran out).
+#[test]
+fn a_chunk_over_the_cube_limit_is_refused_naming_it() {
+    use pmfedit_bake::compile::bake_chunk;
+    let (map, chunk) = checkerboard(16);
+    let cubes = map.levels[0].chunk(chunk).unwrap().octree().node_count();
+    let mut settings = CompileSettings::default();
+    settings.bake.max_cubes = cubes - 1;
+    let e = bake_chunk(&map, 0, chunk, &settings).unwrap_err().to_string();
+    let place = format!("level 0, chunk (x {}, y {}, z {})", chunk.x, chunk.y, chunk.z);
+    assert!(e.starts_with(&format!("{place}: holds {cubes} cubes, more than the {}", cubes - 1)), "{e}");
+    settings.bake.max_cubes = cubes;
+    assert!(bake_chunk(&map, 0, chunk, &settings).is_ok());
+}
+
+/// Visibility lists over their budget (air cells × visible cubes) leave the chunk without
+/// visibility data, which is conservative, instead of filling memory (and a block beyond the
+/// 1 GiB PMF limit).
+#[test]
+fn visibility_over_budget_is_left_out_of_the_chunk() {
+    use pmfedit_bake::compile::bake_chunk;
+    let (map, chunk) = checkerboard(16);
+    let mut settings = CompileSettings::default();
+    let full = bake_chunk(&map, 0, chunk, &settings).unwrap();
+    let listed = |b: &pmfedit_bake::compile::ChunkBake| {
+        b.pmf.common.cubes.iter().filter_map(|c| c.visibility.as_ref()).map(|v| v.cubes.len() as u64).sum::<u64>()
+    };
+    assert!(!full.stats.vis_skipped && listed(&full) > 1000, "{}", listed(&full));
+    settings.visibility.as_mut().unwrap().max_listed = listed(&full) / 2;
+    let bounded = bake_chunk(&map, 0, chunk, &settings).unwrap();
+    assert!(bounded.stats.vis_skipped);
+    assert!(bounded.pmf.common.cubes.iter().all(|c| c.visibility.is_none()));
+    // Everything else is the same bake.
+    assert_eq!(bounded.pmf.client, full.pmf.client);
+    assert_eq!(bounded.pmf.server, full.pmf.server);
+}

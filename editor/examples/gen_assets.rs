@@ -1,4 +1,5 @@
-//! Writes the default asset pack: tileable 64×64 PNG textures in `assets/textures/`.
+//! Writes the default asset pack: tileable 64×64 PNG textures in `assets/textures/`, plus the
+//! textures the built-in demo map names (`sky_day`, `clouds`, `matcap/glass`).
 //!
 //! `cargo run -p pmfedit --example gen_assets [OUT_DIR]` (default: the repository's
 //! `assets/textures`). Deterministic: the same bytes every run.
@@ -129,6 +130,28 @@ fn texture(name: &str, x: f32, y: f32) -> ([f32; 3], f32) {
             let cracks = (1.0 - (2.0 * fbm(51, x, y) - 1.0).abs()).powf(6.0);
             (mix([0.25, 0.05, 0.02], [1.0, 0.65, 0.1], cracks * 1.4), 1.0)
         }
+        // The demo's sky material (emissive): a pale blue with faint haze.
+        "sky_day" => (mix([0.42, 0.62, 0.93], [0.66, 0.82, 1.0], 0.8 * n + 0.2 * fine), 1.0),
+        // The demo's additive cloud layer: white puffs whose brightness and alpha are the
+        // density, black (adds nothing) between them.
+        "clouds" => {
+            let t = ((fbm(61, x, y) - 0.42) / 0.3).clamp(0.0, 1.0);
+            let d = t * t * (3.0 - 2.0 * t);
+            ([d, d, d], d)
+        }
+        // The glass material's matcap: a lit sphere seen head-on, brighter towards the rim
+        // (Fresnel) with a highlight up and to the left; dark outside the disc.
+        "matcap/glass" => {
+            let (nx, ny) = ((x + 0.5) / (N as f32 / 2.0) - 1.0, (y + 0.5) / (N as f32 / 2.0) - 1.0);
+            let r2 = nx * nx + ny * ny;
+            if r2 > 1.0 {
+                return ([0.1, 0.12, 0.15], 1.0);
+            }
+            let nz = (1.0 - r2).sqrt();
+            let fresnel = (1.0 - nz).powi(2);
+            let spec = ((-0.45 * nx - 0.45 * ny + 0.77 * nz).max(0.0)).powi(24);
+            (mix(mix([0.5, 0.6, 0.7], [0.92, 0.96, 1.0], fresnel), [1.0; 3], spec), 1.0)
+        }
         _ => ([1.0, 0.0, 1.0], 1.0),
     }
 }
@@ -140,8 +163,23 @@ fn main() {
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../assets/textures"));
     std::fs::create_dir_all(&out).expect("create the output folder");
     let names = [
-        "stone", "brick", "grass", "dirt", "wood", "metal", "water", "water_1", "water_2", "sand", "glass", "tiles",
-        "concrete", "lava",
+        "stone",
+        "brick",
+        "grass",
+        "dirt",
+        "wood",
+        "metal",
+        "water",
+        "water_1",
+        "water_2",
+        "sand",
+        "glass",
+        "tiles",
+        "concrete",
+        "lava",
+        "sky_day",
+        "clouds",
+        "matcap/glass",
     ];
     for name in names {
         let img = image::RgbaImage::from_fn(N, N, |x, y| {
@@ -150,6 +188,7 @@ fn main() {
             image::Rgba([b(c[0]), b(c[1]), b(c[2]), b(a)])
         });
         let path = out.join(format!("{name}.png"));
+        std::fs::create_dir_all(path.parent().expect("a file in a folder")).expect("create the output folder");
         img.save(&path).expect("write the texture");
         println!("{}", path.display());
     }

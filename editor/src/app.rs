@@ -389,7 +389,8 @@ impl App {
     }
 
     fn open_now(&mut self, dir: &Path, recovered: bool) {
-        let opened = if recovered { Project::open_recovery(dir) } else { Project::open(dir) };
+        let opened = if recovered { Project::open_recovery(dir) } else { Project::open(dir) }
+            .and_then(|(p, m)| self.state.claim(&p).map(|()| (p, m)));
         match opened {
             Ok((project, map)) => {
                 self.state.load_document(map, Some(project));
@@ -797,6 +798,9 @@ impl App {
                 }
                 Some(false) => {
                     self.recovery = None;
+                    // Deleting the snapshot takes the project's writer lock: the open document
+                    // lets go of it first when it is this project (it is reopened just below).
+                    self.state.release(&dir);
                     if let Err(e) = Project::discard_recovery(&dir) {
                         self.state.say(format!("Could not discard the recovery snapshot: {e}"));
                     }

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use glam::DVec3;
 
 use pmfedit_core::edit::Edit;
-use pmfedit_core::map::ids::MaterialId;
+use pmfedit_core::map::ids::{MaterialId, PathAttrs};
 
 use crate::selection::Selection;
 
@@ -35,6 +35,8 @@ pub enum Command {
     Select(Selection),
     SetTool(ToolId),
     SetMaterial(MaterialId),
+    /// The path attribute set the path tool paints.
+    SetPathSet(PathAttrs),
     /// Current cube edge as a power of two in lattice units (1/8 map unit).
     SetCubeSize(u8),
     /// Point the camera at a world position from a distance.

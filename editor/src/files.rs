@@ -460,9 +460,14 @@ pub fn import(mut map: Map, request: &ImportRequest, control: &ImportControl) ->
                 .map_err(|source| ImportError::VoxelPlayRead { file: file.clone(), source: Box::new(source) })?;
             control.check()?;
             control.set_phase(ImportPhase::Placing);
-            let r = import::voxelplay::import_world(&mut map, level, &save, origin, request.cube_log2)
+            let options = import::voxelplay::ImportOptions::at(origin, request.cube_log2);
+            let r = import::voxelplay::import_world(&mut map, level, &save, &options)
                 .map_err(|source| ImportError::VoxelPlay { file: file.clone(), source: Box::new(source) })?;
-            format!("Voxel Play: {} voxels in {} boxes, {} lights", r.voxels, r.boxes, r.lights.len())
+            let mut s = format!("Voxel Play: {} voxels in {} boxes, {} lights", r.voxels, r.boxes, r.lights.len());
+            if let Some(d) = r.dropped.first() {
+                s += &format!("; {} voxels of {} chunks not imported: {}", r.dropped_voxels, r.dropped.len(), d.reason);
+            }
+            s
         }
         _ => return Err(ImportError::NotAnImport),
     };

@@ -79,7 +79,7 @@ impl Source {
     pub fn open(&self) -> Result<Document, ProjectError> {
         match self {
             Source::Project(dir) => {
-                let (project, map) = Project::open(dir)?;
+                let (project, map) = Project::open_locked(dir)?;
                 Ok(Document { map, project: Some(project), start_view: None })
             }
             Source::Sample(s) => Ok(Document::sample(*s)),

@@ -15,7 +15,7 @@ use pmfedit_bake::scheduler::Scheduler;
 use pmfedit_core::edit::{ChangeSet, EditError, History};
 use pmfedit_core::format::pmf;
 use pmfedit_core::map::Map;
-use pmfedit_core::map::ids::MaterialId;
+use pmfedit_core::map::ids::{MaterialId, PathAttrs};
 use pmfedit_core::project::{Project, ProjectError, SaveReport};
 
 use crate::command::{Command, ToolId};
@@ -54,6 +54,8 @@ pub struct EditorState {
     /// The current tool.
     pub tool: ToolId,
     pub material: MaterialId,
+    /// The path attribute set the path tool paints.
+    pub path_set: PathAttrs,
     /// Cube edge as a power of two in lattice units (3 = one map unit).
     pub cube_log2: u8,
     /// Active level.
@@ -93,6 +95,7 @@ impl EditorState {
             selection: Selection::None,
             tool: ToolId::default(),
             material: MaterialId(0),
+            path_set: PathAttrs(1),
             cube_log2: 3,
             level: 0,
             camera_request: None,
@@ -126,7 +129,11 @@ impl EditorState {
     }
 
     /// Tells the rebuild engine what `changes` did to the map.
+    /// Undo/redo steps that failed are shown in the status line.
     fn changed(&mut self, changes: &ChangeSet) {
+        if let Some(m) = changes.failure_message() {
+            self.say(m);
+        }
         self.bake.edited(Arc::new(self.map.snapshot()), changes);
     }
 
@@ -191,6 +198,7 @@ impl EditorState {
             Command::Select(s) => self.selection = s,
             Command::SetTool(t) => self.tool = t,
             Command::SetMaterial(m) => self.material = m,
+            Command::SetPathSet(s) => self.path_set = s,
             Command::SetCubeSize(n) => self.cube_log2 = n.min(18),
             Command::Frame { target, distance } => self.camera_request = Some((target, distance)),
             Command::Export(path) => {
@@ -233,6 +241,21 @@ impl EditorState {
         self.save()
     }
 
+    /// Takes the writer lock of a project about to be opened (another process holding it is an
+    /// error); reopening the open project hands its lock over.
+    pub fn claim(&mut self, project: &Project) -> Result<(), ProjectError> {
+        self.release(project.dir());
+        project.lock()
+    }
+
+    /// Lets go of the open project (and its writer lock) when it is the one in `dir`; the map
+    /// stays open, detached from any folder.
+    pub fn release(&mut self, dir: &Path) {
+        if self.project.as_ref().is_some_and(|p| p.dir() == dir) {
+            self.project = None;
+        }
+    }
+
     /// Replaces the document (after opening, recovering or creating a map): the history is
     /// cleared and the new state counts as saved.
     pub fn load_document(&mut self, map: Map, project: Option<Project>) {
@@ -263,7 +286,7 @@ impl EditorState {
         let result =
             self.compile().map_err(|e| e.to_string()).and_then(|f| pmf::write(&f).map_err(|e| e.to_string())).and_then(
                 |bytes| {
-                    std::fs::write(path, &bytes).map_err(|e| e.to_string())?;
+                    pmfedit_core::project::atomic::write_atomic(path, &bytes).map_err(|e| e.to_string())?;
                     Ok(bytes.len())
                 },
             );
@@ -522,5 +545,22 @@ mod tests {
         toggle_a_cube(&mut state);
         poll_until(&mut state, |s| s.bake.is_final());
         assert!(state.compile().is_ok());
+    }
+
+    /// An undo step the map no longer matches (changed behind the history's back) is reported
+    /// in the status line instead of being skipped silently.
+    #[test]
+    fn a_failed_undo_step_shows_in_the_status_line() {
+        use pmfedit_core::edit::{Edit, ObjItem};
+        use pmfedit_core::map::library::Light;
+        let mut state = EditorState::new(sample::demo(), None, Arc::new(|| {}));
+        let light = Light::point("probe", glam::Vec3::ZERO);
+        state.apply(Command::Edit(Edit::AddObject { level: 0, item: ObjItem::Light(light) })).unwrap();
+        let objects = &mut state.map.levels[0].objects;
+        let id = objects.lights().iter().find(|(_, l)| l.name == "probe").map(|(id, _)| id).unwrap();
+        objects.remove(id).unwrap();
+        state.apply(Command::Undo).unwrap();
+        let status = state.status.as_ref().map(|(s, _)| s.as_str()).unwrap_or_default();
+        assert!(status.starts_with("Incomplete: undo of \"Add light probe\" failed"), "{status}");
     }
 }

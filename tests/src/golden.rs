@@ -11,7 +11,7 @@ use pmfedit_core::format::pmf::{
     sky_flags,
 };
 
-use crate::tree::{Node, child_sign, chunk_blocks, geometry_faces};
+use crate::tree::{Node, child_sign, chunk_blocks, face_quad, geometry_faces};
 
 /// One golden case.
 pub struct Case {
@@ -248,7 +248,7 @@ fn nested_parents() -> File {
 }
 
 fn geometry() -> File {
-    let mut ext = Node::with_kind(CubeKind::ExtGeometry(ExtGeometryCube {
+    let x = ExtGeometryCube {
         materials: [0, 1, 0, 1, 2, 0],
         physics_materials: [0, 0, 0, 0, 1, 0],
         sound_material: 1,
@@ -262,7 +262,8 @@ fn geometry() -> File {
             None,
             Some([-3.0, -4.0, -3.5]),
         ],
-    }));
+    };
+    let mut ext = Node::with_kind(CubeKind::ExtGeometry(x.clone()));
     ext.cube.draw_backfaces = true;
     let root = Node::parent(octants(|b| match b {
         0 | 4 => Some(Node::with_kind(geo(0))),
@@ -273,20 +274,13 @@ fn geometry() -> File {
     let mut c = chunk(root);
     use_materials(&mut c, 3);
     add_quads(&mut c, 16.0, 0);
-    // The extended cube (index 2 in pre-order: root, 0, 3, 4, 5) gets two triangles per face.
+    // The extended cube (index 2 in pre-order: root, 0, 3, 4, 5; octant 3 of the 16-unit chunk:
+    // center (−4, 4, −4), edge 8) gets two triangles per face: the face's quad with its corners
+    // moved where the cube moves them.
     let ext_index = 2;
     assert!(matches!(c.common.cubes[ext_index].kind, CubeKind::ExtGeometry(_)));
     let first = c.client.vertices.len() as u32;
-    for face in 0..6u8 {
-        for t in 0..6u8 {
-            let f = f32::from(face * 6 + t);
-            c.client.vertices.push(Vertex {
-                position: [f, -f, f * 0.5],
-                uv: [f / 36.0, 1.0 - f / 36.0],
-                lightmap_uv: [0.5, 0.5],
-            });
-        }
-    }
+    c.client.vertices.extend(ext_faces([-4.0, 4.0, -4.0], 8.0, &x));
     c.client.cubes[ext_index].geometry = ClientGeometry::ExtGeometry(ClientExtGeometryCube {
         first_vertex: first,
         lightmaps: [0; 6],
@@ -294,6 +288,25 @@ fn geometry() -> File {
     });
     c.client.lightmaps = vec![Lightmap { size_exp: 1, luxels: (0..12).map(|i| 100 + i).collect() }];
     file("geometry", vec![one_chunk_level(4, c)])
+}
+
+/// The triangles of an extended-geometry cube: per face (face order), the axis-aligned quad of
+/// [`face_quad`] with each corner replaced by the cube's moved point for it (C4), as two
+/// triangles `(0, 1, 2)`, `(0, 2, 3)` (G3). Texture and lightmap UVs stay the quad's.
+fn ext_faces(center: [f32; 3], edge: f32, x: &ExtGeometryCube) -> Vec<Vertex> {
+    let mut out = Vec::new();
+    for face in 0..6 {
+        let quad = face_quad(center, edge, face).map(|mut v| {
+            let d: [f32; 3] = std::array::from_fn(|k| v.position[k] - center[k]);
+            let bit = usize::from(d[0] < 0.0) | usize::from(d[2] < 0.0) << 1 | usize::from(d[1] < 0.0) << 2;
+            if let Some(p) = x.points[bit] {
+                v.position = std::array::from_fn(|k| center[k] + p[k]);
+            }
+            v
+        });
+        out.extend([quad[0], quad[1], quad[2], quad[0], quad[2], quad[3]]);
+    }
+    out
 }
 
 fn lightmaps() -> File {

@@ -4,7 +4,7 @@ use std::fmt;
 
 use undo::{Merged, Record};
 
-use super::change::ChangeSet;
+use super::change::{ChangeSet, StepAction, StepFailure};
 use super::error::EditError;
 use super::ops::Edit;
 use super::step::{Step, describe};
@@ -60,36 +60,35 @@ impl MapEdit {
         self.steps.iter().map(Step::backup_bytes).sum()
     }
 
-    /// Undoes every step, last first. A failing step (which would mean the map is not in the
-    /// state the step left it in: a bug) panics in debug builds and is skipped in release.
+    /// Undoes every step, last first. A failing step (the map is not in the state the step left
+    /// it in: a bug, or a change behind the history's back) is skipped and reported in
+    /// [`ChangeSet::failures`], in every build.
     fn undo_steps(&mut self, map: &mut Map) -> ChangeSet {
         let mut out = ChangeSet::new();
         for step in self.steps.iter_mut().rev() {
             match step.undo(map) {
                 Ok(c) => out.merge(&c),
-                Err(e) => report(&self.name, "undo", &e),
+                Err(e) => out.failures.push(failure(&self.name, StepAction::Undo, &e)),
             }
         }
         out
     }
 
-    /// Performs every step again, first first.
+    /// Performs every step again, first first; failures as for [`undo_steps`](Self::undo_steps).
     fn redo_steps(&mut self, map: &mut Map) -> ChangeSet {
         let mut out = ChangeSet::new();
         for step in &mut self.steps {
             match step.redo(map) {
                 Ok(c) => out.merge(&c),
-                Err(e) => report(&self.name, "redo", &e),
+                Err(e) => out.failures.push(failure(&self.name, StepAction::Redo, &e)),
             }
         }
         out
     }
 }
 
-fn report(name: &str, what: &str, e: &EditError) {
-    if cfg!(debug_assertions) {
-        panic!("{what} of {name:?} failed: {e}");
-    }
+fn failure(name: &str, action: StepAction, e: &EditError) -> StepFailure {
+    StepFailure { entry: name.to_owned(), action, reason: e.to_string() }
 }
 
 impl fmt::Display for MapEdit {

@@ -43,9 +43,42 @@ pub struct ChangeSet {
     pub library: BTreeSet<LibRef>,
     /// Whether the metadata changed.
     pub meta: bool,
+    /// Whether the path attribute sets changed (what painted path ids export as).
+    pub path_sets: bool,
     /// Whether levels were added or removed: indices in [`levels`](Self::levels) and in earlier
     /// change sets may then name other levels, so everything should be re-read.
     pub level_list: bool,
+    /// Undo or redo steps that failed and were skipped (the rest of the entry went ahead). Not
+    /// a change: [`is_empty`](Self::is_empty) ignores them; callers should show them.
+    pub failures: Vec<StepFailure>,
+}
+
+/// Whether a step was being undone or redone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StepAction {
+    Undo,
+    Redo,
+}
+
+impl std::fmt::Display for StepAction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Undo => "undo",
+            Self::Redo => "redo",
+        })
+    }
+}
+
+/// An undo or redo step that failed: the map was not in the state the step left it in (a bug,
+/// or a change made behind the history's back). It is skipped and reported, not hidden.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{action} of {entry:?} failed: {reason}")]
+pub struct StepFailure {
+    /// The undo entry's name.
+    pub entry: String,
+    pub action: StepAction,
+    /// Why the step was refused.
+    pub reason: String,
 }
 
 impl ChangeSet {
@@ -62,7 +95,11 @@ impl ChangeSet {
 
     /// Whether nothing changed.
     pub fn is_empty(&self) -> bool {
-        self.levels.values().all(LevelChanges::is_empty) && self.library.is_empty() && !self.meta && !self.level_list
+        self.levels.values().all(LevelChanges::is_empty)
+            && self.library.is_empty()
+            && !self.meta
+            && !self.path_sets
+            && !self.level_list
     }
 
     /// The changes of level `i`, created empty if missing.
@@ -84,7 +121,18 @@ impl ChangeSet {
         }
         self.library.extend(other.library.iter().copied());
         self.meta |= other.meta;
+        self.path_sets |= other.path_sets;
         self.level_list |= other.level_list;
+        self.failures.extend(other.failures.iter().cloned());
+    }
+
+    /// The failures in words, for the user (`None` when every step went through).
+    pub fn failure_message(&self) -> Option<String> {
+        let first = self.failures.first()?;
+        Some(match self.failures.len() {
+            1 => format!("Incomplete: {first}"),
+            n => format!("Incomplete: {first} (and {} more steps failed)", n - 1),
+        })
     }
 
     /// The union of several change sets (e.g. the outputs of a jump through the history).

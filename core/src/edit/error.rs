@@ -3,6 +3,7 @@
 use crate::map::level::LevelError;
 use crate::map::library::{ItemKind, LibraryError};
 use crate::map::lighting::LightingError;
+use crate::map::path_sets::PathSetError;
 use crate::map::{MapError, MetaError};
 
 /// Why an edit was refused. Nothing changed and no undo entry was made.
@@ -26,6 +27,9 @@ pub enum EditError {
     /// A move of an object that has no position.
     #[error("{0} has no position to move")]
     NoPosition(String),
+    /// The path attribute sets are invalid.
+    #[error(transparent)]
+    PathSets(#[from] PathSetError),
 }
 
 /// The map errors' own sources convert through [`MapError`], so that `?` works on every

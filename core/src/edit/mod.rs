@@ -39,7 +39,7 @@ mod step;
 mod tests;
 
 pub use self::apply::{MapEdit, StrokeId, apply, apply_in_stroke};
-pub use self::change::{ChangeSet, LevelChanges};
+pub use self::change::{ChangeSet, LevelChanges, StepAction, StepFailure};
 pub use self::error::EditError;
 pub use self::history::{History, HistoryEntry};
 pub use self::ops::{CubeOp, Edit, LibItem, LibRef, ObjItem, ObjRef, WholeMap};

@@ -14,6 +14,7 @@ use crate::map::library::{
 use crate::map::library::{ItemKind, LevelObjects};
 use crate::map::lighting::LevelLighting;
 use crate::map::octree::Cube;
+use crate::map::path_sets::PathSets;
 use crate::map::{Level, Map, MapError, MapMeta};
 
 /// A cube operation on one level; positions are level lattice positions (see
@@ -321,6 +322,9 @@ pub enum Edit {
     /// Replaces the metadata (name, description, authors, gamemodes), checked with
     /// [`MapMeta::validate`].
     SetMeta(MapMeta),
+
+    /// Replaces the path attribute sets, checked with [`PathSets::validate`].
+    SetPathSets(PathSets),
 
     /// Replaces the whole map by another (an import applied to a copy of the map). The map must
     /// have a level and valid metadata. Undo swaps the old map back; both are kept in the undo

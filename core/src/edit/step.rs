@@ -10,6 +10,7 @@ use crate::map::library::{
 };
 use crate::map::lighting::LevelLighting;
 use crate::map::octree::{Cube, CubeKind};
+use crate::map::path_sets::PathSets;
 use crate::map::{Level, Map, MapError, MapMeta, MapRemoval};
 
 use super::change::ChangeSet;
@@ -115,6 +116,10 @@ pub(super) enum Step {
     Meta {
         old: Box<MapMeta>,
         new: Box<MapMeta>,
+    },
+    PathSets {
+        old: Box<PathSets>,
+        new: Box<PathSets>,
     },
     /// `level` holds the level while the step is undone.
     AddLevel {
@@ -556,6 +561,15 @@ impl Step {
                 let c = ChangeSet { meta: true, ..ChangeSet::new() };
                 Some((Step::Meta { old: Box::new(old), new: Box::new(meta) }, c))
             }
+            Edit::SetPathSets(sets) => {
+                sets.validate()?;
+                if sets == map.path_sets {
+                    return Ok(None);
+                }
+                let old = std::mem::replace(&mut map.path_sets, sets.clone());
+                let c = ChangeSet { path_sets: true, ..ChangeSet::new() };
+                Some((Step::PathSets { old: Box::new(old), new: Box::new(sets) }, c))
+            }
             Edit::ReplaceMap { map: new, .. } => {
                 new.0.meta.validate()?;
                 if new.0.levels.is_empty() {
@@ -608,6 +622,10 @@ impl Step {
             Step::Meta { old, .. } => {
                 map.meta = (**old).clone();
                 c.meta = true;
+            }
+            Step::PathSets { old, .. } => {
+                map.path_sets = (**old).clone();
+                c.path_sets = true;
             }
             Step::AddLevel { index, level } => {
                 level_ref(map, *index)?;
@@ -673,6 +691,10 @@ impl Step {
                 map.meta = (**new).clone();
                 c.meta = true;
             }
+            Step::PathSets { new, .. } => {
+                map.path_sets = (**new).clone();
+                c.path_sets = true;
+            }
             Step::AddLevel { index, level } => {
                 let l = level.take().ok_or(MapError::NoLevel(*index))?;
                 if *index > map.levels.len() {
@@ -717,6 +739,10 @@ impl Step {
                 *new = n2;
                 None
             }
+            (Step::PathSets { new, .. }, Step::PathSets { new: n2, .. }) => {
+                *new = n2;
+                None
+            }
             (_, next) => Some(next),
         }
     }
@@ -729,6 +755,7 @@ impl Step {
             Step::LibReplace { old, new, .. } => old == new,
             Step::Settings { old, new, .. } => old == new,
             Step::Meta { old, new } => old == new,
+            Step::PathSets { old, new } => old == new,
             _ => false,
         }
     }
@@ -843,6 +870,7 @@ pub(super) fn describe(map: &Map, edit: &Edit) -> String {
             None => "Remove level".to_owned(),
         },
         Edit::ReplaceMap { name, .. } => name.clone(),
+        Edit::SetPathSets(_) => "Edit path attribute sets".to_owned(),
         Edit::SetMeta(new) => {
             let old = &map.meta;
             let changed = [

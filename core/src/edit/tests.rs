@@ -791,3 +791,54 @@ fn an_object_reference_reads_the_position_its_item_reports() {
     assert_eq!(ObjRef::Light(LightId(999)).position(objects), None);
     assert_eq!(ObjRef::Light(LightId(999)).get(objects), None);
 }
+
+/// A step that cannot be undone (the map was changed behind the history's back) is skipped and
+/// reported to the caller in every build; it used to panic in debug builds and vanish silently in
+/// release ones. The other steps of the entry still go through.
+#[test]
+fn a_failed_undo_step_is_reported() {
+    let mut map = small_map();
+    let mut h = History::new();
+    h.begin_stroke();
+    h.apply(&mut map, Edit::AddObject { level: 0, item: ObjItem::Light(Light::point("lamp", Vec3::ZERO)) }).unwrap();
+    h.apply(&mut map, Edit::AddObject { level: 0, item: ObjItem::Light(Light::point("lamp 2", Vec3::ONE)) }).unwrap();
+    h.end_stroke();
+    // Behind the history's back: the first lamp goes.
+    map.levels[0].objects.remove(LightId(0)).unwrap();
+    let c = h.undo(&mut map).unwrap();
+    assert_eq!(c.failures.len(), 1, "{:?}", c.failures);
+    let f = &c.failures[0];
+    assert_eq!((f.entry.as_str(), f.action), ("Add light lamp", StepAction::Undo));
+    let msg = c.failure_message().unwrap();
+    assert!(msg.starts_with("Incomplete: undo of \"Add light lamp\" failed"), "{msg}");
+    // The second lamp's step went through.
+    assert!(map.levels[0].objects.lights().get(LightId(1)).is_none());
+    assert!(c.levels[&0].objects.contains(&ObjRef::Light(LightId(1))));
+    // Redo reports what cannot be redone the same way (nothing here: both lamps come back).
+    let c = h.redo(&mut map).unwrap();
+    assert!(c.failures.is_empty() && c.failure_message().is_none(), "{:?}", c.failures);
+}
+
+/// The path attribute sets are one undoable value: replaced, undone, redone; an invalid list is
+/// refused.
+#[test]
+fn path_attribute_sets_edit_undo_and_redo() {
+    use crate::map::path_sets::{PathSet, PathSetError, PathSets};
+    let mut map = small_map();
+    let mut h = History::new();
+    let mut sets = PathSets::new();
+    sets.0.insert(1, PathSet { name: "guard_post".into(), facing: Some([0.0, 0.0, -1.0]) });
+    let c = h.apply(&mut map, Edit::SetPathSets(sets.clone())).unwrap();
+    assert!(c.path_sets && !c.is_empty());
+    assert_eq!(h.undo_name(), Some("Edit path attribute sets"));
+    assert_eq!(map.path_sets, sets);
+    assert!(h.undo(&mut map).unwrap().path_sets);
+    assert!(map.path_sets.0.is_empty());
+    h.redo(&mut map).unwrap();
+    assert_eq!(map.path_sets, sets);
+    let mut bad = sets.clone();
+    bad.0.insert(2, PathSet::new(""));
+    assert_eq!(h.apply(&mut map, Edit::SetPathSets(bad)), Err(EditError::PathSets(PathSetError::EmptyName(2))));
+    assert_eq!(h.apply(&mut map, Edit::SetPathSets(sets)).unwrap(), ChangeSet::new(), "no change, no entry");
+    assert_eq!(h.len(), 1);
+}

@@ -57,6 +57,35 @@ pub fn decompress(frame: &Reader<'_>, expected_len: u64) -> Result<Vec<u8>, Read
     Ok(out)
 }
 
+/// Checks that `frame` looks like an LZ4 frame of `expected_len` bytes without decompressing it
+/// all: the same size limit and frame structure as [`decompress`], the content size in the
+/// frame header (when the frame states one) equal to `expected_len`, and the first `prefix`
+/// bytes of content decoding. Memory stays below `prefix` bytes whatever the frame declares.
+pub fn probe(frame: &Reader<'_>, expected_len: u64, prefix: usize) -> Result<(), ReadError> {
+    let expected = frame.limit(expected_len, MAX_DECOMPRESSED)?;
+    let data = &frame.data()[frame.position()..];
+    let len = frame_len(data).map_err(|(at, why)| frame.invalid_at(frame.offset() + at as u64, why.to_string()))?;
+    if len != data.len() {
+        return Err(frame.invalid_at(frame.offset() + len as u64, "bytes after the end of the LZ4 frame"));
+    }
+    // FLG bit 3: an 8-byte content size follows FLG and BD (frame_len checked they are there).
+    if data[4] & 0x08 != 0 {
+        let size = u64::from_le_bytes(data[6..14].try_into().expect("8 bytes"));
+        if size != expected_len {
+            return Err(frame.invalid(format!("LZ4 frame states {size} bytes of content, {expected_len} declared")));
+        }
+    }
+    let want = expected.min(prefix);
+    let mut out = Vec::with_capacity(want);
+    if let Err(e) = FrameDecoder::new(data).take(want as u64).read_to_end(&mut out) {
+        return Err(frame.invalid(format!("LZ4 frame: {e}")));
+    }
+    if out.len() < want {
+        return Err(frame.invalid(format!("LZ4 frame holds {} bytes, but {expected} were declared", out.len())));
+    }
+    Ok(())
+}
+
 const MAGIC: u32 = 0x184D_2204;
 
 /// What is wrong with the structure of an LZ4 frame.
@@ -159,6 +188,19 @@ mod tests {
         let e = decompress(&reader(&frame), 3).unwrap_err();
         assert!(e.to_string().contains("1 bytes after the end"), "{e}");
         assert_eq!(e.offset, 1000 + frame.len() as u64 - 1);
+    }
+
+    #[test]
+    fn probe_checks_without_decompressing_everything() {
+        let data = vec![3u8; 1 << 20];
+        let frame = compress(&data);
+        probe(&reader(&frame), data.len() as u64, 1024).unwrap();
+        // The frame states its content size: another declared size is refused.
+        assert!(probe(&reader(&frame), data.len() as u64 - 1, 1024).is_err());
+        assert!(probe(&reader(&frame[..frame.len() - 1]), data.len() as u64, 1024).is_err());
+        let e = probe(&reader(&frame), u64::from(u32::MAX), 1024).unwrap_err();
+        assert!(matches!(e.kind, ReadErrorKind::SizeTooLarge { .. }), "{e}");
+        assert!(probe(&reader(b"not lz4 at all, not lz4 at all"), 10, 1024).is_err());
     }
 
     #[test]

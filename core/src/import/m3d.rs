@@ -424,6 +424,9 @@ pub fn export_model(library: &Library, level: &Level, region: LatticeBox, cube_l
             }
         }
     }
+    if types.is_empty() {
+        return Err(ImportError::NoCubes);
+    }
     let size = dims.as_uvec3().to_array();
     let block =
         VoxelBlock { position: [-(size[0] as i32 / 2), 0, -(size[2] as i32 / 2)], size, data, ..VoxelBlock::default() };

@@ -90,6 +90,10 @@ pub enum ImportError {
     /// A library change was refused.
     #[error(transparent)]
     Library(#[from] LibraryError),
+    /// The export box holds no solid cube: there is nothing to write (and a Model 3D file with
+    /// no voxel types is invalid).
+    #[error("the box holds no cubes")]
+    NoCubes,
     /// The request cannot be carried out (nothing to import, a box outside the grid, …).
     #[error("{0}")]
     Invalid(String),

@@ -44,12 +44,28 @@
 //!
 //! Text going into the map has NUL characters removed (the map refuses them).
 //!
+//! # What does not fit
+//! Voxels are kept only inside the level grid and, when given, the crop box
+//! ([`ImportOptions::crop`], Voxel Play voxel coordinates): everything else is dropped, and each
+//! chunk that lost voxels is listed in [`VoxelPlayReport::dropped`] with how many and why, as are
+//! torches, items and game objects outside. Only when *nothing* fits is the import refused
+//! ([`VoxelPlayImportError::NothingFits`]).
+//!
+//! Chunks at Voxel Play's **overflow position** are always dropped ([`DropReason::Overflow`]):
+//! Voxel Play turns a world position into a chunk index with `(int)(v / s + 10⁶) − 10⁶` (its
+//! `FastMath.FloorToInt`; later releases shift by 10⁷). For a NaN, infinite or out-of-`int`-range
+//! coordinate that cast yields `int.MinValue` (x86) or 0 (ARM); both end, after the wrapping
+//! `chunkIndex · s + s/2` of `CreateChunk`, at the same chunk center `−10⁶·s + s/2` (−15 999 992
+//! for chunks of 16). A game that edits voxels at such a coordinate gets a modified chunk there,
+//! which the save then holds like any other: one chunk 16 million units from the world.
+//!
 //! # Errors
-//! Everything is checked before the map changes (level index, cube size, all cubes inside the
+//! Everything is checked before the map changes (level index, cube size, something inside the
 //! level grid); a library error after that (a full material table) leaves the materials and
 //! cubes placed so far.
 
 use std::collections::HashMap;
+use std::fmt;
 
 use glam::{DVec3, IVec3, Vec3};
 
@@ -83,6 +99,97 @@ pub enum ChunkAnchor {
     Corner,
 }
 
+/// Voxel Play chunk index that `FastMath.FloorToInt` gives a NaN, infinite or out-of-range
+/// coordinate, for its two shifts (10⁶, and 10⁷ in later releases). See the module documentation.
+pub const OVERFLOW_CHUNK_INDICES: [i64; 2] = [-1_000_000, -10_000_000];
+
+/// A box of Voxel Play voxel coordinates (Unity world units), `min` inclusive, `max` exclusive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VoxelBox {
+    pub min: [i64; 3],
+    pub max: [i64; 3],
+}
+
+impl VoxelBox {
+    /// The intersection (possibly empty).
+    fn intersect(&self, o: &VoxelBox) -> VoxelBox {
+        VoxelBox {
+            min: std::array::from_fn(|k| self.min[k].max(o.min[k])),
+            max: std::array::from_fn(|k| self.max[k].min(o.max[k])),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        (0..3).any(|k| self.min[k] >= self.max[k])
+    }
+
+    /// Whether the point (voxel coordinates, fractional) lies inside.
+    fn contains_point(&self, p: DVec3) -> bool {
+        let p = p.to_array();
+        (0..3).all(|k| p[k] >= self.min[k] as f64 && p[k] < self.max[k] as f64)
+    }
+}
+
+/// Where and how [`import_world`] places a save.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ImportOptions {
+    /// The level lattice position the Voxel Play world origin lands on.
+    pub at: IVec3,
+    /// Each voxel is a cube of edge `2^cube_log2` lattice units.
+    pub cube_log2: u8,
+    /// Keep only voxels (and torches, items, game objects) inside this box of Voxel Play
+    /// coordinates.
+    pub crop: Option<VoxelBox>,
+}
+
+impl ImportOptions {
+    /// The whole save at `at`, voxels of `2^cube_log2` lattice units.
+    pub fn at(at: IVec3, cube_log2: u8) -> Self {
+        Self { at, cube_log2, crop: None }
+    }
+}
+
+/// Why voxels of a chunk were not imported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DropReason {
+    /// The chunk sits at Voxel Play's overflow position (see the module documentation).
+    Overflow,
+    /// Outside the level grid at this placement.
+    OutsideGrid,
+    /// Inside the grid but outside the crop box.
+    OutsideCrop,
+}
+
+impl fmt::Display for DropReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Overflow => {
+                "it sits where Voxel Play puts a chunk asked for at a NaN, infinite or out-of-range \
+                 coordinate (chunk index -1000000), not part of the world"
+            }
+            Self::OutsideGrid => "outside the level grid (move the import origin to bring it in)",
+            Self::OutsideCrop => "outside the crop box",
+        })
+    }
+}
+
+/// A chunk that lost voxels to [`DropReason`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DroppedChunk {
+    /// Index of the chunk in the save.
+    pub index: usize,
+    /// Its position as stored.
+    pub position: [f32; 3],
+    /// Voxels not imported.
+    pub voxels: u64,
+    /// Voxels of the chunk that were imported.
+    pub kept: u64,
+    pub reason: DropReason,
+}
+
+/// How many chunks [`VoxelPlayReport::warnings`] lists one by one before summing up the rest.
+const LISTED_DROPS: usize = 16;
+
 /// What [`import_world`] did.
 #[derive(Debug, Clone, Default)]
 pub struct VoxelPlayReport {
@@ -109,6 +216,12 @@ pub struct VoxelPlayReport {
     pub player_start: Option<Vec3>,
     /// The chunks whose cubes changed.
     pub changes: ChunkChanges,
+    /// Chunks with voxels that were not imported, in save order.
+    pub dropped: Vec<DroppedChunk>,
+    /// Voxels not imported (the sum over [`dropped`](Self::dropped)).
+    pub dropped_voxels: u64,
+    /// Torches, items and game objects not imported because they lie outside.
+    pub dropped_objects: usize,
     /// What was skipped or adjusted, for the user.
     pub warnings: Vec<String>,
 }
@@ -120,8 +233,12 @@ pub enum VoxelPlayImportError {
     NoLevel(usize),
     #[error("cube size exponent {0} is larger than {MAX_CUBE_LOG2}")]
     CubeSize(u8),
-    #[error("the imported voxels span lattice {min:?}..{max:?}, outside the level grid")]
-    OutsideGrid { min: [i64; 3], max: [i64; 3] },
+    /// Not one voxel lies inside the level grid (and the crop box): nothing would be imported.
+    #[error(
+        "none of the {voxels} voxels fits: they span lattice {min:?}..{max:?}, outside the level grid{}",
+        if *.cropped { " or the crop box" } else { "" }
+    )]
+    NothingFits { voxels: u64, min: [i64; 3], max: [i64; 3], cropped: bool },
     #[error(transparent)]
     Level(#[from] LevelError),
     #[error(transparent)]
@@ -140,15 +257,15 @@ struct VBox {
 }
 
 /// Imports `save` into level `level` of `map`; the Voxel Play origin lands on lattice position
-/// `at`, each voxel is a cube of edge `2^cube_log2` lattice units. See the
-/// [module documentation](self).
+/// `options.at`, each voxel is a cube of edge `2^options.cube_log2` lattice units. What does not
+/// fit is dropped and reported. See the [module documentation](self).
 pub fn import_world(
     map: &mut Map,
     level: usize,
     save: &WorldSave,
-    at: IVec3,
-    cube_log2: u8,
+    options: &ImportOptions,
 ) -> Result<VoxelPlayReport, VoxelPlayImportError> {
+    let ImportOptions { at, cube_log2, crop } = *options;
     if level >= map.levels.len() {
         return Err(VoxelPlayImportError::NoLevel(level));
     }
@@ -180,37 +297,98 @@ pub fn import_world(
         origins.push(o);
     }
 
-    // Voxel boxes, merged.
-    let mut boxes = Vec::new();
-    for (c, o) in save.chunks.iter().zip(&origins) {
-        let Some(o) = o else { continue };
-        chunk_boxes(c, *o, size, &mut boxes);
-        report.voxel_properties_skipped += c.voxel_properties.len();
-    }
-    report.voxels = boxes.iter().map(volume).sum();
-    let boxes = merge_boxes(boxes);
-
-    // Everything inside the grid?
+    // What may be imported, in voxel coordinates: whole voxels inside the grid, and the crop.
     let to_lattice = |v: [i64; 3]| -> [i64; 3] {
         let a = at.to_array();
         std::array::from_fn(|k| i64::from(a[k]).saturating_add(v[k].saturating_mul(edge)))
     };
-    if let Some(first) = boxes.first() {
-        let mut lo = first.min;
-        let mut hi = first.max;
-        for b in &boxes {
-            for k in 0..3 {
-                lo[k] = lo[k].min(b.min[k]);
-                hi[k] = hi[k].max(b.max[k]);
+    let grid = frame.grid_box();
+    let in_grid = VoxelBox {
+        min: std::array::from_fn(|k| ceil_div(i64::from(grid.min[k]) - i64::from(at[k]), edge)),
+        max: std::array::from_fn(|k| (i64::from(grid.max[k]) - i64::from(at[k])).div_euclid(edge)),
+    };
+    let allowed = crop.map_or(in_grid, |c| c.intersect(&in_grid));
+
+    // Voxel boxes per chunk, clipped to what is allowed, then merged.
+    let mut boxes = Vec::new();
+    let mut chunk_box = Vec::new();
+    let mut span: Option<VoxelBox> = None;
+    for (i, (c, o)) in save.chunks.iter().zip(&origins).enumerate() {
+        let Some(o) = o else { continue };
+        chunk_box.clear();
+        chunk_boxes(c, *o, size, &mut chunk_box);
+        let all: u64 = chunk_box.iter().map(volume).sum();
+        if all == 0 {
+            continue;
+        }
+        report.voxel_properties_skipped += c.voxel_properties.len();
+        for b in &chunk_box {
+            let s = span.get_or_insert(VoxelBox { min: b.min, max: b.max });
+            *s = VoxelBox {
+                min: std::array::from_fn(|k| s.min[k].min(b.min[k])),
+                max: std::array::from_fn(|k| s.max[k].max(b.max[k])),
+            };
+        }
+        let overflow = is_overflow_chunk(c, size);
+        let mut kept = 0;
+        if !overflow {
+            for b in &chunk_box {
+                let clipped = VoxelBox { min: b.min, max: b.max }.intersect(&allowed);
+                if !clipped.is_empty() {
+                    let v = VBox { key: b.key, min: clipped.min, max: clipped.max };
+                    kept += volume(&v);
+                    boxes.push(v);
+                }
             }
         }
-        let (lo, hi) = (to_lattice(lo), to_lattice(hi));
-        let grid = frame.grid_box();
-        let (gmin, gmax) = (grid.min.to_array(), grid.max.to_array());
-        if (0..3).any(|k| lo[k] < i64::from(gmin[k]) || hi[k] > i64::from(gmax[k])) {
-            return Err(VoxelPlayImportError::OutsideGrid { min: lo, max: hi });
+        if kept < all {
+            let reason = if overflow {
+                DropReason::Overflow
+            } else if crop.is_some() && chunk_box.iter().all(|b| inside(b, &in_grid)) {
+                DropReason::OutsideCrop
+            } else {
+                DropReason::OutsideGrid
+            };
+            report.dropped.push(DroppedChunk { index: i, position: c.position, voxels: all - kept, kept, reason });
+            report.dropped_voxels += all - kept;
         }
     }
+    report.voxels = boxes.iter().map(volume).sum();
+    if boxes.is_empty()
+        && let Some(s) = span
+    {
+        let voxels = report.dropped_voxels;
+        return Err(VoxelPlayImportError::NothingFits {
+            voxels,
+            min: to_lattice(s.min),
+            max: to_lattice(s.max),
+            cropped: crop.is_some(),
+        });
+    }
+    let boxes = merge_boxes(boxes);
+    for d in report.dropped.iter().take(LISTED_DROPS) {
+        let p = d.position;
+        report.warnings.push(format!(
+            "chunk {} at ({}, {}, {}): {} of its {} voxels not imported: {}",
+            d.index,
+            p[0],
+            p[1],
+            p[2],
+            d.voxels,
+            d.voxels + d.kept,
+            d.reason
+        ));
+    }
+    if report.dropped.len() > LISTED_DROPS {
+        let rest = &report.dropped[LISTED_DROPS..];
+        report.warnings.push(format!(
+            "{} more chunks lost {} voxels outside the level grid or the crop box",
+            rest.len(),
+            rest.iter().map(|d| d.voxels).sum::<u64>()
+        ));
+    }
+    // Torches, items and game objects go where voxels may go (voxel coordinates).
+    let keeps = |p: DVec3| allowed.contains_point(p);
 
     // Materials, in (definition, tint) order.
     let mut materials = Materials::new(map)?;
@@ -257,6 +435,10 @@ pub fn import_world(
             } else {
                 center - n * (0.5 - TORCH_AIR_OFFSET)
             };
+            if !keeps(p) || is_overflow_chunk(c, size) {
+                report.dropped_objects += 1;
+                continue;
+            }
             let name = l
                 .item_definition
                 .and_then(|d| usize::try_from(d).ok())
@@ -278,6 +460,10 @@ pub fn import_world(
                 report.warnings.push(format!("chunk {ci}: item with a non-finite position skipped"));
                 continue;
             }
+            if !keeps(p) {
+                report.dropped_objects += 1;
+                continue;
+            }
             let name = usize::try_from(it.definition)
                 .ok()
                 .and_then(|d| save.item_definitions.get(d))
@@ -297,6 +483,10 @@ pub fn import_world(
         let p = DVec3::from_array(g.position.map(f64::from));
         if !p.is_finite() {
             report.warnings.push(format!("game object {gi} ({:?}): non-finite position; skipped", g.name));
+            continue;
+        }
+        if !keeps(p) {
+            report.dropped_objects += 1;
             continue;
         }
         let name = if g.name.is_empty() {
@@ -329,6 +519,12 @@ pub fn import_world(
     report.custom_sections = save.custom_sections.iter().map(|s| (s.name.clone(), s.data.clone())).collect();
     let start = DVec3::from_array(save.character_position.map(f64::from));
     report.player_start = start.is_finite().then(|| place.world(start).as_vec3());
+    if report.dropped_objects > 0 {
+        report.warnings.push(format!(
+            "{} torches, items or game objects outside the level grid or the crop box: not imported",
+            report.dropped_objects
+        ));
+    }
     if report.voxel_properties_skipped > 0 {
         report
             .warnings
@@ -452,6 +648,22 @@ fn chunk_origin(c: &Chunk, size: i64, anchor: ChunkAnchor) -> Option<[i64; 3]> {
         o[k] = v as i64;
     }
     Some(o)
+}
+
+/// Whether a chunk sits at Voxel Play's overflow position on some axis (see the module
+/// documentation): center `i·s + s/2` for an index `i` of [`OVERFLOW_CHUNK_INDICES`].
+fn is_overflow_chunk(c: &Chunk, size: i64) -> bool {
+    c.position.iter().any(|&v| OVERFLOW_CHUNK_INDICES.iter().any(|i| f64::from(v) == (i * size + size / 2) as f64))
+}
+
+/// `a / b` rounded up (`b > 0`).
+fn ceil_div(a: i64, b: i64) -> i64 {
+    a.div_euclid(b) + i64::from(a.rem_euclid(b) != 0)
+}
+
+/// Whether box `b` lies wholly inside `a`.
+fn inside(b: &VBox, a: &VoxelBox) -> bool {
+    (0..3).all(|k| b.min[k] >= a.min[k] && b.max[k] <= a.max[k])
 }
 
 /// Local (x, y, z) of voxel index `i` in a chunk of edge `s`.
@@ -639,7 +851,7 @@ mod tests {
         };
         let dirt = map.library.add(Material { color: [1, 2, 3], ..Material::new("Dirt", physics, sound) }).unwrap();
         let at = map.levels[0].frame().origin_lattice();
-        let report = import_world(&mut map, 0, &world(), at, 3).unwrap();
+        let report = import_world(&mut map, 0, &world(), &ImportOptions::at(at, 3)).unwrap();
 
         // Voxels: 2 × 256 dirt + 1 grass, in 2 boxes (the two layers merged across the chunks).
         assert_eq!(report.voxels, 513);
@@ -697,7 +909,7 @@ mod tests {
     fn scale_and_offset() {
         let mut map = Map::new("t");
         let at = map.levels[0].frame().origin_lattice() + IVec3::new(16, 0, 0);
-        let report = import_world(&mut map, 0, &world(), at, 2).unwrap();
+        let report = import_world(&mut map, 0, &world(), &ImportOptions::at(at, 2)).unwrap();
         let v = |x: i32, y: i32, z: i32| at + IVec3::new(x, y, z) * 4;
         assert!(material_at(&map, v(31, 0, 15) + IVec3::splat(3)).is_some());
         assert_eq!(material_at(&map, v(32, 0, 0)), None);
@@ -708,20 +920,95 @@ mod tests {
     }
 
     #[test]
-    fn outside_the_grid_changes_nothing() {
+    fn nothing_inside_the_grid_changes_nothing() {
         let mut map = Map::new("t");
         let before = map.library.materials().len();
-        // The bottom layer would land at lattice y = -8, below the grid.
-        let e = import_world(&mut map, 0, &world(), IVec3::new(0, -8, 0), 3).unwrap_err();
-        assert!(matches!(e, VoxelPlayImportError::OutsideGrid { .. }), "{e}");
+        // Every voxel lands far below the grid.
+        let e = import_world(&mut map, 0, &world(), &ImportOptions::at(IVec3::new(0, -800, 0), 3)).unwrap_err();
+        assert!(matches!(e, VoxelPlayImportError::NothingFits { voxels: 513, cropped: false, .. }), "{e}");
         assert_eq!(map.levels[0].chunk_count(), 0);
         assert_eq!(map.library.materials().len(), before);
         assert!(map.levels[0].objects.lights().is_empty());
-        assert_eq!(import_world(&mut map, 1, &world(), IVec3::ZERO, 3).unwrap_err(), VoxelPlayImportError::NoLevel(1));
         assert_eq!(
-            import_world(&mut map, 0, &world(), IVec3::ZERO, 40).unwrap_err(),
+            import_world(&mut map, 1, &world(), &ImportOptions::at(IVec3::ZERO, 3)).unwrap_err(),
+            VoxelPlayImportError::NoLevel(1)
+        );
+        assert_eq!(
+            import_world(&mut map, 0, &world(), &ImportOptions::at(IVec3::ZERO, 40)).unwrap_err(),
             VoxelPlayImportError::CubeSize(40)
         );
+    }
+
+    #[test]
+    fn what_lies_outside_the_grid_is_dropped_and_reported() {
+        let mut map = Map::new("t");
+        // The bottom (dirt) layer would land at lattice y = -8, below the grid; the grass voxel
+        // at y = 1 fits.
+        let r = import_world(&mut map, 0, &world(), &ImportOptions::at(IVec3::new(0, -8, 0), 3)).unwrap();
+        assert_eq!(r.voxels, 1);
+        assert_eq!(r.dropped_voxels, 512);
+        let d: Vec<_> = r.dropped.iter().map(|d| (d.index, d.voxels, d.kept, d.reason)).collect();
+        assert_eq!(d, [(0, 256, 1, DropReason::OutsideGrid), (1, 256, 0, DropReason::OutsideGrid)]);
+        assert!(material_at(&map, IVec3::new(8, 0, 8)).is_some());
+        assert!(
+            r.warnings.iter().any(|w| w.contains("chunk 1 at (24, 8, 8): 256 of its 256 voxels")),
+            "{:?}",
+            r.warnings
+        );
+        // The torch on the dirt, the item and the game object are above the dirt layer: kept;
+        // nothing lies below.
+        assert_eq!(r.dropped_objects, 0);
+    }
+
+    #[test]
+    fn crop_keeps_only_the_box() {
+        let mut map = Map::new("t");
+        let at = map.levels[0].frame().origin_lattice();
+        // The first chunk only (x < 16), and only its bottom layer.
+        let crop = VoxelBox { min: [0, 0, 0], max: [16, 1, 16] };
+        let r = import_world(&mut map, 0, &world(), &ImportOptions { at, cube_log2: 3, crop: Some(crop) }).unwrap();
+        assert_eq!(r.voxels, 256);
+        let d: Vec<_> = r.dropped.iter().map(|d| (d.index, d.voxels, d.reason)).collect();
+        assert_eq!(d, [(0, 1, DropReason::OutsideCrop), (1, 256, DropReason::OutsideCrop)]);
+        assert!(material_at(&map, at).is_some());
+        assert_eq!(material_at(&map, at + IVec3::new(16, 0, 0) * 8), None);
+        // Torches at y = 1.25 and the item and game object at y = 1 are outside the crop.
+        assert!(r.lights.is_empty());
+        assert!(r.entities.is_empty());
+        assert_eq!(r.dropped_objects, 4);
+        // A crop that keeps nothing is refused.
+        let crop = VoxelBox { min: [100, 0, 0], max: [116, 1, 16] };
+        let e = import_world(&mut map, 0, &world(), &ImportOptions { at, cube_log2: 3, crop: Some(crop) }).unwrap_err();
+        assert!(matches!(e, VoxelPlayImportError::NothingFits { cropped: true, .. }), "{e}");
+    }
+
+    /// What the real format 11 saves held: a world of ordinary chunks, plus one chunk at
+    /// x = −15 999 992 — where Voxel Play's `FastMath.FloorToInt` overflow puts a chunk asked for
+    /// at a NaN or infinite X — with its own voxels and a torch.
+    #[test]
+    fn the_overflow_chunk_is_dropped_and_the_world_imports() {
+        let mut w = world();
+        let mut far = w.chunks[1].clone();
+        far.position = [-15_999_992.0, 8.0, 40.0];
+        far.light_sources = vec![LightSource { voxel_index: 0, normal: [0.0, 1.0, 0.0], item_definition: Some(0) }];
+        w.chunks.insert(1, far);
+        let mut map = Map::new("t");
+        let at = map.levels[0].frame().origin_lattice();
+        let r = import_world(&mut map, 0, &w, &ImportOptions::at(at, 3)).unwrap();
+        assert_eq!(r.voxels, 513);
+        let d: Vec<_> = r.dropped.iter().map(|d| (d.index, d.voxels, d.kept, d.reason)).collect();
+        assert_eq!(d, [(1, 256, 0, DropReason::Overflow)]);
+        assert_eq!(r.lights.len(), 2);
+        assert_eq!(r.dropped_objects, 1);
+        assert!(r.warnings[0].contains("chunk 1 at (-15999992, 8, 40)"), "{:?}", r.warnings);
+        assert!(r.warnings[0].contains("chunk index -1000000"), "{:?}", r.warnings);
+        // Even where the grid is big enough to hold it (eighth-size voxels, the largest chunks),
+        // the overflow chunk is not part of the world.
+        let mut map = Map::new("t");
+        map.levels[0].set_chunk_size_log2(15).unwrap();
+        let at = map.levels[0].frame().origin_lattice();
+        let r = import_world(&mut map, 0, &w, &ImportOptions::at(at, 0)).unwrap();
+        assert_eq!((r.voxels, r.dropped_voxels), (513, 256));
     }
 
     #[test]
@@ -732,14 +1019,14 @@ mod tests {
         assert_eq!(detect_anchor(&w.chunks, 16), ChunkAnchor::Corner);
         let mut map = Map::new("t");
         let at = map.levels[0].frame().origin_lattice();
-        let r = import_world(&mut map, 0, &w, at, 3).unwrap();
+        let r = import_world(&mut map, 0, &w, &ImportOptions::at(at, 3)).unwrap();
         assert_eq!(r.chunk_anchor, ChunkAnchor::Corner);
         assert!(material_at(&map, at).is_some());
         // The same chunk twice: the later one wins, with a warning.
         let mut w = world();
         w.chunks[1].position = w.chunks[0].position;
         let mut map = Map::new("t");
-        let r = import_world(&mut map, 0, &w, at, 3).unwrap();
+        let r = import_world(&mut map, 0, &w, &ImportOptions::at(at, 3)).unwrap();
         assert_eq!(r.voxels, 256);
         assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
     }
@@ -790,7 +1077,7 @@ mod tests {
         }
         let mut map = Map::new("t");
         let at = map.levels[0].frame().origin_lattice();
-        let r = import_world(&mut map, 0, &w, at, 3).unwrap();
+        let r = import_world(&mut map, 0, &w, &ImportOptions::at(at, 3)).unwrap();
         assert_eq!(r.boxes, 1);
         assert_eq!(r.voxels, 64 * 1024);
     }
@@ -833,7 +1120,7 @@ mod tests {
         let mut map = Map::new("t");
         let at = map.levels[0].frame().origin_lattice();
         let t = std::time::Instant::now();
-        let r = import_world(&mut map, 0, &w, at, 3).unwrap();
+        let r = import_world(&mut map, 0, &w, &ImportOptions::at(at, 3)).unwrap();
         let runs: usize = w.chunks.iter().map(|c| c.runs.len()).sum();
         assert_eq!(r.voxels, voxels);
         assert!(r.boxes < runs, "{} boxes for {runs} runs", r.boxes);

@@ -19,6 +19,7 @@ pub mod ids;
 pub mod level;
 pub mod lighting;
 pub mod meta;
+pub mod path_sets;
 
 pub use level::Level;
 pub use library::Library;
@@ -38,6 +39,8 @@ pub struct Map {
     pub library: Library,
     /// At least one level.
     pub levels: Vec<Level>,
+    /// What the path attribute ids painted on cubes mean.
+    pub path_sets: path_sets::PathSets,
 }
 
 impl Map {
@@ -47,6 +50,7 @@ impl Map {
             meta: MapMeta { name: name.into(), ..MapMeta::default() },
             library: Library::starter(),
             levels: vec![Level::new("main", 4).expect("4 is a valid chunk size")],
+            path_sets: path_sets::PathSets::new(),
         }
     }
 
@@ -335,6 +339,7 @@ impl Map {
     /// edit.
     pub fn content_eq(&self, other: &Map) -> bool {
         self.meta == other.meta
+            && self.path_sets == other.path_sets
             && self.library.content_eq(&other.library)
             && self.levels.len() == other.levels.len()
             && self.levels.iter().zip(&other.levels).all(|(a, b)| a.content_eq(b))

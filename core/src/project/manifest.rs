@@ -41,6 +41,7 @@ use crate::map::ids::PhysicsId;
 use crate::map::level::LevelFlags;
 use crate::map::library::{EnvRef, EnvironmentDefaults, LevelObjects, Problem, Severity};
 use crate::map::lighting::{LevelLighting, LightingError};
+use crate::map::path_sets::{PathSetError, PathSets};
 use crate::map::{Library, Map, MapMeta, MetaError};
 
 /// The manifest format version this build writes and reads.
@@ -64,6 +65,9 @@ pub struct Manifest<'a> {
     pub library: Cow<'a, Library>,
     /// At least one level.
     pub levels: Vec<LevelManifest<'a>>,
+    /// Path attribute sets by id; written only when there are some (older projects have none).
+    #[serde(default, skip_serializing_if = "PathSets::is_empty")]
+    pub path_sets: Cow<'a, PathSets>,
 }
 
 /// One level of the manifest.
@@ -175,6 +179,16 @@ pub fn read(text: &str) -> Result<Manifest<'static>, ManifestError> {
             .into());
         }
     }
+    // A `{ … }` table keeps only the last of two equal keys: refuse the file instead.
+    if let Some(d) = super::duplicates::first_duplicate_key(text) {
+        return Err(ManifestError {
+            position: Some(d.position),
+            reason: format!(
+                "id {} appears twice in one table (first on line {}); only one record may have it",
+                d.key, d.first_line
+            ),
+        });
+    }
     let m: Manifest<'static> = parse(text)?;
     check(&m)?;
     Ok(m)
@@ -199,6 +213,12 @@ pub enum CheckError {
     /// Library problems of error severity (the first few are shown).
     #[error("{}", problems_text("library", .0))]
     Library(Vec<Problem>),
+    /// The path attribute sets are invalid.
+    #[error(transparent)]
+    PathSets(#[from] PathSetError),
+    /// A count or size over what the PMF format can hold.
+    #[error(transparent)]
+    Limit(#[from] super::limits::LimitError),
     /// The map has no level.
     #[error("the map has no level (a map needs at least one level)")]
     NoLevels,
@@ -352,6 +372,8 @@ pub fn check_level(
 /// Checks a map before it is saved: everything [`read`] would refuse except the chunks.
 pub fn check_map(map: &Map) -> Result<(), CheckError> {
     check_map_wide(&map.meta, &map.library)?;
+    map.path_sets.validate()?;
+    super::limits::check(&map.library, map.levels.iter().map(|l| (l.name.as_str(), &l.objects)))?;
     if map.levels.is_empty() {
         return Err(CheckError::NoLevels);
     }
@@ -378,6 +400,8 @@ pub fn check_map(map: &Map) -> Result<(), CheckError> {
 /// Checks a parsed manifest (all but the chunk files).
 pub fn check(m: &Manifest<'_>) -> Result<(), CheckError> {
     check_map_wide(&m.meta, &m.library)?;
+    m.path_sets.validate()?;
+    super::limits::check(&m.library, m.levels.iter().map(|l| (&*l.name, &*l.objects)))?;
     if m.levels.is_empty() {
         return Err(CheckError::NoLevels);
     }

@@ -46,10 +46,22 @@
 //! then mark the map as modified), [`Project::discard_recovery`] throws it away (also on "close
 //! without saving"). A normal save removes the recovery snapshot.
 //!
-//! One [`Project`] per folder at a time: two editors saving into one folder may delete each
-//! other's chunk files. No threads are used (chunk files are read one after the other).
+//! # One writer at a time
+//! Writing into a project takes an advisory lock on `.pmfedit.lock` in its folder, held until the
+//! [`Project`] is dropped: [`create`](Project::create) takes it at once, an opened project at its
+//! first save or recovery write, or when [`lock`](Project::lock) claims it right after opening
+//! (what editors and importers do, so that a second one is refused before it starts working). A
+//! second writer gets [`ProjectError::Locked`]: "the project is open in another process".
+//! Reading ([`open`](Project::open)) takes no lock, so builds and watchers read a project an
+//! editor has open. Temporary files have names unique to their writer ([`atomic`]), so even
+//! writers that bypass the lock never rename each other's half-written files.
+//!
+//! No threads are used (chunk files are read one after the other).
 
+pub mod atomic;
 pub mod chunk_file;
+mod duplicates;
+pub mod limits;
 pub mod manifest;
 
 #[cfg(test)]
@@ -79,6 +91,8 @@ pub const CHUNKS_DIR: &str = "chunks";
 pub const RECOVERY_DIR: &str = ".recovery";
 /// Largest manifest read.
 pub const MAX_MANIFEST_BYTES: u64 = 256 << 20;
+/// The lock file writers hold (it holds the process id of the holder, for the message).
+pub const LOCK_FILE: &str = ".pmfedit.lock";
 
 /// Why a project operation failed. Messages start with the file concerned.
 #[derive(Debug, thiserror::Error)]
@@ -110,6 +124,23 @@ pub enum ProjectError {
     /// A save stopped by [`SaveOptions::fail_at`].
     #[error("save stopped at {0:?} (failure injection)")]
     Injected(SaveStep),
+    /// Another writer holds the project's lock (see the module documentation).
+    #[error("{}: the project is open in {}", dir.display(), holder_words(*holder))]
+    Locked {
+        /// The project folder.
+        dir: PathBuf,
+        /// The process id the lock file names, if it could be read.
+        holder: Option<u32>,
+    },
+}
+
+/// Who holds a project's lock, in words.
+fn holder_words(holder: Option<u32>) -> String {
+    match holder {
+        Some(pid) if pid == std::process::id() => "another window of this process".to_owned(),
+        Some(pid) => format!("another process (process {pid})"),
+        None => "another process".to_owned(),
+    }
 }
 
 fn location(position: &Option<(usize, usize)>) -> String {
@@ -264,6 +295,34 @@ pub struct Project {
     memo: Mutex<Memo>,
     /// Fingerprint of the `map.ron` bytes last read or written.
     manifest_fingerprint: Option<u64>,
+    /// The lock file, locked, once this project writes (see the module documentation).
+    lock: Mutex<Option<File>>,
+}
+
+/// Takes the writer lock of the project in `dir` (creating the folder and the lock file).
+fn take_lock(dir: &Path) -> Result<File, ProjectError> {
+    fs::create_dir_all(dir).map_err(ProjectError::io(dir))?;
+    let path = dir.join(LOCK_FILE);
+    // Not truncated before it is ours: it names the holder.
+    let mut f = File::options()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .map_err(ProjectError::io(&path))?;
+    match f.try_lock() {
+        Ok(()) => {}
+        Err(fs::TryLockError::WouldBlock) => {
+            let mut text = String::new();
+            let _ = f.read_to_string(&mut text);
+            return Err(ProjectError::Locked { dir: dir.to_owned(), holder: text.trim().parse().ok() });
+        }
+        Err(fs::TryLockError::Error(e)) => return Err(ProjectError::io(&path)(e)),
+    }
+    // Best effort: the id only improves the message a second writer gets.
+    let _ = f.set_len(0).and_then(|()| write!(f, "{}", std::process::id())).and_then(|()| f.flush());
+    Ok(f)
 }
 
 /// The chunks of a map to save, with their hashes.
@@ -283,8 +342,37 @@ impl Project {
         if manifest.exists() {
             return Err(ProjectError::AlreadyExists(dir.to_owned()));
         }
-        fs::create_dir_all(dir).map_err(ProjectError::io(dir))?;
-        Ok(Project { dir: dir.to_owned(), memo: Mutex::new(Memo::default()), manifest_fingerprint: None })
+        let lock = take_lock(dir)?;
+        // Another writer may have saved between the check and the lock.
+        if manifest.exists() {
+            return Err(ProjectError::AlreadyExists(dir.to_owned()));
+        }
+        Ok(Project {
+            dir: dir.to_owned(),
+            memo: Mutex::new(Memo::default()),
+            manifest_fingerprint: None,
+            lock: Mutex::new(Some(lock)),
+        })
+    }
+
+    /// [`open`](Self::open), then [`lock`](Self::lock): opens the project for writing.
+    pub fn open_locked(dir: impl AsRef<Path>) -> Result<(Project, Map), ProjectError> {
+        let dir = dir.as_ref();
+        let lock = take_lock(dir)?;
+        let (p, map) = Self::open(dir)?;
+        *p.lock.lock().unwrap_or_else(PoisonError::into_inner) = Some(lock);
+        Ok((p, map))
+    }
+
+    /// Claims the project for writing now (saves and recovery writes claim it anyway): fails
+    /// with [`ProjectError::Locked`] while another writer holds it. Held until the project is
+    /// dropped.
+    pub fn lock(&self) -> Result<(), ProjectError> {
+        let mut held = self.lock.lock().unwrap_or_else(PoisonError::into_inner);
+        if held.is_none() {
+            *held = Some(take_lock(&self.dir)?);
+        }
+        Ok(())
     }
 
     /// Opens the project in `dir`: reads and checks `map.ron`, loads and checks every chunk file
@@ -311,7 +399,12 @@ impl Project {
             memo.levels
                 .push(level.chunks().filter_map(|(c, ch)| Some((*c, ChunkMemo::of(ch, *hashes.get(c)?)))).collect());
         }
-        Project { dir: dir.to_owned(), memo: Mutex::new(memo), manifest_fingerprint: fingerprint }
+        Project {
+            dir: dir.to_owned(),
+            memo: Mutex::new(memo),
+            manifest_fingerprint: fingerprint,
+            lock: Mutex::new(None),
+        }
     }
 
     /// Saves `map`; see the [module documentation](self).
@@ -324,6 +417,7 @@ impl Project {
         let start = Instant::now();
         let stop =
             |step: SaveStep| if options.fail_at == Some(step) { Err(ProjectError::Injected(step)) } else { Ok(()) };
+        self.lock()?;
         let memo = self.memo.get_mut().unwrap_or_else(PoisonError::into_inner);
         let plan = plan(memo, map)?;
         let mut report = SaveReport { chunks_hashed: plan.hashed, ..SaveReport::default() };
@@ -341,13 +435,13 @@ impl Project {
 
         // The manifest.
         let text = manifest::write(&manifest_of(map, &plan, None));
-        let tmp = self.dir.join(format!("{MANIFEST}.tmp"));
         let path = self.dir.join(MANIFEST);
+        let (tmp, file) = atomic::create_temp(&path).map_err(ProjectError::io(&path))?;
         if options.fail_at == Some(SaveStep::TempManifestPartial) {
-            write_file(&tmp, &text.as_bytes()[..text.len() / 2])?;
+            write_file(&tmp, file, &text.as_bytes()[..text.len() / 2])?;
             return Err(ProjectError::Injected(SaveStep::TempManifestPartial));
         }
-        write_file(&tmp, text.as_bytes())?;
+        write_file(&tmp, file, text.as_bytes())?;
         report.bytes_written += text.len() as u64;
         stop(SaveStep::TempManifestWritten)?;
         fs::rename(&tmp, &path).map_err(ProjectError::io(&path))?;
@@ -363,6 +457,8 @@ impl Project {
             report.cleanup_warnings.push(format!("{}: {e}", recovery.display()));
         }
         stop(SaveStep::RecoveryRemoved)?;
+        // Manifest temporaries of crashed saves (this writer holds the lock: none is live).
+        remove_temps(&self.dir, MANIFEST, &mut report);
         let keep: BTreeSet<u64> = plan.levels.iter().flatten().map(|(_, h, _)| *h).collect();
         let candidates: BTreeSet<u64> = listing.files.union(&written).copied().collect();
         delete_unreferenced(&self.dir, keep, &candidates, &listing.temporary, &mut report, &|| {
@@ -379,6 +475,7 @@ impl Project {
     /// be saved.
     pub fn write_recovery(&self, map: &Map) -> Result<SaveReport, ProjectError> {
         let start = Instant::now();
+        self.lock()?;
         let mut memo = self.memo.lock().unwrap_or_else(PoisonError::into_inner);
         let plan = plan(&memo, map)?;
         let mut report = SaveReport { chunks_hashed: plan.hashed, ..SaveReport::default() };
@@ -396,11 +493,8 @@ impl Project {
         let text = manifest::write(&manifest_of(map, &plan, Some(stamp)));
         let dir = self.dir.join(RECOVERY_DIR);
         fs::create_dir_all(&dir).map_err(ProjectError::io(&dir))?;
-        let tmp = dir.join(format!("{MANIFEST}.tmp"));
         let path = dir.join(MANIFEST);
-        write_file(&tmp, text.as_bytes())?;
-        fs::rename(&tmp, &path).map_err(ProjectError::io(&path))?;
-        sync_dir(&dir)?;
+        atomic::write_atomic(&path, text.as_bytes()).map_err(ProjectError::io(&path))?;
         report.bytes_written += text.len() as u64;
         memo.levels = plan.memo;
         report.duration = start.elapsed();
@@ -442,6 +536,8 @@ impl Project {
     /// (when `map.ron` is readable; otherwise they stay until the next save).
     pub fn discard_recovery(dir: impl AsRef<Path>) -> Result<(), ProjectError> {
         let dir = dir.as_ref();
+        // Deleting is writing: only while no writer holds the project.
+        let _lock = take_lock(dir)?;
         let recovery = dir.join(RECOVERY_DIR);
         remove_dir_if_exists(&recovery).map_err(ProjectError::io(&recovery))?;
         let Ok(bytes) = read_limited(&dir.join(MANIFEST), MAX_MANIFEST_BYTES) else { return Ok(()) };
@@ -514,23 +610,26 @@ fn write_missing(
     after_first: &dyn Fn() -> Result<(), ProjectError>,
 ) -> Result<BTreeSet<u64>, ProjectError> {
     let mut pending = BTreeSet::new();
+    let mut temps = BTreeMap::new();
     for (level, chunks) in map.levels.iter().zip(&plan.levels) {
         for &(_, hash, ch) in chunks {
             if existing.contains(&hash) || !pending.insert(hash) {
                 continue;
             }
             let bytes = chunk_file::encode(ch.octree(), level.chunk_size_log2());
-            let tmp = chunks_dir.join(format!("{}.tmp", chunk_file::file_name(hash)));
-            fs::write(&tmp, &bytes).map_err(ProjectError::io(&tmp))?;
+            let path = chunks_dir.join(chunk_file::file_name(hash));
+            let (tmp, mut f) = atomic::create_temp(&path).map_err(ProjectError::io(&path))?;
+            f.write_all(&bytes).map_err(ProjectError::io(&tmp))?;
             report.bytes_written += bytes.len() as u64;
+            temps.insert(hash, tmp);
         }
     }
     let mut written = BTreeSet::new();
     for &hash in &pending {
         let path = chunks_dir.join(chunk_file::file_name(hash));
-        let tmp = chunks_dir.join(format!("{}.tmp", chunk_file::file_name(hash)));
-        File::options().write(true).open(&tmp).and_then(|f| f.sync_all()).map_err(ProjectError::io(&tmp))?;
-        fs::rename(&tmp, &path).map_err(ProjectError::io(&path))?;
+        let tmp = &temps[&hash];
+        File::options().write(true).open(tmp).and_then(|f| f.sync_all()).map_err(ProjectError::io(tmp))?;
+        fs::rename(tmp, &path).map_err(ProjectError::io(&path))?;
         written.insert(hash);
         report.chunk_files_written += 1;
         if written.len() == 1 {
@@ -547,6 +646,7 @@ fn manifest_of<'m>(map: &'m Map, plan: &Plan<'m>, recovery: Option<RecoveryStamp
         recovery,
         meta: Cow::Borrowed(&map.meta),
         library: Cow::Borrowed(&map.library),
+        path_sets: Cow::Borrowed(&map.path_sets),
         levels: map
             .levels
             .iter()
@@ -601,7 +701,11 @@ fn load(dir: &Path, path: &Path, bytes: &[u8]) -> Result<(Map, Vec<BTreeMap<Chun
         levels.push(level);
         hashes.push(level_hashes);
     }
-    Ok((Map { meta: m.meta.into_owned(), library: m.library.into_owned(), levels }, hashes))
+    // Projects from before path attribute sets have none: their painted ids keep exporting as
+    // `user_<id>` (PathSets::attribute) until sets are named for them, and load then save
+    // gives the same bytes.
+    let path_sets = m.path_sets.into_owned();
+    Ok((Map { meta: m.meta.into_owned(), library: m.library.into_owned(), levels, path_sets }, hashes))
 }
 
 /// Reads and checks `chunks/<hash>.bin` for a level of chunk size `size`; `at` names the first
@@ -708,7 +812,11 @@ fn list_chunks(chunks_dir: &Path) -> Result<Listing, ProjectError> {
         let Some(name) = name.to_str() else { continue };
         if let Some(h) = chunk_file::parse_file_name(name) {
             listing.files.insert(h);
-        } else if name.strip_suffix(".bin.tmp").and_then(chunk_file::parse_hash).is_some() {
+        } else if name
+            .get(..20)
+            .and_then(chunk_file::parse_file_name)
+            .is_some_and(|h| atomic::is_temp_of(name, &chunk_file::file_name(h)))
+        {
             listing.temporary.push(entry.path());
         }
     }
@@ -746,23 +854,29 @@ fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, ProjectError> {
     Ok(out)
 }
 
-/// Creates (or truncates) `path`, writes `bytes` and syncs the file to disk.
-fn write_file(path: &Path, bytes: &[u8]) -> Result<(), ProjectError> {
-    let mut f = File::create(path).map_err(ProjectError::io(path))?;
+/// Writes `bytes` into the new file `f` (at `path`) and syncs it to disk.
+fn write_file(path: &Path, mut f: File, bytes: &[u8]) -> Result<(), ProjectError> {
     f.write_all(bytes).map_err(ProjectError::io(path))?;
     f.sync_all().map_err(ProjectError::io(path))
 }
 
-/// Makes the names in `dir` durable (renames, creations, deletions). Only Unix can sync a folder;
-/// elsewhere the rename's own guarantees apply.
+/// Makes the names in `dir` durable ([`atomic::sync_dir`]).
 fn sync_dir(dir: &Path) -> Result<(), ProjectError> {
-    #[cfg(unix)]
-    {
-        File::open(dir).and_then(|d| d.sync_all()).map_err(ProjectError::io(dir))?;
+    atomic::sync_dir(dir).map_err(ProjectError::io(dir))
+}
+
+/// Removes the temporary files of `base` in `dir` that crashed writes left ([`atomic::is_temp_of`]).
+fn remove_temps(dir: &Path, base: &str, report: &mut SaveReport) {
+    let Ok(entries) = fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        if name.to_str().is_some_and(|n| atomic::is_temp_of(n, base))
+            && let Err(e) = fs::remove_file(entry.path())
+            && e.kind() != io::ErrorKind::NotFound
+        {
+            report.cleanup_warnings.push(format!("{}: {e}", entry.path().display()));
+        }
     }
-    #[cfg(not(unix))]
-    let _ = dir;
-    Ok(())
 }
 
 /// Removes a folder and everything in it; a missing folder is fine.

@@ -142,6 +142,17 @@ fn referenced(dir: &Path) -> BTreeSet<String> {
     manifest::referenced_hashes(&manifest::read(&text).unwrap()).into_iter().map(chunk_file::file_name).collect()
 }
 
+/// The size of the manifest's temporary file in `dir`, if there is one.
+fn manifest_temp(dir: &Path) -> Option<usize> {
+    let temps: Vec<_> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| atomic::is_temp_of(e.file_name().to_str().unwrap(), MANIFEST))
+        .collect();
+    assert!(temps.len() <= 1, "{} manifest temporaries", temps.len());
+    temps.first().map(|e| fs::read(e.path()).unwrap().len())
+}
+
 fn saved(map: &Map) -> (tempfile::TempDir, Project) {
     let dir = tempfile::tempdir().unwrap();
     let mut p = Project::create(dir.path()).unwrap();
@@ -275,12 +286,15 @@ fn one_cube_edit_writes_exactly_one_chunk_file() {
     assert_eq!((r.chunk_files_written, r.chunk_files_deleted, r.chunks_hashed), (1, 1, 1));
     assert!(r.bytes_written > 0);
     assert_eq!(chunk_files(dir.path()).len(), 100);
+    // The next session (the writer lock goes with the first).
+    drop(p);
     let (mut p2, loaded) = Project::open(dir.path()).unwrap();
     assert_same(&map, &loaded);
     // Undo back to the snapshot: its chunk is back to the old content (a new file again).
     let r = p2.save(&snapshot).unwrap();
     assert_eq!((r.chunk_files_written, r.chunk_files_deleted), (1, 1));
     // After an open nothing is rehashed.
+    drop(p2);
     let (mut p3, loaded) = Project::open(dir.path()).unwrap();
     let r = p3.save(&loaded).unwrap();
     assert_eq!((r.chunk_files_written, r.chunks_hashed), (0, 0));
@@ -376,15 +390,21 @@ fn a_save_stopped_after_any_step_leaves_the_old_or_the_new_map() {
             fs::write(dir.path().join(CHUNKS_DIR).join("0123456789abcdef.bin.tmp"), b"half").unwrap();
             let e = p.save_with(&new, &SaveOptions { fail_at: Some(step) }).unwrap_err();
             assert!(matches!(e, ProjectError::Injected(s) if s == step), "{e}");
-            let (mut p2, loaded) = Project::open(dir.path()).unwrap_or_else(|e| panic!("after {step:?}: {e}"));
+            let (p2, loaded) = Project::open(dir.path()).unwrap_or_else(|e| panic!("after {step:?}: {e}"));
             let expected = if step.manifest_replaced() { &new } else { &old };
             assert!(same(expected, &loaded), "after {step:?} the project is not the expected map");
-            // The next save (same project, or after a restart) completes and tidies up.
-            let p = if reopen { &mut p2 } else { &mut p };
+            // The next save (same project, or after a restart: the crashed writer's lock is
+            // gone with it) completes and tidies up.
+            let mut p = if reopen {
+                drop(p);
+                p2
+            } else {
+                p
+            };
             p.save(&new).unwrap();
             assert_same(&new, &Project::open(dir.path()).unwrap().1);
             assert_eq!(chunk_files(dir.path()), referenced(dir.path()), "after {step:?}: leftovers");
-            assert!(!dir.path().join("map.ron.tmp").exists());
+            assert_eq!(manifest_temp(dir.path()), None, "after {step:?}: manifest temporaries left");
         }
     }
 }
@@ -403,7 +423,7 @@ fn steps_really_happen_in_order() {
         p.write_recovery(&renamed).unwrap();
         p.save_with(&new, &SaveOptions { fail_at: Some(step) }).unwrap_err();
         let files = chunk_files(dir.path());
-        let tmp = fs::read(dir.path().join("map.ron.tmp")).ok().map(|b| b.len());
+        let tmp = manifest_temp(dir.path());
         let recovery = dir.path().join(RECOVERY_DIR).exists();
         states.push((files, tmp, recovery, fs::read(dir.path().join(MANIFEST)).unwrap()));
     }
@@ -756,6 +776,8 @@ fn recovery_round_trip() {
     assert!(info.saved_at <= SystemTime::now());
     // The real manifest still opens as the old map; the recovery as the new one.
     assert_same(&old, &Project::open(dir.path()).unwrap().1);
+    // The editor restarts (its lock goes with it) and recovers.
+    drop(p);
     let (mut rp, recovered) = Project::open_recovery(dir.path()).unwrap();
     assert_same(&new, &recovered);
     // Saving the recovered map: its chunk files are already there; the recovery goes away.
@@ -775,6 +797,9 @@ fn discarding_the_recovery_removes_its_chunk_files() {
     let files = chunk_files(dir.path());
     p.write_recovery(&edited(&old)).unwrap();
     assert!(chunk_files(dir.path()).len() > files.len());
+    // Not while a writer holds the project.
+    assert!(matches!(Project::discard_recovery(dir.path()), Err(ProjectError::Locked { .. })));
+    drop(p);
     Project::discard_recovery(dir.path()).unwrap();
     assert_eq!(Project::recovery_available(dir.path()), None);
     assert_eq!(chunk_files(dir.path()), files);
@@ -846,4 +871,134 @@ fn temporary_leftovers_do_not_confuse_open_and_are_removed() {
     p.save(&map).unwrap();
     assert!(!stale.exists());
     assert!(dir.path().join(CHUNKS_DIR).join("README").exists(), "foreign files are left alone");
+}
+
+// ----- one writer at a time --------------------------------------------------------------------
+
+/// A second writer is refused with a clear error while the first holds the project; readers are
+/// not; the lock goes with the writer.
+#[test]
+fn a_second_writer_is_refused_while_the_first_holds_the_project() {
+    let map = sample_map();
+    let (dir, p) = saved(&map);
+    let e = Project::open_locked(dir.path()).unwrap_err();
+    assert!(matches!(&e, ProjectError::Locked { holder: Some(pid), .. } if *pid == std::process::id()), "{e}");
+    assert!(e.to_string().contains("the project is open in another window of this process"), "{e}");
+    // Reading is fine, writing through it is not.
+    let (mut reader, loaded) = Project::open(dir.path()).unwrap();
+    assert_same(&map, &loaded);
+    assert!(matches!(reader.save(&edited(&map)), Err(ProjectError::Locked { .. })));
+    assert!(matches!(reader.write_recovery(&edited(&map)), Err(ProjectError::Locked { .. })));
+    assert!(matches!(reader.lock(), Err(ProjectError::Locked { .. })));
+    assert_same(&map, &Project::open(dir.path()).unwrap().1);
+    drop(p);
+    reader.save(&edited(&map)).unwrap();
+    assert_same(&edited(&map), &Project::open(dir.path()).unwrap().1);
+    // A new project in a folder someone is creating one in.
+    let other = tempfile::tempdir().unwrap();
+    let first = Project::create(other.path()).unwrap();
+    assert!(matches!(Project::create(other.path()), Err(ProjectError::Locked { .. })));
+    drop(first);
+}
+
+// ----- manifest checks: duplicate keys and the format's limits ---------------------------------
+
+/// Two records with one id in a `map.ron` table: refused with line and column (deserialising kept
+/// the second and dropped the first without a word; the next save made it permanent).
+#[test]
+fn a_duplicate_id_in_a_table_is_refused_with_line_and_column() {
+    let (dir, r) = with_manifest(|t| replace_once(t, "                1: (\n", "                0: (\n"));
+    let e = r.unwrap_err();
+    let text = fs::read_to_string(dir.path().join(MANIFEST)).unwrap();
+    let second = text.match_indices("                0: (\n").nth(1).unwrap().0;
+    let line = text[..second].matches('\n').count() + 1;
+    assert!(matches!(&e, ProjectError::File { position: Some((l, 17)), .. } if *l == line), "{e:?}");
+    let msg = e.to_string();
+    assert!(msg.contains(&format!("map.ron:{line}:17: id 0 appears twice in one table")), "{msg}");
+}
+
+/// A light controller's pattern of 255 steps (PMF holds 1..=32) passed the manifest check and
+/// failed only at export, naming the output file: now loading refuses it naming `map.ron` and the
+/// entity, and saving refuses to write it.
+#[test]
+fn an_entity_the_format_cannot_hold_is_refused_at_load_and_save() {
+    use crate::format::pmf::entity::DynLightCtl;
+    let mut map = sample_map();
+    let ctl = DynLightCtl { pattern_len: 8, ..DynLightCtl::default() };
+    map.levels[0].objects.add(MapEntity::new("blinker", EntityData::DynLightCtl(ctl))).unwrap();
+    let (dir, p) = saved(&map);
+    drop(p);
+    let text = fs::read_to_string(dir.path().join(MANIFEST)).unwrap();
+    fs::write(dir.path().join(MANIFEST), replace_once(&text, "pattern_len: 8,", "pattern_len: 255,")).unwrap();
+    let e = Project::open(dir.path()).unwrap_err().to_string();
+    assert!(e.starts_with(&format!("{}: level 0 (\"", dir.path().join(MANIFEST).display())), "{e}");
+    assert!(e.contains("(\"blinker\")") && e.contains("pattern length 255 is not in 1..=32"), "{e}");
+
+    let MapEntity { entity, .. } = map.levels[0].objects.entities().iter().last().unwrap().1.clone();
+    let EntityData::DynLightCtl(mut bad) = entity.data else { panic!("the controller") };
+    bad.pattern_len = 255;
+    let mut bad_map = map.clone();
+    bad_map.levels[0].objects.add(MapEntity::new("bad", EntityData::DynLightCtl(bad))).unwrap();
+    let other = tempfile::tempdir().unwrap();
+    let e = Project::create(other.path()).unwrap().save(&bad_map).unwrap_err();
+    assert!(matches!(e, ProjectError::InvalidMap(_)), "{e}");
+    assert!(e.to_string().contains("pattern length 255"), "{e}");
+}
+
+/// 256 levels do not fit a PMF file's `u8` level count: refused at load and at save.
+#[test]
+fn too_many_levels_are_refused_at_load_and_save() {
+    let mut map = Map::new("many");
+    let (dir, p) = saved(&map);
+    drop(p);
+    for i in 1..256 {
+        map.levels.push(Level::new(format!("level {i}"), 4).unwrap());
+    }
+    let e = Project::open_locked(dir.path()).unwrap().0.save(&map).unwrap_err();
+    assert!(e.to_string().contains("256 levels: a PMF file holds at most 255"), "{e}");
+    // The same map written by hand (or by an older build).
+    let text = fs::read_to_string(dir.path().join(MANIFEST)).unwrap();
+    let start = text.find("    levels: [\n").unwrap() + "    levels: [\n".len();
+    let end = text.rfind("    ],\n").unwrap();
+    let level = &text[start..end];
+    let levels: String = (0..256).map(|i| level.replacen("name: \"main\"", &format!("name: \"l{i}\""), 1)).collect();
+    fs::write(dir.path().join(MANIFEST), format!("{}{levels}{}", &text[..start], &text[end..])).unwrap();
+    let e = Project::open(dir.path()).unwrap_err().to_string();
+    assert!(e.starts_with(&format!("{}: 256 levels", dir.path().join(MANIFEST).display())), "{e}");
+}
+
+// ----- path attribute sets ---------------------------------------------------------------------
+
+/// Sets (name, facing) are saved in `map.ron` and load back; a project without them (written
+/// before they existed) loads with none, its painted ids intact, and saves back unchanged.
+#[test]
+fn path_attribute_sets_are_saved_and_old_projects_load() {
+    use crate::map::path_sets::PathSet;
+    let old = sample_map();
+    let (dir, p) = saved(&old);
+    drop(p);
+    let text = fs::read_to_string(dir.path().join(MANIFEST)).unwrap();
+    assert!(!text.contains("path_sets"), "no sets, no field: old projects and new ones look alike");
+    let (mut p, loaded) = Project::open(dir.path()).unwrap();
+    assert!(loaded.path_sets.0.is_empty());
+    assert!(loaded.levels[0].leaves().any(|(_, _, c)| c.path == PathAttrs(3)));
+    let mut named = loaded.clone();
+    assert_eq!(named.path_sets.name_unnamed(named.levels[0].leaves().map(|(_, _, c)| c.path)), 1);
+    named.path_sets.0.insert(3, PathSet { name: "cover".into(), facing: Some([1.0, 0.0, 0.0]) });
+    p.save(&named).unwrap();
+    let text = fs::read_to_string(dir.path().join(MANIFEST)).unwrap();
+    assert!(
+        text.contains(
+            "path_sets: {\n        3: (\n            name: \"cover\",\n            facing: Some((1.0, 0.0, 0.0)),"
+        ),
+        "{text}"
+    );
+    drop(p);
+    let (_, back) = Project::open(dir.path()).unwrap();
+    assert_eq!(back.path_sets, named.path_sets);
+    // An invalid set is refused at load, naming the file.
+    let bad = text.replace("name: \"cover\"", "name: \"\"");
+    fs::write(dir.path().join(MANIFEST), bad).unwrap();
+    let e = Project::open(dir.path()).unwrap_err().to_string();
+    assert!(e.contains("map.ron: path attribute set 3: the name is empty"), "{e}");
 }

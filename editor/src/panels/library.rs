@@ -383,6 +383,8 @@ fn material_form(ui: &mut Ui, cx: &mut PanelCtx<'_>, id: MaterialId, original: &
         egui::ComboBox::from_id_salt(("texture_pick", id))
             .selected_text("Pick a texture…")
             .width(180.0)
+            // Tall enough for the whole default asset pack without scrolling.
+            .height(400.0)
             .show_ui(ui, |ui| {
                 // Listed only while open: a folder scan, not a per-frame cost.
                 let names = crate::watch::list_textures(&roots);

@@ -17,6 +17,7 @@ pub mod library;
 pub mod meta;
 pub mod options;
 pub mod outliner;
+pub mod path_attrs;
 
 use eframe::egui::{self, Ui};
 
@@ -140,7 +141,11 @@ impl Panels {
                     RightTab::Materials => self.library.ui(ui, &mut cx),
                     RightTab::Environments => self.environments.ui(ui, &mut cx),
                     RightTab::Level => level::ui(ui, &mut cx),
-                    RightTab::Map => self.meta.ui(ui, &mut cx),
+                    RightTab::Map => {
+                        self.meta.ui(ui, &mut cx);
+                        ui.separator();
+                        path_attrs::ui(ui, &mut cx);
+                    }
                     RightTab::Inspector => match state.selection {
                         Selection::Light { level, id } => inspector::light(ui, &mut cx, level, id),
                         Selection::Entity { level, id } => self.entity.ui(ui, &mut cx, level, id),

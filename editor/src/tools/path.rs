@@ -21,14 +21,13 @@ pub const INFO: ToolInfo = ToolInfo {
     key: Key::Num9,
     keys: &[],
     gizmos: false,
-    make: || Box::new(Path { attrs: PathAttrs(1), stroke: None }),
+    make: || Box::new(Path { stroke: None }),
 };
 
-/// The Path attributes tool: the attribute set it paints and the open stroke's last cell.
+/// The Path attributes tool: the open stroke's last cell (the set painted is the editor's
+/// [`EditorState::path_set`], chosen in the path attribute sets form).
 #[derive(Debug)]
 pub struct Path {
-    /// The attribute set painted.
-    pub attrs: PathAttrs,
     /// While a stroke is open: the last cell set.
     stroke: Option<CubeAddr>,
 }
@@ -49,7 +48,7 @@ impl Tool for Path {
         let Some(pick) = pointer.pick else { return Vec::new() };
         self.stroke = Some(pick.outside(state.cube_log2));
         let mut out = vec![Command::BeginStroke];
-        out.extend(apply(state, &pick, self.attrs, pointer.mods));
+        out.extend(apply(state, &pick, state.path_set, pointer.mods));
         out
     }
 
@@ -60,7 +59,7 @@ impl Tool for Path {
             return Vec::new();
         }
         *last = cell;
-        apply(state, &pick, self.attrs, pointer.mods)
+        apply(state, &pick, state.path_set, pointer.mods)
     }
 
     fn release(&mut self, _state: &EditorState) -> Vec<Command> {

@@ -60,7 +60,7 @@ pub struct BuildArgs {
     /// Header creation time (Unix seconds); default now. Fix it for reproducible builds.
     #[arg(long)]
     timestamp: Option<u64>,
-    /// Treat missing resources as errors.
+    /// Treat missing or unusable (empty, unreadable, undecodable) resources as errors.
     #[arg(long)]
     strict: bool,
     /// No progress line.
@@ -215,12 +215,13 @@ fn write_map(project: &Path, out: &Path, mut file: pmf::File, strict: bool) -> R
     for w in &report.warnings {
         eprintln!("warning: {w}");
     }
-    if !report.missing.is_empty() {
-        let list = report.missing.join(", ");
+    let problems = report.problems();
+    if !problems.is_empty() {
+        let list = problems.join(", ");
         if strict {
-            return Err(fail(project, format!("missing resources (--strict): {list}")));
+            return Err(fail(project, format!("missing or unusable resources (--strict): {list}")));
         }
-        eprintln!("warning: {} missing resources (not embedded): {list}", report.missing.len());
+        eprintln!("warning: {} missing or unusable resources (not embedded): {list}", problems.len());
     }
     let bytes = pmf::write(&file).map_err(|e| fail(out, e))?;
     write_file(out, &bytes)?;
@@ -238,6 +239,10 @@ pub fn build(a: BuildArgs) -> Result<(), Failure> {
         .values()
         .filter_map(|s| s.full.as_ref())
         .fold((0u64, 0u64), |(t, v), b| (t + b.stats.vis_pairs_total, v + b.stats.vis_pairs_visible));
+    let skipped = engine.slots().values().filter_map(|s| s.full.as_ref()).filter(|b| b.stats.vis_skipped).count();
+    if skipped > 0 {
+        eprintln!("warning: {skipped} chunks see too many cubes to list: their air cells carry no visibility data");
+    }
     let file = engine.compile(None).map_err(|e| fail(&a.project, e))?;
     let (file, n) = write_map(&a.project, &a.out, file, a.strict)?;
     eprintln!("{}: {}", a.out.display(), summary(&file, n, start.elapsed().as_secs_f64()));

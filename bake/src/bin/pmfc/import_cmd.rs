@@ -53,6 +53,11 @@ pub struct ImportArgs {
     /// separated); without it the reader searches for the parse that consumes the file exactly.
     #[arg(long, value_delimiter = ',')]
     transparent_voxels: Option<Vec<String>>,
+    /// Voxel Play: import only the voxels inside this box, x0,y0,z0,x1,y1,z1 in Voxel Play world
+    /// units (its voxel coordinates). Whatever lies outside the level grid is dropped either way,
+    /// and reported.
+    #[arg(long, value_parser = parse_box, allow_hyphen_values = true)]
+    crop: Option<[f64; 6]>,
 }
 
 #[derive(Debug, Args)]
@@ -133,10 +138,11 @@ fn detect(path: &Path, bytes: &[u8], options: &voxelplay::ReadOptions) -> Result
     }
 }
 
-/// Opens the project at `dir`, or starts a new map for it.
+/// Opens the project at `dir` for writing (refused while another process has it open), or
+/// starts a new map for it.
 fn open_or_new(dir: &Path, source: &Path) -> Result<(Option<Project>, Map), Failure> {
     if dir.join("map.ron").is_file() {
-        let (p, m) = Project::open(dir).map_err(|e| Failure(e.to_string()))?;
+        let (p, m) = Project::open_locked(dir).map_err(|e| Failure(e.to_string()))?;
         Ok((Some(p), m))
     } else {
         Ok((None, new_map(source)))
@@ -174,8 +180,13 @@ pub fn import(a: ImportArgs) -> Result<(), Failure> {
             resources = report.resources;
         }
         Format::VoxelPlay(save) => {
+            let crop = a.crop.map(|b| voxelplay_import::VoxelBox {
+                min: std::array::from_fn(|k| b[k].min(b[k + 3]).floor() as i64),
+                max: std::array::from_fn(|k| b[k].max(b[k + 3]).ceil() as i64),
+            });
+            let options = voxelplay_import::ImportOptions { at, cube_log2: log2, crop };
             let report =
-                voxelplay_import::import_world(&mut map, a.level, &save, at, log2).map_err(|e| fail(&a.file, e))?;
+                voxelplay_import::import_world(&mut map, a.level, &save, &options).map_err(|e| fail(&a.file, e))?;
             println!(
                 "Voxel Play format {}: {} voxels in {} boxes, {} materials created, {} matched, {} lights, {} entities, {} custom data sections",
                 save.version,
@@ -187,6 +198,13 @@ pub fn import(a: ImportArgs) -> Result<(), Failure> {
                 report.entities.len(),
                 report.custom_sections.len()
             );
+            if report.dropped_voxels > 0 {
+                println!(
+                    "not imported: {} voxels of {} chunks (see the warnings; --at moves the world, --crop picks a part)",
+                    report.dropped_voxels,
+                    report.dropped.len()
+                );
+            }
             for w in &report.warnings {
                 println!("warning: {w}");
             }

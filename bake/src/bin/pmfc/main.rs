@@ -70,8 +70,10 @@ fn read_file(path: &Path) -> Result<Vec<u8>, Failure> {
     std::fs::read(path).map_err(|e| fail(path, e))
 }
 
+/// Replaces `path` atomically: a kill at any moment leaves the old file or the new one, never a
+/// partial or empty one.
 fn write_file(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
-    std::fs::write(path, bytes).map_err(|e| fail(path, e))
+    pmfedit_core::project::atomic::write_atomic(path, bytes).map_err(|e| fail(path, e))
 }
 
 fn run(cli: Cli) -> Result<(), Failure> {
@@ -101,8 +103,17 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Paf { command: PafCommand::Unpack { file, dir } } => {
             let bytes = read_file(&file)?;
             let archive = paf::Archive::from_bytes(&bytes).map_err(|e| fail(&file, e))?;
-            archive.extract_to(&dir).map_err(|e| fail(&dir, e))?;
-            eprintln!("{}: extracted {} files", dir.display(), archive.file_count());
+            let r = archive.extract_to(&dir).map_err(|e| fail(&dir, e))?;
+            eprintln!(
+                "{}: extracted {} files ({} of them copies of links), {} bytes",
+                dir.display(),
+                r.files,
+                r.files - archive.file_count().min(r.files),
+                r.bytes
+            );
+            for s in &r.links_skipped {
+                eprintln!("warning: link {} → {} not extracted: {}", s.path, s.target, s.reason);
+            }
         }
         Command::Import(args) => import_cmd::import(args)?,
         Command::New(args) => build_cmd::new(args)?,

@@ -44,6 +44,9 @@ pub enum M3dError {
     /// The model cannot be written (too many types, a block too large, …).
     #[error("cannot write Model 3D: {0}")]
     Write(String),
+    /// Voxel blocks without voxel types: m3d.h refuses a `VOXD` chunk with no `VOXT` before it.
+    #[error("cannot write Model 3D: voxel data without voxel types (the model holds no voxels)")]
+    NoVoxelTypes,
 }
 
 /// Which variant a model was read from.

@@ -511,6 +511,10 @@ impl Parser<'_> {
                 "voxel data, but the header leaves the voxel dimension or voxel pixel type undefined",
             ));
         }
+        // m3d.h refuses voxel data without a voxel type list before it (M3D_ERR_VOXT).
+        if self.m.voxel_types.is_empty() {
+            return Err(r.invalid_at(r.offset() - 8, "voxel data without a VOXT chunk (voxel types) before it"));
+        }
         let name = self.string(r)?;
         let mut position = [0i32; 3];
         for p in &mut position {

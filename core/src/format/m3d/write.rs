@@ -65,7 +65,13 @@ fn put(w: &mut Writer, size: usize, v: u64) {
 /// materials and the other parts of `model` are not written.
 ///
 /// Voxel type names are written as Model 3D identifiers (spaces and slashes become `_`).
+///
+/// A model the reader (and m3d.h) would refuse is not written: voxel blocks need voxel types
+/// ([`M3dError::NoVoxelTypes`]), and the bytes are read back before they are returned.
 pub fn write_voxel_model(model: &Model) -> Result<Vec<u8>, M3dError> {
+    if model.voxel_types.is_empty() && !model.voxel_blocks.is_empty() {
+        return Err(M3dError::NoVoxelTypes);
+    }
     let mut strings = Strings::new([&model.name, &model.license, &model.author, &model.description]);
     let type_names: Vec<u32> =
         model.voxel_types.iter().map(|t| t.name.as_deref().map_or(0, |n| strings.add(n))).collect();
@@ -175,6 +181,8 @@ pub fn write_voxel_model(model: &Model) -> Result<Vec<u8>, M3dError> {
     out.extend_from_slice(b"3DMO");
     out.extend_from_slice(&total.to_le_bytes());
     out.extend_from_slice(&compressed);
+    // The checks above mirror the reader's; reading back catches whatever they miss.
+    super::read(&out).map_err(|e| M3dError::Write(format!("the model would not read back: {e}")))?;
     Ok(out)
 }
 

@@ -248,6 +248,11 @@ fn split_path(path: &str) -> Result<Vec<&str>, PathError> {
     Ok(comps)
 }
 
+/// Checks an archive path (`a/b/c`) against decision A4: what [`Archive::insert_file`] accepts.
+pub fn validate_path(path: &str) -> Result<(), PathError> {
+    split_path(path).map(|_| ())
+}
+
 /// Checks a link target against decision A4: a `/`-separated archive path from the root, every
 /// component a valid name (so no `..`, `.`, empty components, leading `/`, `\` or NUL).
 pub fn validate_link_target(target: &str) -> Result<(), PathError> {

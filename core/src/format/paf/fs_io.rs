@@ -77,6 +77,11 @@ impl Archive {
     /// [`ExtractReport::links_skipped`]. Link cycles, including a link copying a folder into itself,
     /// are errors, and link copies may add at most [`LINK_COPY_MAX_BYTES`] bytes and
     /// [`LINK_COPY_MAX_ENTRIES`] entries in total, so links cannot blow up an extraction.
+    ///
+    /// The expansion is counted by a dry run before anything is written: an archive whose links
+    /// would go over the limits (or cycle) writes nothing. A failure while writing (an unsafe
+    /// existing path, a full disk) removes the files and folders this extraction created
+    /// (including `dir` itself if it created it); files it overwrote keep their new content.
     pub fn extract_to(&self, dir: impl AsRef<Path>) -> Result<ExtractReport, PafError> {
         self.extract_to_limited(dir, LINK_COPY_MAX_BYTES, LINK_COPY_MAX_ENTRIES)
     }
@@ -90,20 +95,40 @@ impl Archive {
     ) -> Result<ExtractReport, PafError> {
         self.validate()?;
         let dir = dir.as_ref();
-        fs::create_dir_all(dir).map_err(io_err(dir))?;
-        let base = fs::canonicalize(dir).map_err(io_err(dir))?;
-        let mut ex = Extractor {
+        let new = |base: PathBuf, dry_run: bool| Extractor {
             archive: self,
-            base: base.clone(),
+            base,
             report: ExtractReport::default(),
             link_bytes: 0,
             link_entries: 0,
             max_link_bytes,
             max_link_entries,
             stack: Vec::new(),
+            dry_run,
+            created: Vec::new(),
         };
-        ex.write_dir(&self.root, &base, "", 0, false)?;
-        Ok(ex.report)
+        // Dry run: the whole expansion (links, cycles, limits) is counted before anything is
+        // written. Paths are only joined and checked, relative to a stand-in base.
+        let mut plan = new(PathBuf::new(), true);
+        plan.write_dir(&self.root, Path::new(""), "", 0, false)?;
+
+        // Folders this extraction creates for `dir`, to remove on failure.
+        let made: Vec<PathBuf> =
+            dir.ancestors().take_while(|a| !a.as_os_str().is_empty() && !a.exists()).map(Path::to_path_buf).collect();
+        fs::create_dir_all(dir).map_err(io_err(dir))?;
+        let base = fs::canonicalize(dir).map_err(io_err(dir))?;
+        let mut ex = new(base.clone(), false);
+        match ex.write_dir(&self.root, &base, "", 0, false) {
+            Ok(()) => Ok(ex.report),
+            Err(e) => {
+                ex.remove_created();
+                // Innermost first; a folder that holds something else stays.
+                for d in &made {
+                    let _ = fs::remove_dir(d);
+                }
+                Err(e)
+            }
+        }
     }
 }
 
@@ -174,6 +199,10 @@ struct Extractor<'a> {
     max_link_entries: u64,
     /// The archive directories being written, outermost first (real ancestors and link copies).
     stack: Vec<&'a Dir>,
+    /// Count and check only: nothing touches the disk.
+    dry_run: bool,
+    /// Files and folders created on disk, in creation order.
+    created: Vec<PathBuf>,
 }
 
 impl<'a> Extractor<'a> {
@@ -251,9 +280,20 @@ impl<'a> Extractor<'a> {
         Ok(())
     }
 
+    /// Removes what this extraction created, newest first (folders only when empty).
+    fn remove_created(&mut self) {
+        for p in self.created.drain(..).rev() {
+            let _ = if p.is_dir() { fs::remove_dir(&p) } else { fs::remove_file(&p) };
+        }
+    }
+
     fn make_dir(&mut self, path: &Path, via_link: bool) -> Result<(), PafError> {
         if via_link {
             self.count_link_entry(0)?;
+        }
+        if self.dry_run {
+            self.report.dirs += 1;
+            return Ok(());
         }
         match fs::symlink_metadata(path) {
             Ok(meta) if meta.file_type().is_symlink() => {
@@ -269,7 +309,10 @@ impl<'a> Extractor<'a> {
                     reason: "a folder is needed there, but something else exists".to_owned(),
                 });
             }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => fs::create_dir(path).map_err(io_err(path))?,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                fs::create_dir(path).map_err(io_err(path))?;
+                self.created.push(path.to_owned());
+            }
             Err(e) => return Err(PafError::Io { path: path.to_owned(), source: e }),
         }
         self.report.dirs += 1;
@@ -280,6 +323,12 @@ impl<'a> Extractor<'a> {
         if via_link {
             self.count_link_entry(data.len() as u64)?;
         }
+        if self.dry_run {
+            self.report.files += 1;
+            self.report.bytes += data.len() as u64;
+            return Ok(());
+        }
+        let mut existed = true;
         match fs::symlink_metadata(path) {
             Ok(meta) if meta.file_type().is_symlink() => {
                 return Err(PafError::UnsafePath {
@@ -294,8 +343,11 @@ impl<'a> Extractor<'a> {
                 });
             }
             Ok(_) => {}
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => existed = false,
             Err(e) => return Err(PafError::Io { path: path.to_owned(), source: e }),
+        }
+        if !existed {
+            self.created.push(path.to_owned());
         }
         fs::write(path, data).map_err(io_err(path))?;
         self.report.files += 1;

@@ -827,8 +827,60 @@ fn extract_refuses_link_bombs() {
     }
     let report = a.extract_to_limited(tmp.path().join("2"), 1000, 20).unwrap();
     assert_eq!(report.links_copied.len(), 10);
+    assert_eq!((report.files, report.bytes), (11, 1100), "link copies count as files");
     let err = a.extract_to_limited(tmp.path().join("3"), 999, 20).unwrap_err();
     assert!(err.to_string().contains("999 bytes"), "{err}");
+    // Refused expansions are counted before anything is written: no destination, no copies.
+    assert!(!tmp.path().join("1").exists() && !tmp.path().join("3").exists());
+}
+
+/// A link-heavy archive over the limit used to write up to the limit (1 GiB, 1 025 files for a
+/// 1 MB archive) before it was refused, and leave it all behind; now it writes nothing, even
+/// into a destination that holds other files.
+#[test]
+fn a_refused_link_expansion_leaves_the_destination_as_it_was() {
+    let mut a = Archive::new();
+    a.insert_file("big", vec![7; 4096]).unwrap();
+    for i in 0..40 {
+        a.insert_link(&format!("copy{i:02}"), "big").unwrap();
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dest = tmp.path().join("dest");
+    std::fs::create_dir_all(&dest).unwrap();
+    std::fs::write(dest.join("mine.txt"), b"keep me").unwrap();
+    let before = disk_tree(&dest);
+    let err = a.extract_to_limited(&dest, 100 * 1024, 1000).unwrap_err();
+    assert!(matches!(err, PafError::LinkExpansionTooLarge { .. }), "{err}");
+    assert_eq!(disk_tree(&dest), before);
+}
+
+/// A failure found only while writing (an existing symlink where a folder goes) removes what
+/// the extraction had created so far, and the destination folder it created.
+#[cfg(unix)]
+#[test]
+fn a_failure_while_writing_removes_what_was_created() {
+    let tmp = tempfile::tempdir().unwrap();
+    let elsewhere = tmp.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let mut a = Archive::new();
+    a.insert_file("a/one", b"1".to_vec()).unwrap();
+    a.insert_file("b/two", b"2".to_vec()).unwrap();
+    a.insert_file("c/three", b"3".to_vec()).unwrap();
+    // "a" extracts, then "b" is a symlink on disk: refused.
+    let dest = tmp.path().join("dest");
+    std::fs::create_dir_all(&dest).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, dest.join("b")).unwrap();
+    let err = a.extract_to(&dest).unwrap_err();
+    assert!(matches!(err, PafError::UnsafePath { .. }), "{err}");
+    let left: Vec<_> = std::fs::read_dir(&dest).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(left, ["b"], "only the pre-existing symlink is left");
+    // A refused expansion does not even create the destination.
+    let nested = tmp.path().join("new/deeper");
+    let mut a = Archive::new();
+    a.insert_file("x", b"x".to_vec()).unwrap();
+    a.insert_link("y", "x").unwrap();
+    assert!(a.extract_to_limited(&nested, 0, 10).is_err());
+    assert!(!tmp.path().join("new").exists());
 }
 
 #[test]

@@ -12,6 +12,12 @@
 //!   larger than their encoding), so memory grows only with what is actually parsed.
 //! - LZ4 blocks go through [`lz4f::decompress`]: declared sizes are capped at 1 GiB and the output
 //!   must be exactly the declared size (docs/spec/PMF-NOTES.md L1, L5).
+//! - A whole file is held to a budget ([`ReadLimits`]): the bytes all its blocks decompress to
+//!   together, and the cubes all its chunks hold together, are checked before each block is
+//!   decompressed and before each chunk's cubes are read, so a few MB of LZ4 cannot make the
+//!   reader hold gigabytes. The error names the section where the budget ran out.
+//! - Blocks are decompressed one at a time, each right before it is parsed and dropped after:
+//!   a level or chunk never holds its three decompressed blocks at once.
 //! - No input can make this module panic: no unchecked indexing, no unchecked arithmetic on values
 //!   read from the file.
 //!
@@ -38,10 +44,13 @@
 //!
 //! # The draft layout (docs/spec/PMF-NOTES.md D1)
 //! When the current layout fails, [`read`] tries the older draft layout (seed 003) as far as the
-//! first level's common block decompressing to its declared size. If that works the file is
-//! reported as `PMF draft layout, unsupported (…)`, quoting where and why the current layout
-//! failed; otherwise the current layout's error is returned unchanged.
+//! first level's common block: a well-formed LZ4 frame whose declared content size (when the
+//! frame states one) is the block's declared size and whose first 64 KiB decode. Nothing more
+//! is decompressed just to word an error. If that works the file is reported as `PMF draft
+//! layout, unsupported (…)`, quoting where and why the current layout failed; otherwise the
+//! current layout's error is returned unchanged.
 
+use std::cell::Cell;
 use std::sync::Arc;
 
 use super::entity::read_entities;
@@ -103,9 +112,82 @@ pub(crate) struct CubeHeader {
     pub pathfinding: bool,
 }
 
-/// Parses a whole `.pmf` file.
+/// How much one file may make the reader hold (see the module documentation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadLimits {
+    /// Most bytes the LZ4 blocks of the file may decompress to, all together.
+    pub max_decompressed: u64,
+    /// Most cubes the chunks of the file may hold, all together.
+    pub max_cubes: u64,
+}
+
+impl ReadLimits {
+    /// 2 GiB decompressed and 16 M cubes: far above what real maps need (a fully subdivided
+    /// 16-unit chunk of the finest cubes is 2.4 M cubes), and bounded (a parsed cube with its
+    /// client and server records takes a few hundred bytes).
+    pub const DEFAULT: ReadLimits = ReadLimits { max_decompressed: 2 << 30, max_cubes: 16 << 20 };
+}
+
+impl Default for ReadLimits {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
+/// What is left of a file's [`ReadLimits`] while it is read.
+pub(crate) struct Budget {
+    limits: ReadLimits,
+    decompressed: Cell<u64>,
+    cubes: Cell<u64>,
+}
+
+impl Budget {
+    fn new(limits: ReadLimits) -> Self {
+        Self { limits, decompressed: Cell::new(0), cubes: Cell::new(0) }
+    }
+
+    /// Takes `n` bytes of decompressed output for the block at `r` (its frame).
+    fn take_bytes(&self, r: &Reader<'_>, n: u64) -> ReadResult<()> {
+        let total = self.decompressed.get().saturating_add(n);
+        if total > self.limits.max_decompressed {
+            return Err(r.invalid(format!(
+                "the file's blocks decompress to more than {} bytes together (this block: {n}, before it: {}); \
+                 refused (ReadLimits::max_decompressed)",
+                self.limits.max_decompressed,
+                self.decompressed.get()
+            )));
+        }
+        self.decompressed.set(total);
+        Ok(())
+    }
+
+    /// Takes `n` cubes for the chunk whose cube count was read at `at`.
+    fn take_cubes(&self, r: &Reader<'_>, at: u64, n: u64) -> ReadResult<()> {
+        let total = self.cubes.get().saturating_add(n);
+        if total > self.limits.max_cubes {
+            return Err(r.invalid_at(
+                at,
+                format!(
+                    "the file's chunks hold more than {} cubes together (this chunk: {n}, before it: {}); refused \
+                     (ReadLimits::max_cubes)",
+                    self.limits.max_cubes,
+                    self.cubes.get()
+                ),
+            ));
+        }
+        self.cubes.set(total);
+        Ok(())
+    }
+}
+
+/// Parses a whole `.pmf` file within [`ReadLimits::DEFAULT`].
 pub fn read(bytes: &[u8]) -> ReadResult<File> {
-    match read_current(bytes) {
+    read_with(bytes, &ReadLimits::DEFAULT)
+}
+
+/// Parses a whole `.pmf` file within `limits`.
+pub fn read_with(bytes: &[u8], limits: &ReadLimits) -> ReadResult<File> {
+    match read_current(bytes, &Budget::new(*limits)) {
         Ok(file) => Ok(file),
         Err(e) if draft_first_level(bytes).is_ok() => Err(ReadError {
             section: Arc::from("PMF"),
@@ -122,7 +204,7 @@ pub fn read(bytes: &[u8]) -> ReadResult<File> {
     }
 }
 
-fn read_current(bytes: &[u8]) -> ReadResult<File> {
+fn read_current(bytes: &[u8], budget: &Budget) -> ReadResult<File> {
     let mut r = Reader::new(bytes, "header");
     let header = read_header(&mut r)?;
 
@@ -155,7 +237,7 @@ fn read_current(bytes: &[u8]) -> ReadResult<File> {
     let mut levels = alloc(n);
     for (i, size) in level_sizes.into_iter().enumerate() {
         let mut lr = r.sub(size as usize, format!("level {i}"))?;
-        levels.push(read_level(&mut lr, i)?);
+        levels.push(read_level(&mut lr, i, budget)?);
         lr.expect_end()?;
     }
 
@@ -199,27 +281,37 @@ pub(crate) fn read_header(r: &mut Reader<'_>) -> ReadResult<Header> {
     Ok(Header { creation_time, name, description, authors, compiler_info, gamemodes })
 }
 
-/// A decompressed LZ4 block and the section name its errors are reported under.
-struct Block {
-    data: Vec<u8>,
+/// An LZ4 block not decompressed yet: its frame and what it decompresses to.
+struct Block<'a> {
+    frame: Reader<'a>,
+    decompressed: u32,
     section: String,
 }
 
-impl Block {
-    fn reader(&self) -> Reader<'_> {
-        Reader::new(&self.data, self.section.as_str())
+impl<'a> Block<'a> {
+    /// Takes the next `compressed` bytes of `r` as the frame of a block that decompresses to
+    /// exactly `decompressed` bytes; nothing is decompressed yet.
+    fn take(r: &mut Reader<'a>, compressed: u32, decompressed: u32, prefix: &str, what: &str) -> ReadResult<Self> {
+        let at = r.offset();
+        let frame = r.sub(compressed as usize, format!("{prefix} / {what} (LZ4 frame at byte {at})"))?;
+        Ok(Block { frame, decompressed, section: format!("{prefix} / {what} (LZ4 frame at byte {at}), decompressed") })
+    }
+
+    /// Decompresses the block (within the budget) and parses it with `parse`, which must consume
+    /// it exactly; the decompressed bytes are dropped before this returns.
+    fn parse<T>(self, budget: &Budget, parse: impl FnOnce(&mut Reader<'_>) -> ReadResult<T>) -> ReadResult<T> {
+        // The per-block limit first (docs/spec/PMF-NOTES.md L1), then the file's budget.
+        self.frame.limit(self.decompressed.into(), lz4f::MAX_DECOMPRESSED)?;
+        budget.take_bytes(&self.frame, self.decompressed.into())?;
+        let data = lz4f::decompress(&self.frame, self.decompressed.into())?;
+        let mut r = Reader::new(&data, self.section.as_str());
+        let out = parse(&mut r)?;
+        r.expect_end()?;
+        Ok(out)
     }
 }
 
-/// Reads `compressed` bytes of LZ4 frame and decompresses them to exactly `decompressed` bytes.
-fn read_block(r: &mut Reader<'_>, compressed: u32, decompressed: u32, prefix: &str, what: &str) -> ReadResult<Block> {
-    let at = r.offset();
-    let frame = r.sub(compressed as usize, format!("{prefix} / {what} (LZ4 frame at byte {at})"))?;
-    let data = lz4f::decompress(&frame, decompressed.into())?;
-    Ok(Block { data, section: format!("{prefix} / {what} (LZ4 frame at byte {at}), decompressed") })
-}
-
-pub(crate) fn read_level(r: &mut Reader<'_>, li: usize) -> ReadResult<Level> {
+pub(crate) fn read_level(r: &mut Reader<'_>, li: usize, budget: &Budget) -> ReadResult<Level> {
     let prefix = format!("level {li}");
     let flags = r.u8()?;
     let mut sizes = [0u32; 6];
@@ -227,19 +319,12 @@ pub(crate) fn read_level(r: &mut Reader<'_>, li: usize) -> ReadResult<Level> {
         *s = r.u32()?;
     }
     let [cc, lc, sc, cd, ld, sd] = sizes;
-    let common_block = read_block(r, cc, cd, &prefix, "common data")?;
-    let client_block = read_block(r, lc, ld, &prefix, "client data")?;
-    let server_block = read_block(r, sc, sd, &prefix, "server data")?;
-
-    let mut br = common_block.reader();
-    let common = read_level_common(&mut br)?;
-    br.expect_end()?;
-    let mut br = client_block.reader();
-    let client = read_level_client(&mut br, common.materials.len())?;
-    br.expect_end()?;
-    let mut br = server_block.reader();
-    let server = read_level_server(&mut br)?;
-    br.expect_end()?;
+    let common_block = Block::take(r, cc, cd, &prefix, "common data")?;
+    let client_block = Block::take(r, lc, ld, &prefix, "client data")?;
+    let server_block = Block::take(r, sc, sd, &prefix, "server data")?;
+    let common = common_block.parse(budget, read_level_common)?;
+    let client = client_block.parse(budget, |br| read_level_client(br, common.materials.len()))?;
+    let server = server_block.parse(budget, read_level_server)?;
 
     let at = r.offset();
     let chunk_size_exp = r.u8()?;
@@ -268,7 +353,7 @@ pub(crate) fn read_level(r: &mut Reader<'_>, li: usize) -> ReadResult<Level> {
     let mut chunks = alloc(n);
     for (i, rec) in records.iter().enumerate() {
         let at = grid.index_of(i);
-        chunks.push(read_chunk(r, &format!("{prefix} / chunk {at}"), rec, chunk_size_exp, grid)?);
+        chunks.push(read_chunk(r, &format!("{prefix} / chunk {at}"), rec, chunk_size_exp, grid, budget)?);
     }
     Ok(Level { flags, common, client, server, chunk_size_exp, grid, center_chunk, chunks })
 }
@@ -287,26 +372,29 @@ pub(crate) fn read_chunk_index(r: &mut Reader<'_>) -> ReadResult<ChunkIndex> {
     Ok(ChunkIndex::from_bits(r.u32()?))
 }
 
-/// Reads one chunk's three LZ4 blocks and parses them.
-fn read_chunk(r: &mut Reader<'_>, prefix: &str, rec: &[u32; 6], exp: u8, grid: GridSize) -> ReadResult<Chunk> {
+/// Reads one chunk's three LZ4 blocks and parses them, one block at a time.
+fn read_chunk(
+    r: &mut Reader<'_>,
+    prefix: &str,
+    rec: &[u32; 6],
+    exp: u8,
+    grid: GridSize,
+    budget: &Budget,
+) -> ReadResult<Chunk> {
     let [cc, lc, sc, cd, ld, sd] = *rec;
-    let common_block = read_block(r, cc, cd, prefix, "common data")?;
-    let client_block = read_block(r, lc, ld, prefix, "client data")?;
-    let server_block = read_block(r, sc, sd, prefix, "server data")?;
+    let common_block = Block::take(r, cc, cd, prefix, "common data")?;
+    let client_block = Block::take(r, lc, ld, prefix, "client data")?;
+    let server_block = Block::take(r, sc, sd, prefix, "server data")?;
 
-    let mut cr = common_block.reader();
-    // The common chunk table also serves the client chunk (docs/spec/PMF-NOTES.md S3).
-    let table = StringTable::read(&mut cr)?;
-    let (common, headers) = read_chunk_common(&mut cr, &table, exp, grid)?;
-    cr.expect_end()?;
-
-    let mut lr = client_block.reader();
-    let client = read_chunk_client(&mut lr, &table, &common, &headers)?;
-    lr.expect_end()?;
-
-    let mut sr = server_block.reader();
-    let server = read_chunk_server(&mut sr, &headers, grid)?;
-    sr.expect_end()?;
+    // The common chunk table also serves the client chunk (docs/spec/PMF-NOTES.md S3); it
+    // borrows the common block, so the table's strings are copied out for the client block.
+    let (common, headers, table) = common_block.parse(budget, |cr| {
+        let table = StringTable::read(cr)?;
+        let (common, headers) = read_chunk_common(cr, &table, exp, grid, budget)?;
+        Ok((common, headers, table.to_owned_table()))
+    })?;
+    let client = client_block.parse(budget, |lr| read_chunk_client(lr, &table.borrow(), &common, &headers))?;
+    let server = server_block.parse(budget, |sr| read_chunk_server(sr, &headers, grid))?;
     Ok(Chunk { common, client, server })
 }
 
@@ -521,6 +609,7 @@ pub(crate) fn read_chunk_common(
     t: &StringTable<'_>,
     chunk_size_exp: u8,
     grid: GridSize,
+    budget: &Budget,
 ) -> ReadResult<(ChunkCommon, Vec<CubeHeader>)> {
     let used_materials = read_names(r, t, "used material names")?;
     let used_physics_materials = read_names(r, t, "used physics material names")?;
@@ -545,6 +634,7 @@ pub(crate) fn read_chunk_common(
         return Err(r.invalid_at(at, "cube count is 0 (a chunk has at least its root cube)"));
     }
     let n = r.count(n.into(), min::CUBE, "cubes")?;
+    budget.take_cubes(r, at, n as u64)?;
     let mut cubes = alloc(n);
     let mut headers = alloc(n);
     let mut offsets = alloc(n);
@@ -1059,8 +1149,8 @@ pub(crate) fn check_region(region: &Region, grid: GridSize) -> Result<(), ChunkC
 // ---------------------------------------------------------------------------------------------
 // The draft layout (docs/spec/PMF-NOTES.md D1, seed 003)
 
-/// Parses the draft layout as far as the first level's common block decompressing to its
-/// declared size. `Ok` means the file is most likely a draft-layout PMF.
+/// Parses the draft layout as far as the first level's common block, an LZ4 frame of its
+/// declared size ([`lz4f::probe`]). `Ok` means the file is most likely a draft-layout PMF.
 fn draft_first_level(bytes: &[u8]) -> ReadResult<()> {
     let mut r = Reader::new(bytes, "draft layout");
     if r.array::<3>()? != *b"PMF" || r.u8()? != 0 {
@@ -1100,6 +1190,6 @@ fn draft_first_level(bytes: &[u8]) -> ReadResult<()> {
     let compressed = lr.u32()?;
     let decompressed = lr.u32()?;
     let frame = lr.sub(compressed as usize, "draft level 0 common data")?;
-    lz4f::decompress(&frame, decompressed.into())?;
-    Ok(())
+    // Only to word an error: check the frame, decode its first 64 KiB (not up to 1 GiB).
+    lz4f::probe(&frame, decompressed.into(), 64 << 10)
 }

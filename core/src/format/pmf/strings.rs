@@ -60,6 +60,26 @@ impl<'a> StringTable<'a> {
         let off = r.u32()?;
         self.get(off, r, at).map(str::to_owned)
     }
+
+    /// A copy that outlives the bytes it was read from.
+    pub fn to_owned_table(&self) -> OwnedStringTable {
+        OwnedStringTable { bytes: self.bytes.to_vec(), base: self.base }
+    }
+}
+
+/// A [`StringTable`] copied out of the block it was read from, so that the block can be dropped
+/// while the table still serves another block (a chunk's client block uses the common block's).
+#[derive(Debug, Clone, Default)]
+pub struct OwnedStringTable {
+    bytes: Vec<u8>,
+    base: u64,
+}
+
+impl OwnedStringTable {
+    /// The table, borrowed.
+    pub fn borrow(&self) -> StringTable<'_> {
+        StringTable { bytes: &self.bytes, base: self.base }
+    }
 }
 
 /// Builds a string table while a section is written.

@@ -2079,3 +2079,64 @@ fn empty_gamemode_names_read_and_write_back() {
     assert_eq!(file.header.gamemodes, vec![String::new(), "dm".to_owned()]);
     assert_eq!(write(&file).unwrap(), b);
 }
+
+// =============================================================================================
+// The file's budget and lazy decompression (issue 15, items 6 and 12)
+
+#[test]
+fn cubes_beyond_the_budget_are_refused_naming_the_chunk() {
+    let file = rich_file();
+    let bytes = write(&file).unwrap();
+    let cubes: u64 = file.levels.iter().flat_map(|l| &l.chunks).map(|c| c.common.cubes.len() as u64).sum();
+    let limits = |max_cubes| rd::ReadLimits { max_cubes, ..rd::ReadLimits::DEFAULT };
+    assert_eq!(rd::read_with(&bytes, &limits(cubes)).unwrap(), file);
+    let e = rd::read_with(&bytes, &limits(cubes - 1)).unwrap_err();
+    assert!(e.to_string().contains("ReadLimits::max_cubes"), "{e}");
+    assert!(e.section.contains("chunk") && e.section.contains("common data"), "{e}");
+}
+
+#[test]
+fn decompressed_bytes_beyond_the_budget_are_refused_naming_the_block() {
+    let bytes = write(&rich_file()).unwrap();
+    let limits = rd::ReadLimits { max_decompressed: 16, ..rd::ReadLimits::DEFAULT };
+    let e = rd::read_with(&bytes, &limits).unwrap_err();
+    assert!(e.to_string().contains("ReadLimits::max_decompressed"), "{e}");
+    assert!(e.section.starts_with("level 0 / ") && e.section.contains("LZ4 frame at byte"), "{e}");
+}
+
+/// 17 M one-byte cube records are 17 MB of block (about 70 KB of LZ4): refused by the default
+/// budget when their count is read, before any is parsed (a cube in memory takes a few hundred
+/// bytes: parsing them all took gigabytes).
+#[test]
+fn the_default_budget_refuses_millions_of_cubes_before_parsing_them() {
+    let n = (17u32 << 20) + 1;
+    let mut common = CHUNK_COMMON[..11].to_vec();
+    common.extend_from_slice(&u32b(n));
+    common.resize(common.len() + n as usize, 0);
+    let bytes = raw_with_chunk(&common, CHUNK_CLIENT, CHUNK_SERVER);
+    assert!(bytes.len() < 200_000, "{} bytes", bytes.len());
+    let t = std::time::Instant::now();
+    let e = read_err(&bytes);
+    assert!(e.to_string().contains("ReadLimits::max_cubes"), "{e}");
+    assert!(e.section.contains("chunk") && e.section.contains("common data"), "{e}");
+    assert!(t.elapsed().as_secs() < 20, "{:?}", t.elapsed());
+}
+
+/// Blocks are decompressed one at a time, right before they are parsed: a level whose common
+/// block fails to parse is reported as such, and its client block (a broken frame here) is
+/// never decompressed. All three used to be decompressed first.
+#[test]
+fn a_block_is_parsed_before_the_next_is_decompressed() {
+    let mut level = minimal_raw_level();
+    level.blocks[0].push(0xAA); // a byte after the level's common data
+    let mut bytes = assemble(&[level.clone()]);
+    // Break the client block's frame: its end mark becomes a huge block length.
+    let magic = [0x04, 0x22, 0x4D, 0x18];
+    let frames: Vec<usize> = bytes.windows(4).enumerate().filter(|(_, w)| *w == magic).map(|(i, _)| i).collect();
+    let client = frames[1];
+    let client_len = lz4f::compress(&level.blocks[1]).len();
+    bytes[client + client_len - 8..client + client_len - 4].copy_from_slice(&u32b(0x7FFF_FFF0));
+    let e = read_err(&bytes);
+    assert!(e.section.contains("level 0 / common data"), "{e}");
+    assert!(e.to_string().contains("1 bytes") || e.to_string().contains("after"), "{e}");
+}

@@ -49,6 +49,12 @@
 //!   the file exactly, else the `Int16` reading (see [`SectionLength`]). The contents are kept
 //!   compressed as they are stored (raw Deflate, .NET `DeflateStream`); [`CustomSection::inflate`]
 //!   decompresses them.
+//! - **Item field order, formats 11 and 12**: the specification (and Voxel Play's readers of 10,
+//!   13 and 14) give an item as definition, position, quantity; Voxel Play's own readers of 11
+//!   and 12 read definition, quantity, position. Both are 16 bytes, so the file parses either
+//!   way and only the items differ. Items lie in (or next to) the chunk that stores them, so for
+//!   11 and 12 the reader takes the order under which more items do, the specification's on a
+//!   tie, and says which in [`WorldSave::item_order`].
 //! - **Trailing bytes** after the last structure of a format are a read error: a reader that
 //!   disagrees with the writer about the layout then says so instead of importing garbage.
 //! - **Versions**: below 5 and above 14 are refused with "unsupported version N" (later Voxel Play
@@ -84,6 +90,7 @@
 //! confirm it or give the list; with [`ReadOptions::reject_ambiguous`] it is an error instead.
 //! No exact parse within the budget is an error that asks for the list.
 
+mod layout;
 mod read;
 mod resolve;
 
@@ -185,6 +192,8 @@ pub struct WorldSave {
     pub custom_sections: Vec<CustomSection>,
     /// How the custom section lengths were stored (11 and later; `None` before).
     pub section_length: Option<SectionLength>,
+    /// The field order the item records were read with.
+    pub item_order: ItemOrder,
     /// Formats 5 and 6: how the run tails were decided. `None` for other formats.
     pub resolution: Option<Resolution>,
 }
@@ -381,6 +390,16 @@ pub enum InflateError {
     Corrupt(String),
     #[error("custom data section inflates to more than {limit} bytes")]
     TooLarge { limit: usize },
+}
+
+/// The order of an item record's fields after the definition index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ItemOrder {
+    /// Position, then quantity: the specification.
+    #[default]
+    PositionFirst,
+    /// Quantity, then position: what Voxel Play's readers of formats 11 and 12 expect.
+    QuantityFirst,
 }
 
 /// How the custom data section lengths were stored.

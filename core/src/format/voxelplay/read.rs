@@ -1,106 +1,15 @@
-//! The reader: per-format layouts, the header, the body. The format 5/6 search is in `resolve`.
+//! The reader: the header and the body. The layouts are in `layout`, the format 5/6 search is in
+//! `resolve`.
 
 use std::sync::Arc;
 
+use super::layout::{Header, ITEM_SIZE, Layout, RUN_SIZE, TailLayout};
 use super::resolve;
 use super::{
-    Chunk, CustomSection, GameObject, Item, LightSource, ReadOptions, Resolution, ResolutionMethod, RunTail,
+    Chunk, CustomSection, GameObject, Item, ItemOrder, LightSource, ReadOptions, Resolution, ResolutionMethod, RunTail,
     SectionLength, TailKind, VoxelPlayError, VoxelProperties, VoxelProperty, VoxelRun, WorldSave,
 };
 use crate::format::bin::{ReadErrorKind, ReadResult, Reader};
-
-/// How a format's run tails are laid out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum TailLayout {
-    /// 5, 6: depends on each definition's render type.
-    PerDefinition,
-    /// 7–11: flags byte + rotation marker (+ angles).
-    FlagsAndRotation,
-    /// 12–14: flags byte.
-    Flags,
-}
-
-/// What a format version contains (see the table in the module documentation).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Layout {
-    pub version: u8,
-    pub chunk_size_byte: bool,
-    pub item_definitions: bool,
-    pub tail: TailLayout,
-    pub populated_byte: bool,
-    pub light_item: bool,
-    pub items: bool,
-    pub voxel_properties: bool,
-    pub game_objects: bool,
-    pub custom_sections: bool,
-}
-
-impl Layout {
-    /// The layout of `version`, or `None` if it is not read.
-    pub fn of(version: u8) -> Option<Layout> {
-        if !(super::MIN_VERSION..=super::MAX_VERSION).contains(&version) {
-            return None;
-        }
-        Some(Layout {
-            version,
-            chunk_size_byte: version >= 10,
-            item_definitions: version >= 6,
-            tail: match version {
-                5 | 6 => TailLayout::PerDefinition,
-                7..=11 => TailLayout::FlagsAndRotation,
-                _ => TailLayout::Flags,
-            },
-            populated_byte: version >= 14,
-            light_item: version >= 8,
-            items: version >= 6,
-            voxel_properties: version >= 13,
-            game_objects: version >= 9,
-            custom_sections: version >= 11,
-        })
-    }
-
-    /// Bytes of a torch record.
-    pub fn light_size(&self) -> usize {
-        if self.light_item { 16 } else { 14 }
-    }
-
-    /// The fewest bytes a chunk can take.
-    fn min_chunk_size(&self) -> usize {
-        12 + 1
-            + usize::from(self.populated_byte)
-            + 2
-            + 2
-            + if self.items { 2 } else { 0 }
-            + if self.voxel_properties { 2 } else { 0 }
-    }
-}
-
-/// Bytes of an item record.
-pub(super) const ITEM_SIZE: usize = 16;
-/// Bytes of a run's fixed fields.
-pub(super) const RUN_SIZE: usize = 9;
-
-/// The header: everything before the chunks.
-#[derive(Debug, Clone)]
-pub(super) struct Header {
-    pub layout: Layout,
-    pub chunk_size: u8,
-    pub character_position: [f32; 3],
-    pub character_rotation: [f32; 3],
-    pub camera_rotation: [f32; 3],
-    pub voxel_definitions: Vec<String>,
-    pub item_definitions: Vec<String>,
-    pub chunk_count: usize,
-    /// Absolute offset of the first chunk.
-    pub body_start: usize,
-}
-
-impl Header {
-    /// Voxels per chunk.
-    pub fn volume(&self) -> u32 {
-        u32::from(self.chunk_size).pow(3)
-    }
-}
 
 /// Reads a .NET `BinaryWriter` string: 7-bit-encoded byte length (at most 5 bytes, at most
 /// `i32::MAX`), then that many bytes of UTF-8.
@@ -402,7 +311,12 @@ pub fn read_world(data: &[u8], options: &ReadOptions) -> Result<WorldSave, Voxel
         (TailLayout::PerDefinition, Some(k)) => k.get(usize::from(d)).copied().flatten().unwrap_or(TailKind::Plain),
         (TailLayout::PerDefinition, None) => TailKind::Plain,
     };
-    let Body { chunks, game_objects, custom_sections, section_length } = read_body(data, &header, &tail_of)?;
+    let Body { mut chunks, game_objects, custom_sections, section_length } = read_body(data, &header, &tail_of)?;
+    let item_order = if matches!(version, 11 | 12) {
+        settle_item_order(&mut chunks, header.chunk_size)
+    } else {
+        ItemOrder::PositionFirst
+    };
     Ok(WorldSave {
         version,
         chunk_size: header.chunk_size,
@@ -415,8 +329,46 @@ pub fn read_world(data: &[u8], options: &ReadOptions) -> Result<WorldSave, Voxel
         game_objects,
         custom_sections,
         section_length,
+        item_order,
         resolution,
     })
+}
+
+/// Formats 11 and 12: re-reads the items quantity-first if more of them then lie in or next to
+/// their chunk (see the module documentation). The records are the same 16 bytes either way.
+fn settle_item_order(chunks: &mut [Chunk], chunk_size: u8) -> ItemOrder {
+    let reach = f32::from(chunk_size) * 1.5;
+    let near = |it: &Item, c: &Chunk| (0..3).all(|k| (it.position[k] - c.position[k]).abs() <= reach);
+    let (mut as_read, mut swapped) = (0usize, 0usize);
+    for c in chunks.iter() {
+        for it in &c.items {
+            as_read += usize::from(near(it, c));
+            swapped += usize::from(near(&quantity_first(it), c));
+        }
+    }
+    if swapped <= as_read {
+        return ItemOrder::PositionFirst;
+    }
+    for c in chunks {
+        for it in &mut c.items {
+            *it = quantity_first(it);
+        }
+    }
+    ItemOrder::QuantityFirst
+}
+
+/// The item whose record, read position-first, gave `it`, read quantity-first.
+fn quantity_first(it: &Item) -> Item {
+    let mut raw = [0u8; 14];
+    for (k, v) in it.position.iter().enumerate() {
+        raw[4 * k..4 * k + 4].copy_from_slice(&v.to_le_bytes());
+    }
+    raw[12..].copy_from_slice(&it.quantity.to_le_bytes());
+    Item {
+        definition: it.definition,
+        quantity: i16::from_le_bytes([raw[0], raw[1]]),
+        position: std::array::from_fn(|k| f32::from_le_bytes(raw[2 + 4 * k..6 + 4 * k].try_into().expect("4 bytes"))),
+    }
 }
 
 /// The tail kinds a user list gives: custom list first, then the transparent list, else plain.

@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use super::read::{Header, ITEM_SIZE, RUN_SIZE};
+use super::layout::{Header, ITEM_SIZE, RUN_SIZE};
 use super::{MAX_CANDIDATES, ReadOptions, Resolution, ResolutionMethod, TailKind, VoxelPlayError};
 use crate::format::bin::{ReadError, Reader};
 

@@ -344,7 +344,7 @@ fn run(version: u8, definition: u16, color: [u8; 3], start: u16, repetitions: u1
 
 /// A save with everything `version` can hold; 12 uses chunks of 32.
 fn fixture(version: u8) -> WorldSave {
-    let l = read::Layout::of(version).unwrap();
+    let l = layout::Layout::of(version).unwrap();
     let size: u16 = if version == 12 { 32 } else { 16 };
     let half = f32::from(size / 2);
     let layer = size * size;
@@ -459,6 +459,159 @@ fn every_layout_reads_back() {
         let resolution = read_back(&bytes, &ReadOptions::default(), &s);
         assert_eq!(resolution.is_some(), v <= 6, "format {v}");
     }
+}
+
+/// The shape of the real format 11 saves that would not import (issue 15): a few hundred
+/// 16-voxel chunks of a world near the origin, voxel names in Cyrillic (two UTF-8 bytes per
+/// letter, so byte and character counts differ), custom voxels with and without rotation, items,
+/// torches, game objects, `Int32` custom section lengths as Voxel Play writes them — and one
+/// chunk at x = −15 999 992, where Voxel Play's `FastMath.FloorToInt` puts a chunk asked for at a
+/// NaN or infinite X. The file holds that chunk: the reader must read it exactly, and the
+/// importer must import the world without it.
+fn format_11_world_with_an_overflow_chunk() -> WorldSave {
+    let names = ["Земля", "Трава", "Камень", "Факел"];
+    let mut s = WorldSave {
+        version: 11,
+        chunk_size: 16,
+        character_position: [120.5, 30.0, 64.25],
+        voxel_definitions: names.iter().map(|n| n.to_string()).collect(),
+        item_definitions: vec!["Факел".into(), "Меч".into()],
+        ..WorldSave::default()
+    };
+    let t = |flags, angles: Option<[f32; 3]>| RunTail::FlagsAndRotation {
+        flags,
+        marker: u8::from(angles.is_some()),
+        angles,
+    };
+    for cx in 0..12u16 {
+        for cz in 0..8u16 {
+            let mut c = Chunk {
+                position: [f32::from(cx) * 16.0 + 8.0, 8.0, f32::from(cz) * 16.0 + 8.0],
+                above_surface: 1,
+                runs: vec![
+                    VoxelRun { definition: 2, color: [255; 3], start: 0, repetitions: 512, tail: t(0, None) },
+                    VoxelRun { definition: 0, color: [255; 3], start: 512, repetitions: 256, tail: t(0, None) },
+                ],
+                ..Chunk::default()
+            };
+            // A grass layer with uneven rows, as terrain leaves it: three runs a row.
+            for z in 0..16u16 {
+                let row = 768 + z * 16;
+                let a = 2 + (z + cx) % 5;
+                let b = 3 + (z * 7 + cz) % 6;
+                let tint = [90, 160 + (z % 3) as u8, 60];
+                c.runs.push(VoxelRun { definition: 1, color: tint, start: row, repetitions: a, tail: t(2, None) });
+                c.runs.push(VoxelRun {
+                    definition: 0,
+                    color: [255; 3],
+                    start: row + a,
+                    repetitions: b,
+                    tail: t(0, None),
+                });
+                let rest = 16 - a - b;
+                c.runs.push(VoxelRun {
+                    definition: 1,
+                    color: [255; 3],
+                    start: row + a + b,
+                    repetitions: rest,
+                    tail: t(1, None),
+                });
+            }
+            if (cx + cz) % 5 == 0 {
+                c.runs.push(VoxelRun {
+                    definition: 3,
+                    color: [255; 3],
+                    start: 1100,
+                    repetitions: 1,
+                    tail: t(0, Some([0.0, 90.0, 0.0])),
+                });
+                c.light_sources.push(LightSource {
+                    voxel_index: 700,
+                    normal: [0.0, 1.0, 0.0],
+                    item_definition: Some(0),
+                });
+            }
+            if (cx * 3 + cz) % 7 == 0 {
+                let p = [c.position[0] - 2.5, 12.25, c.position[2] + 3.75];
+                c.items.push(Item { definition: 1, position: p, quantity: 3 });
+            }
+            s.chunks.push(c);
+        }
+    }
+    // The overflow chunk, in the middle of the list as a hash-ordered dictionary leaves it.
+    s.chunks.insert(
+        40,
+        Chunk {
+            position: [-15_999_992.0, 24.0, 40.0],
+            above_surface: 1,
+            runs: vec![VoxelRun { definition: 1, color: [255; 3], start: 0, repetitions: 16, tail: t(0, None) }],
+            ..Chunk::default()
+        },
+    );
+    s.game_objects = vec![GameObject {
+        prefab_path: "Префабы/сундук".into(),
+        name: "Сундук".into(),
+        position: [20.0, 17.0, 30.0],
+        scale: [1.0; 3],
+        ..GameObject::default()
+    }];
+    s.custom_sections =
+        vec![CustomSection { name: "инвентарь".into(), data: deflate("меч x1".as_bytes()) }];
+    s.section_length = Some(SectionLength::I32);
+    s
+}
+
+#[test]
+fn format_11_world_with_an_overflow_chunk_reads_exactly() {
+    let s = format_11_world_with_an_overflow_chunk();
+    let bytes = build_with(&s, SectionLength::I32);
+    assert!((40_000..60_000).contains(&bytes.len()), "{} bytes", bytes.len());
+    read_back(&bytes, &ReadOptions::default(), &s);
+
+    // Imported at the level origin: everything but the overflow chunk, which is reported.
+    use crate::import::voxelplay::{DropReason, ImportOptions, import_world};
+    let mut map = crate::map::Map::new("t");
+    let at = map.levels[0].frame().origin_lattice();
+    let save = read_world(&bytes, &ReadOptions::default()).unwrap();
+    let r = import_world(&mut map, 0, &save, &ImportOptions::at(at, 3)).unwrap();
+    let world_voxels: u64 = s.chunks.iter().flat_map(|c| &c.runs).map(|r| u64::from(r.repetitions)).sum();
+    assert_eq!(r.voxels, world_voxels - 16);
+    let dropped: Vec<_> = r.dropped.iter().map(|d| (d.index, d.voxels, d.reason)).collect();
+    assert_eq!(dropped, [(40, 16, DropReason::Overflow)]);
+    assert!(r.materials_created.iter().any(|&m| map.library.get(m).unwrap().name == "Камень"));
+}
+
+/// Voxel Play's own readers of formats 11 and 12 read an item as definition, quantity, position:
+/// a file written that way reads back with the items' real positions.
+#[test]
+fn format_11_items_quantity_first() {
+    let s = format_11_world_with_an_overflow_chunk();
+    let mut bytes = build_with(&s, SectionLength::I32);
+    // Rewrite every item record quantity-first, in place (same 16 bytes).
+    let mut n = 0;
+    for c in &s.chunks {
+        for it in &c.items {
+            let mut spec = it.definition.to_le_bytes().to_vec();
+            let mut swapped = spec.clone();
+            for v in it.position {
+                spec.extend_from_slice(&v.to_le_bytes());
+            }
+            spec.extend_from_slice(&it.quantity.to_le_bytes());
+            swapped.extend_from_slice(&it.quantity.to_le_bytes());
+            swapped.extend_from_slice(&spec[2..14]);
+            let at = bytes.windows(16).position(|w| w == spec.as_slice()).expect("item record");
+            bytes[at..at + 16].copy_from_slice(&swapped);
+            n += 1;
+        }
+    }
+    assert!(n > 5);
+    let got = read_world(&bytes, &ReadOptions::default()).unwrap();
+    assert_eq!(got.item_order, ItemOrder::QuantityFirst);
+    let items = |w: &WorldSave| w.chunks.iter().flat_map(|c| c.items.clone()).collect::<Vec<_>>();
+    assert_eq!(items(&got), items(&s));
+    // The specification's order stays the default where items fit either way.
+    let plain = read_world(&build_with(&s, SectionLength::I32), &ReadOptions::default()).unwrap();
+    assert_eq!(plain.item_order, ItemOrder::PositionFirst);
 }
 
 #[test]
@@ -627,7 +780,7 @@ fn forged_counts_fail_quickly() {
     let s = fixture(14);
     let bytes = build(&s);
     // The chunk count sits right after the item definitions.
-    let h = read::read_header(&bytes, read::Layout::of(14).unwrap()).unwrap();
+    let h = read::read_header(&bytes, layout::Layout::of(14).unwrap()).unwrap();
     let at = h.body_start - 4;
     let t = Instant::now();
     for forged in [0x7FFF_FFFFi32, -1, 1000] {
@@ -657,7 +810,7 @@ fn forged_counts_fail_quickly() {
     }
     // The same for formats 5/6, whose search must not be slowed down by them.
     let mut b = build(&fixture(5));
-    let h = read::read_header(&b, read::Layout::of(5).unwrap()).unwrap();
+    let h = read::read_header(&b, layout::Layout::of(5).unwrap()).unwrap();
     b[h.body_start - 4..h.body_start].copy_from_slice(&0x7FFF_FFFFi32.to_le_bytes());
     assert!(read_world(&b, &ReadOptions::default()).is_err());
     assert!(t.elapsed().as_secs_f64() < 2.0, "{:?}", t.elapsed());

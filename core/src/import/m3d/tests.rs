@@ -255,6 +255,38 @@ fn export_reads_back() {
     assert!(export_voxels(&map.library, &map.levels[0], LatticeBox::new(at, at + IVec3::splat(1 << 12)), 0).is_err());
 }
 
+/// An empty box exports nothing: m3d.h refuses a `VOXD` chunk without `VOXT` (M3D_ERR_VOXT), so
+/// neither the export nor the writer produces one, and the reader refuses one too.
+#[test]
+fn an_empty_box_is_refused() {
+    let map = Map::new("t");
+    let at = origin(&map);
+    let region = LatticeBox::new(at, at + IVec3::splat(8));
+    let e = export_voxels(&map.library, &map.levels[0], region, 3).unwrap_err();
+    assert_eq!(e, ImportError::NoCubes);
+    assert_eq!(e.to_string(), "the box holds no cubes");
+    // The writer refuses blocks without types, whoever builds the model.
+    let model = Model {
+        voxel_blocks: vec![VoxelBlock { size: [1, 1, 1], data: vec![VOXEL_UNSET], ..VoxelBlock::default() }],
+        ..Model::default()
+    };
+    assert!(matches!(m3d::write_voxel_model(&model), Err(m3d::M3dError::NoVoxelTypes)));
+    // A file like the one the export used to write (types, then the VOXT chunk cut out) is an
+    // error naming the chunk.
+    let one = Model { voxel_types: vec![VoxelType::default()], ..model };
+    let bytes = m3d::write_voxel_model(&one).unwrap();
+    let mut payload = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::ZlibDecoder::new(&bytes[8..]), &mut payload).unwrap();
+    let at = payload.windows(4).position(|w| w == b"VOXT").unwrap();
+    let len = u32::from_le_bytes(payload[at + 4..at + 8].try_into().unwrap()) as usize;
+    payload.drain(at..at + len);
+    let mut file = b"3DMO".to_vec();
+    file.extend_from_slice(&(payload.len() as u32 + 8).to_le_bytes());
+    file.extend_from_slice(&payload);
+    let e = read(&file).unwrap_err().to_string();
+    assert!(e.contains("VOXD chunk") && e.contains("without a VOXT chunk"), "{e}");
+}
+
 #[test]
 fn a_hundred_thousand_voxels() {
     let n = [50u32, 40, 50];
@@ -321,7 +353,14 @@ proptest! {
                 }
             }
         }
-        let bytes = export_voxels(&map.library, &map.levels[0], region, cube_log2).unwrap();
+        let bytes = match export_voxels(&map.library, &map.levels[0], region, cube_log2) {
+            // A grid drawn all air is refused (an empty model is invalid): nothing to compare.
+            Err(ImportError::NoCubes) => {
+                prop_assert!(expect.iter().all(|&v| v == 0));
+                return Ok(());
+            }
+            r => r.unwrap(),
+        };
         let model = read(&bytes).unwrap();
         let b = &model.voxel_blocks[0];
         prop_assert_eq!(b.size, [dims.0 as u32, dims.1 as u32, dims.2 as u32]);
