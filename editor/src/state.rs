@@ -15,7 +15,7 @@ use pmfedit_bake::scheduler::Scheduler;
 use pmfedit_core::edit::{ChangeSet, EditError, History};
 use pmfedit_core::format::pmf;
 use pmfedit_core::map::Map;
-use pmfedit_core::map::ids::MaterialId;
+use pmfedit_core::map::ids::{MaterialId, PathAttrs};
 use pmfedit_core::project::{Project, ProjectError, SaveReport};
 
 use crate::command::{Command, ToolId};
@@ -243,7 +243,7 @@ impl EditorState {
 
     /// Takes the writer lock of a project about to be opened (another process holding it is an
     /// error); reopening the open project hands its lock over.
-    pub fn claim(&mut self, project: &Project) -> Result<(), pmfedit_core::project::ProjectError> {
+    pub fn claim(&mut self, project: &Project) -> Result<(), ProjectError> {
         if self.project.as_ref().is_some_and(|p| p.dir() == project.dir()) {
             self.project = None;
         }

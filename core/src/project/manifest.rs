@@ -39,8 +39,8 @@ use crate::map::coords::{ChunkCoord, MAX_CHUNK_SIZE_LOG2};
 use crate::map::ids::PhysicsId;
 use crate::map::level::LevelFlags;
 use crate::map::library::{EnvRef, EnvironmentDefaults, LevelObjects, Problem, Severity};
+use crate::map::path_sets::{PathSetError, PathSets};
 use crate::map::{Library, Map, MapMeta, MetaError};
-use crate::map::path_sets::PathSets;
 
 /// The manifest format version this build writes and reads.
 pub const FORMAT_VERSION: u32 = 2;
@@ -208,6 +208,12 @@ pub enum CheckError {
     /// Library problems of error severity (the first few are shown).
     #[error("{}", problems_text("library", .0))]
     Library(Vec<Problem>),
+    /// The path attribute sets are invalid.
+    #[error("path_sets: {0}")]
+    PathSets(#[from] PathSetError),
+    /// A count or size over what the PMF format can hold.
+    #[error(transparent)]
+    Limit(#[from] super::limits::LimitError),
     /// The map has no level.
     #[error("the map has no level (a map needs at least one level)")]
     NoLevels,
@@ -358,9 +364,8 @@ pub fn check_level(
 /// Checks a map before it is saved: everything [`read`] would refuse except the chunks.
 pub fn check_map(map: &Map) -> Result<(), CheckError> {
     check_map_wide(&map.meta, &map.library)?;
-    map.path_sets.validate().map_err(|e| e.to_string())?;
-    super::limits::check(&map.library, map.levels.iter().map(|l| (l.name.as_str(), &l.objects)))
-        .map_err(|e| e.to_string())?;
+    map.path_sets.validate()?;
+    super::limits::check(&map.library, map.levels.iter().map(|l| (l.name.as_str(), &l.objects)))?;
     if map.levels.is_empty() {
         return Err(CheckError::NoLevels);
     }
@@ -386,8 +391,8 @@ pub fn check_map(map: &Map) -> Result<(), CheckError> {
 /// Checks a parsed manifest (all but the chunk files).
 pub fn check(m: &Manifest<'_>) -> Result<(), CheckError> {
     check_map_wide(&m.meta, &m.library)?;
-    m.path_sets.validate().map_err(|e| e.to_string())?;
-    super::limits::check(&m.library, m.levels.iter().map(|l| (&*l.name, &*l.objects))).map_err(|e| e.to_string())?;
+    m.path_sets.validate()?;
+    super::limits::check(&m.library, m.levels.iter().map(|l| (&*l.name, &*l.objects)))?;
     if m.levels.is_empty() {
         return Err(CheckError::NoLevels);
     }
