@@ -39,8 +39,8 @@ use crate::map::coords::{ChunkCoord, MAX_CHUNK_SIZE_LOG2};
 use crate::map::ids::PhysicsId;
 use crate::map::level::LevelFlags;
 use crate::map::library::{EnvRef, EnvironmentDefaults, LevelObjects, Problem, Severity};
-use crate::map::path_sets::{PathSetError, PathSets};
 use crate::map::{Library, Map, MapMeta, MetaError};
+use crate::map::path_sets::PathSets;
 
 /// The manifest format version this build writes and reads.
 pub const FORMAT_VERSION: u32 = 2;
@@ -208,12 +208,6 @@ pub enum CheckError {
     /// Library problems of error severity (the first few are shown).
     #[error("{}", problems_text("library", .0))]
     Library(Vec<Problem>),
-    /// The path attribute sets are invalid.
-    #[error("path_sets: {0}")]
-    PathSets(#[from] PathSetError),
-    /// A count or size over what the PMF format can hold.
-    #[error(transparent)]
-    Limit(#[from] super::limits::LimitError),
     /// The map has no level.
     #[error("the map has no level (a map needs at least one level)")]
     NoLevels,
@@ -272,6 +266,12 @@ pub enum CheckError {
         /// The first leaf at fault.
         error: LeafIdError,
     },
+    /// The path attribute sets are invalid.
+    #[error(transparent)]
+    PathSets(#[from] crate::map::path_sets::PathSetError),
+    /// The map breaks a count limit of the format.
+    #[error(transparent)]
+    Limits(#[from] super::limits::LimitError),
 }
 
 /// `level 0 ("main")` when the index is known (reading a manifest), `level "main"` otherwise.
