@@ -84,8 +84,17 @@ impl RecordBytes {
         r
     }
 
+    /// All of it.
+    pub fn total(&self) -> u64 {
+        self.cubes + self.visibility + self.lighting + self.vertices + self.other
+    }
+}
+
+impl std::ops::Add for RecordBytes {
+    type Output = RecordBytes;
+
     /// The sum of two breakdowns.
-    pub fn add(self, o: RecordBytes) -> RecordBytes {
+    fn add(self, o: RecordBytes) -> RecordBytes {
         RecordBytes {
             cubes: self.cubes + o.cubes,
             visibility: self.visibility + o.visibility,
@@ -93,11 +102,6 @@ impl RecordBytes {
             vertices: self.vertices + o.vertices,
             other: self.other + o.other,
         }
-    }
-
-    /// All of it.
-    pub fn total(&self) -> u64 {
-        self.cubes + self.visibility + self.lighting + self.vertices + self.other
     }
 }
 

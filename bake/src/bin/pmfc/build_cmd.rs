@@ -359,7 +359,7 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
         .slots()
         .values()
         .filter_map(|s| s.full.as_ref())
-        .fold(RecordBytes::default(), |acc, b| acc.add(RecordBytes::of(&b.pmf)));
+        .fold(RecordBytes::default(), |acc, b| acc + RecordBytes::of(&b.pmf));
     // Export: compile + encode + LZ4 + one buffer, on `threads` threads, then on one (the same
     // bytes whatever the count).
     let t = Instant::now();
