@@ -12,8 +12,11 @@
 //! - a changed light: every chunk its old or new reach touches;
 //! - a changed region or entity: the chunks its old or new bounds / position touch;
 //! - the visibility radius around a changed chunk (visibility lists read other chunks' cubes);
-//! - anything in the library or level settings (sun, sky and bounce included): every chunk of
-//!   the level;
+//! - a changed material, physics or sound material: a bake reads such a record only through
+//!   the cubes painted with it, so the change spreads exactly as if every cube using it had
+//!   changed ([`library_users`]); a record no cube uses dirties nothing;
+//! - an environment, the path attribute sets or level settings (sun, sky and bounce included):
+//!   every chunk of the level;
 //! - with bounced light, a changed static light also dirties the chunks within the bounce reach
 //!   of its reach ([`bounce_reach`]): their rays meet surfaces it lights;
 //! - content rising above the level's highest occupied chunk layer: every chunk of the level
@@ -27,7 +30,7 @@ use std::collections::BTreeSet;
 
 use glam::{DVec3, IVec3};
 
-use pmfedit_core::edit::{ChangeSet, ObjRef};
+use pmfedit_core::edit::{ChangeSet, LibRef, ObjRef};
 use pmfedit_core::map::coords::ChunkCoord;
 use pmfedit_core::map::{Level, Map};
 
@@ -122,6 +125,42 @@ fn object_chunks(level: &Level, obj: ObjRef, bounce: f64, out: &mut BTreeSet<Chu
     }
 }
 
+/// Whether a library change can reach a bake other than through the cubes painted with a
+/// record: environments (regions name them, sky and weather settings come from them).
+fn library_change_is_global(changes: &ChangeSet) -> bool {
+    changes.library.iter().any(|r| matches!(r, LibRef::Environment(_)))
+}
+
+/// The stored chunks, in `before` or `after`, with a cube that uses one of the changed
+/// materials, physics or sound materials of `changes`. A bake reads these records only through
+/// such cubes, so the spread and the rebuild engine treat these chunks as changed.
+pub fn library_users(before: &Map, after: &Map, changes: &ChangeSet) -> BTreeSet<ChunkKey> {
+    let records: Vec<LibRef> =
+        changes.library.iter().copied().filter(|r| !matches!(r, LibRef::Environment(_))).collect();
+    let mut out = BTreeSet::new();
+    if records.is_empty() {
+        return out;
+    }
+    let uses = |cube: &pmfedit_core::map::octree::Cube| {
+        records.iter().any(|r| match *r {
+            LibRef::Material(m) => cube.uses_material(m),
+            LibRef::Physics(p) => cube.uses_physics(p),
+            LibRef::Sound(s) => cube.uses_sound(s),
+            LibRef::Environment(_) => false,
+        })
+    };
+    for map in [before, after] {
+        for (li, level) in map.levels.iter().enumerate() {
+            for (c, chunk) in level.chunks() {
+                if !out.contains(&(li, *c)) && chunk.octree().any_leaf(uses) {
+                    out.insert((li, *c));
+                }
+            }
+        }
+    }
+    out
+}
+
 /// Every chunk a full bake of `level` covers, plus every stored chunk.
 pub fn all_chunks(level: &Level) -> BTreeSet<ChunkCoord> {
     let mut out: BTreeSet<ChunkCoord> = crate::compile::level_chunks(level).into_iter().collect();
@@ -136,13 +175,17 @@ pub fn dirty_chunks(before: &Map, after: &Map, changes: &ChangeSet, settings: &C
     let vis_radius = settings.visibility.as_ref().map_or(0, |v| v.radius_chunks as i32);
     let mut out = BTreeSet::new();
     // Path attribute sets name what painted ids export as, in any chunk: everything.
-    if changes.level_list || changes.path_sets || !changes.library.is_empty() {
+    if changes.level_list || changes.path_sets || library_change_is_global(changes) {
         for (li, level) in after.levels.iter().enumerate() {
             out.extend(all_chunks(level).into_iter().map(|c| (li, c)));
         }
         return out;
     }
-    for (&li, lc) in &changes.levels {
+    let users = library_users(before, after, changes);
+    let no_changes = pmfedit_core::edit::LevelChanges::default();
+    let levels: BTreeSet<usize> = changes.levels.keys().copied().chain(users.iter().map(|k| k.0)).collect();
+    for li in levels {
+        let lc = changes.levels.get(&li).unwrap_or(&no_changes);
         let (Some(old), Some(new)) = (before.levels.get(li), after.levels.get(li)) else { continue };
         if lc.settings || old.frame() != new.frame() || top_rose(old, new) {
             out.extend(all_chunks(new).into_iter().map(|c| (li, c)));
@@ -150,7 +193,11 @@ pub fn dirty_chunks(before: &Map, after: &Map, changes: &ChangeSet, settings: &C
             continue;
         }
         let mut set = BTreeSet::new();
-        let changed: Vec<ChunkCoord> = lc.chunks.iter().map(|(c, _)| c).collect();
+        // Chunks whose cubes changed, and chunks whose cubes use a changed library record.
+        let mut changed: Vec<ChunkCoord> = lc.chunks.iter().map(|(c, _)| c).collect();
+        changed.extend(users.iter().filter(|k| k.0 == li).map(|k| k.1));
+        changed.sort_unstable();
+        changed.dedup();
         if !changed.is_empty() {
             let reach = vis_radius.max(1);
             for &c in &changed {

@@ -6,6 +6,7 @@ pub mod deps;
 pub mod inspect;
 pub mod layout;
 pub mod light;
+pub mod memory;
 pub mod mesh;
 pub mod path;
 pub mod rebuild;

@@ -259,6 +259,35 @@ fn a_material_colour_rebakes_every_chunk() {
     assert_eq!(queued.len(), e.slots().len());
 }
 
+/// A reloaded project (`pmfc watch`) whose library changed: the changed materials are told
+/// apart, so a new material no cube uses re-bakes nothing and recolouring the floor's material
+/// re-bakes the floor; an environment change still re-bakes everything.
+#[test]
+fn a_reload_tells_library_records_apart() {
+    let mut map = floor_map(3, 6.0);
+    let mut e = engine(&map);
+    let unused =
+        map.library.add(pmfedit_core::map::library::Material::new("unused", PhysicsId(0), SoundId(0))).unwrap();
+    let cs = diff(e.map(), &map);
+    assert!(!cs.level_list);
+    assert_eq!(cs.library, [LibRef::Material(unused)].into());
+    assert_eq!(e.reload(Arc::new(map.clone())), 0, "a material no cube uses re-bakes nothing");
+    assert!(e.is_final());
+    assert!(bytes(&e.compile(None).unwrap()) == bytes(&compile_full(&map, &settings()).unwrap()));
+
+    let mut floor = map.library.materials().get(MaterialId(0)).unwrap().clone();
+    floor.color = [10, 200, 30];
+    map.library.replace(MaterialId(0), floor).unwrap();
+    assert_eq!(diff(e.map(), &map).library, [LibRef::Material(MaterialId(0))].into());
+    assert!(e.reload(Arc::new(map.clone())) > 0);
+    e.wait();
+    assert!(bytes(&e.compile(None).unwrap()) == bytes(&compile_full(&map, &settings()).unwrap()));
+
+    let storm = pmfedit_core::map::library::WeatherEnvironment { name: "storm".into(), ..Default::default() };
+    map.library.add(storm).unwrap();
+    assert!(diff(e.map(), &map).level_list, "environments are not told apart");
+}
+
 #[test]
 fn a_chunk_that_leaves_the_grid_is_forgotten_and_reported() {
     let mut map = floor_map(2, 4.0);

@@ -670,6 +670,28 @@ impl Level {
         Ok((c, s))
     }
 
+    /// Makes chunk `c` hold `octree` (whose edge must be the level's chunk edge), moved in
+    /// rather than copied: project loading decodes each chunk file straight into the octree the
+    /// level keeps. An all-air octree leaves the chunk unstored, like an edit that empties it.
+    pub fn insert_chunk(&mut self, c: ChunkCoord, octree: Octree) -> Result<(), LevelError> {
+        if !c.is_in_grid() {
+            return Err(LevelError::ChunkOutsideGrid(c));
+        }
+        let root = CubeAddr { min: IVec3::ZERO, size_log2: self.frame.chunk_lattice_log2() };
+        if octree.size_log2() != root.size_log2 {
+            return Err(OctreeError::OutOfBounds { addr: octree.root_addr(), edge: root.edge() }.into());
+        }
+        if octree.is_empty() {
+            if self.chunks.remove(&c).is_some() {
+                self.bump();
+            }
+            return Ok(());
+        }
+        let generation = self.bump();
+        self.chunks.insert(c, Arc::new(Chunk { octree, generation }));
+        Ok(())
+    }
+
     /// Writes the chunk-local `subtree` into chunk `c`, returning what it replaced and the
     /// change; see [`Octree::replace_region`].
     pub fn replace_region(&mut self, c: ChunkCoord, subtree: &Subtree) -> Result<(Subtree, ChunkChanges), LevelError> {

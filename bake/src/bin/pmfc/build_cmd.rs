@@ -10,6 +10,7 @@ use glam::IVec3;
 
 use pmfedit_bake::compile::{CompileSettings, StageTimes, bake_chunk, bake_chunk_timed, compile_full, level_chunks};
 use pmfedit_bake::deps::dirty_chunks;
+use pmfedit_bake::memory::{self, RecordBytes, mib};
 use pmfedit_bake::rebuild::{ChunkState, Plan, Rebuild};
 use pmfedit_bake::resources::embed_resources;
 use pmfedit_bake::scheduler::Scheduler;
@@ -97,6 +98,10 @@ pub struct BenchArgs {
     /// Single-cube edits to time.
     #[arg(long, default_value_t = 20)]
     edits: usize,
+    /// Also write the uncompressed chunk blocks the export compresses to this file (to time the
+    /// `lz4` command-line tool on the same bytes).
+    #[arg(long)]
+    chunk_blocks: Option<PathBuf>,
 }
 
 fn parse_size(s: &str) -> Result<[u32; 3], String> {
@@ -349,13 +354,38 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
     finish(&mut engine, a.json)?;
     let full_bake_s = t.elapsed().as_secs_f64();
     let chunks = engine.slots().len();
+    let after_bake = memory::resident();
+    let records = engine
+        .slots()
+        .values()
+        .filter_map(|s| s.full.as_ref())
+        .fold(RecordBytes::default(), |acc, b| acc + RecordBytes::of(&b.pmf));
+    // Export: compile + encode + LZ4 + one buffer, on `threads` threads, then on one (the same
+    // bytes whatever the count).
     let t = Instant::now();
-    let file = engine.compile(None).map_err(|e| Failure(e.to_string()))?;
-    let bytes = pmf::write(&file).map_err(|e| Failure(e.to_string()))?;
+    let assembled = engine.assemble(None).map_err(|e| Failure(e.to_string()))?;
+    let bytes = assembled.write(a.threads).map_err(|e| Failure(e.to_string()))?;
     let export_s = t.elapsed().as_secs_f64();
     let t = Instant::now();
-    let _ = pmf::write(&file);
-    let write_only_s = t.elapsed().as_secs_f64();
+    let serial = assembled.write(1).map_err(|e| Failure(e.to_string()))?;
+    let export_1_thread_s = t.elapsed().as_secs_f64();
+    if serial != bytes {
+        return Err(Failure("the export differs between 1 and several threads".into()));
+    }
+    drop(serial);
+    let after_export = memory::resident();
+    // Where the export's time goes: LZ4 alone (one thread, in-process) on the same uncompressed
+    // chunk bytes; the rest is encoding the records.
+    let raw = assembled.raw_chunk_bytes().map_err(|e| Failure(e.to_string()))?;
+    let raw_chunk_bytes = raw.len();
+    let t = Instant::now();
+    let lz4_bytes = pmfedit_core::format::lz4f::compress(&raw).len();
+    let lz4_only_s = t.elapsed().as_secs_f64();
+    if let Some(path) = &a.chunk_blocks {
+        write_file(path, &raw)?;
+    }
+    drop(raw);
+    drop(assembled);
 
     // Single-cube edits near the middle of the map, each followed by an incremental re-bake.
     let mut history = History::new();
@@ -514,9 +544,35 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
             "block_mesh_quads_per_s": theirs.map(|t| t.1),
         },
         "full_vis_rebuild_s": vis_s,
+        "export_s": export_s,
+        "export_1_thread_s": export_1_thread_s,
         "export_mb_per_s": bytes.len() as f64 / 1e6 / export_s.max(1e-9),
-        "write_mb_per_s": bytes.len() as f64 / 1e6 / write_only_s.max(1e-9),
+        // The uncompressed chunk blocks the export compresses, per second of export: compare
+        // with `lz4` on the same bytes (`--chunk-blocks FILE`).
+        "export_uncompressed_mb_per_s": raw_chunk_bytes as f64 / 1e6 / export_s.max(1e-9),
+        "chunk_blocks_bytes": raw_chunk_bytes,
+        "lz4_only_1_thread_s": lz4_only_s,
+        "lz4_only_bytes": lz4_bytes,
         "file_bytes": bytes.len(),
+        // Resident memory (VmRSS / VmHWM): after the full bake, the peak until the export is
+        // written, and the peak of the whole run (which includes the buffer of
+        // uncompressed chunk bytes for the comparison above and the invariant check's second,
+        // single-thread compile).
+        "resident_mib": {
+            "after_full_bake": after_bake.map(|r| mib(r.now)),
+            "peak_through_export": after_export.map(|r| mib(r.peak)),
+            "peak": memory::resident().map(|r| mib(r.peak)),
+        },
+        // Where the full bakes' records take memory (struct sizes and buffers, no allocator
+        // overhead), MiB.
+        "bake_record_mib": {
+            "total": mib(records.total()),
+            "cubes": mib(records.cubes),
+            "visibility": mib(records.visibility),
+            "lighting": mib(records.lighting),
+            "vertices": mib(records.vertices),
+            "other": mib(records.other),
+        },
         "incremental_equals_full": invariant_held,
         // The demo's exported luxels (every lightmap page, padding included), one thread.
         "demo_luxels": {
