@@ -4,7 +4,7 @@ use std::fmt;
 
 use undo::{Merged, Record};
 
-use super::change::ChangeSet;
+use super::change::{ChangeSet, StepAction, StepFailure};
 use super::error::EditError;
 use super::ops::Edit;
 use super::step::{Step, describe};

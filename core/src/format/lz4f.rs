@@ -64,7 +64,7 @@ pub fn decompress(frame: &Reader<'_>, expected_len: u64) -> Result<Vec<u8>, Read
 pub fn probe(frame: &Reader<'_>, expected_len: u64, prefix: usize) -> Result<(), ReadError> {
     let expected = frame.limit(expected_len, MAX_DECOMPRESSED)?;
     let data = &frame.data()[frame.position()..];
-    let len = frame_len(data).map_err(|(at, why)| frame.invalid_at(frame.offset() + at as u64, why))?;
+    let len = frame_len(data).map_err(|(at, why)| frame.invalid_at(frame.offset() + at as u64, why.to_string()))?;
     if len != data.len() {
         return Err(frame.invalid_at(frame.offset() + len as u64, "bytes after the end of the LZ4 frame"));
     }

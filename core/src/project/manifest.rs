@@ -266,6 +266,12 @@ pub enum CheckError {
         /// The first leaf at fault.
         error: LeafIdError,
     },
+    /// The path attribute sets are invalid.
+    #[error(transparent)]
+    PathSets(#[from] crate::map::path_sets::PathSetError),
+    /// The map breaks a count limit of the format.
+    #[error(transparent)]
+    Limits(#[from] super::limits::LimitError),
 }
 
 /// `level 0 ("main")` when the index is known (reading a manifest), `level "main"` otherwise.
@@ -358,9 +364,8 @@ pub fn check_level(
 /// Checks a map before it is saved: everything [`read`] would refuse except the chunks.
 pub fn check_map(map: &Map) -> Result<(), CheckError> {
     check_map_wide(&map.meta, &map.library)?;
-    map.path_sets.validate().map_err(|e| e.to_string())?;
-    super::limits::check(&map.library, map.levels.iter().map(|l| (l.name.as_str(), &l.objects)))
-        .map_err(|e| e.to_string())?;
+    map.path_sets.validate()?;
+    super::limits::check(&map.library, map.levels.iter().map(|l| (l.name.as_str(), &l.objects)))?;
     if map.levels.is_empty() {
         return Err(CheckError::NoLevels);
     }
@@ -386,8 +391,8 @@ pub fn check_map(map: &Map) -> Result<(), CheckError> {
 /// Checks a parsed manifest (all but the chunk files).
 pub fn check(m: &Manifest<'_>) -> Result<(), CheckError> {
     check_map_wide(&m.meta, &m.library)?;
-    m.path_sets.validate().map_err(|e| e.to_string())?;
-    super::limits::check(&m.library, m.levels.iter().map(|l| (&*l.name, &*l.objects))).map_err(|e| e.to_string())?;
+    m.path_sets.validate()?;
+    super::limits::check(&m.library, m.levels.iter().map(|l| (&*l.name, &*l.objects)))?;
     if m.levels.is_empty() {
         return Err(CheckError::NoLevels);
     }
