@@ -165,6 +165,7 @@ impl App {
         }
         let mut state = EditorState::new(map, project, wake);
         state.start_view = start_view;
+        state.asset_roots = launch.assets.iter().cloned().collect();
         for w in warnings {
             state.say(w);
         }

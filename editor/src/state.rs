@@ -10,12 +10,13 @@ use std::time::{Duration, Instant};
 use glam::DVec3;
 
 use pmfedit_bake::compile::CompileSettings;
+use pmfedit_bake::export;
 use pmfedit_bake::rebuild::{ChunkState, Plan, Rebuild, RebuildError};
 use pmfedit_bake::scheduler::Scheduler;
 use pmfedit_core::edit::{ChangeSet, EditError, History};
 use pmfedit_core::format::pmf;
 use pmfedit_core::map::Map;
-use pmfedit_core::map::ids::MaterialId;
+use pmfedit_core::map::ids::{MaterialId, PathAttrs};
 use pmfedit_core::project::{Project, ProjectError, SaveReport};
 
 use crate::command::{Command, ToolId};
@@ -39,6 +40,37 @@ pub enum SaveError {
     /// Writing the project failed.
     #[error("Save failed: {0}")]
     Write(#[source] ProjectError),
+}
+
+/// What an export wrote: the status line's message comes from it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExportSummary {
+    /// The file written.
+    pub path: PathBuf,
+    /// Its size, bytes.
+    pub bytes: usize,
+    /// Archive paths embedded.
+    pub embedded: Vec<String>,
+    /// The warnings `pmfc build` prints for the same map (without `warning: `).
+    pub warnings: Vec<String>,
+    /// The map had no project folder: resources were looked up in the asset folders only.
+    pub unsaved: bool,
+}
+
+impl ExportSummary {
+    /// "Exported PATH (N bytes; embedded: 11 resources) — warning: …".
+    fn message(&self, done: &export::Exported) -> String {
+        let mut msg = format!("Exported {} ({} bytes; {}", self.path.display(), self.bytes, done.embedded_summary());
+        if self.unsaved {
+            msg.push_str("; the map is not saved: resources were looked up in the asset folder only");
+        }
+        msg.push(')');
+        for w in &self.warnings {
+            msg.push_str(" — warning: ");
+            msg.push_str(w);
+        }
+        msg
+    }
 }
 
 /// The document and the editor settings around it.
@@ -69,6 +101,14 @@ pub struct EditorState {
     pub status: Option<(String, Instant)>,
     /// An export waiting for the bake to catch up.
     pub pending_export: Option<PathBuf>,
+    /// The header creation time exports are stamped with (Unix seconds); `None`: the time of
+    /// the export. Fixed, an export is byte-for-byte `pmfc build --timestamp`.
+    pub export_timestamp: Option<u64>,
+    /// The shared asset folders an export looks up resources in after the project folder (what
+    /// `pmfc build` searches: [`pmfedit_bake::export::resource_roots`]).
+    pub asset_roots: Vec<PathBuf>,
+    /// What the last export wrote and warned about (`None`: none yet, or it failed).
+    pub last_export: Option<ExportSummary>,
     last_recovery: Instant,
     /// Bumped whenever the map changes (edit, undo, redo, a history jump, a new document).
     generation: u64,
@@ -102,6 +142,9 @@ impl EditorState {
             start_view: None,
             status: None,
             pending_export: None,
+            export_timestamp: None,
+            asset_roots: Vec::new(),
+            last_export: None,
             last_recovery: Instant::now(),
             generation: 0,
             document: 0,
@@ -243,7 +286,7 @@ impl EditorState {
 
     /// Takes the writer lock of a project about to be opened (another process holding it is an
     /// error); reopening the open project hands its lock over.
-    pub fn claim(&mut self, project: &Project) -> Result<(), pmfedit_core::project::ProjectError> {
+    pub fn claim(&mut self, project: &Project) -> Result<(), ProjectError> {
         if self.project.as_ref().is_some_and(|p| p.dir() == project.dir()) {
             self.project = None;
         }
@@ -269,24 +312,45 @@ impl EditorState {
         self.bake.replace(Arc::new(self.map.snapshot()));
     }
 
-    /// Compiles the current full bakes into a file stamped with the current time (every chunk
-    /// must have the full bake of the current map; previews are never exported).
+    /// Compiles the current full bakes into a file stamped with [`Self::export_timestamp`] (else
+    /// the current time). Every chunk must have the full bake of the current map; previews are
+    /// never exported.
     pub fn compile(&self) -> Result<pmf::File, RebuildError> {
         let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-        self.bake.compile(Some(now))
+        self.bake.compile(Some(self.export_timestamp.unwrap_or(now)))
     }
 
+    /// Where an export looks up resources: the project folder (none while the map is unsaved),
+    /// then [`Self::asset_roots`].
+    pub fn resource_roots(&self) -> Vec<PathBuf> {
+        export::resource_roots(self.project.as_ref().map(Project::dir), self.asset_roots.iter().cloned())
+    }
+
+    /// Compiles and writes `path` the way `pmfc build` does ([`export::write_map`]: resources
+    /// embedded, atomic write); the status line says what was embedded and repeats the build's
+    /// warnings.
     fn export_now(&mut self, path: &Path) {
-        let result =
-            self.compile().map_err(|e| e.to_string()).and_then(|f| pmf::write(&f).map_err(|e| e.to_string())).and_then(
-                |bytes| {
-                    pmfedit_core::project::atomic::write_atomic(path, &bytes).map_err(|e| e.to_string())?;
-                    Ok(bytes.len())
-                },
-            );
+        let roots = self.resource_roots();
+        let result = self
+            .compile()
+            .map_err(|e| e.to_string())
+            .and_then(|file| export::write_map(file, &roots, path, false).map_err(|e| e.to_string()));
         match result {
-            Ok(n) => self.say(format!("Exported {} ({n} bytes)", path.display())),
-            Err(e) => self.say(format!("Export failed: {}: {e}", path.display())),
+            Ok(done) => {
+                let summary = ExportSummary {
+                    path: path.to_owned(),
+                    bytes: done.bytes,
+                    embedded: done.resources.embedded.clone(),
+                    warnings: done.warnings(),
+                    unsaved: self.project.is_none(),
+                };
+                self.say(summary.message(&done));
+                self.last_export = Some(summary);
+            }
+            Err(e) => {
+                self.last_export = None;
+                self.say(format!("Export failed: {}: {e}", path.display()));
+            }
         }
     }
 

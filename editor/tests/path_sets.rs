@@ -17,8 +17,7 @@ fn frames(h: &mut Harness<'_, App>) {
 
 #[test]
 fn a_set_is_added_named_faced_and_painted() {
-    let mut h =
-        Harness::builder().with_size(egui::vec2(1400.0, 1000.0)).build_eframe(|cc| {
+    let mut h = Harness::builder().with_size(egui::vec2(1400.0, 1000.0)).build_eframe(|cc| {
         App::new(cc, &Launch::default(), Document { map: sample::demo(), project: None, start_view: None })
     });
     frames(&mut h);

@@ -1030,3 +1030,108 @@ fn a_screenshot_launch_with_a_visibility_point_starts_in_the_visibility_view_of_
     assert!((0..3).all(|a| air.min[a] <= point[a] && point[a] < air.max[a]), "{air:?} does not hold {point:?}");
     assert!(app.viewport.vis_status().starts_with(&format!("air cube {} in chunk (", air.index)));
 }
+
+/// What `pmfc build PROJECT -o OUT --timestamp T` writes: the project baked from scratch by a
+/// final-only engine (as pmfc runs it), compiled, then written by the library function pmfc
+/// calls, with its resource roots (the project, then the shared assets). The file's bytes.
+fn pmfc_build_bytes(project: &std::path::Path, out: &std::path::Path, timestamp: u64) -> Vec<u8> {
+    use pmfedit_bake::compile::CompileSettings;
+    use pmfedit_bake::rebuild::{Plan, Rebuild};
+    use pmfedit_bake::scheduler::Scheduler;
+    let (_, map) = pmfedit_core::project::Project::open(project).unwrap();
+    let settings = CompileSettings { timestamp, ..CompileSettings::default() };
+    let scheduler = Scheduler::new(2, settings, Arc::new(|| {}));
+    let mut engine = Rebuild::new(scheduler, Plan::FinalOnly, Arc::new(map));
+    let deadline = std::time::Instant::now() + Duration::from_secs(600);
+    while !engine.is_settled() {
+        assert!(std::time::Instant::now() < deadline, "the bake did not finish");
+        engine.poll();
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let file = engine.compile(None).unwrap();
+    let roots = pmfedit_bake::export::resource_roots(Some(project), pmfedit::watch::assets_dir());
+    pmfedit_bake::export::write_map(file, &roots, out, false).unwrap();
+    std::fs::read(out).unwrap()
+}
+
+/// Runs frames until the export waiting for the bake has been written (bounded).
+fn frames_until_exported(h: &mut Harness<'_, App>) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(600);
+    while h.state().state.pending_export.is_some() || h.state().state.last_export.is_none() {
+        assert!(std::time::Instant::now() < deadline, "the export never ran: {}", status(h));
+        h.step();
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    frames(h);
+}
+
+/// Ctrl+E on a saved project writes what `pmfc build` writes, byte for byte (fixed timestamp):
+/// the textures the project and the shared assets hold are embedded (the editor used to write
+/// `compile()` output with no archive at all), and the status line repeats the build's warning
+/// about the texture that is missing.
+#[test]
+fn export_of_a_saved_project_is_what_pmfc_build_writes_with_its_warnings() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("house");
+    let mut map = sample::demo();
+    let (id, m) = map.library.materials().iter().next().map(|(id, m)| (id, m.clone())).unwrap();
+    let mut m = m;
+    m.texture = "map:textures/definitely_missing".into();
+    map.library.replace(id, m).unwrap();
+    pmfedit_core::project::Project::create(&project).unwrap().save(&map).unwrap();
+    let expected = pmfc_build_bytes(&project, &dir.path().join("pmfc.pmf"), 1_700_000_000);
+
+    let document = pmfedit::launch::Source::Project(project.clone()).open().unwrap();
+    let mut h = harness_on(document);
+    h.state_mut().state.export_timestamp = Some(1_700_000_000);
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::E);
+    frames(&mut h);
+    let out = dir.path().join("editor.pmf");
+    retype(&mut h, "Path", out.to_str().unwrap());
+    frames_until_exported(&mut h);
+    let bytes = std::fs::read(&out).unwrap();
+    assert!(
+        bytes == expected,
+        "the editor's export differs from pmfc build ({} vs {} bytes)",
+        bytes.len(),
+        expected.len()
+    );
+    let file = pmfedit_core::format::pmf::read(&bytes).unwrap();
+    assert!(!file.archive.is_empty(), "no resources embedded");
+    let summary = h.state().state.last_export.clone().unwrap();
+    assert!(summary.embedded.iter().any(|p| p.ends_with(".ptf")), "{:?}", summary.embedded);
+    let msg = status(&h);
+    assert!(msg.contains(&format!("embedded: {} resources", summary.embedded.len())), "{msg}");
+    assert!(
+        msg.contains("warning: 1 missing or unusable resources (not embedded): map:textures/definitely_missing"),
+        "{msg}"
+    );
+}
+
+/// An unsaved map exports what the shared assets hold and says that the project folder was not
+/// searched; a map with no textures says that nothing was embedded.
+#[test]
+fn export_of_an_unsaved_map_says_what_is_embedded() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = harness();
+    let out = dir.path().join("demo.pmf");
+    h.state_mut().state.apply(pmfedit::command::Command::Export(out.clone())).unwrap();
+    frames_until_exported(&mut h);
+    let msg = status(&h);
+    assert!(msg.contains("not saved: resources were looked up in the asset folder only"), "{msg}");
+    assert!(msg.contains("embedded: ") && !msg.contains("warning"), "{msg}");
+
+    let mut map = pmfedit_core::map::Map::new("bare");
+    let ids: Vec<_> = map.library.materials().iter().map(|(id, _)| id).collect();
+    for id in ids {
+        let mut m = map.library.materials().get(id).unwrap().clone();
+        m.texture = String::new();
+        map.library.replace(id, m).unwrap();
+    }
+    let mut h = harness_on(Document { map, project: None, start_view: None });
+    h.state_mut().state.asset_roots.clear();
+    h.state_mut().state.apply(pmfedit::command::Command::Export(out.clone())).unwrap();
+    h.state_mut().state.last_export = None;
+    frames_until_exported(&mut h);
+    assert!(status(&h).contains("embedded archive: none"), "{}", status(&h));
+}

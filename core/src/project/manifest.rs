@@ -39,8 +39,8 @@ use crate::map::coords::{ChunkCoord, MAX_CHUNK_SIZE_LOG2};
 use crate::map::ids::PhysicsId;
 use crate::map::level::LevelFlags;
 use crate::map::library::{EnvRef, EnvironmentDefaults, LevelObjects, Problem, Severity};
-use crate::map::{Library, Map, MapMeta, MetaError};
 use crate::map::path_sets::PathSets;
+use crate::map::{Library, Map, MapMeta, MetaError};
 
 /// The manifest format version this build writes and reads.
 pub const FORMAT_VERSION: u32 = 2;
