@@ -48,6 +48,9 @@ pub enum Command {
     Export(PathBuf),
     /// Show a message in the status bar.
     Status(String),
+    /// Move the work plane through this world point (snapped to the lattice, 1/8 unit): the
+    /// plane tools draw on where no face is ([`crate::pick::PlaneUse`]).
+    SetWorkPlane(DVec3),
     /// Make this level the active one (panels, tools and the viewport work on it).
     SetLevel(usize),
 }

@@ -92,6 +92,10 @@ pub struct EditorState {
     pub cube_log2: u8,
     /// Active level.
     pub level: usize,
+    /// A world point of the work plane (on the lattice): the plane through it across the view
+    /// direction's axis (horizontal in the perspective and top views) carries the ground grid
+    /// and takes the tools' clicks where no face is. Its Y is the work plane's height.
+    pub work_point: DVec3,
     /// A camera request for the viewport (it takes it).
     pub camera_request: Option<(DVec3, f64)>,
     /// Where the camera starts on this document (a sample's designed view); `None`: the viewport
@@ -138,6 +142,7 @@ impl EditorState {
             path_set: PathAttrs(1),
             cube_log2: 3,
             level: 0,
+            work_point: DVec3::ZERO,
             camera_request: None,
             start_view: None,
             status: None,
@@ -254,6 +259,11 @@ impl EditorState {
                 }
             }
             Command::Status(s) => self.say(s),
+            Command::SetWorkPlane(p) => {
+                if p.is_finite() {
+                    self.work_point = (p * 8.0).round() / 8.0;
+                }
+            }
             Command::SetLevel(i) => self.level = i.min(self.map.levels.len().saturating_sub(1)),
         }
         // A removed level may leave the active index past the end.
@@ -492,11 +502,14 @@ mod tests {
         // The previews already drew these meshes: the full bakes are not uploaded again.
         assert!(state.bake.take_changed().is_empty());
 
-        // The file is the full compile: visibility and pathfinding included.
+        // The file is the full compile (visibility and pathfinding included) with its resources
+        // embedded as a build does.
         let bytes = std::fs::read(&path).unwrap();
         let file = pmf::read(&bytes).unwrap();
         let settings = CompileSettings { timestamp: file.header.creation_time, ..CompileSettings::default() };
-        let expected = pmf::write(&compile_full(&state.map, &settings).unwrap()).unwrap();
+        let mut full = compile_full(&state.map, &settings).unwrap();
+        pmfedit_bake::resources::embed_resources(&mut full, &state.resource_roots(), &[]).unwrap();
+        let expected = pmf::write(&full).unwrap();
         assert!(bytes == expected, "the export differs from a full compile");
         let chunks = file.levels.iter().flat_map(|l| &l.chunks);
         assert!(chunks.flat_map(|c| &c.common.cubes).any(|c| c.visibility.is_some()));

@@ -581,12 +581,14 @@ fn the_walkthrough_session_builds_saves_reopens_and_exports() {
     assert_eq!(file.levels.len(), 1);
     assert!(dir.path().join("project/map.ron").is_file());
     // The export is exactly a full compile of the reopened map (incremental == full, as the
-    // editor runs it).
+    // editor runs it) with its resources embedded as a build does.
     let settings = pmfedit_bake::compile::CompileSettings {
         timestamp: file.header.creation_time,
         ..pmfedit_bake::compile::CompileSettings::default()
     };
-    let full = pmfedit_core::format::pmf::write(&pmfedit_bake::compile::compile_full(&state.map, &settings).unwrap());
+    let mut full = pmfedit_bake::compile::compile_full(&state.map, &settings).unwrap();
+    pmfedit_bake::resources::embed_resources(&mut full, &state.resource_roots(), &[]).unwrap();
+    let full = pmfedit_core::format::pmf::write(&full);
     assert!(full.unwrap() == bytes, "the walkthrough's export differs from a full compile");
 }
 
@@ -1134,4 +1136,181 @@ fn export_of_an_unsaved_map_says_what_is_embedded() {
     h.state_mut().state.last_export = None;
     frames_until_exported(&mut h);
     assert!(status(&h).contains("embedded archive: none"), "{}", status(&h));
+}
+
+/// Where a world point is on screen (points), from the viewport's camera.
+fn screen_of(h: &Harness<'_, App>, p: glam::DVec3) -> egui::Pos2 {
+    let rect = h.state().viewport_rect.expect("the viewport was drawn");
+    let ndc = h.state().viewport.camera.project(p, rect.width() / rect.height()).expect("in front of the camera");
+    egui::pos2(rect.left() + (ndc.x + 1.0) * 0.5 * rect.width(), rect.top() + (1.0 - ndc.y) * 0.5 * rect.height())
+}
+
+/// One notch of the mouse wheel (away from the user) at the pointer.
+fn wheel_notch(h: &mut Harness<'_, App>, lines: f32) {
+    h.event(egui::Event::MouseWheel {
+        unit: egui::MouseWheelUnit::Line,
+        delta: egui::vec2(0.0, lines),
+        phase: egui::TouchPhase::Move,
+        source: egui::MouseWheelSource::Unknown,
+        modifiers: egui::Modifiers::NONE,
+    });
+    frames(h);
+}
+
+/// Whether the cube at a world point of level 0 is solid.
+fn solid_at(h: &Harness<'_, App>, x: f64, y: f64, z: f64) -> bool {
+    let level = &h.state().state.map.levels[0];
+    level.get(level.frame().lattice_from_world(glam::DVec3::new(x, y, z))).is_ok_and(|(c, _)| c.is_solid())
+}
+
+/// Every solid unit cell of level 0 within `lo..hi` (world, integer corners), as its minimum.
+fn solid_cells(h: &Harness<'_, App>, lo: [i32; 3], hi: [i32; 3]) -> Vec<[i32; 3]> {
+    let mut out = Vec::new();
+    for x in lo[0]..hi[0] {
+        for y in lo[1]..hi[1] {
+            for z in lo[2]..hi[2] {
+                if solid_at(h, f64::from(x) + 0.5, f64::from(y) + 0.5, f64::from(z) + 0.5) {
+                    out.push([x, y, z]);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A press at `a`, the pointer moved to `b`, a release there.
+fn drag_on_view(h: &mut Harness<'_, App>, a: egui::Pos2, b: egui::Pos2) {
+    h.hover_at(a);
+    frames(h);
+    h.drag_at(a);
+    frames(h);
+    h.hover_at(b);
+    frames(h);
+    h.drop_at(b);
+    frames(h);
+}
+
+/// A new map has no faces, but every map has a work plane: the first click with the Place tool
+/// on an empty map puts a cube on it (it used to do nothing: there was no face to click).
+#[test]
+fn the_first_click_on_an_empty_map_places_a_cube_on_the_work_plane() {
+    let mut h = harness_on(empty_map());
+    assert_eq!(h.state().state.tool, tools::place::ID);
+    let at = screen_of(&h, glam::DVec3::new(2.5, 0.0, 1.5));
+    h.hover_at(at);
+    frames(&mut h);
+    assert!(h.state().viewport.hovered().is_none(), "an empty map has no face to hover");
+    h.drag_at(at);
+    frames(&mut h);
+    h.drop_at(at);
+    frames(&mut h);
+    assert_eq!(h.state().state.history.len(), 1, "{}", status(&h));
+    assert_eq!(solid_cells(&h, [-4, -2, -4], [6, 3, 6]), [[2, 0, 1]], "one cube on the plane, under the pointer");
+    // PageUp lifts the work plane one cube: the next click lands a cube higher.
+    h.key_press(egui::Key::PageUp);
+    frames(&mut h);
+    assert_eq!(h.state().state.work_point.y, 1.0);
+    let at = screen_of(&h, glam::DVec3::new(-1.5, 1.0, 0.5));
+    h.hover_at(at);
+    frames(&mut h);
+    h.drag_at(at);
+    frames(&mut h);
+    h.drop_at(at);
+    frames(&mut h);
+    assert!(solid_at(&h, -1.5, 1.5, 0.5), "{:?}", solid_cells(&h, [-4, -2, -4], [6, 3, 6]));
+}
+
+/// The Box tool draws on the work plane by default (pressing over a wall's side no longer
+/// makes a vertical slab), on the pressed face with Shift, and one wheel notch adds one layer
+/// (it used to take two notches for the first layer and then add two or three).
+#[test]
+fn box_draws_on_the_work_plane_and_a_wheel_notch_is_one_layer() {
+    let mut h = harness_on(empty_map());
+    h.key_press(egui::Key::Num4);
+    frames(&mut h);
+    let a = screen_of(&h, glam::DVec3::new(0.5, 0.0, 0.5));
+    let b = screen_of(&h, glam::DVec3::new(3.5, 0.0, 2.5));
+    h.hover_at(a);
+    frames(&mut h);
+    h.drag_at(a);
+    frames(&mut h);
+    h.hover_at(b);
+    frames(&mut h);
+    wheel_notch(&mut h, 1.0);
+    h.drop_at(b);
+    frames(&mut h);
+    let cells = solid_cells(&h, [-2, -2, -2], [6, 5, 6]);
+    assert_eq!(cells.len(), 4 * 2 * 3, "a 4×3 rectangle two layers high: {cells:?}");
+    assert!(cells.iter().all(|c| (0..4).contains(&c[0]) && (0..2).contains(&c[1]) && (0..3).contains(&c[2])));
+    // Over the block's side face, a plain drag still draws on the work plane (a floor beside
+    // it), not a slab on the side.
+    let side = screen_of(&h, glam::DVec3::new(1.5, 1.0, 0.0));
+    h.hover_at(side);
+    frames(&mut h);
+    assert!(h.state().viewport.hovered().is_some_and(|p| p.face == pmfedit_core::map::coords::Face::NegZ));
+    let before = solid_cells(&h, [-2, -2, -6], [6, 5, 6]).len();
+    let far = screen_of(&h, glam::DVec3::new(1.5, 0.0, -3.5));
+    drag_on_view(&mut h, side, far);
+    let after = solid_cells(&h, [-2, -2, -6], [6, 5, 6]);
+    assert!(after.len() > before, "the drag made nothing");
+    assert!(after.iter().all(|c| c[1] < 2), "a slab went up the side: {after:?}");
+}
+
+/// The wheel zooms towards the point under the pointer: the face there stays under it (it used
+/// to zoom to the screen centre, moving what the designer pointed at away).
+#[test]
+fn the_wheel_zooms_to_the_pointer() {
+    let mut h = harness();
+    let rect = h.state().viewport_rect.unwrap();
+    let at = rect.center() + egui::vec2(rect.width() * 0.25, rect.height() * 0.15);
+    h.hover_at(at);
+    frames(&mut h);
+    let before = *h.state().viewport.hovered().expect("a face off-centre");
+    let eye = h.state().viewport.camera.eye;
+    wheel_notch(&mut h, 3.0);
+    h.hover_at(at);
+    frames(&mut h);
+    let after = *h.state().viewport.hovered().expect("still a face there");
+    assert!(h.state().viewport.camera.eye.distance(eye) > 0.5, "the wheel did not zoom");
+    assert!(after.point.distance(before.point) < 2.0, "{:?} moved to {:?}", before.point, after.point);
+}
+
+/// F6 switches to the orthographic top view (F5 back); a Box drag there makes a box of exactly
+/// the cells between the pointer's two positions, and the Box panel types one.
+#[test]
+fn the_top_view_draws_boxes_precisely_and_the_box_panel_types_one() {
+    use pmfedit::viewport::camera::OrthoView;
+    let mut h = harness_on(empty_map());
+    h.key_press(egui::Key::Num4);
+    h.key_press(egui::Key::F6);
+    frames(&mut h);
+    assert_eq!(h.state().viewport.camera.ortho, Some(OrthoView::Top));
+    let a = screen_of(&h, glam::DVec3::new(-2.5, 0.0, -1.5));
+    let b = screen_of(&h, glam::DVec3::new(3.5, 0.0, 2.5));
+    drag_on_view(&mut h, a, b);
+    let cells = solid_cells(&h, [-6, -2, -6], [8, 3, 8]);
+    assert_eq!(cells.len(), 7 * 5, "{cells:?}");
+    assert!(cells.iter().all(|c| (-3..4).contains(&c[0]) && c[1] == 0 && (-2..3).contains(&c[2])), "{cells:?}");
+    // The panel shows the box the drag made; typing a size and Fill makes that box.
+    let form = |h: &Harness<'_, App>| h.get_by_label("width").value().unwrap_or_default();
+    assert_eq!(form(&h), "7");
+    h.get_by_label("min x").set_value_accesskit(10.0);
+    h.get_by_label("min y").set_value_accesskit(0.0);
+    h.get_by_label("min z").set_value_accesskit(-4.0);
+    h.get_by_label("width").set_value_accesskit(2.0);
+    h.get_by_label("height").set_value_accesskit(3.0);
+    h.get_by_label("depth").set_value_accesskit(1.0);
+    frames(&mut h);
+    h.get_by_label("Fill box").click();
+    frames(&mut h);
+    let typed = solid_cells(&h, [8, -2, -6], [14, 5, 0]);
+    assert_eq!(typed, [[10, 0, -4], [10, 1, -4], [10, 2, -4], [11, 0, -4], [11, 1, -4], [11, 2, -4]]);
+    h.key_press(egui::Key::F5);
+    frames(&mut h);
+    assert_eq!(h.state().viewport.camera.ortho, None);
+}
+
+/// What File → New (and `pmfc new --sample empty`) makes: one empty level, the starter library.
+fn empty_map() -> Document {
+    Document { map: sample::empty("untitled"), project: None, start_view: None }
 }
