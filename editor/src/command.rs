@@ -28,6 +28,9 @@ pub enum Command {
     BeginStroke,
     /// Ends the drag started by [`Command::BeginStroke`].
     EndStroke,
+    /// Esc during a drag: undoes what the open stroke applied and ends it (nothing of the drag
+    /// stays in the map or the undo history's applied steps).
+    CancelStroke,
     Undo,
     Redo,
     /// Jump to a step of the history (0 = before the first edit).

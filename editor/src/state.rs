@@ -233,6 +233,13 @@ impl EditorState {
                 self.history.begin_stroke();
             }
             Command::EndStroke => self.history.end_stroke(),
+            Command::CancelStroke => {
+                changes = self.history.cancel_stroke(&mut self.map);
+                if !changes.is_empty() {
+                    self.generation += 1;
+                }
+                self.changed(&changes);
+            }
             Command::Undo => changes = self.step_history(History::undo),
             Command::Redo => changes = self.step_history(History::redo),
             Command::GoTo(head) => {

@@ -280,7 +280,11 @@ pub const COMMANDS: &[Entry] = &[
     )
     .key(Modifiers::NONE, Key::F)
     .menu(Menu::Edit),
-    Entry::new(Action::Cancel, "Cancel drag", "Drop the box being dragged, or put a dragged gizmo back (no undo step)")
+    Entry::new(
+        Action::Cancel,
+        "Cancel drag",
+        "Cancel the drag in progress: a box, a paint, path or corner stroke, a gizmo; nothing of it is applied",
+    )
         .key(Modifiers::NONE, Key::Escape),
     Entry::new(Action::CubeSmaller, "Smaller cube", "Halve the edge of the cubes the tools place, erase and select")
         .key(Modifiers::NONE, Key::OpenBracket),

@@ -1314,3 +1314,29 @@ fn the_top_view_draws_boxes_precisely_and_the_box_panel_types_one() {
 fn empty_map() -> Document {
     Document { map: sample::empty("untitled"), project: None, start_view: None }
 }
+
+/// Esc during a paint stroke takes back what the stroke painted so far: the map is as before
+/// and no step is left applied (the stroke used to stay, as after a release).
+#[test]
+fn esc_cancels_a_paint_stroke_with_nothing_applied() {
+    let mut h = harness();
+    h.key_press(egui::Key::Num3);
+    frames(&mut h);
+    let (at, pick) = pick_at_viewport_centre(&mut h);
+    let before = h.state().state.map.snapshot();
+    let (other, _) =
+        h.state().state.map.library.materials().iter().find(|(id, _)| Some(*id) != material_under(&h, &pick)).unwrap();
+    h.state_mut().state.material = other;
+    h.drag_at(at);
+    frames(&mut h);
+    h.hover_at(at + egui::vec2(40.0, 10.0));
+    frames(&mut h);
+    assert!(!h.state().state.map.content_eq(&before), "the stroke paints live");
+    h.key_press(egui::Key::Escape);
+    frames(&mut h);
+    h.drop_at(at + egui::vec2(40.0, 10.0));
+    frames(&mut h);
+    assert!(h.state().state.map.content_eq(&before), "the painted faces stay painted");
+    assert!(!h.state().state.history.can_undo(), "{:?}", h.state().state.history.undo_name());
+    assert_eq!(status(&h), "Paint stroke cancelled");
+}

@@ -152,8 +152,9 @@ pub trait Tool {
         Vec::new()
     }
 
-    /// Esc during a drag, or another tool picked: ends the drag without applying what only a
-    /// release would (a box is dropped); edits already applied live stay, as after a release.
+    /// Esc during a drag, or another tool picked: ends the drag with nothing of it applied (a
+    /// box is dropped; a tool that edits live, as Paint does, sends [`Command::CancelStroke`],
+    /// which undoes its stroke). The default is a release, for tools without a drag.
     fn cancel(&mut self, state: &EditorState) -> Vec<Command> {
         self.release(state)
     }
