@@ -550,19 +550,19 @@ fn the_walkthrough_session_builds_saves_reopens_and_exports() {
     assert!(w.failure.is_none(), "{:?}", w.failure);
     assert_eq!(w.outcome().map(|o| o.ok()), Some(Some(0)), "finished, no screenshots without a renderer");
     assert!(w.written.is_empty(), "no renderer, no screenshots");
-    let state = &h.state().state;
-    // The reopened project has the edits: the blue wood, the orange light.
-    let (_, wood) = state.map.library.materials().by_name("wood").unwrap();
+    // The demo part: the saved project has the edits (the blue wood, the orange light).
+    let demo_dir = dir.path().join("project");
+    let (_, map) = pmfedit_core::project::Project::open(&demo_dir).unwrap();
+    let (_, wood) = map.library.materials().by_name("wood").unwrap();
     assert_eq!(wood.color, [70, 120, 255]);
-    assert!(state.map.levels[0].objects.lights().iter().any(|(_, l)| l.color == [255, 140, 30]));
-    assert!(!state.is_dirty(), "a freshly opened project is saved");
-    // What the tools built, read back from the reopened map (world positions, see walkthrough.rs).
-    let level = &state.map.levels[0];
+    assert!(map.levels[0].objects.lights().iter().any(|(_, l)| l.color == [255, 140, 30]));
+    // What the tools built, read back from the saved map (world positions, see walkthrough.rs).
+    let level = &map.levels[0];
     let material_at = |x: f64, y: f64, z: f64| {
         let (cube, _) = level.get(level.frame().lattice_from_world(glam::DVec3::new(x, y, z))).unwrap();
         cube.is_solid().then(|| {
             let m = cube.face_material(pmfedit_core::map::coords::Face::PosY).unwrap();
-            state.map.library.materials().get(m).unwrap().name.clone()
+            map.library.materials().get(m).unwrap().name.clone()
         })
     };
     assert_eq!(material_at(-7.5, 0.5, -13.5).as_deref(), Some("wood"), "the placed column");
@@ -579,17 +579,37 @@ fn the_walkthrough_session_builds_saves_reopens_and_exports() {
     let bytes = std::fs::read(dir.path().join("walkthrough.pmf")).unwrap();
     let file = pmfedit_core::format::pmf::read(&bytes).unwrap();
     assert_eq!(file.levels.len(), 1);
-    assert!(dir.path().join("project/map.ron").is_file());
     // The export is exactly a full compile of the reopened map (incremental == full, as the
     // editor runs it) with its resources embedded as a build does.
     let settings = pmfedit_bake::compile::CompileSettings {
         timestamp: file.header.creation_time,
         ..pmfedit_bake::compile::CompileSettings::default()
     };
-    let mut full = pmfedit_bake::compile::compile_full(&state.map, &settings).unwrap();
-    pmfedit_bake::resources::embed_resources(&mut full, &state.resource_roots(), &[]).unwrap();
+    let mut full = pmfedit_bake::compile::compile_full(&map, &settings).unwrap();
+    let roots = pmfedit_bake::export::resource_roots(Some(&demo_dir), pmfedit::watch::assets_dir());
+    pmfedit_bake::resources::embed_resources(&mut full, &roots, &[]).unwrap();
     let full = pmfedit_core::format::pmf::write(&full);
     assert!(full.unwrap() == bytes, "the walkthrough's export differs from a full compile");
+
+    // The house, built from an empty map: floor, walls with the doorway between the rooms, the
+    // roof, the light inside; its export is what pmfc build writes for the saved project.
+    let state = &h.state().state;
+    assert!(!state.is_dirty(), "the house was saved");
+    let solid = |x: f64, y: f64, z: f64| {
+        let level = &state.map.levels[0];
+        level.get(level.frame().lattice_from_world(glam::DVec3::new(x, y, z))).is_ok_and(|(c, _)| c.is_solid())
+    };
+    assert!(solid(3.5, 0.5, 3.5), "the floor");
+    assert!(solid(0.5, 2.5, 3.5) && solid(11.5, 3.5, 3.5) && solid(5.5, 1.5, 0.5), "the outer walls");
+    assert!(solid(6.5, 1.5, 1.5) && solid(6.5, 3.5, 3.5), "the partition and the lintel");
+    assert!(!solid(6.5, 1.5, 3.5) && !solid(6.5, 2.5, 4.5), "the doorway");
+    assert!(!solid(3.5, 1.5, 3.5) && !solid(8.5, 2.5, 4.5), "the rooms");
+    assert!(solid(-0.5, 4.5, -0.5) && solid(12.5, 4.5, 8.5), "the roof");
+    let lights = state.map.levels[0].objects.lights();
+    assert!(lights.iter().any(|(_, l)| (l.position.as_dvec3() - glam::DVec3::new(3.5, 2.5, 4.5)).length() < 1.0));
+    let house = std::fs::read(dir.path().join("house.pmf")).unwrap();
+    let expected = pmfc_build_bytes(&dir.path().join("house"), &dir.path().join("house-pmfc.pmf"), 1_700_000_000);
+    assert!(house == expected, "the house's export differs from pmfc build");
 }
 
 #[test]
