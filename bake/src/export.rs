@@ -98,10 +98,18 @@ mod tests {
     fn strict_refuses_missing_resources_and_lenient_warns() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("x.pmf");
-        let mut level = pmf::Level::default();
-        level.client.materials =
-            vec![pmf::ClientMaterial { texture: "map:textures/not_there".into(), ..Default::default() }];
-        let file = pmf::File { levels: vec![level], ..Default::default() };
+        // One cube of a material whose texture is nowhere.
+        use pmfedit_core::map::ids::{MaterialId, PhysicsId, SoundId};
+        let mut map = pmfedit_core::map::Map::new("missing");
+        let mut m = map.library.materials().get(MaterialId(0)).unwrap().clone();
+        m.texture = "map:textures/not_there".into();
+        map.library.replace(MaterialId(0), m).unwrap();
+        let at = pmfedit_core::map::coords::CubeAddr::containing(map.levels[0].frame().origin_lattice(), 3);
+        map.levels[0]
+            .set_cube(at, pmfedit_core::map::octree::Cube::solid(MaterialId(0), PhysicsId(0), SoundId(0)))
+            .unwrap();
+        let settings = crate::compile::CompileSettings { timestamp: 1, ..Default::default() };
+        let file = crate::compile::compile_full(&map, &settings).unwrap();
         let roots = resource_roots(Some(dir.path()), []);
         let e = write_map(file.clone(), &roots, &out, true).unwrap_err();
         assert!(matches!(&e, ExportError::Strict(p) if p == &["map:textures/not_there (missing)"]), "{e}");

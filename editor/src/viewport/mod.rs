@@ -261,6 +261,8 @@ impl Viewport {
 
     /// Points the camera at the document's start view, else at the occupied bounds.
     pub fn reset_camera(&mut self, state: &EditorState) {
+        // A new document starts in perspective.
+        self.camera.ortho = None;
         if let Some(v) = state.start_view {
             self.camera.look_at(v.eye, v.target);
         } else if let Some((center, radius)) = state.map.levels.get(state.level).and_then(occupied_sphere) {
