@@ -817,6 +817,9 @@ impl App {
                 }
                 Some(false) => {
                     self.recovery = None;
+                    // Deleting the snapshot takes the project's writer lock: the open document
+                    // lets go of it first when it is this project (it is reopened just below).
+                    self.state.release(&dir);
                     if let Err(e) = Project::discard_recovery(&dir) {
                         self.state.say(format!("Could not discard the recovery snapshot: {e}"));
                     }

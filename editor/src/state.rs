@@ -304,10 +304,16 @@ impl EditorState {
     /// Takes the writer lock of a project about to be opened (another process holding it is an
     /// error); reopening the open project hands its lock over.
     pub fn claim(&mut self, project: &Project) -> Result<(), ProjectError> {
-        if self.project.as_ref().is_some_and(|p| p.dir() == project.dir()) {
+        self.release(project.dir());
+        project.lock()
+    }
+
+    /// Lets go of the open project (and its writer lock) when it is the one in `dir`; the map
+    /// stays open, detached from any folder.
+    pub fn release(&mut self, dir: &Path) {
+        if self.project.as_ref().is_some_and(|p| p.dir() == dir) {
             self.project = None;
         }
-        project.lock()
     }
 
     /// Replaces the document (after opening, recovering or creating a map): the history is

@@ -6,10 +6,9 @@ use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 
 use pmfedit::app::App;
-use pmfedit::launch::{Document, Launch};
+use pmfedit::launch::{Document, Launch, Sample};
 use pmfedit_core::map::ids::PathAttrs;
 use pmfedit_core::map::path_sets::PathSet;
-use pmfedit_core::sample;
 
 fn frames(h: &mut Harness<'_, App>) {
     h.run_steps(3);
@@ -17,9 +16,10 @@ fn frames(h: &mut Harness<'_, App>) {
 
 #[test]
 fn a_set_is_added_named_faced_and_painted() {
-    let mut h = Harness::builder().with_size(egui::vec2(1400.0, 1000.0)).build_eframe(|cc| {
-        App::new(cc, &Launch::default(), Document { map: sample::demo(), project: None, start_view: None })
-    });
+    let launch = Launch { assets: pmfedit::watch::assets_dir(), ..Launch::default() };
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(1400.0, 1000.0))
+        .build_eframe(|cc| App::new(cc, &launch, Document::sample(Sample::Demo)));
     frames(&mut h);
     h.get_by_label("Map info").click();
     frames(&mut h);

@@ -39,7 +39,7 @@ use crate::map::coords::{ChunkCoord, MAX_CHUNK_SIZE_LOG2};
 use crate::map::ids::PhysicsId;
 use crate::map::level::LevelFlags;
 use crate::map::library::{EnvRef, EnvironmentDefaults, LevelObjects, Problem, Severity};
-use crate::map::path_sets::PathSets;
+use crate::map::path_sets::{PathSetError, PathSets};
 use crate::map::{Library, Map, MapMeta, MetaError};
 
 /// The manifest format version this build writes and reads.
@@ -208,6 +208,12 @@ pub enum CheckError {
     /// Library problems of error severity (the first few are shown).
     #[error("{}", problems_text("library", .0))]
     Library(Vec<Problem>),
+    /// The path attribute sets are invalid.
+    #[error(transparent)]
+    PathSets(#[from] PathSetError),
+    /// A count or size over what the PMF format can hold.
+    #[error(transparent)]
+    Limit(#[from] super::limits::LimitError),
     /// The map has no level.
     #[error("the map has no level (a map needs at least one level)")]
     NoLevels,
@@ -266,12 +272,6 @@ pub enum CheckError {
         /// The first leaf at fault.
         error: LeafIdError,
     },
-    /// The path attribute sets are invalid.
-    #[error(transparent)]
-    PathSets(#[from] crate::map::path_sets::PathSetError),
-    /// The map breaks a count limit of the format.
-    #[error(transparent)]
-    Limits(#[from] super::limits::LimitError),
 }
 
 /// `level 0 ("main")` when the index is known (reading a manifest), `level "main"` otherwise.

@@ -295,7 +295,7 @@ fn the_starter_library_is_valid_and_names_water_water() {
 
 /// One material per texture of the asset pack, every texture a starter material names exists,
 /// and nothing in the pack is left without a material (its water frames aside, which the water
-/// names as extra textures).
+/// names as extra textures, and the demo's two sky materials, which only its sky uses).
 #[test]
 fn the_starter_library_and_the_asset_pack_match() {
     let assets = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets");
@@ -307,6 +307,11 @@ fn the_starter_library_and_the_asset_pack_match() {
             assert!(assets.join(t).is_file(), "{}: {t} is not in the asset pack", m.name);
             named.insert(t.clone());
         }
+    }
+    let demo = demo();
+    for (_, m) in demo.library.materials().iter().filter(|(_, m)| ["sky_day", "clouds"].contains(&m.name.as_str())) {
+        assert!(assets.join(&m.texture).is_file(), "{}: {} is not in the asset pack", m.name, m.texture);
+        named.insert(m.texture.clone());
     }
     let pack: BTreeSet<String> = std::fs::read_dir(assets.join("textures"))
         .unwrap()

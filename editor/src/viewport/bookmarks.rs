@@ -100,11 +100,22 @@ pub fn to_ron(list: &[Bookmark]) -> String {
     ron::ser::to_string_pretty(&file, ron::ser::PrettyConfig::default()).unwrap_or_default()
 }
 
-/// Bookmarks from RON text; an error in words for anything else (including a newer version).
-pub fn from_ron(text: &str) -> Result<Vec<Bookmark>, String> {
-    let file: BookmarkFile = ron::from_str(text).map_err(|e| e.to_string())?;
+/// Why a bookmarks file cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum BookmarkError {
+    /// Not bookmarks RON (the error names line and column).
+    #[error("{0}")]
+    Parse(#[from] ron::error::SpannedError),
+    /// A version this build does not know.
+    #[error("written by a newer pmfedit (version {0})")]
+    Newer(u32),
+}
+
+/// Bookmarks from RON text; an error for anything else (including a newer version).
+pub fn from_ron(text: &str) -> Result<Vec<Bookmark>, BookmarkError> {
+    let file: BookmarkFile = ron::from_str(text)?;
     if file.version > VERSION {
-        return Err(format!("written by a newer pmfedit (version {})", file.version));
+        return Err(BookmarkError::Newer(file.version));
     }
     Ok(file.bookmarks)
 }
@@ -362,7 +373,7 @@ mod tests {
         assert_eq!(from_ron(&text).unwrap(), list);
         assert!(from_ron("").is_err());
         assert!(from_ron("(version: 1, bookmarks: [(name: 5)])").is_err());
-        assert!(from_ron("(version: 99, bookmarks: [])").unwrap_err().contains("newer"));
+        assert!(from_ron("(version: 99, bookmarks: [])").unwrap_err().to_string().contains("newer"));
         // Older files without the optional fields still read.
         let old = "(version: 1, bookmarks: [(name: \"x\", eye: (1.0, 2.0, 3.0), yaw: 0.5, pitch: 0.0)])";
         let got = from_ron(old).unwrap();

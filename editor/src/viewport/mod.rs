@@ -162,7 +162,7 @@ impl Viewport {
         let (renderer, renderer_error) = match gl {
             Some(gl) => match Renderer::new(gl) {
                 Ok(r) => (Some(Arc::new(Mutex::new(r))), None),
-                Err(e) => (None, Some(e)),
+                Err(e) => (None, Some(e.to_string())),
             },
             None => (None, Some("no OpenGL context".into())),
         };

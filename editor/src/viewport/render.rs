@@ -485,11 +485,9 @@ fn sphere_in_view(planes: &[Vec4; 6], center: Vec3, radius: f32, view_distance: 
 
 impl Renderer {
     /// Compiles the shaders. Fails only on a GL without GLSL 3.30 / ES 3.00.
-    pub fn new(gl: Arc<egui_glow::glow::Context>) -> Result<Self, String> {
-        let ctx = Context::from_gl_context(gl).map_err(|e| e.to_string())?;
-        let program = |vs: &str, fs: &str| {
-            Program::from_source(&ctx, &with_defines(vs), &with_defines(fs)).map_err(|e| e.to_string())
-        };
+    pub fn new(gl: Arc<egui_glow::glow::Context>) -> Result<Self, three_d::CoreError> {
+        let ctx = Context::from_gl_context(gl)?;
+        let program = |vs: &str, fs: &str| Program::from_source(&ctx, &with_defines(vs), &with_defines(fs));
         let mesh_program = program(MESH_VS, MESH_FS)?;
         let line_program = program(LINE_VS, FLAT_FS)?;
         let fill_program = program(FILL_VS, FLAT_FS)?;
