@@ -39,7 +39,9 @@ use pmfedit_core::project::{Project, RecoveryInfo, SaveReport};
 
 use crate::command::{Command, ToolId};
 use crate::dnd::{self, FileDrop, TexturePaint};
-use crate::files::{Dialogs, FileAction, FilePrompt, ImportFn, ImportJob, ImportRequest, PromptResult, RecentFiles};
+use crate::files::{
+    Dialogs, FileAction, FilePrompt, ImportFn, ImportJob, ImportPlacement, ImportRequest, PromptResult, RecentFiles,
+};
 use crate::launch::{Document, Launch};
 use crate::panels::Panels;
 use crate::selection::Selection;
@@ -125,7 +127,8 @@ pub struct App {
     active_tool: ToolId,
     /// What runs an import ([`crate::files::import`]; tests put in one that waits for them).
     pub importer: Arc<ImportFn>,
-    dialogs: Dialogs,
+    /// Native file dialogs (tests substitute [`Dialogs::with`]).
+    pub dialogs: Dialogs,
     allow_close: bool,
     close_now: bool,
     project_dir: Option<PathBuf>,
@@ -243,6 +246,10 @@ impl App {
             Action::Redo => self.commands.push(Command::Redo),
             Action::Delete => self.delete_selection(),
             Action::Frame => self.viewport.frame_selection(&self.state),
+            Action::Clip => self.toggle_clip(),
+            Action::Hide => self.toggle_filter(false),
+            Action::Isolate => self.toggle_filter(true),
+            Action::PaintSelection => self.commands.extend(tools::paint::paint_selection(&self.state)),
             Action::Cancel => {
                 let id = self.state.tool;
                 let tool = self.tools.iter_mut().find(|t| t.info().id == id).map(|t| t.as_mut() as &mut dyn Tool);
@@ -345,9 +352,48 @@ impl App {
 
     /// Delete: the selected light, entity or region, or the cubes of the selected box (one
     /// undo step).
+    /// C: the clip plane at the bottom of the hovered cube (the view's focus without one), or
+    /// off again.
+    fn toggle_clip(&mut self) {
+        if self.viewport.clip.take().is_some() {
+            self.state.say("Clip off: every cube shows");
+            return;
+        }
+        let level = self.state.map.levels.get(self.state.level);
+        let y = match (self.viewport.hovered(), level) {
+            (Some(p), Some(l)) => l.frame().world_from_lattice(p.addr.min).y,
+            _ => self.viewport.camera.pivot().y,
+        };
+        self.viewport.clip = Some(y);
+        self.state.say(format!("Clipped above {y} m (C: show everything)"));
+    }
+
+    /// H / I: hides the selected box of cubes, or shows only it; either again shows everything.
+    fn toggle_filter(&mut self, isolate: bool) {
+        if self.viewport.filter.take().is_some() {
+            self.state.say("Showing everything");
+            return;
+        }
+        let Some((level, region)) = tools::select::selected_box(&self.state) else {
+            self.state.say("Select a box of cubes first (Select tool) to hide or isolate it");
+            return;
+        };
+        let Some(frame) = self.state.map.levels.get(level).map(|l| l.frame()) else { return };
+        let (min, max) = (frame.world_from_lattice(region.min), frame.world_from_lattice(region.max));
+        self.viewport.filter = Some(crate::viewport::ShowFilter { min, max, isolate });
+        let what = if isolate { "Showing only the selection" } else { "Selection hidden" };
+        let key = if isolate { "I" } else { "H" };
+        self.state.say(format!("{what} ({key}: show everything)"));
+    }
+
     fn delete_selection(&mut self) {
         if let Some((level, id)) = self.state.selection.object() {
             self.commands.push(Command::Edit(Edit::RemoveObject { level, id }));
+            self.commands.push(Command::Select(Selection::None));
+        } else if let Some((level, objects)) = self.state.selection.objects() {
+            let name = format!("Delete {}", tools::select::objects_text(objects.len()));
+            let edits = objects.into_iter().map(|id| Command::Edit(Edit::RemoveObject { level, id })).collect();
+            self.commands.extend(tools::named_stroke(name, edits));
             self.commands.push(Command::Select(Selection::None));
         } else {
             self.commands.extend(tools::select::delete(&self.state));
@@ -359,7 +405,11 @@ impl App {
             FileAction::Export => self.project_dir.as_ref().map(|d| d.join("map.pmf")),
             _ => self.project_dir.clone().or_else(|| self.recent.paths.first().cloned()),
         };
-        self.prompt = Some(FilePrompt::new(action, start.as_deref()));
+        // An import lands at the view's focus, on the grid of the current cube size.
+        let edge = f64::from(1u32 << self.state.cube_log2) / 8.0;
+        let at = (self.viewport.camera.pivot() / edge).round() * edge;
+        let placement = ImportPlacement { at, cube_log2: self.state.cube_log2 };
+        self.prompt = Some(FilePrompt::new(action, start.as_deref(), placement));
     }
 
     /// New / Open / Quit, from wherever they are asked for: asks first when there are unsaved
@@ -489,7 +539,13 @@ impl App {
         Ok(plan.message(&self.state, material))
     }
 
-    fn prompt_confirmed(&mut self, ctx: &egui::Context, action: FileAction, path: PathBuf) {
+    fn prompt_confirmed(
+        &mut self,
+        ctx: &egui::Context,
+        action: FileAction,
+        path: PathBuf,
+        placement: Option<ImportPlacement>,
+    ) {
         match action {
             FileAction::Open => self.request(Pending::Open(path)),
             FileAction::SaveAs => {
@@ -497,7 +553,8 @@ impl App {
             }
             FileAction::Export => self.commands.push(Command::Export(path)),
             FileAction::ImportM3d | FileAction::ImportVoxelPlay => {
-                let request = ImportRequest { action, path, level: self.state.level, cube_log2: self.state.cube_log2 };
+                let p = placement.unwrap_or(ImportPlacement { at: glam::DVec3::ZERO, cube_log2: self.state.cube_log2 });
+                let request = ImportRequest { action, path, level: self.state.level, cube_log2: p.cube_log2, at: p.at };
                 self.start_import(ctx, request);
             }
         }
@@ -650,7 +707,7 @@ impl App {
             Action::Redo => (h.redo_name().map_or_else(|| e.label.to_owned(), |n| format!("Redo {n}")), h.can_redo()),
             Action::Delete => (
                 e.label.to_owned(),
-                self.state.selection.object().is_some() || tools::select::selected_box(&self.state).is_some(),
+                self.state.selection.objects().is_some() || tools::select::selected_box(&self.state).is_some(),
             ),
             Action::Frame => (e.label.to_owned(), self.state.selection != Selection::None),
             _ => (e.label.to_owned(), true),
@@ -680,6 +737,15 @@ impl App {
         ui.checkbox(&mut self.panels.show_right, "Right panel (library, settings, inspector)");
         ui.separator();
         ui.checkbox(&mut self.viewport.textured, "Textures");
+        ui.horizontal(|ui| {
+            let mut on = self.viewport.clip.is_some();
+            if ui.checkbox(&mut on, "Clip above").on_hover_text("Cubes above this height are not drawn (C)").changed() {
+                self.viewport.clip = on.then(|| self.viewport.camera.pivot().y.floor());
+            }
+            if let Some(y) = &mut self.viewport.clip {
+                ui.add(egui::DragValue::new(y).speed(0.125).suffix(" m")).on_hover_text("Clip height");
+            }
+        });
         ui.checkbox(&mut self.viewport.edges, "Face edges")
             .on_hover_text("Outline every face in the lit and fullbright views");
         ui.horizontal(|ui| {
@@ -743,8 +809,8 @@ impl App {
                 PromptResult::Pending => {}
                 PromptResult::Cancel => self.prompt = None,
                 PromptResult::Confirm(path) => {
-                    self.prompt = None;
-                    self.prompt_confirmed(ctx, action, path);
+                    let placement = self.prompt.take().and_then(|p| p.placement);
+                    self.prompt_confirmed(ctx, action, path, placement);
                 }
             }
         }

@@ -26,6 +26,9 @@ pub enum Command {
     Edit(Edit),
     /// Start a drag: following edits merge into one undo step until [`Command::EndStroke`].
     BeginStroke,
+    /// [`Command::BeginStroke`] whose undo step is named for what the user did ("Paste 4
+    /// cubes", "Fill 12 faces with stone") instead of after its first edit.
+    BeginNamedStroke(String),
     /// Ends the drag started by [`Command::BeginStroke`].
     EndStroke,
     /// Esc during a drag: undoes what the open stroke applied and ends it (nothing of the drag

@@ -5,6 +5,10 @@
 //!   (then `request_repaint`). Without a desktop portal `rfd` answers `None` at once, which looks
 //!   exactly like "cancel", so every dialog is a small window with a **typed-path field** beside
 //!   "Browse…": the path can always be typed or pasted.
+//!   A dialog that answers "nothing" at once ([`NO_DIALOG_WITHIN`]) is taken for a missing
+//!   dialog service: the prompt says so and puts the keyboard in the typed path.
+//! - **Import options.** The import prompts ask where the model's origin goes (default: the
+//!   view's focus) and the cube size of its voxels, like `pmfc import --at --cube-size`.
 //! - **Recent files** are kept in eframe storage (`pmfedit.recent`, one path per line, newest
 //!   first, at most [`MAX_RECENT`]).
 //! - **Imports** (Model 3D, Voxel Play) run on a worker thread ([`ImportJob`]) on a snapshot of
@@ -22,6 +26,7 @@ use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
 
 use eframe::egui;
+use glam::DVec3;
 
 use pmfedit_core::format::voxelplay::VoxelPlayError;
 use pmfedit_core::import::voxelplay::VoxelPlayImportError;
@@ -136,13 +141,37 @@ impl FileAction {
     }
 }
 
-/// An open file prompt: typed path plus "Browse…".
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A dialog that answers "nothing" faster than this never showed: there is no dialog service
+/// (a person cancelling takes longer).
+pub const NO_DIALOG_WITHIN: std::time::Duration = std::time::Duration::from_millis(400);
+
+/// Where an import goes and how big its voxels are (the import prompt's fields; `pmfc import
+/// --at X,Y,Z --cube-size S`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ImportPlacement {
+    /// Where the model's origin (its bottom centre) goes: world position, map units.
+    pub at: DVec3,
+    /// The voxel edge as a power of two in lattice units (3 = one map unit).
+    pub cube_log2: u8,
+}
+
+/// The cube sizes the import prompt offers, as powers of two in lattice units (1/8 to 16 map
+/// units).
+const IMPORT_CUBE_SIZES: std::ops::RangeInclusive<u8> = 0..=7;
+
+/// An open file prompt: typed path plus "Browse…" (and, for imports, where and how big).
+#[derive(Debug, Clone, PartialEq)]
 pub struct FilePrompt {
     pub action: FileAction,
     pub path: String,
-    /// A native dialog is open for this prompt.
-    pub browsing: bool,
+    /// A native dialog is open for this prompt, since then.
+    pub browsing: Option<std::time::Instant>,
+    /// What to tell the user under the path (no dialog service).
+    pub note: Option<String>,
+    /// Put the keyboard in the path field next frame.
+    focus_path: bool,
+    /// For imports: where the model goes and its cube size.
+    pub placement: Option<ImportPlacement>,
 }
 
 /// What the user did in a prompt this frame.
@@ -153,26 +182,37 @@ pub enum PromptResult {
     Confirm(PathBuf),
 }
 
+/// What shows a native dialog for an action (blocking, on a worker thread): the chosen path, or
+/// `None` (cancelled, or no dialog service).
+pub type DialogFn = dyn Fn(FileAction, Option<PathBuf>) -> Option<PathBuf> + Send + Sync;
+
 /// Native dialogs on worker threads.
 pub struct Dialogs {
     tx: Sender<(FileAction, Option<PathBuf>)>,
     rx: Receiver<(FileAction, Option<PathBuf>)>,
+    run: Arc<DialogFn>,
 }
 
 impl Default for Dialogs {
     fn default() -> Self {
-        let (tx, rx) = channel();
-        Self { tx, rx }
+        Self::with(Arc::new(|action: FileAction, start| action.run_dialog(start)))
     }
 }
 
 impl Dialogs {
+    /// Dialogs shown by `run` instead of `rfd` (tests: a desktop without a dialog service).
+    pub fn with(run: Arc<DialogFn>) -> Self {
+        let (tx, rx) = channel();
+        Self { tx, rx, run }
+    }
+
     /// Opens the native dialog for `action` on a worker thread.
     pub fn browse(&self, ctx: &egui::Context, action: FileAction, start: Option<PathBuf>) {
         let tx = self.tx.clone();
         let ctx = ctx.clone();
+        let run = self.run.clone();
         let spawned = std::thread::Builder::new().name("file dialog".into()).spawn(move || {
-            let path = action.run_dialog(start);
+            let path = run(action, start);
             let _ = tx.send((action, path));
             ctx.request_repaint();
         });
@@ -188,9 +228,18 @@ impl Dialogs {
 }
 
 impl FilePrompt {
-    /// A prompt for `action` starting at `path`.
-    pub fn new(action: FileAction, path: Option<&Path>) -> Self {
-        Self { action, path: path.map(|p| p.to_string_lossy().into_owned()).unwrap_or_default(), browsing: false }
+    /// A prompt for `action` starting at `path`; `placement` is what an import prompt starts
+    /// with (other prompts ignore it).
+    pub fn new(action: FileAction, path: Option<&Path>, placement: ImportPlacement) -> Self {
+        let is_import = matches!(action, FileAction::ImportM3d | FileAction::ImportVoxelPlay);
+        Self {
+            action,
+            path: path.map(|p| p.to_string_lossy().into_owned()).unwrap_or_default(),
+            browsing: None,
+            note: None,
+            focus_path: false,
+            placement: is_import.then_some(placement),
+        }
     }
 
     /// Shows the prompt window.
@@ -203,17 +252,27 @@ impl FilePrompt {
                 let r = ui
                     .add(egui::TextEdit::singleline(&mut self.path).hint_text(self.action.hint()).desired_width(320.0))
                     .labelled_by(l.id);
+                if std::mem::take(&mut self.focus_path) {
+                    r.request_focus();
+                }
                 if r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter)) && !self.path.trim().is_empty() {
                     result = PromptResult::Confirm(PathBuf::from(self.path.trim()));
                 }
-                if ui.add_enabled(!self.browsing, egui::Button::new("Browse…")).clicked() {
-                    self.browsing = true;
+                if ui.add_enabled(self.browsing.is_none(), egui::Button::new("Browse…")).clicked() {
+                    self.browsing = Some(std::time::Instant::now());
+                    self.note = None;
                     let start = Path::new(self.path.trim()).parent().filter(|p| p.is_dir()).map(Path::to_owned);
                     dialogs.browse(ctx, self.action, start);
                 }
             });
-            if self.browsing {
+            if self.browsing.is_some() {
                 ui.weak("Waiting for the file dialog… (type the path if none appears)");
+            }
+            if let Some(note) = &self.note {
+                ui.colored_label(ui.visuals().warn_fg_color, note);
+            }
+            if let Some(p) = &mut self.placement {
+                placement_ui(ui, p);
             }
             ui.horizontal(|ui| {
                 if ui.add_enabled(!self.path.trim().is_empty(), egui::Button::new(self.action.verb())).clicked() {
@@ -230,15 +289,41 @@ impl FilePrompt {
         result
     }
 
-    /// Takes a dialog answer for this prompt.
+    /// Takes a dialog answer for this prompt. "Nothing" at once means there is no dialog
+    /// service: the prompt says so and the keyboard goes to the typed path.
     pub fn answer(&mut self, action: FileAction, path: Option<PathBuf>) {
-        if action == self.action {
-            self.browsing = false;
-            if let Some(p) = path {
-                self.path = p.to_string_lossy().into_owned();
+        if action != self.action {
+            return;
+        }
+        let asked = self.browsing.take();
+        match path {
+            Some(p) => self.path = p.to_string_lossy().into_owned(),
+            None if asked.is_some_and(|t| t.elapsed() < NO_DIALOG_WITHIN) => {
+                self.note = Some("No file dialog is available here: type the path".to_owned());
+                self.focus_path = true;
             }
+            None => {}
         }
     }
+}
+
+/// The import prompt's fields: position (map units) and cube size.
+fn placement_ui(ui: &mut egui::Ui, p: &mut ImportPlacement) {
+    egui::Grid::new("import_placement").num_columns(2).show(ui, |ui| {
+        let mut at = p.at.as_vec3().to_array();
+        if crate::panels::form::floats(ui, "Position", &mut at, 0.25, " m") {
+            p.at = glam::Vec3::from_array(at).as_dvec3();
+        }
+        let sizes: Vec<(u8, String)> = IMPORT_CUBE_SIZES.map(|l| (l, format!("{} m", cube_size_text(l)))).collect();
+        crate::panels::form::combo(ui, "Cube size", &mut p.cube_log2, &sizes);
+    });
+    ui.weak("Position: where the model's origin (its bottom centre) goes");
+}
+
+/// A cube edge of `2^log2` lattice units in map units: `0.125`, `1`, `16`.
+fn cube_size_text(log2: u8) -> String {
+    let size = f64::from(1u32 << log2) / 8.0;
+    format!("{size}")
 }
 
 /// How far a background import got, for the status bar.
@@ -300,7 +385,7 @@ impl ImportControl {
 }
 
 /// What to import, and where.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ImportRequest {
     /// [`FileAction::ImportM3d`] or [`FileAction::ImportVoxelPlay`].
     pub action: FileAction,
@@ -309,6 +394,8 @@ pub struct ImportRequest {
     pub level: usize,
     /// The voxel edge, as a power of two in lattice units.
     pub cube_log2: u8,
+    /// Where the model's origin goes: world position in map units (`pmfc import --at`).
+    pub at: DVec3,
 }
 
 impl ImportRequest {
@@ -436,8 +523,8 @@ pub fn import(mut map: Map, request: &ImportRequest, control: &ImportControl) ->
     let bytes = std::fs::read(path).map_err(|source| ImportError::Read { path: path.clone(), source })?;
     control.check()?;
     let file = request.file_name();
-    // The model's origin goes to the level's world origin (as `pmfc import` does).
-    let origin = map.levels.get(level).ok_or(ImportError::NoLevel(level))?.frame().origin_lattice();
+    // The model's origin goes where the request says (as `pmfc import --at` does).
+    let origin = map.levels.get(level).ok_or(ImportError::NoLevel(level))?.frame().lattice_from_world(request.at);
     let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("import");
     let summary = match request.action {
         FileAction::ImportM3d => {
@@ -494,7 +581,7 @@ mod tests {
 
     fn m3d_request() -> ImportRequest {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/testdata/m3d/voxel.m3d");
-        ImportRequest { action: FileAction::ImportM3d, path, level: 0, cube_log2: 3 }
+        ImportRequest { action: FileAction::ImportM3d, path, level: 0, cube_log2: 3, at: DVec3::ZERO }
     }
 
     #[test]
@@ -535,5 +622,25 @@ mod tests {
         });
         drop(ImportJob::start(&ctx, Map::new("x"), m3d_request(), 0, importer));
         rx.recv_timeout(std::time::Duration::from_secs(60)).expect("the dropped job's import saw the cancel");
+    }
+
+    /// The request's position moves the model: its cubes land translated by it.
+    #[test]
+    fn an_import_lands_at_the_requested_position() {
+        let control = ImportControl::default();
+        let lattice_min = |at: DVec3| {
+            let request = ImportRequest { at, ..m3d_request() };
+            let (map, _) = import(Map::new("x"), &request, &control).unwrap();
+            let level = &map.levels[0];
+            let frame = level.frame();
+            level
+                .leaves()
+                .filter(|(_, _, c)| c.is_solid())
+                .map(|(c, a, _)| frame.chunk_min_lattice(c) + a.min)
+                .min_by_key(|p| (p.x, p.y, p.z))
+                .unwrap()
+        };
+        let shift = lattice_min(DVec3::new(40.0, 8.0, -16.0)) - lattice_min(DVec3::ZERO);
+        assert_eq!(shift, glam::IVec3::new(40, 8, -16) * 8);
     }
 }

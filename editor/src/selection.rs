@@ -1,5 +1,7 @@
-//! What is selected: plain data about the document (a box of cubes, one cube, or a level
-//! object), shared by the commands, the state, the tools, the panels and the viewport.
+//! What is selected: plain data about the document (a box of cubes, one cube, a level object,
+//! or several level objects), shared by the commands, the state, the tools, the panels and the
+//! viewport. Shift or Ctrl with a click adds an object to the selection or takes it out
+//! ([`Selection::toggled`]).
 
 use pmfedit_core::edit::ObjRef;
 use pmfedit_core::map::coords::CubeAddr;
@@ -36,6 +38,12 @@ pub enum Selection {
         level: usize,
         id: LoadRegionId,
     },
+    /// Two or more level objects of one level (one object is its own variant), in the order
+    /// they were added.
+    Objects {
+        level: usize,
+        objects: Vec<ObjRef>,
+    },
 }
 
 impl Selection {
@@ -47,8 +55,46 @@ impl Selection {
             Selection::Entity { level, id } => Some((level, ObjRef::Entity(id))),
             Selection::Region { level, id } => Some((level, ObjRef::Region(id))),
             Selection::LoadRegion { level, id } => Some((level, ObjRef::LoadRegion(id))),
-            Selection::None | Selection::Cubes { .. } | Selection::Cube { .. } => None,
+            Selection::None | Selection::Cubes { .. } | Selection::Cube { .. } | Selection::Objects { .. } => None,
         }
+    }
+
+    /// Every selected level object (one or several) and their level.
+    pub fn objects(&self) -> Option<(usize, Vec<ObjRef>)> {
+        match self {
+            Selection::Objects { level, objects } => Some((*level, objects.clone())),
+            _ => self.object().map(|(level, obj)| (level, vec![obj])),
+        }
+    }
+
+    /// Whether `obj` of `level` is selected (alone or with others).
+    pub fn contains(&self, level: usize, obj: ObjRef) -> bool {
+        self.objects().is_some_and(|(l, objects)| l == level && objects.contains(&obj))
+    }
+
+    /// The selection of `objects` on `level`: none, one object's variant, or [`Selection::Objects`].
+    pub fn of_objects(level: usize, mut objects: Vec<ObjRef>) -> Self {
+        match objects.len() {
+            0 => Selection::None,
+            1 => Selection::of_object(level, objects.remove(0)),
+            _ => Selection::Objects { level, objects },
+        }
+    }
+
+    /// Shift/Ctrl+click on `obj`: the selection with `obj` added, or taken out when it was in.
+    /// Objects of another level, or cubes, give way to `obj` alone.
+    pub fn toggled(&self, level: usize, obj: ObjRef) -> Self {
+        let mut objects = match self.objects() {
+            Some((l, objects)) if l == level => objects,
+            _ => Vec::new(),
+        };
+        match objects.iter().position(|o| *o == obj) {
+            Some(i) => {
+                objects.remove(i);
+            }
+            None => objects.push(obj),
+        }
+        Self::of_objects(level, objects)
     }
 
     /// The selection of the level object `obj` on `level`.
@@ -81,5 +127,18 @@ mod tests {
         assert_eq!(Selection::None.object(), None);
         let cube = Selection::Cube { level: 0, addr: CubeAddr::containing(glam::IVec3::ZERO, 3) };
         assert_eq!(cube.object(), None);
+    }
+
+    #[test]
+    fn toggling_adds_and_removes_objects_of_one_level() {
+        let (a, b) = (ObjRef::Light(LightId(1)), ObjRef::Entity(EntityId(2)));
+        let one = Selection::None.toggled(0, a);
+        assert_eq!(one, Selection::Light { level: 0, id: LightId(1) });
+        let two = one.toggled(0, b);
+        assert_eq!(two, Selection::Objects { level: 0, objects: vec![a, b] });
+        assert!(two.contains(0, b) && !two.contains(1, b));
+        assert_eq!(two.object(), None, "no single object: no gizmo");
+        assert_eq!(two.toggled(0, a), Selection::Entity { level: 0, id: EntityId(2) });
+        assert_eq!(two.toggled(1, a), Selection::Light { level: 1, id: LightId(1) }, "another level starts over");
     }
 }

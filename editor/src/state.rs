@@ -98,6 +98,9 @@ pub struct EditorState {
     pub work_point: DVec3,
     /// A camera request for the viewport (it takes it).
     pub camera_request: Option<(DVec3, f64)>,
+    /// The point under the view's centre (half a unit out of the face there), where Add light
+    /// and Add entity put the new object; the viewport sets it every frame.
+    pub view_point: Option<DVec3>,
     /// Where the camera starts on this document (a sample's designed view); `None`: the viewport
     /// frames the occupied chunks. Goes with the document (a new or opened one has none).
     pub start_view: Option<StartView>,
@@ -144,6 +147,7 @@ impl EditorState {
             level: 0,
             work_point: DVec3::ZERO,
             camera_request: None,
+            view_point: None,
             start_view: None,
             status: None,
             pending_export: None,
@@ -232,6 +236,9 @@ impl EditorState {
                 // The stroke's id is the history's business.
                 self.history.begin_stroke();
             }
+            Command::BeginNamedStroke(name) => {
+                self.history.begin_named_stroke(name);
+            }
             Command::EndStroke => self.history.end_stroke(),
             Command::CancelStroke => {
                 changes = self.history.cancel_stroke(&mut self.map);
@@ -240,8 +247,18 @@ impl EditorState {
                 }
                 self.changed(&changes);
             }
-            Command::Undo => changes = self.step_history(History::undo),
-            Command::Redo => changes = self.step_history(History::redo),
+            // The status line says what was undone (an "Imported …" message must not outlive
+            // its import).
+            Command::Undo => {
+                let name = self.history.undo_name().map(str::to_owned);
+                changes = self.step_history(History::undo);
+                self.say_stepped("Undone", name, &changes);
+            }
+            Command::Redo => {
+                let name = self.history.redo_name().map(str::to_owned);
+                changes = self.step_history(History::redo);
+                self.say_stepped("Redone", name, &changes);
+            }
             Command::GoTo(head) => {
                 let from = self.history.head();
                 changes = self.history.go_to(&mut self.map, head);
@@ -276,6 +293,16 @@ impl EditorState {
         // A removed level may leave the active index past the end.
         self.level = self.level.min(self.map.levels.len().saturating_sub(1));
         Ok(changes)
+    }
+
+    /// "Undone: NAME" in the status line after a step that went through (a failed one says so
+    /// itself, see [`Self::changed`]).
+    fn say_stepped(&mut self, what: &str, name: Option<String>, changes: &ChangeSet) {
+        if let Some(name) = name
+            && changes.failures.is_empty()
+        {
+            self.say(format!("{what}: {name}"));
+        }
     }
 
     /// Undo or redo (`step`): what it changed; nothing at that end of the history.

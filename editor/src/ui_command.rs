@@ -34,6 +34,14 @@ pub enum Action {
     Delete,
     /// Point the camera at the selection.
     Frame,
+    /// Paint every face of the selected box with the current material.
+    PaintSelection,
+    /// Cut away everything above the hovered cube (again: show everything).
+    Clip,
+    /// Hide the selected box of cubes (again: show everything).
+    Hide,
+    /// Show only the selected box of cubes (again: show everything).
+    Isolate,
     /// Esc: cancel the drag in progress.
     Cancel,
     CubeSmaller,
@@ -281,6 +289,13 @@ pub const COMMANDS: &[Entry] = &[
     .key(Modifiers::NONE, Key::F)
     .menu(Menu::Edit),
     Entry::new(
+        Action::PaintSelection,
+        "Paint selection",
+        "Paint every face of the selected box of cubes with the current material (one undo step)",
+    )
+    .key(Modifiers::NONE, Key::P)
+    .menu(Menu::Edit),
+    Entry::new(
         Action::Cancel,
         "Cancel drag",
         "Cancel the drag in progress: a box, a paint, path or corner stroke, a gizmo; nothing of it is applied",
@@ -334,6 +349,27 @@ pub const COMMANDS: &[Entry] = &[
     Entry::new(Action::WorkPlaneDown, "Work plane down", "Move the work plane one cube down, or away from the camera")
         .key(Modifiers::NONE, Key::PageDown)
         .menu(Menu::View),
+    Entry::new(
+        Action::Clip,
+        "Clip above",
+        "Cut away every cube above the bottom of the hovered one, to work inside rooms (again: show everything)",
+    )
+    .key(Modifiers::NONE, Key::C)
+    .menu(Menu::View),
+    Entry::new(
+        Action::Hide,
+        "Hide selection",
+        "Hide the selected box of cubes: not drawn, not picked (again: show everything)",
+    )
+    .key(Modifiers::NONE, Key::H)
+    .menu(Menu::View),
+    Entry::new(
+        Action::Isolate,
+        "Isolate selection",
+        "Show only the selected box of cubes: the rest is not drawn, not picked (again: show everything)",
+    )
+    .key(Modifiers::NONE, Key::I)
+    .menu(Menu::View),
     Entry::new(Action::StoreBookmark, "Store bookmark", "Store the camera in bookmark slot 1–9")
         .digits(Modifiers::COMMAND.plus(Modifiers::ALT)),
     Entry::new(Action::RecallBookmark, "Go to bookmark", "Jump to the camera bookmark in slot 1–9")

@@ -444,7 +444,7 @@ fn steps() -> Vec<Step> {
             m.color = [70, 120, 255];
             app.panels.show_right = true;
             app.panels.right_tab = RightTab::Materials;
-            app.panels.library.material = Some(id);
+            material(app, "wood")?;
             app.commands
                 .push(Command::Edit(Edit::ReplaceLibraryItem { id: LibRef::Material(id), item: LibItem::Material(m) }));
             Ok(())

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use eframe::egui;
 use egui_kittest::Harness;
-use egui_kittest::kittest::Queryable;
+use egui_kittest::kittest::{NodeT, Queryable};
 
 use pmfedit::app::App;
 use pmfedit::launch::{Document, Launch, Sample};
@@ -1359,4 +1359,558 @@ fn esc_cancels_a_paint_stroke_with_nothing_applied() {
     assert!(h.state().state.map.content_eq(&before), "the painted faces stay painted");
     assert!(!h.state().state.history.can_undo(), "{:?}", h.state().state.history.undo_name());
     assert_eq!(status(&h), "Paint stroke cancelled");
+}
+
+// Painting: one current material, fill, the selected box, strokes without gaps (issue 16).
+
+/// The id of a library material that is not `not`.
+fn other_material(
+    h: &Harness<'_, App>,
+    not: pmfedit_core::map::ids::MaterialId,
+) -> (pmfedit_core::map::ids::MaterialId, &'static str) {
+    let lib = &h.state().state.map.library;
+    ["sand", "wood", "stone"]
+        .into_iter()
+        .map(|n| (lib.materials().id_of(n).unwrap(), n))
+        .find(|(id, _)| *id != not)
+        .unwrap()
+}
+
+/// Clicking a material in the library makes it the one the tools paint with, and its form
+/// shows; a newly added material becomes the painting one.
+#[test]
+fn the_library_selection_is_the_painting_material_and_a_new_material_paints() {
+    let mut h = harness();
+    h.get_by_label("Materials").click();
+    frames(&mut h);
+    let (sand, _) = other_material(&h, h.state().state.material);
+    h.get_by_label("sand").click();
+    frames(&mut h);
+    assert_eq!(h.state().state.material, sand, "the clicked material paints");
+    assert!(h.query_by_label("(painting)").is_none(), "no second notion of a current material");
+    h.get_by_label("Add material").click();
+    frames(&mut h);
+    let lib = &h.state().state.map.library;
+    let (new, _) = lib.materials().by_name("material").expect("the new material");
+    assert_eq!(h.state().state.material, new, "the new material is the painting one");
+    // The eyedropper's pick shows in the library: the form is the painting material's.
+    h.state_mut().state.material = sand;
+    frames(&mut h);
+    assert_eq!(h.get_by_label("Name").value().as_deref(), Some("sand"), "the form is the painting material's");
+}
+
+/// Ctrl+click with the Paint tool fills the connected faces of the same material on that plane:
+/// one undo step named for it.
+#[test]
+fn ctrl_click_fills_connected_faces_of_one_material_as_one_step() {
+    let mut h = harness();
+    h.get_by_label("3 Paint").click();
+    frames(&mut h);
+    let (centre, pick) = pick_at_viewport_centre(&mut h);
+    let old = material_under(&h, &pick).expect("a solid face");
+    let (target, name) = other_material(&h, old);
+    h.state_mut().state.material = target;
+    let button = |pressed| egui::Event::PointerButton {
+        pos: centre,
+        button: egui::PointerButton::Primary,
+        pressed,
+        modifiers: egui::Modifiers::COMMAND,
+    };
+    h.event(egui::Event::ModifiersChanged(egui::Modifiers::COMMAND));
+    h.event(button(true));
+    frames(&mut h);
+    h.event(button(false));
+    h.event(egui::Event::ModifiersChanged(egui::Modifiers::NONE));
+    frames(&mut h);
+    let s = &h.state().state;
+    assert_eq!(s.history.len(), 1, "one undo step");
+    let step = s.history.undo_name().unwrap().to_owned();
+    assert!(step.starts_with("Fill ") && step.ends_with(&format!("faces with {name}")), "{step}");
+    let n: usize = step["Fill ".len()..].split(' ').next().unwrap().parse().unwrap();
+    assert!(n > 4, "a wall is more than a few faces: {step}");
+    assert_eq!(material_under(&h, &pick), Some(target));
+    // A neighbour on the same plane got it too.
+    let e = 1 << s.cube_log2;
+    let a = pick.face.axis();
+    let level = &s.map.levels[pick.level];
+    let painted = (0..3).filter(|&ax| ax != a).any(|ax| {
+        let mut p = pick.inside(s.cube_log2).min;
+        p[ax] += e;
+        level.get(p).is_ok_and(|(c, _)| c.face_material(pick.face) == Some(target))
+    });
+    assert!(painted, "no neighbouring face was filled");
+}
+
+/// P paints every face of the selected box with the current material: one named step.
+#[test]
+fn p_paints_the_selected_box() {
+    use pmfedit::selection::Selection;
+    let mut h = harness();
+    let (_, pick) = pick_at_viewport_centre(&mut h);
+    let old = material_under(&h, &pick).unwrap();
+    let (target, name) = other_material(&h, old);
+    let addr = pick.inside(h.state().state.cube_log2);
+    h.state_mut().state.material = target;
+    h.state_mut().state.selection = Selection::Cube { level: pick.level, addr };
+    h.key_press(egui::Key::P);
+    frames(&mut h);
+    let s = &h.state().state;
+    assert_eq!(s.history.undo_name(), Some(format!("Paint selection with {name}").as_str()));
+    assert_eq!(material_under(&h, &pick), Some(target));
+}
+
+/// A fast stroke (the pointer jumps far between two frames) paints every cell it crossed.
+#[test]
+fn a_fast_paint_stroke_leaves_no_gaps() {
+    let mut h = harness();
+    h.get_by_label("3 Paint").click();
+    frames(&mut h);
+    let (centre, pick) = pick_at_viewport_centre(&mut h);
+    let old = material_under(&h, &pick).unwrap();
+    let (target, _) = other_material(&h, old);
+    h.state_mut().state.material = target;
+    // The points a quarter, half and three quarters along the stroke, before it.
+    let end = centre + egui::vec2(160.0, 0.0);
+    let mids: Vec<(egui::Pos2, tools::Pick)> = [0.25f32, 0.5, 0.75]
+        .into_iter()
+        .map(|t| {
+            let p = centre + (end - centre) * t;
+            h.hover_at(p);
+            frames(&mut h);
+            (p, *h.state().viewport.hovered().expect("a face along the stroke"))
+        })
+        .collect();
+    for (_, p) in &mids {
+        assert_ne!(material_under(&h, p), Some(target));
+    }
+    h.drag_at(centre);
+    h.run_steps(1);
+    h.hover_at(end);
+    h.run_steps(1);
+    h.drop_at(end);
+    frames(&mut h);
+    assert_eq!(h.state().state.history.len(), 1, "a stroke is one step");
+    for (at, p) in &mids {
+        assert_eq!(material_under(&h, p), Some(target), "the cell under {at:?} was skipped");
+    }
+}
+
+/// A paste is one undo step named for what the user did ("Paste 1 cube"), not after its first
+/// edit ("Fill box … (10 steps)").
+#[test]
+fn a_paste_step_is_named_paste() {
+    use pmfedit::selection::Selection;
+    let mut h = harness();
+    h.get_by_label("5 Select").click();
+    frames(&mut h);
+    let (_, pick) = pick_at_viewport_centre(&mut h);
+    let addr = pick.inside(h.state().state.cube_log2);
+    h.state_mut().state.selection = Selection::Cube { level: pick.level, addr };
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::C);
+    frames(&mut h);
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::V);
+    frames(&mut h);
+    let s = &h.state().state;
+    assert_eq!(s.history.len(), 1);
+    assert_eq!(s.history.undo_name(), Some("Paste 1 cube"));
+}
+
+// Form fields say when they clamp or refuse; an unchanged commit records nothing (issue 16).
+
+/// Selects the first named demo light through the outliner; its id.
+fn select_a_light(h: &mut Harness<'_, App>) -> pmfedit_core::map::library::LightId {
+    let (id, name) = {
+        let lights = h.state().state.map.levels[0].objects.lights();
+        let (id, l) = lights.iter().find(|(_, l)| !l.name.is_empty()).expect("demo has named lights");
+        (id, l.name.clone())
+    };
+    h.get_by_label(&name).click();
+    frames(h);
+    id
+}
+
+/// The selected demo light.
+fn light(h: &Harness<'_, App>, id: pmfedit_core::map::library::LightId) -> pmfedit_core::map::library::Light {
+    h.state().state.map.levels[0].objects.lights().get(id).unwrap().clone()
+}
+
+/// Typed values out of range are clamped and say so beside the field; text that is not a number
+/// (or NaN) is refused and says so; the history records only real changes.
+#[test]
+fn number_fields_say_when_they_clamp_or_refuse_what_was_typed() {
+    let mut h = harness();
+    let id = select_a_light(&mut h);
+    let before = light(&h, id);
+    retype(&mut h, "Intensity", "-5");
+    assert_eq!(light(&h, id).intensity, 0.0);
+    h.get_by_label("-5 is below the minimum: set to 0");
+    retype(&mut h, "Range", "1e30");
+    assert_eq!(light(&h, id).range, 4096.0);
+    h.get_by_label("1e30 is above the maximum: set to 4096");
+    let steps = h.state().state.history.len();
+    retype(&mut h, "Range", "abc");
+    assert_eq!(light(&h, id).range, 4096.0);
+    h.get_by_label("“abc” is not a number: kept 4096");
+    retype(&mut h, "Position X", "NaN");
+    assert_eq!(light(&h, id).position.x, before.position.x);
+    h.get_by_label_contains("NaN is not a number: kept");
+    assert_eq!(h.state().state.history.len(), steps, "a refused value records nothing");
+    // A plain value clears the field's note.
+    retype(&mut h, "Range", "12");
+    assert_eq!(light(&h, id).range, 12.0);
+    assert!(h.query_by_label_contains("is not a number: kept 4096").is_none());
+}
+
+/// A slider's typed value is checked the same way: 999° in a 180° cone says it was set to 180.
+#[test]
+fn a_slider_says_when_it_clamps_a_typed_value() {
+    use pmfedit_core::edit::{Edit, ObjItem, ObjRef};
+    use pmfedit_core::map::library::LightShape;
+    let mut h = harness();
+    let id = select_a_light(&mut h);
+    let mut l = light(&h, id);
+    l.shape = LightShape::Spot { direction: glam::Vec3::NEG_Y, cone_radius: 30.0 };
+    let edit = Edit::ReplaceObject { level: 0, id: ObjRef::Light(id), item: ObjItem::Light(l) };
+    h.state_mut().commands.push(pmfedit::command::Command::Edit(edit));
+    frames(&mut h);
+    // The slider's number box (the slider beside it has the same name).
+    let role = egui::accesskit::Role::SpinButton;
+    h.get_by_role_and_label(role, "Cone radius").focus();
+    frames(&mut h);
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
+    h.get_by_role_and_label(role, "Cone radius").type_text("999");
+    frames(&mut h);
+    h.key_press(egui::Key::Enter);
+    frames(&mut h);
+    assert!(matches!(light(&h, id).shape, LightShape::Spot { cone_radius, .. } if cone_radius == 180.0));
+    h.get_by_label_contains("is above the maximum: set to 180");
+}
+
+/// Enter on a field whose value shows rounded keeps the exact value: no undo step, no re-bake.
+#[test]
+fn enter_on_an_unchanged_field_records_nothing() {
+    use pmfedit_core::edit::{Edit, ObjItem, ObjRef};
+    let mut h = harness();
+    let id = select_a_light(&mut h);
+    let mut l = light(&h, id);
+    l.intensity = 0.613_724_5;
+    let edit = Edit::ReplaceObject { level: 0, id: ObjRef::Light(id), item: ObjItem::Light(l) };
+    h.state_mut().commands.push(pmfedit::command::Command::Edit(edit));
+    frames(&mut h);
+    let steps = h.state().state.history.len();
+    let generation = h.state().state.generation();
+    h.get_by_label("Intensity").focus();
+    frames(&mut h);
+    h.key_press(egui::Key::Enter);
+    frames(&mut h);
+    assert_eq!(light(&h, id).intensity, 0.613_724_5, "the exact value is kept");
+    assert_eq!(h.state().state.history.len(), steps, "{:?}", h.state().state.history.undo_name());
+    assert_eq!(h.state().state.generation(), generation, "nothing re-bakes");
+}
+
+/// After undoing an import the status line no longer says "Imported …": it names what was undone.
+#[test]
+fn undoing_an_import_replaces_its_status_message() {
+    let mut h = harness();
+    import_m3d_through_the_menu(&mut h, VOXEL_M3D);
+    frames_until_the_import_is_done(&mut h);
+    assert!(status(&h).starts_with("Imported "), "{}", status(&h));
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::Z);
+    frames(&mut h);
+    assert_eq!(status(&h), "Undone: Import voxel.m3d");
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::Y);
+    frames(&mut h);
+    assert_eq!(status(&h), "Redone: Import voxel.m3d");
+}
+
+// Layout (issue 16).
+
+/// The left panel's edge drags to resize it; the Bake tab does not widen it; dragged as wide as
+/// it goes it stops at its maximum, and the view keeps its whole view bar.
+#[test]
+fn the_left_panel_resizes_by_its_edge_within_bounds_that_keep_the_view_bar() {
+    let mut h = harness();
+    let view = |h: &Harness<'_, App>| h.state().viewport_rect.expect("the viewport was drawn");
+    let start = view(&h).left();
+    assert!((200.0..260.0).contains(&start), "default width {start}");
+    h.get_by_label("Bake").click();
+    frames(&mut h);
+    assert!((view(&h).left() - start).abs() < 1.0, "the Bake tab widened the panel to {}", view(&h).left());
+    // Drag the edge 80 points to the right.
+    let y = view(&h).center().y;
+    let edge = egui::pos2(start - 1.0, y);
+    h.drag_at(edge);
+    h.run_steps(2);
+    h.hover_at(edge + egui::vec2(80.0, 0.0));
+    h.run_steps(2);
+    h.drop_at(edge + egui::vec2(80.0, 0.0));
+    frames(&mut h);
+    let wider = view(&h).left();
+    assert!((wider - (start + 80.0)).abs() < 3.0, "dragged from {start} to {wider}");
+    // As far right as the pointer goes: the panel stops at its maximum.
+    let edge = egui::pos2(wider - 1.0, y);
+    h.drag_at(edge);
+    h.run_steps(2);
+    h.hover_at(egui::pos2(1300.0, y));
+    h.run_steps(2);
+    h.drop_at(egui::pos2(1300.0, y));
+    frames(&mut h);
+    let v = view(&h);
+    assert!(v.left() <= *pmfedit::panels::LEFT_WIDTH.end() + 1.0, "the panel grew to {}", v.left());
+    assert!(v.width() >= pmfedit::panels::VIEW_MIN_WIDTH - 1.0, "the view shrank to {}", v.width());
+    for control in ["Amb.", "Textures", "Objects", "Regions"] {
+        let r = h.get_by_label(control).rect();
+        assert!(v.contains(r.min) && r.max.x <= v.right(), "{control} at {r:?} is not inside the view {v:?}");
+    }
+    // A narrow window: the view bar wraps instead of losing its last controls.
+    h.set_size(egui::vec2(1000.0, 800.0));
+    frames(&mut h);
+    let v = view(&h);
+    for control in ["Amb.", "Textures", "Objects", "Regions"] {
+        let r = h.get_by_label(control).rect();
+        assert!(v.contains(r.min) && r.max.x <= v.right() + 0.5, "{control} at {r:?} is not inside the view {v:?}");
+    }
+}
+
+// Dialogs (issue 16).
+
+/// Browse… on a desktop without a dialog service (the dialog answers "nothing" at once) says so
+/// and puts the keyboard in the typed path.
+#[test]
+fn browse_without_a_dialog_service_says_so_and_focuses_the_path() {
+    let mut h = harness();
+    h.state_mut().dialogs = pmfedit::files::Dialogs::with(Arc::new(|_, _| None));
+    file_menu(&mut h, "Open… Ctrl+O");
+    h.get_by_label("Browse…").click();
+    for _ in 0..100 {
+        frames(&mut h);
+        if h.query_by_label("No file dialog is available here: type the path").is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    h.get_by_label("No file dialog is available here: type the path");
+    frames(&mut h);
+    assert!(h.get_by_label("Path").is_focused(), "the typed path has the keyboard");
+}
+
+/// File → Import asks where the model goes (default: the view's focus) and its cube size, like
+/// `pmfc import --at --cube-size`.
+#[test]
+fn the_import_prompt_asks_for_position_and_cube_size() {
+    let mut h = harness();
+    let (open, _done) = gate_imports(&mut h);
+    h.get_by_label("File").click();
+    frames(&mut h);
+    h.get_by_label("Import").click();
+    frames(&mut h);
+    h.get_by_label("Model 3D (.m3d)…").click();
+    frames(&mut h);
+    let pivot = h.state().viewport.camera.pivot();
+    let x = h.get_by_label("Position X").accesskit_node().numeric_value().expect("a number field");
+    assert!((x - pivot.x).abs() <= 0.5, "position X {x}, view focus {pivot:?}");
+    retype(&mut h, "Position X", "40");
+    retype(&mut h, "Position Y", "8");
+    retype(&mut h, "Position Z", "-16");
+    h.get_by_label("Cube size").click();
+    frames(&mut h);
+    h.get_by_label("0.5 m").click();
+    frames(&mut h);
+    retype(&mut h, "Path", VOXEL_M3D);
+    let request = h.state().import.as_ref().expect("the import runs").request.clone();
+    assert_eq!(request.at, glam::DVec3::new(40.0, 8.0, -16.0));
+    assert_eq!(request.cube_log2, 2);
+    open.send(()).unwrap();
+    frames_until_the_import_is_done(&mut h);
+    assert_eq!(h.state().state.history.undo_name(), Some("Import voxel.m3d"));
+}
+
+// Several objects at a time (issue 16).
+
+/// The names of the first `n` named demo lights and their ids.
+fn demo_lights(h: &Harness<'_, App>, n: usize) -> Vec<(pmfedit_core::map::library::LightId, String)> {
+    let lights = h.state().state.map.levels[0].objects.lights();
+    let named: Vec<_> = lights.iter().filter(|(_, l)| !l.name.is_empty()).map(|(id, l)| (id, l.name.clone())).collect();
+    assert!(named.len() >= n, "the demo has {} named lights", named.len());
+    named.into_iter().take(n).collect()
+}
+
+/// Ctrl+click in the outliner selects several lights; Delete removes them as one undo step.
+#[test]
+fn ctrl_click_in_the_outliner_selects_several_objects_and_delete_removes_them_in_one_step() {
+    use pmfedit::selection::Selection;
+    use pmfedit_core::edit::ObjRef;
+    let mut h = harness();
+    let lights = demo_lights(&h, 2);
+    let before = h.state().state.map.levels[0].objects.lights().len();
+    h.get_by_label(&lights[0].1).click();
+    frames(&mut h);
+    h.get_by_label(&lights[1].1).click_modifiers(egui::Modifiers::COMMAND);
+    frames(&mut h);
+    let both = vec![ObjRef::Light(lights[0].0), ObjRef::Light(lights[1].0)];
+    assert_eq!(h.state().state.selection, Selection::Objects { level: 0, objects: both });
+    h.get_by_label_contains("2 objects selected");
+    // Shift+click takes one out again.
+    h.get_by_label(&lights[0].1).click_modifiers(egui::Modifiers::SHIFT);
+    frames(&mut h);
+    assert_eq!(h.state().state.selection, Selection::Light { level: 0, id: lights[1].0 });
+    h.get_by_label(&lights[0].1).click_modifiers(egui::Modifiers::SHIFT);
+    frames(&mut h);
+    h.key_press(egui::Key::Delete);
+    frames(&mut h);
+    let s = &h.state().state;
+    assert_eq!(s.map.levels[0].objects.lights().len(), before - 2);
+    assert_eq!((s.history.len(), s.history.undo_name()), (1, Some("Delete 2 objects")));
+}
+
+/// With the Select tool, Ctrl+D duplicates the selected objects and Ctrl+C, Ctrl+V pastes them
+/// onto the hovered face: one named undo step each.
+#[test]
+fn selected_objects_are_duplicated_copied_and_pasted_in_one_step_each() {
+    use pmfedit::selection::Selection;
+    use pmfedit_core::edit::ObjRef;
+    let mut h = harness();
+    let lights = demo_lights(&h, 2);
+    let count = |h: &Harness<'_, App>| h.state().state.map.levels[0].objects.lights().len();
+    let before = count(&h);
+    h.get_by_label("5 Select").click();
+    frames(&mut h);
+    let objects = lights.iter().map(|(id, _)| ObjRef::Light(*id)).collect();
+    h.state_mut().state.selection = Selection::Objects { level: 0, objects };
+    let (_, pick) = pick_at_viewport_centre(&mut h);
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::D);
+    frames(&mut h);
+    assert_eq!(count(&h), before + 2);
+    assert_eq!(h.state().state.history.undo_name(), Some("Duplicate 2 objects"));
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::C);
+    frames(&mut h);
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::V);
+    frames(&mut h);
+    let s = &h.state().state;
+    assert_eq!(count(&h), before + 4);
+    assert_eq!((s.history.len(), s.history.undo_name()), (2, Some("Paste 2 objects")));
+    // The pasted pair is centred just out of the hovered face.
+    let at = tools::object::drop_point(s, &pick).unwrap();
+    let newest: Vec<glam::Vec3> =
+        s.map.levels[0].objects.lights().iter().map(|(_, l)| l.position).collect::<Vec<_>>()[before + 2..].to_vec();
+    let centre = (newest[0] + newest[1]) / 2.0;
+    assert!(centre.distance(at) < 1e-3, "pasted around {centre:?}, face point {at:?}");
+}
+
+// Working inside rooms (issue 16).
+
+/// Add light and Add entity put the new object at the point under the view's centre.
+#[test]
+fn add_light_and_add_entity_place_the_object_under_the_view_centre() {
+    let mut h = harness();
+    let (_, pick) = pick_at_viewport_centre(&mut h);
+    let at = tools::object::drop_point(&h.state().state, &pick).unwrap();
+    h.get_by_label("Add light").click();
+    frames(&mut h);
+    let objects = &h.state().state.map.levels[0].objects;
+    let (_, light) = objects.lights().iter().last().unwrap();
+    assert!(light.position.distance(at) < 0.05, "the light is at {:?}, the view centre at {at:?}", light.position);
+    h.get_by_label("Add entity").click();
+    frames(&mut h);
+    let objects = &h.state().state.map.levels[0].objects;
+    let (_, e) = objects.entities().iter().last().unwrap();
+    assert!(e.position().unwrap().distance(at) < 0.05, "the entity is at {:?}", e.position());
+}
+
+/// Selecting a light inside a closed room in the outliner frames it from inside the room: the
+/// camera backs off only up to the wall behind it.
+#[test]
+fn framing_an_object_inside_a_room_keeps_the_camera_in_the_room() {
+    use pmfedit_core::edit::{CubeOp, Edit, ObjItem};
+    use pmfedit_core::map::coords::LatticeBox;
+    use pmfedit_core::map::library::Light;
+    use pmfedit_core::map::octree::Cube;
+    let mut h = harness();
+    let frame = h.state().state.map.levels[0].frame();
+    let lattice = |x: f64, y: f64, z: f64| frame.lattice_from_world(glam::DVec3::new(x, y, z));
+    // A closed 6×6×6 room (walls one unit thick) high above the demo.
+    let outer = LatticeBox::new(lattice(-4.0, 40.0, -4.0), lattice(4.0, 48.0, 4.0));
+    let inner = LatticeBox::new(lattice(-3.0, 41.0, -3.0), lattice(3.0, 47.0, 3.0));
+    let stone = Cube::solid(Default::default(), Default::default(), Default::default());
+    let commands = [
+        Edit::Cubes { level: 0, op: CubeOp::FillBox { region: outer, cube: stone } },
+        Edit::Cubes { level: 0, op: CubeOp::ClearBox { region: inner } },
+        Edit::AddObject { level: 0, item: ObjItem::Light(Light::point("inside", glam::Vec3::new(0.0, 44.0, 0.0))) },
+    ];
+    h.state_mut().commands.extend(commands.map(pmfedit::command::Command::Edit));
+    frames(&mut h);
+    h.get_by_label("inside").click();
+    frames(&mut h);
+    let eye = h.state().viewport.camera.eye;
+    let inside = (-3.0..3.0).contains(&eye.x) && (41.0..47.0).contains(&eye.y) && (-3.0..3.0).contains(&eye.z);
+    assert!(inside, "the camera is at {eye:?}, outside the room");
+    let pivot = h.state().viewport.camera.pivot();
+    assert!(pivot.distance(glam::DVec3::new(0.0, 44.0, 0.0)) < 1e-6, "the light is framed: {pivot:?}");
+}
+
+/// C clips the view at the bottom of the hovered cube: faces above it are neither drawn nor
+/// picked (the pointer reaches what is below); C again shows everything.
+#[test]
+fn the_clip_plane_cuts_away_what_is_above_the_hovered_cube() {
+    let mut h = harness();
+    let (centre, pick) = pick_at_viewport_centre(&mut h);
+    let frame = h.state().state.map.levels[0].frame();
+    let bottom = frame.world_from_lattice(pick.addr.min).y;
+    h.key_press(egui::Key::C);
+    frames(&mut h);
+    assert_eq!(h.state().viewport.clip, Some(bottom));
+    // The pointer now goes through the clipped cube to what lies below the plane, if anything.
+    h.hover_at(centre + egui::vec2(1.0, 0.0));
+    frames(&mut h);
+    if let Some(p) = h.state().viewport.hovered() {
+        let y = frame.world_from_lattice_f(p.point).y;
+        assert!(y <= bottom + 1e-6, "picked a face at {y}, above the clip at {bottom}");
+        assert_ne!(p.addr, pick.addr, "the clipped cube is still picked");
+    }
+    h.key_press(egui::Key::C);
+    frames(&mut h);
+    assert_eq!(h.state().viewport.clip, None);
+    h.hover_at(centre);
+    frames(&mut h);
+    assert_eq!(h.state().viewport.hovered(), Some(&pick), "the cube is back");
+}
+
+/// H hides the selected box of cubes (the pointer reaches what is behind it), I shows only it;
+/// either again shows everything.
+#[test]
+fn hide_and_isolate_a_selected_box() {
+    use pmfedit::selection::Selection;
+    let mut h = harness();
+    let (centre, pick) = pick_at_viewport_centre(&mut h);
+    let addr = pick.inside(h.state().state.cube_log2);
+    h.state_mut().state.selection = Selection::Cube { level: pick.level, addr };
+    h.key_press(egui::Key::H);
+    frames(&mut h);
+    assert!(h.state().viewport.filter.is_some_and(|f| !f.isolate));
+    h.hover_at(centre + egui::vec2(1.0, 0.0));
+    h.hover_at(centre);
+    frames(&mut h);
+    let behind = h.state().viewport.hovered().copied();
+    assert!(
+        behind.is_none_or(|p| p.inside(h.state().state.cube_log2) != addr),
+        "the hidden cube is picked: {behind:?} {addr:?} {pick:?}"
+    );
+    h.key_press(egui::Key::H);
+    frames(&mut h);
+    assert!(h.state().viewport.filter.is_none());
+    // Isolated, the selected cube is what the pointer finds; a cube beside it is not.
+    h.key_press(egui::Key::I);
+    frames(&mut h);
+    assert!(h.state().viewport.filter.is_some_and(|f| f.isolate));
+    h.hover_at(centre + egui::vec2(1.0, 0.0));
+    h.hover_at(centre);
+    frames(&mut h);
+    assert_eq!(h.state().viewport.hovered().map(|p| p.inside(h.state().state.cube_log2)), Some(addr));
+    h.hover_at(centre + egui::vec2(200.0, 0.0));
+    frames(&mut h);
+    let beside = h.state().viewport.hovered().map(|p| p.inside(h.state().state.cube_log2));
+    assert!(beside.is_none_or(|a| a == addr), "a cube outside the isolated box is picked: {beside:?}");
+    h.key_press(egui::Key::I);
+    frames(&mut h);
+    assert!(h.state().viewport.filter.is_none());
 }

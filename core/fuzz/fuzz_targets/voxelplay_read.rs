@@ -4,7 +4,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use pmfedit_core::format::voxelplay::{ReadOptions, read_world};
-use pmfedit_core::import::voxelplay::import_world;
+use pmfedit_core::import::voxelplay::{ImportOptions, import_world};
 use pmfedit_core::map::Map;
 
 fuzz_target!(|data: &[u8]| {
@@ -12,6 +12,6 @@ fuzz_target!(|data: &[u8]| {
     if save.chunks.len() <= 16 {
         let mut map = Map::new("fuzz");
         let at = map.levels[0].frame().origin_lattice();
-        let _ = import_world(&mut map, 0, &save, at, 3);
+        let _ = import_world(&mut map, 0, &save, &ImportOptions::at(at, 3));
     }
 });

@@ -159,7 +159,19 @@ pub fn apply_in_stroke(
     edit: Edit,
     stroke: Option<StrokeId>,
 ) -> Result<ChangeSet, EditError> {
-    let name = describe(map, &edit);
+    apply_named(record, map, edit, stroke, None)
+}
+
+/// [`apply_in_stroke`] naming a new entry `name` (what the user did: "Paste 4 cubes") instead
+/// of describing `edit`; an edit merged into its stroke's entry keeps that entry's name.
+pub fn apply_named(
+    record: &mut Record<MapEdit>,
+    map: &mut Map,
+    edit: Edit,
+    stroke: Option<StrokeId>,
+    name: Option<&str>,
+) -> Result<ChangeSet, EditError> {
+    let name = name.map_or_else(|| describe(map, &edit), str::to_owned);
     let Some((step, changes)) = Step::perform(map, edit)? else {
         return Ok(ChangeSet::new());
     };

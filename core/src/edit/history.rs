@@ -2,7 +2,7 @@
 
 use undo::Record;
 
-use super::apply::{MapEdit, StrokeId, apply_in_stroke};
+use super::apply::{MapEdit, StrokeId, apply_named};
 use super::change::ChangeSet;
 use super::error::EditError;
 use super::ops::Edit;
@@ -47,6 +47,8 @@ pub struct HistoryEntry<'a> {
 pub struct History {
     record: Record<MapEdit>,
     stroke: Option<StrokeId>,
+    /// The open stroke's entry name ([`History::begin_named_stroke`]).
+    stroke_name: Option<String>,
     next_stroke: u64,
 }
 
@@ -59,12 +61,12 @@ impl Default for History {
 impl History {
     /// An empty history without a limit, marked saved.
     pub fn new() -> Self {
-        Self { record: Record::new(), stroke: None, next_stroke: 0 }
+        Self { record: Record::new(), stroke: None, stroke_name: None, next_stroke: 0 }
     }
 
     /// An empty history keeping at most `limit` steps (older ones are dropped).
     pub fn with_limit(limit: usize) -> Self {
-        Self { record: Record::builder().limit(limit.max(1)).build(), stroke: None, next_stroke: 0 }
+        Self { record: Record::builder().limit(limit.max(1)).build(), stroke: None, stroke_name: None, next_stroke: 0 }
     }
 
     /// The underlying record.
@@ -76,7 +78,7 @@ impl History {
     /// stroke is open). A refused edit changes nothing and records nothing; an edit that changes
     /// nothing records nothing.
     pub fn apply(&mut self, map: &mut Map, edit: Edit) -> Result<ChangeSet, EditError> {
-        apply_in_stroke(&mut self.record, map, edit, self.stroke)
+        apply_named(&mut self.record, map, edit, self.stroke, self.stroke_name.as_deref())
     }
 
     /// Starts a stroke (mouse down): edits applied until [`end_stroke`](Self::end_stroke) form
@@ -85,12 +87,22 @@ impl History {
         let id = StrokeId(self.next_stroke);
         self.next_stroke += 1;
         self.stroke = Some(id);
+        self.stroke_name = None;
+        id
+    }
+
+    /// [`begin_stroke`](Self::begin_stroke) whose step is named `name` (what the user did:
+    /// "Paste 4 cubes", "Fill 12 faces") instead of after its first edit.
+    pub fn begin_named_stroke(&mut self, name: impl Into<String>) -> StrokeId {
+        let id = self.begin_stroke();
+        self.stroke_name = Some(name.into());
         id
     }
 
     /// Ends the open stroke (mouse up); the next edit starts a new step.
     pub fn end_stroke(&mut self) {
         self.stroke = None;
+        self.stroke_name = None;
     }
 
     /// Cancels the open stroke (Esc during a drag): the step its edits made so far is undone and

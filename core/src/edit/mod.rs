@@ -38,7 +38,7 @@ mod step;
 #[cfg(test)]
 mod tests;
 
-pub use self::apply::{MapEdit, StrokeId, apply, apply_in_stroke};
+pub use self::apply::{MapEdit, StrokeId, apply, apply_in_stroke, apply_named};
 pub use self::change::{ChangeSet, LevelChanges, StepAction, StepFailure};
 pub use self::error::EditError;
 pub use self::history::{History, HistoryEntry};

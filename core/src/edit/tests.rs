@@ -129,6 +129,21 @@ fn a_fifty_op_stroke_is_one_step() {
     assert_eq!(h.entry(2).unwrap().step_count(), 2);
 }
 
+/// A named stroke's step is named for what the user did, not after its first edit; the name
+/// ends with the stroke.
+#[test]
+fn a_named_stroke_is_one_step_with_its_name() {
+    let mut map = small_map();
+    let mut h = History::new();
+    h.begin_named_stroke("Paste 2 cubes");
+    h.apply(&mut map, cubes(0, CubeOp::ClearBox { region: lbox([0, 0, 0], [2, 2, 2]) })).unwrap();
+    h.apply(&mut map, cubes(0, CubeOp::FillBox { region: lbox([0, 4, 0], [1, 5, 1]), cube: stone(2) })).unwrap();
+    h.end_stroke();
+    assert_eq!((h.len(), h.undo_name()), (1, Some("Paste 2 cubes")));
+    h.apply(&mut map, cubes(0, CubeOp::FillBox { region: lbox([4, 4, 4], [5, 5, 5]), cube: stone(2) })).unwrap();
+    assert_eq!(h.undo_name(), Some("Fill box 0.125×0.125×0.125"), "the name ended with its stroke");
+}
+
 #[test]
 fn a_save_splits_a_stroke_and_undo_ends_it() {
     let mut map = small_map();

@@ -80,7 +80,7 @@ pub fn humanize(key: &str) -> String {
 fn number(ui: &mut Ui, name: &str, n: &mut Number) -> bool {
     let r = if n.is_f64() {
         let mut v = n.as_f64().unwrap_or_default();
-        let r = ui.add(egui::DragValue::new(&mut v).speed(0.05).max_decimals(4)).accessible_name(name);
+        let r = form::number(ui, name, &mut v, None, 0.05);
         if r.changed()
             && let Some(new) = Number::from_f64(v)
         {
@@ -88,14 +88,14 @@ fn number(ui: &mut Ui, name: &str, n: &mut Number) -> bool {
         }
         r
     } else if let Some(mut v) = n.as_i64() {
-        let r = ui.add(egui::DragValue::new(&mut v).speed(0.2)).accessible_name(name);
+        let r = form::number(ui, name, &mut v, None, 0.2);
         if r.changed() {
             *n = Number::from(v);
         }
         r
     } else {
         let mut v = n.as_u64().unwrap_or_default();
-        let r = ui.add(egui::DragValue::new(&mut v).speed(0.2)).accessible_name(name);
+        let r = form::number(ui, name, &mut v, None, 0.2);
         if r.changed() {
             *n = Number::from(v);
         }

@@ -12,9 +12,19 @@
 //!   [`Sink::finish_frame`] closes it (`Command::EndStroke`) when the mouse is released, so a drag
 //!   is one undo step.
 //!
+//! Number fields take typed text on Enter or focus loss only, and say beside the field what they
+//! did with it when that is not what was typed ([`check_typed`]): a value outside the field's
+//! range is clamped and says so, text that is not a number (or NaN, or infinity) is refused and
+//! says so. Enter on an unchanged field keeps the exact value (the field shows it rounded), so it
+//! records nothing and re-bakes nothing.
+//!
 //! Every input widget gets an accessible name (the label beside it), so screen readers and
 //! egui_kittest find it by label.
 
+use std::cell::RefCell;
+use std::ops::RangeInclusive;
+
+use eframe::egui::emath::Numeric;
 use eframe::egui::{self, Response, Ui};
 use glam::{Vec2, Vec3};
 
@@ -137,32 +147,217 @@ pub fn buffered_text_named(
     changed
 }
 
+/// A number as text for field notes: plain, or in exponent form when very large or small.
+fn number_text(v: f64) -> String {
+    if v != 0.0 && !(1e-4..1e9).contains(&v.abs()) { format!("{v:e}") } else { format!("{v}") }
+}
+
+/// What a number field does with `text` typed over `shown` (the field's text for its value
+/// `old`), for a field taking `min..=max` (whole numbers only when `integral`): the value to set
+/// (`None`: refused, the field keeps `old`) and what to tell the user beside the field (`None`:
+/// the value is what was typed).
+pub fn check_typed(
+    text: &str,
+    shown: &str,
+    old: f64,
+    range: (f64, f64),
+    integral: bool,
+) -> (Option<f64>, Option<String>) {
+    let clean = |t: &str| -> String {
+        t.chars().filter(|c| !c.is_whitespace()).map(|c| if c == '\u{2212}' { '-' } else { c }).collect()
+    };
+    let t = clean(text);
+    // Enter on an unchanged field: the exact value, not the rounded one the field shows.
+    if t == clean(shown) {
+        return (Some(old), None);
+    }
+    let kept = number_text(old);
+    let Ok(v) = t.parse::<f64>() else {
+        return (None, Some(format!("“{}” is not a number: kept {kept}", text.trim())));
+    };
+    if v.is_nan() {
+        return (None, Some(format!("NaN is not a number: kept {kept}")));
+    }
+    if v.is_infinite() {
+        return (None, Some(format!("{} is not a finite number: kept {kept}", text.trim())));
+    }
+    let (min, max) = range;
+    if v < min {
+        return (Some(min), Some(format!("{} is below the minimum: set to {}", number_text(v), number_text(min))));
+    }
+    if v > max {
+        return (Some(max), Some(format!("{} is above the maximum: set to {}", number_text(v), number_text(max))));
+    }
+    if integral && v.fract() != 0.0 {
+        let r = v.round();
+        return (Some(r), Some(format!("{} is not a whole number: set to {}", number_text(v), number_text(r))));
+    }
+    (Some(v), None)
+}
+
+/// What a number field said about the text last typed into it, and the value it set then (the
+/// note shows while the field still has that value).
+#[derive(Debug, Clone)]
+struct FieldNote {
+    text: String,
+    value: f64,
+}
+
+/// The parser and formatter a number field runs with: the formatter remembers the text shown,
+/// the parser checks typed text against it ([`check_typed`]) and keeps what it said.
+struct TypedCheck {
+    shown: RefCell<String>,
+    said: RefCell<Option<Option<String>>>,
+    old: f64,
+    range: (f64, f64),
+    integral: bool,
+}
+
+impl TypedCheck {
+    fn new<N: Numeric>(value: N, range: &Option<RangeInclusive<N>>) -> Self {
+        let range =
+            range.as_ref().map_or((N::MIN.to_f64(), N::MAX.to_f64()), |r| (r.start().to_f64(), r.end().to_f64()));
+        Self { shown: RefCell::default(), said: RefCell::default(), old: value.to_f64(), range, integral: N::INTEGRAL }
+    }
+
+    fn format(&self, v: f64, decimals: RangeInclusive<usize>) -> String {
+        let s = egui::emath::format_with_decimals_in_range(v, decimals);
+        self.shown.replace(s.clone());
+        s
+    }
+
+    fn parse(&self, text: &str) -> Option<f64> {
+        let (v, note) = check_typed(text, &self.shown.borrow(), self.old, self.range, self.integral);
+        self.said.replace(Some(note));
+        v
+    }
+
+    /// Keeps what the parser said for the field `id` (now at `value`). Fields are keyed by their
+    /// name, not their widget id (an automatic id moves when the layout before it changes).
+    fn remember(self, ui: &Ui, id: egui::Id, value: f64) {
+        let key = id.with("field_note");
+        match self.said.into_inner() {
+            Some(Some(text)) => ui.data_mut(|d| {
+                d.insert_temp(key, FieldNote { text, value });
+            }),
+            Some(None) => ui.data_mut(|d| d.remove::<FieldNote>(key)),
+            None => {}
+        }
+    }
+}
+
+/// The note of the field `id` while it still holds the value the note is about.
+fn field_note(ui: &Ui, id: egui::Id, value: f64) -> Option<String> {
+    let note: FieldNote = ui.data(|d| d.get_temp(id.with("field_note")))?;
+    (note.value == value || (note.value.is_nan() && value.is_nan())).then_some(note.text)
+}
+
+/// A dragged number (typed text checked, see [`check_typed`]), its note kept under `key`; its
+/// response and its note.
+fn drag_value<N: Numeric>(
+    ui: &mut Ui,
+    key: egui::Id,
+    value: &mut N,
+    range: Option<RangeInclusive<N>>,
+    speed: f64,
+    prefix: &str,
+    suffix: &str,
+) -> (Response, Option<String>) {
+    let check = TypedCheck::new(*value, &range);
+    let mut dv = egui::DragValue::new(value)
+        .speed(speed)
+        .prefix(prefix)
+        .suffix(suffix)
+        .update_while_editing(false)
+        .custom_formatter(|v, d| check.format(v, d))
+        .custom_parser(|t| check.parse(t));
+    if let Some(r) = range {
+        dv = dv.range(r);
+    }
+    let r = ui.add(dv);
+    let v = value.to_f64();
+    check.remember(ui, key, v);
+    let note = field_note(ui, key, v);
+    (r, note)
+}
+
+/// A number field with its label, outside a grid: the note (clamped, refused) beside it.
+pub fn number<N: Numeric>(
+    ui: &mut Ui,
+    name: &str,
+    value: &mut N,
+    range: Option<RangeInclusive<N>>,
+    speed: f64,
+) -> Response {
+    let key = ui.scope_id().with(name);
+    let (r, note) = drag_value(ui, key, value, range, speed, "", "");
+    let r = r.accessible_name(name);
+    if let Some(n) = note {
+        ui.colored_label(ui.visuals().error_fg_color, n);
+    }
+    r
+}
+
+/// The notes of a grid row's fields, each on its own row below it.
+fn notes(ui: &mut Ui, notes: impl IntoIterator<Item = String>) {
+    for n in notes {
+        error(ui, &n);
+    }
+}
+
 /// A dragged number with a unit suffix.
-pub fn num<N: egui::emath::Numeric>(ui: &mut Ui, text: &str, value: &mut N, speed: f64, suffix: &str) -> bool {
-    row(ui, text, |ui| ui.add(egui::DragValue::new(value).speed(speed).suffix(suffix))).changed()
+pub fn num<N: Numeric>(ui: &mut Ui, text: &str, value: &mut N, speed: f64, suffix: &str) -> bool {
+    num_in(ui, text, value, None, speed, suffix)
 }
 
 /// A dragged number clamped to a range.
-pub fn num_range<N: egui::emath::Numeric>(
+pub fn num_range<N: Numeric>(
     ui: &mut Ui,
     text: &str,
     value: &mut N,
-    range: std::ops::RangeInclusive<N>,
+    range: RangeInclusive<N>,
     speed: f64,
     suffix: &str,
 ) -> bool {
-    row(ui, text, |ui| ui.add(egui::DragValue::new(value).range(range).speed(speed).suffix(suffix))).changed()
+    num_in(ui, text, value, Some(range), speed, suffix)
 }
 
-/// A slider with a unit suffix.
-pub fn slider<N: egui::emath::Numeric>(
+fn num_in<N: Numeric>(
     ui: &mut Ui,
     text: &str,
     value: &mut N,
-    range: std::ops::RangeInclusive<N>,
+    range: Option<RangeInclusive<N>>,
+    speed: f64,
     suffix: &str,
 ) -> bool {
-    row(ui, text, |ui| ui.add(egui::Slider::new(value, range).suffix(suffix))).changed()
+    let mut note = None;
+    let key = ui.scope_id().with(text);
+    let r = row(ui, text, |ui| {
+        let (r, n) = drag_value(ui, key, value, range, speed, "", suffix);
+        note = n;
+        r
+    });
+    notes(ui, note);
+    r.changed()
+}
+
+/// A slider with a unit suffix (typed text checked, see [`check_typed`]).
+pub fn slider<N: Numeric>(ui: &mut Ui, text: &str, value: &mut N, range: RangeInclusive<N>, suffix: &str) -> bool {
+    let check = TypedCheck::new(*value, &Some(range.clone()));
+    let r = row(ui, text, |ui| {
+        ui.add(
+            egui::Slider::new(value, range)
+                .suffix(suffix)
+                .update_while_editing(false)
+                .custom_formatter(|v, d| check.format(v, d))
+                .custom_parser(|t| check.parse(t)),
+        )
+    });
+    let v = value.to_f64();
+    let key = ui.scope_id().with(text);
+    check.remember(ui, key, v);
+    notes(ui, field_note(ui, key, v));
+    r.changed()
 }
 
 /// A checkbox row (the label is the checkbox's own text).
@@ -178,16 +373,20 @@ pub fn floats<const N: usize>(ui: &mut Ui, text: &str, values: &mut [f32; N], sp
     const AXES: [&str; 4] = ["X", "Y", "Z", "W"];
     label(ui, text);
     let mut changed = false;
+    let mut said = Vec::new();
+    let key = ui.scope_id().with(text);
     ui.horizontal(|ui| {
         for (i, v) in values.iter_mut().enumerate() {
             let axis = AXES.get(i).copied().unwrap_or("");
-            let r = ui
-                .add(egui::DragValue::new(v).speed(speed).prefix(format!("{} ", axis.to_lowercase())).suffix(suffix))
-                .accessible_name(format!("{text} {axis}"));
+            let prefix = format!("{} ", axis.to_lowercase());
+            let (r, note) = drag_value(ui, key.with(i), v, None, speed, &prefix, suffix);
+            let r = r.accessible_name(format!("{text} {axis}"));
+            said.extend(note.map(|n| format!("{axis}: {n}")));
             changed |= r.changed();
         }
     });
     ui.end_row();
+    notes(ui, said);
     changed
 }
 
@@ -277,4 +476,29 @@ pub fn swatch(ui: &mut Ui, rgb: [u8; 3], size: f32) -> Response {
         egui::StrokeKind::Inside,
     );
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_typed;
+
+    #[test]
+    fn typed_numbers_are_clamped_refused_or_kept_with_a_reason() {
+        let r = (0.0, 4096.0);
+        assert_eq!(check_typed("12.5", "3", 3.0, r, false), (Some(12.5), None));
+        // The field shows 0.61 for 0.613725: Enter on it keeps the exact value.
+        assert_eq!(check_typed("0.61", "0.61", 0.613_725, r, false), (Some(0.613_725), None));
+        let (v, note) = check_typed("\u{2212}5", "3", 3.0, r, false);
+        assert_eq!((v, note.as_deref()), (Some(0.0), Some("-5 is below the minimum: set to 0")));
+        let (v, note) = check_typed("1e30", "3", 3.0, r, false);
+        assert_eq!((v, note.as_deref()), (Some(4096.0), Some("1e30 is above the maximum: set to 4096")));
+        let (v, note) = check_typed("abc", "3", 3.0, r, false);
+        assert_eq!((v, note.as_deref()), (None, Some("“abc” is not a number: kept 3")));
+        let (v, note) = check_typed("NaN", "3", 3.0, r, false);
+        assert_eq!((v, note.as_deref()), (None, Some("NaN is not a number: kept 3")));
+        let (v, note) = check_typed("inf", "3", 3.0, (f64::MIN, f64::MAX), false);
+        assert_eq!((v, note.as_deref()), (None, Some("inf is not a finite number: kept 3")));
+        let (v, note) = check_typed("2.5", "3", 3.0, (0.0, 255.0), true);
+        assert_eq!((v, note.as_deref()), (Some(3.0), Some("2.5 is not a whole number: set to 3")));
+    }
 }

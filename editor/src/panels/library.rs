@@ -2,7 +2,10 @@
 //! texture thumbnails when the texture file exists), add / duplicate / delete (with a replacement
 //! when the record is in use) and a form for every field.
 //!
-//! A material's name can be dragged onto a face in the viewport to paint it ([`crate::dnd`]).
+//! The render material selected in the list is the one the tools paint with
+//! ([`EditorState::material`](crate::state::EditorState::material)): a click, the eyedropper, an
+//! added or duplicated material all make it the current one. A material's name can be dragged
+//! onto a face in the viewport to paint it ([`crate::dnd`]).
 //!
 //! Edits: add -> `AddLibraryItem`; duplicate -> `AddLibraryItem` of a copy under a unique name;
 //! name field -> `RenameLibraryItem`; any other field -> one `ReplaceLibraryItem` with the edited
@@ -42,7 +45,6 @@ struct PendingDelete {
 pub struct LibraryPanel {
     pub kind: LibKind,
     pub search: String,
-    pub material: Option<MaterialId>,
     pub physics: Option<PhysicsId>,
     pub sound: Option<SoundId>,
     delete: Option<PendingDelete>,
@@ -175,9 +177,17 @@ impl LibraryPanel {
     fn materials(&mut self, ui: &mut Ui, cx: &mut PanelCtx<'_>) {
         let state = cx.state;
         let lib = &state.map.library;
-        if self.material.is_none_or(|m| !lib.materials().contains(m)) {
-            self.material = lib.materials().ids().next();
-        }
+        // One current material: the painting one is the one selected here (a deleted one gives
+        // way to the first).
+        let current = if lib.materials().contains(state.material) {
+            Some(state.material)
+        } else {
+            let first = lib.materials().ids().next();
+            if let Some(first) = first {
+                cx.sink.push(Command::SetMaterial(first));
+            }
+            first
+        };
         let default_refs = (
             lib.physics_materials().ids().next().unwrap_or_default(),
             lib.sound_materials().ids().next().unwrap_or_default(),
@@ -186,14 +196,15 @@ impl LibraryPanel {
             ui,
             cx,
             "material",
-            self.material,
+            current,
             |name| LibItem::Material(Material::new(name, default_refs.0, default_refs.1)),
             |id| lib.get(id).cloned().map(LibItem::Material),
             LibRef::Material,
             |n| lib.materials().unique_name(n),
         );
+        // A new material is the one the designer means to paint with next.
         if let Some(id) = added {
-            self.material = Some(id);
+            cx.sink.push(Command::SetMaterial(id));
         }
         let ctx = ui.ctx().clone();
         egui::ScrollArea::vertical().id_salt("material_list").max_height(220.0).show(ui, |ui| {
@@ -216,20 +227,19 @@ impl LibraryPanel {
                     }
                     // A click picks the material; a drag onto the viewport paints the face it
                     // is dropped on.
-                    let r = ui.selectable_label(self.material == Some(id), &m.name).interact(egui::Sense::drag());
+                    let r = ui
+                        .selectable_label(current == Some(id), &m.name)
+                        .interact(egui::Sense::drag())
+                        .on_hover_text("Paint with this material (drag it onto a face to paint that face)");
                     r.dnd_set_drag_payload(crate::dnd::MaterialDrag(id));
                     if r.clicked() {
-                        self.material = Some(id);
                         cx.sink.push(Command::SetMaterial(id));
-                    }
-                    if cx.state.material == id {
-                        ui.weak("(painting)");
                     }
                 });
             }
         });
         ui.separator();
-        let Some(id) = self.material else { return };
+        let Some(id) = current else { return };
         let Some(original) = lib.get(id) else { return };
         material_form(ui, cx, id, original);
     }

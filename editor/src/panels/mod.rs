@@ -4,7 +4,10 @@
 //! Layout: the left panel has the outliner, the undo history and the bake log (tabs); the right
 //! panel has the material library, environments, level settings, map metadata and the inspector
 //! of the selected light, entity or region (tabs). Selecting an object switches the right panel
-//! to the inspector. See [`form`] for how forms map to undoable edits.
+//! to the inspector. Both panels are resized by dragging their inner edge, within
+//! [`LEFT_WIDTH`] and [`RIGHT_WIDTH`] and never so wide that the view is narrower than
+//! [`VIEW_MIN_WIDTH`]; their content scrolls rather than widening them. See [`form`] for how
+//! forms map to undoable edits.
 
 pub mod bake;
 pub mod entity;
@@ -34,6 +37,16 @@ pub struct PanelCtx<'a> {
     pub sink: Sink<'a>,
     pub thumbs: &'a mut Thumbnails,
 }
+
+/// The narrowest the 3D view gets beside the side panels: its view bar (shadings, exposure,
+/// ambient, textures, objects, regions) still fits. The panels' maximum widths give way to it.
+pub const VIEW_MIN_WIDTH: f32 = 680.0;
+
+/// The widths the left panel can be dragged to (a persisted width outside is clamped on load).
+pub const LEFT_WIDTH: std::ops::RangeInclusive<f32> = 160.0..=400.0;
+
+/// The widths the right panel can be dragged to.
+pub const RIGHT_WIDTH: std::ops::RangeInclusive<f32> = 240.0..=560.0;
 
 /// Tabs of the left panel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -114,23 +127,12 @@ impl Panels {
             }
         }
         let mut cx = PanelCtx { state, sink: Sink::new(&ctx, commands, &mut self.stroke_open), thumbs };
-        if self.show_left {
-            egui::Panel::left("left_panel").resizable(true).default_size(220.0).min_size(160.0).show(ui, |ui| {
-                ui.horizontal(|ui| {
-                    ui.selectable_value(&mut self.left_tab, LeftTab::Outliner, "Outliner");
-                    ui.selectable_value(&mut self.left_tab, LeftTab::History, "History");
-                    ui.selectable_value(&mut self.left_tab, LeftTab::Bake, "Bake");
-                });
-                ui.separator();
-                egui::ScrollArea::vertical().id_salt("left_scroll").show(ui, |ui| match self.left_tab {
-                    LeftTab::Outliner => outliner::ui(ui, &mut cx),
-                    LeftTab::History => history::ui(ui, &mut cx),
-                    LeftTab::Bake => bake::ui(ui, &mut cx),
-                });
-            });
-        }
+        // The right panel first: the left one then knows what is left for the view.
         if self.show_right {
-            egui::Panel::right("right_panel").resizable(true).default_size(340.0).min_size(240.0).show(ui, |ui| {
+            let left = if self.show_left { *LEFT_WIDTH.start() } else { 0.0 };
+            let max = (ui.available_width() - VIEW_MIN_WIDTH - left).min(*RIGHT_WIDTH.end()).max(*RIGHT_WIDTH.start());
+            let panel = egui::Panel::right("right_panel").resizable(true).default_size(340.0);
+            panel.size_range(*RIGHT_WIDTH.start()..=max).show(ui, |ui| {
                 ui.horizontal_wrapped(|ui| {
                     for t in RightTab::ALL {
                         ui.selectable_value(&mut self.right_tab, t, t.label());
@@ -151,10 +153,39 @@ impl Panels {
                         Selection::Entity { level, id } => self.entity.ui(ui, &mut cx, level, id),
                         Selection::Region { level, id } => inspector::region(ui, &mut cx, level, id),
                         Selection::LoadRegion { level, id } => inspector::load_region(ui, &mut cx, level, id),
+                        Selection::Objects { ref objects, .. } => {
+                            ui.label(format!(
+                                "{} selected. Delete removes them; with the Select tool Ctrl+C, Ctrl+X, Ctrl+V and \
+                                 Ctrl+D copy, cut, paste and duplicate them (one undo step each).",
+                                crate::tools::select::objects_text(objects.len())
+                            ));
+                        }
                         _ => {
-                            ui.label("Select a light, entity or region in the outliner or the viewport.");
+                            ui.label(
+                                "Select a light, entity or region in the outliner or the viewport (Shift or Ctrl+click \
+                                 selects several).",
+                            );
                         }
                     },
+                });
+            });
+        }
+        if self.show_left {
+            let max = (ui.available_width() - VIEW_MIN_WIDTH).min(*LEFT_WIDTH.end()).max(*LEFT_WIDTH.start());
+            let panel = egui::Panel::left("left_panel").resizable(true).default_size(220.0);
+            panel.size_range(*LEFT_WIDTH.start()..=max).show(ui, |ui| {
+                ui.horizontal(|ui| {
+                    ui.selectable_value(&mut self.left_tab, LeftTab::Outliner, "Outliner");
+                    ui.selectable_value(&mut self.left_tab, LeftTab::History, "History");
+                    ui.selectable_value(&mut self.left_tab, LeftTab::Bake, "Bake");
+                });
+                ui.separator();
+                // Scrolls both ways: a wide tab (the bake log) scrolls instead of widening the
+                // panel (a panel keeps the width its content forced on it).
+                egui::ScrollArea::both().id_salt("left_scroll").show(ui, |ui| match self.left_tab {
+                    LeftTab::Outliner => outliner::ui(ui, &mut cx),
+                    LeftTab::History => history::ui(ui, &mut cx),
+                    LeftTab::Bake => bake::ui(ui, &mut cx),
                 });
             });
         }

@@ -1,6 +1,8 @@
 //! The outliner: lights, entities, environment regions and load regions of the active level.
-//! A click selects (`Command::Select`) and frames the camera on the object (`Command::Frame`).
-//! "Add …" buttons push `AddObject` edits.
+//! A click selects (`Command::Select`) and frames the camera on the object (`Command::Frame`);
+//! Shift or Ctrl+click adds the object to the selection or takes it out (no framing).
+//! "Add …" buttons push `AddObject` edits; a new light or entity goes to the point under the
+//! view's centre ([`EditorState::view_point`](crate::state::EditorState::view_point)).
 
 use eframe::egui::{self, Ui};
 use glam::Vec3;
@@ -17,8 +19,15 @@ use crate::selection::Selection;
 const FRAME_DISTANCE: f64 = 12.0;
 
 fn item(ui: &mut Ui, cx: &mut PanelCtx<'_>, sel: Selection, label: String, position: Option<Vec3>) {
-    let selected = cx.state.selection == sel;
-    if ui.selectable_label(selected, label).clicked() {
+    let Some((level, obj)) = sel.object() else { return };
+    let selected = cx.state.selection.contains(level, obj);
+    let r = ui.selectable_label(selected, label);
+    if r.clicked() {
+        let m = ui.input(|i| i.modifiers);
+        if m.shift || m.command {
+            cx.sink.push(Command::Select(cx.state.selection.toggled(level, obj)));
+            return;
+        }
         cx.sink.push(Command::Select(sel));
         if let Some(p) = position {
             cx.sink.push(Command::Frame { target: p.as_dvec3(), distance: FRAME_DISTANCE });
@@ -37,13 +46,14 @@ pub fn ui(ui: &mut Ui, cx: &mut PanelCtx<'_>) {
     let Some(level) = state.map.levels.get(li) else { return };
     ui.weak(format!("Level {li}: {}", level.name));
     let objects = &level.objects;
+    let new_at = state.view_point.map_or(Vec3::new(0.0, 4.0, 0.0), |p| p.as_vec3());
     egui::CollapsingHeader::new(format!("Lights ({})", objects.lights().len())).default_open(true).show(ui, |ui| {
         for (id, l) in objects.lights().iter() {
             let label = or_default(&l.name, || format!("light {id}"));
             item(ui, cx, Selection::Light { level: li, id }, label, Some(l.position));
         }
         if ui.button("Add light").clicked() {
-            let light = Light::point(format!("light {}", objects.lights().len() + 1), Vec3::new(0.0, 4.0, 0.0));
+            let light = Light::point(format!("light {}", objects.lights().len() + 1), new_at);
             cx.sink.edit(Edit::AddObject { level: li, item: ObjItem::Light(light) });
         }
     });
@@ -53,7 +63,7 @@ pub fn ui(ui: &mut Ui, cx: &mut PanelCtx<'_>) {
             item(ui, cx, Selection::Entity { level: li, id }, label, e.position());
         }
         if ui.button("Add entity").clicked() {
-            let data = pmfedit_core::format::pmf::entity::Generic { position: [0.0, 1.0, 0.0], ..Default::default() };
+            let data = pmfedit_core::format::pmf::entity::Generic { position: new_at.to_array(), ..Default::default() };
             let e = MapEntity::new(format!("entity {}", objects.entities().len() + 1), EntityData::Generic(data));
             cx.sink.edit(Edit::AddObject { level: li, item: ObjItem::Entity(Box::new(e)) });
         }

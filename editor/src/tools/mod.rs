@@ -222,6 +222,21 @@ pub fn stroke(mut commands: Vec<Command>) -> Vec<Command> {
     commands
 }
 
+/// `commands` as one undo step named `name` (what the user did: "Paste 4 cubes").
+pub fn named_stroke(name: impl Into<String>, mut commands: Vec<Command>) -> Vec<Command> {
+    if commands.is_empty() {
+        return commands;
+    }
+    commands.insert(0, Command::BeginNamedStroke(name.into()));
+    commands.push(Command::EndStroke);
+    commands
+}
+
+/// `n` cubes: "1 cube", "4 cubes".
+pub fn cubes_text(n: usize) -> String {
+    if n == 1 { "1 cube".to_owned() } else { format!("{n} cubes") }
+}
+
 /// The box between two grid cells (inclusive) on the plane of `face`, `layers` cells thick along
 /// its normal: outward from the face for `layers > 0`, inward for `layers < 0` (0 counts as 1
 /// outward). `a` and `b` are minimum corners of outside cells of edge `2^size_log2`.

@@ -762,6 +762,14 @@ impl Viewport {
             self.gizmo_drag = Some(Box::new(drag));
             return true;
         }
+        // Shift or Ctrl: the object joins the selection (or leaves it); no drag.
+        let adding = self.pointer.mods.shift || self.pointer.mods.ctrl;
+        if let Some((level, obj)) = self.hover_object.or(self.region_hover)
+            && adding
+        {
+            out.push(Command::Select(state.selection.toggled(level, obj)));
+            return true;
+        }
         if let Some((level, obj)) = self.hover_object {
             out.push(Command::Select(Selection::of_object(level, obj)));
             if let Some(item) = state.map.levels.get(level).and_then(|l| obj.get(&l.objects)) {

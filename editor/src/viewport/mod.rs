@@ -67,7 +67,8 @@ use pmfedit_bake::deps::ChunkKey;
 use pmfedit_bake::rebuild::ChunkState;
 use pmfedit_core::edit::ObjRef;
 use pmfedit_core::map::Level;
-use pmfedit_core::map::coords::{Face, LatticeBox};
+use pmfedit_core::map::coords::{Face, LatticeBox, MIN_CUBE_EDGE};
+use pmfedit_core::map::level::LevelHit;
 
 use crate::command::Command;
 use crate::dnd::{self, FileDrop, MaterialDrag};
@@ -102,6 +103,11 @@ pub struct Viewport {
     pub ambient: f32,
     /// Draw environment and load regions.
     pub show_regions: bool,
+    /// The clip plane's world height: cubes above it are not drawn and not picked, to work
+    /// inside rooms (`None`: no clip).
+    pub clip: Option<f64>,
+    /// Hide or isolate a box of cubes (H, I): not drawn and not picked.
+    pub filter: Option<ShowFilter>,
     /// Draw light and entity markers.
     pub show_objects: bool,
     queue: VecDeque<ChunkKey>,
@@ -175,6 +181,8 @@ impl Viewport {
             exposure: 4.0,
             ambient: 0.3,
             show_regions: true,
+            clip: None,
+            filter: None,
             show_objects: true,
             queue: VecDeque::new(),
             queued: HashSet::new(),
@@ -367,7 +375,7 @@ impl Viewport {
             self.reset_camera(state);
         }
         if let Some((target, distance)) = state.camera_request.take() {
-            self.camera.frame(target, distance);
+            self.camera.frame(target, room_distance(state, target, self.camera.forward(), distance));
         }
         self.update_sky(state);
         self.sync_uploads(state);
@@ -387,6 +395,7 @@ impl Viewport {
         self.gizmo_tooltip(&response);
         self.handle_pointer(ui, state, &response, tool.as_mut().map(|t| &mut **t as &mut dyn Tool), &mut out);
         self.handle_drops(ui, state, &response, &mut out);
+        state.view_point = Some(self.centre_point(state));
         state.set_camera(state.level, self.camera.eye);
 
         let preview = match self.dropping {
@@ -555,7 +564,8 @@ impl Viewport {
         self.hover_object = None;
         let Some((o, d)) = ray else { return };
         let Some(level) = state.map.levels.get(state.level) else { return };
-        self.hover = level.ray_cast_world(o, d, self.pick_reach()).map(|h| Pick::from_hit(state.level, &h));
+        self.hover =
+            ray_cast_shown(level, o, d, self.clip, self.filter.as_ref()).map(|h| Pick::from_hit(state.level, &h));
         self.hover_world = self.hover.map(|p| level.frame().world_from_lattice_f(p.point));
         if gizmos {
             let limit = self.hover_world.map_or(self.pick_reach(), |w| (w - o).length() + 0.3);
@@ -663,8 +673,24 @@ impl Viewport {
             Some((level.frame().world_from_lattice_f(p.point), 5.0))
         });
         if let Some((c, distance)) = target {
-            self.camera.frame(c, distance);
+            self.camera.frame(c, room_distance(state, c, self.camera.forward(), distance));
         }
+    }
+
+    /// The point under the centre of the view, half a unit out of the face there (where new
+    /// objects go); the orbit pivot when the centre shows sky.
+    pub fn centre_point(&self, state: &EditorState) -> DVec3 {
+        let (o, d) = self.camera.ray(0.0, 0.0, Self::aspect(self.rect));
+        state
+            .map
+            .levels
+            .get(state.level)
+            .and_then(|level| {
+                let hit = level.ray_cast_world(o, d, PICK_DISTANCE)?;
+                let p = level.frame().world_from_lattice_f(hit.point);
+                Some(p + hit.face.normal().as_dvec3() * 0.5)
+            })
+            .unwrap_or_else(|| self.camera.pivot())
     }
 
     /// Drag-and-drop onto the view ([`crate::dnd`]): files dropped are kept for the app
@@ -719,8 +745,9 @@ impl Viewport {
         let mut o = Overlay::default();
         let Some(level) = state.map.levels.get(state.level) else { return o };
         let frame = level.frame();
-        let selected_obj = state.selection.object().map(|(_, id)| id);
-        o.level_objects(level, selected_obj, self.show_objects, self.show_regions);
+        // Every selected light and entity is outlined (one or several).
+        let selected = state.selection.objects().filter(|(l, _)| *l == state.level).map(|(_, v)| v).unwrap_or_default();
+        o.level_objects(level, &selected, self.show_objects, self.show_regions);
         o.with_xray(overlay::XRAY_SELECTED, |o| self.draw_gizmo(state, o));
         // Selection.
         match state.selection {
@@ -812,6 +839,8 @@ impl Viewport {
             textured: self.textured,
             edges: self.edges,
             view_distance: self.view_distance,
+            clip: self.clip,
+            filter: self.filter,
             exposure: self.exposure,
             ambient: self.ambient,
             materials: self.materials_fx.clone(),
@@ -909,9 +938,10 @@ impl Viewport {
     /// exposure, ambient, textures, objects and regions. Call after [`Viewport::ui`].
     pub fn view_bar(&mut self, ui: &mut egui::Ui, shortcut: impl Fn(Shading) -> String) {
         let rect = self.rect;
-        let bar = egui::Rect::from_min_size(rect.min + egui::vec2(6.0, 6.0), egui::vec2(rect.width() - 12.0, 24.0));
+        // Wraps onto a second row in a narrow view rather than losing its last controls.
+        let bar = egui::Rect::from_min_size(rect.min + egui::vec2(6.0, 6.0), egui::vec2(rect.width() - 12.0, 52.0));
         ui.scope_builder(egui::UiBuilder::new().max_rect(bar), |ui| {
-            ui.horizontal(|ui| {
+            ui.horizontal_wrapped(|ui| {
                 for s in Shading::ALL {
                     if ui.selectable_label(self.shading == s, s.label()).on_hover_text(shortcut(s)).clicked() {
                         self.shading = s;
@@ -1019,6 +1049,101 @@ fn occupied_sphere(level: &Level) -> Option<(DVec3, f64)> {
     Some(((a + b) * 0.5, (b - a).length() * 0.5))
 }
 
+/// What part of the level the view shows besides the clip plane: only a box (isolate) or all
+/// but a box (hide), world coordinates (the selected box of cubes when it was set).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ShowFilter {
+    pub min: DVec3,
+    pub max: DVec3,
+    /// Only the box shows (else: everything but the box).
+    pub isolate: bool,
+}
+
+impl ShowFilter {
+    /// Whether the cube holding world point `p` shows.
+    pub fn shows(&self, p: DVec3) -> bool {
+        let inside = p.cmpgt(self.min).all() && p.cmplt(self.max).all();
+        inside == self.isolate
+    }
+}
+
+/// The first face a world ray hits that the view shows: below the clip height `clip` (a ray
+/// from above starts where it crosses the clip plane; a hit above it is no hit) and, with a
+/// `filter`, of a cube it shows (hidden cubes are passed through).
+pub fn ray_cast_shown(
+    level: &Level,
+    origin: DVec3,
+    dir: DVec3,
+    clip: Option<f64>,
+    filter: Option<&ShowFilter>,
+) -> Option<LevelHit> {
+    // A world point just past a hit, inside the cube hit.
+    const NUDGE: f64 = 0.01;
+    let mut o = origin;
+    if let Some(y) = clip
+        && o.y > y
+    {
+        if dir.y >= 0.0 {
+            return None;
+        }
+        o += dir * ((o.y - y) / -dir.y);
+    }
+    let frame = level.frame();
+    // Each pass skips the filter's box (a ray needs at most two).
+    for _ in 0..4 {
+        let travelled = (o - origin).length();
+        if travelled >= PICK_DISTANCE {
+            return None;
+        }
+        let hit = level.ray_cast_world(o, dir, PICK_DISTANCE - travelled)?;
+        let at = frame.world_from_lattice_f(hit.point);
+        if clip.is_some_and(|y| at.y > y + 1e-6) {
+            return None;
+        }
+        let inside = at + dir * NUDGE;
+        let Some(f) = filter.filter(|f| !f.shows(inside)) else {
+            return Some(LevelHit { distance: (at - origin).length() / MIN_CUBE_EDGE, ..hit });
+        };
+        // Go on from where the ray leaves the hidden box, or enters the isolated one.
+        let (t_in, t_out) = box_span(at, dir, f.min, f.max)?;
+        let t = if f.isolate { t_in } else { t_out };
+        if t < 0.0 {
+            return None;
+        }
+        o = at + dir * (t + NUDGE);
+    }
+    None
+}
+
+/// Where a ray (origin, unit direction) is inside the box `min..max`: the distances along it
+/// where it enters and leaves (the entry is negative from inside); `None` if it misses.
+fn box_span(o: DVec3, d: DVec3, min: DVec3, max: DVec3) -> Option<(f64, f64)> {
+    let (mut t_in, mut t_out) = (f64::NEG_INFINITY, f64::INFINITY);
+    for a in 0..3 {
+        if d[a].abs() < 1e-12 {
+            if o[a] < min[a] || o[a] > max[a] {
+                return None;
+            }
+            continue;
+        }
+        let (t0, t1) = ((min[a] - o[a]) / d[a], (max[a] - o[a]) / d[a]);
+        t_in = t_in.max(t0.min(t1));
+        t_out = t_out.min(t0.max(t1));
+    }
+    (t_in <= t_out && t_out >= 0.0).then_some((t_in, t_out))
+}
+
+/// How far the camera backs off from `target` against `forward` when framing it: `distance`,
+/// or less when a solid cube is nearer, so an object inside a room is framed from inside that
+/// room, not from behind its wall.
+fn room_distance(state: &EditorState, target: DVec3, forward: DVec3, distance: f64) -> f64 {
+    let Some(level) = state.map.levels.get(state.level) else { return distance };
+    match level.ray_cast_world(target, -forward, distance) {
+        Some(hit) => (hit.world_distance() - 0.25).clamp(0.5, distance),
+        None => distance,
+    }
+}
+
 /// Where [`Viewport::frame_selection`] looks from how far: a light, entity or region from 12
 /// units, a box of cubes from 2.5 times its radius (at least 2).
 fn frame_target(state: &EditorState) -> Option<(DVec3, f64)> {
@@ -1037,6 +1162,14 @@ fn frame_target(state: &EditorState) -> Option<(DVec3, f64)> {
         | Selection::LoadRegion { level, .. } => {
             let (_, obj) = state.selection.object()?;
             Some((obj.position(&state.map.levels.get(level)?.objects)?.as_dvec3(), OBJECT_DISTANCE))
+        }
+        // Several objects: their centre, from far enough to see them all.
+        Selection::Objects { level, ref objects } => {
+            let level = &state.map.levels.get(level)?.objects;
+            let points: Vec<DVec3> = objects.iter().filter_map(|o| o.position(level)).map(|p| p.as_dvec3()).collect();
+            let centre = points.iter().sum::<DVec3>() / points.len().max(1) as f64;
+            let radius = points.iter().map(|p| p.distance(centre)).fold(0.0, f64::max);
+            (!points.is_empty()).then(|| (centre, (radius * 2.5).max(OBJECT_DISTANCE)))
         }
         Selection::None => None,
     }

@@ -193,13 +193,13 @@ impl Overlay {
     /// Markers of a level's lights (a small box in the light's colour and its range as a faint
     /// cross), entities (orange boxes, a prop's own box), environment regions (translucent, by
     /// kind) and load regions (violet outlines).
-    pub fn level_objects(&mut self, level: &Level, selected: Option<ObjRef>, objects_on: bool, regions_on: bool) {
+    pub fn level_objects(&mut self, level: &Level, selected: &[ObjRef], objects_on: bool, regions_on: bool) {
         let objects = &level.objects;
-        let lights = objects.lights().iter().filter(|(id, _)| objects_on || selected == Some(ObjRef::Light(*id)));
+        let lights = objects.lights().iter().filter(|(id, _)| objects_on || selected.contains(&ObjRef::Light(*id)));
         for (id, l) in lights {
             let p = l.position.as_dvec3();
             let c = l.color.map(|v| f32::from(v) / 255.0);
-            let sel = selected == Some(ObjRef::Light(id));
+            let sel = selected.contains(&ObjRef::Light(id));
             let h = 0.18;
             self.box_fill(p - DVec3::splat(h), p + DVec3::splat(h), [c[0], c[1], c[2], 0.85]);
             let xray = if sel { XRAY_SELECTED } else { self.xray };
@@ -207,7 +207,8 @@ impl Overlay {
                 o.box_lines(p - DVec3::splat(h), p + DVec3::splat(h), if sel { SELECT } else { [1.0, 1.0, 0.6, 1.0] });
             });
         }
-        let entities = objects.entities().iter().filter(|(id, _)| objects_on || selected == Some(ObjRef::Entity(*id)));
+        let entities =
+            objects.entities().iter().filter(|(id, _)| objects_on || selected.contains(&ObjRef::Entity(*id)));
         for (id, e) in entities {
             let Some(p) = e.position() else { continue };
             let p = p.as_dvec3();
@@ -218,7 +219,7 @@ impl Overlay {
                 ),
                 _ => (p - DVec3::splat(0.25), p + DVec3::splat(0.25)),
             };
-            let sel = selected == Some(ObjRef::Entity(id));
+            let sel = selected.contains(&ObjRef::Entity(id));
             let xray = if sel { XRAY_SELECTED } else { self.xray };
             self.with_xray(xray, |o| o.box_lines(lo, hi, if sel { SELECT } else { [1.0, 0.55, 0.1, 1.0] }));
         }

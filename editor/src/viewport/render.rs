@@ -181,6 +181,10 @@ pub struct FrameParams {
     pub exposure: f32,
     /// Editor-only light added everywhere in lit mode, linear (0 = exactly the bake).
     pub ambient: f32,
+    /// The clip plane's world height: cube faces above it are not drawn (`None`: no clip).
+    pub clip: Option<f64>,
+    /// A box of cubes hidden, or the only one shown (`None`: everything shows).
+    pub filter: Option<super::ShowFilter>,
     /// Chunks whose bounding sphere lies wholly farther than this are not drawn, map units
     /// (0: no limit).
     pub view_distance: f64,
@@ -726,6 +730,15 @@ impl Renderer {
         self.mesh_program.use_uniform_if_required("u_edges", i32::from(f.edges));
         self.mesh_program.use_uniform_if_required("u_exposure", f.exposure);
         self.mesh_program.use_uniform_if_required("u_ambient", f.ambient);
+        let clip = f.clip.map_or(f32::MAX, |y| (y - f.eye.y) as f32);
+        self.mesh_program.use_uniform_if_required("u_clip", clip);
+        let (mode, lo, hi) = match f.filter {
+            Some(b) => (if b.isolate { 1 } else { 2 }, (b.min - f.eye).as_vec3(), (b.max - f.eye).as_vec3()),
+            None => (0, Vec3::ZERO, Vec3::ZERO),
+        };
+        self.mesh_program.use_uniform_if_required("u_box_mode", mode);
+        self.mesh_program.use_uniform_if_required("u_box_min", three_d::vec3(lo.x, lo.y, lo.z));
+        self.mesh_program.use_uniform_if_required("u_box_max", three_d::vec3(hi.x, hi.y, hi.z));
         let planes = frustum_planes(f.view_proj);
         let pending: std::collections::HashSet<ChunkKey> = f.pending.iter().copied().collect();
         let mut visible = Vec::new();

@@ -7,6 +7,12 @@ uniform int u_edges;
 uniform vec4 u_tint;
 uniform float u_exposure;
 uniform float u_ambient;
+// The clip plane: fragments higher than this (camera-relative Y) are cut away (interiors).
+uniform float u_clip;
+// Hide or isolate a box (camera-relative): 0 none, 1 only the box shows, 2 the box is hidden.
+uniform int u_box_mode;
+uniform vec3 u_box_min;
+uniform vec3 u_box_max;
 // Visibility view: VIS_HIDDEN, VIS_ALL, VIS_LOOKUP (per cube, u_vis_bits) or VIS_WAITING (for
 // the full bake).
 uniform int u_vis;
@@ -37,6 +43,17 @@ float visible() {
 vec3 to_linear(vec3 c) { return pow(c, vec3(2.2)); }
 vec3 to_srgb(vec3 c) { return pow(clamp(c, 0.0, 1.0), vec3(1.0 / 2.2)); }
 void main() {
+    if (v_rel.y > u_clip) {
+        discard;
+    }
+    if (u_box_mode != 0) {
+        // A point just behind the face, inside the cube it belongs to.
+        vec3 p = v_rel + normalize(v_rel) * 0.01;
+        bool inside = all(greaterThan(p, u_box_min)) && all(lessThan(p, u_box_max));
+        if (inside != (u_box_mode == 1)) {
+            discard;
+        }
+    }
     vec3 n = normalize(cross(dFdx(v_rel), dFdy(v_rel)));
     // three-d flips texture rows on upload (image convention: row 0 at the top, t = 1); the
     // atlas keeps row 0 at v = 0, so flip back here.
