@@ -74,13 +74,16 @@ impl CompileSettings {
 
     /// The settings of a draft bake: a [`Self::preview`] with cheap lighting — one emitter
     /// sample per light (hard shadows instead of soft ones, the cost of a sized light divided by
-    /// up to 27) and no ambient occlusion. The same mesh and the same lightmap layout as the
-    /// preview (luxel density and page sizes are unchanged); only luxel values differ. The editor
-    /// draws an edited chunk's draft first, then its preview replaces it.
+    /// up to 27), no ambient occlusion, a hard sun, a few sky rays and no bounce
+    /// ([`GatherSettings::draft`](crate::light::GatherSettings::draft)). The same mesh and the
+    /// same lightmap layout as the preview (luxel density and page sizes are unchanged); only
+    /// luxel values differ. The editor draws an edited chunk's draft first, then its preview
+    /// replaces it.
     pub fn draft(&self) -> CompileSettings {
         let mut s = self.preview();
         s.light.emitter_grid = 1;
         s.light.ao = None;
+        s.light.gather = s.light.gather.draft();
         s
     }
 
@@ -317,7 +320,7 @@ pub fn bake_chunk_timed(
         })
         .collect();
     let t1 = std::time::Instant::now();
-    let scene = LightScene::new(level, settings.light.clone());
+    let scene = LightScene::with_library(level, &snapshot.library, settings.light.clone());
     let lighting =
         light::bake_chunk(&scene, &ChunkInput { chunk, faces: &faces, vertices: &lit_vertices, air_cells: &air_cells })
             .map_err(light_err)?;
@@ -363,7 +366,8 @@ pub fn bake_chunk_timed(
     };
     let generation = level.chunk(chunk).map_or(0, |c| c.generation());
     let times = StageTimes { mesh: t_mesh, light: t_light, air: t_air, other: t2.elapsed().saturating_sub(t_air) };
-    Ok((ChunkBake { level: level_index, chunk, generation, pmf: chunk_pmf, stats, reads: Vec::new() }, times))
+    let reads = lighting.reads;
+    Ok((ChunkBake { level: level_index, chunk, generation, pmf: chunk_pmf, stats, reads }, times))
 }
 
 /// Visibility (V1) and pathfinding (P1) data of the chunk's air cells. Other chunks are named by

@@ -12,7 +12,16 @@
 //! - a changed light: every chunk its old or new reach touches;
 //! - a changed region or entity: the chunks its old or new bounds / position touch;
 //! - the visibility radius around a changed chunk (visibility lists read other chunks' cubes);
-//! - anything in the library or level settings: every chunk of the level.
+//! - anything in the library or level settings (sun, sky and bounce included): every chunk of
+//!   the level;
+//! - with bounced light, a changed static light also dirties the chunks within the bounce reach
+//!   of its reach ([`bounce_reach`]): their rays meet surfaces it lights;
+//! - content rising above the level's highest occupied chunk layer: every chunk of the level
+//!   (sun, sky and bounce rays stop at that layer's top, so no bake recorded the chunks above).
+//!
+//! Rays of sun, sky and bounce that go farther than the neighbours are not in this static
+//! spread: each bake lists the chunks its rays entered ([`crate::compile::ChunkBake::reads`]) and
+//! the rebuild engine re-bakes the readers of a changed chunk ([`crate::rebuild`]).
 
 use std::collections::BTreeSet;
 
@@ -23,7 +32,7 @@ use pmfedit_core::map::coords::ChunkCoord;
 use pmfedit_core::map::{Level, Map};
 
 use crate::compile::CompileSettings;
-use crate::light::SceneLight;
+use crate::light::{BakedMode, SceneLight};
 
 /// A chunk of a level: (level index, chunk).
 pub type ChunkKey = (usize, ChunkCoord);
@@ -38,27 +47,57 @@ fn chunks_in_box(level: &Level, lo: DVec3, hi: DVec3) -> impl Iterator<Item = Ch
 
 /// The chunks a baked light reaches.
 pub fn light_chunks(level: &Level, light: &SceneLight) -> Vec<ChunkCoord> {
+    chunks_near_light(level, light, 0.0)
+}
+
+/// The chunks within `extra` map units of a baked light's reach.
+fn chunks_near_light(level: &Level, light: &SceneLight, extra: f64) -> Vec<ChunkCoord> {
     let p = light.light.position.as_dvec3();
-    let r = DVec3::splat(light.reach);
+    let reach = light.reach + extra;
+    let r = DVec3::splat(reach);
     chunks_in_box(level, p - r, p + r)
         .filter(|&c| {
             let (lo, hi) = level.frame().chunk_world_box(c);
-            light.reaches_box(lo, hi)
+            p.clamp(lo, hi).distance_squared(p) < reach * reach
         })
         .collect()
+}
+
+/// How far beyond a static light's reach its light is carried by bounces, map units: per bounce
+/// the gather distance, plus the diagonal of a bounce cell (the point a bounce is computed at)
+/// and a margin for the rays' start off the surface. 0 when the level or `settings` bake no
+/// bounce.
+pub fn bounce_reach(level: &Level, settings: &CompileSettings) -> f64 {
+    let g = &settings.light.gather;
+    if !g.bounce || level.lighting.bounces == 0 {
+        return 0.0;
+    }
+    f64::from(level.lighting.bounces) * (g.distance + 3f64.sqrt() * g.bounce_cell + 1.0)
+}
+
+/// Whether `after`'s highest occupied chunk layer is above `before`'s: rays of the bake stop at
+/// that layer's top (see the module docs).
+fn top_rose(before: &Level, after: &Level) -> bool {
+    match (before.occupied_bounds(), after.occupied_bounds()) {
+        (Some((_, a)), Some((_, b))) => b.y > a.y,
+        (None, Some(_)) => true,
+        _ => false,
+    }
 }
 
 fn scene_lights(level: &Level) -> Vec<SceneLight> {
     level.objects.lights().iter().filter_map(|(id, l)| SceneLight::new(id, l, 1)).collect()
 }
 
-/// What one object touches, in `level`.
-fn object_chunks(level: &Level, obj: ObjRef, out: &mut BTreeSet<ChunkCoord>) {
+/// What one object touches, in `level`; `bounce`: [`bounce_reach`].
+fn object_chunks(level: &Level, obj: ObjRef, bounce: f64, out: &mut BTreeSet<ChunkCoord>) {
     let objects = &level.objects;
     match obj {
         ObjRef::Light(id) => {
             if let Some(l) = objects.lights().get(id).and_then(|l| SceneLight::new(id, l, 1)) {
-                out.extend(light_chunks(level, &l));
+                // Dynamic and fast lights do not bounce (they switch at run time).
+                let extra = if l.mode == BakedMode::Static { bounce } else { 0.0 };
+                out.extend(chunks_near_light(level, &l, extra));
             }
         }
         ObjRef::Entity(id) => {
@@ -105,7 +144,7 @@ pub fn dirty_chunks(before: &Map, after: &Map, changes: &ChangeSet, settings: &C
     }
     for (&li, lc) in &changes.levels {
         let (Some(old), Some(new)) = (before.levels.get(li), after.levels.get(li)) else { continue };
-        if lc.settings || old.frame() != new.frame() {
+        if lc.settings || old.frame() != new.frame() || top_rose(old, new) {
             out.extend(all_chunks(new).into_iter().map(|c| (li, c)));
             out.extend(all_chunks(old).into_iter().map(|c| (li, c)));
             continue;
@@ -137,8 +176,8 @@ pub fn dirty_chunks(before: &Map, after: &Map, changes: &ChangeSet, settings: &C
             }
         }
         for &obj in &lc.objects {
-            object_chunks(old, obj, &mut set);
-            object_chunks(new, obj, &mut set);
+            object_chunks(old, obj, bounce_reach(old, settings), &mut set);
+            object_chunks(new, obj, bounce_reach(new, settings), &mut set);
         }
         out.extend(set.into_iter().map(|c| (li, c)));
     }

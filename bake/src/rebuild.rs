@@ -536,6 +536,7 @@ pub fn diff(old: &Map, new: &Map) -> ChangeSet {
             || a.flags != b.flags
             || a.environments != b.environments
             || a.air_physics_material != b.air_physics_material
+            || a.lighting != b.lighting
         {
             cs.level_mut(li).settings = true;
         }

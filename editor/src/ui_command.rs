@@ -309,7 +309,7 @@ pub const COMMANDS: &[Entry] = &[
     Entry::shading(Shading::Lit, Key::Num1, "Material colours × the baked lightmaps: what the game shows"),
     Entry::shading(Shading::Fullbright, Key::Num2, "Material colours with a fixed shade, no lightmaps"),
     Entry::shading(Shading::Wireframe, Key::Num3, "Dark faces with bright triangle edges"),
-    Entry::shading(Shading::Lightmap, Key::Num4, "The baked lightmaps alone"),
+    Entry::shading(Shading::Lightmap, Key::Num4, "The baked luxels alone, raw, as exported"),
     Entry::shading(
         Shading::Visibility,
         Key::Num5,

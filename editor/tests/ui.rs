@@ -1361,6 +1361,29 @@ fn esc_cancels_a_paint_stroke_with_nothing_applied() {
     assert_eq!(status(&h), "Paint stroke cancelled");
 }
 
+#[test]
+fn the_level_tab_sets_the_sun_as_one_undo_step_and_the_view_starts_at_the_exported_brightness() {
+    let mut h = harness();
+    // What you see is what you export: no exposure, no editor ambient by default.
+    assert_eq!((h.state().viewport.exposure, h.state().viewport.ambient), (1.0, 0.0));
+    let before = h.state().state.map.levels[0].lighting;
+    assert!(before.sun.is_on() && before.sky.is_on() && before.bounces >= 1, "the demo is in daylight");
+    h.get_by_label("Level").click();
+    frames(&mut h);
+    h.get_by_label("Sun elevation").set_value_accesskit(30.0);
+    frames(&mut h);
+    let after = h.state().state.map.levels[0].lighting;
+    assert_eq!(after.sun.elevation, 30.0);
+    assert_eq!(after.sun.azimuth, before.sun.azimuth);
+    let names: Vec<String> = h.state().state.history.entries().map(|e| e.name.to_owned()).collect();
+    assert_eq!(names, ["Set sun, sky and bounce"]);
+    h.get_by_label("Bounces");
+    h.get_by_label("Sky intensity");
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::Z);
+    frames(&mut h);
+    assert_eq!(h.state().state.map.levels[0].lighting, before);
+}
+
 // Painting: one current material, fill, the selected box, strokes without gaps (issue 16).
 
 /// The id of a library material that is not `not`.

@@ -17,11 +17,7 @@ use pmfedit_core::edit::{ChangeSet, History};
 use pmfedit_core::format::pmf;
 use pmfedit_core::map::Map;
 use pmfedit_core::map::library::LightId;
-use pmfedit_tests::edits::{Op, edit_for, op, start_map};
-
-fn settings() -> CompileSettings {
-    CompileSettings { timestamp: 1_700_000_000, ..CompileSettings::default() }
-}
+use pmfedit_tests::edits::{Op, edit_for, op, settings, start_map};
 
 fn bytes(file: &pmf::File) -> Vec<u8> {
     pmf::write(file).unwrap_or_else(|e| panic!("{e}"))

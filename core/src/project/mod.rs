@@ -659,6 +659,7 @@ fn manifest_of<'m>(map: &'m Map, plan: &Plan<'m>, recovery: Option<RecoveryStamp
                 environments: Cow::Borrowed(&level.environments),
                 air_physics_material: level.air_physics_material,
                 objects: Cow::Borrowed(&level.objects),
+                lighting: level.lighting,
                 chunks: chunks.iter().map(|&(c, h, _)| ChunkRef::new(c, h)).collect(),
             })
             .collect(),
@@ -696,6 +697,7 @@ fn load(dir: &Path, path: &Path, bytes: &[u8]) -> Result<(Map, Vec<BTreeMap<Chun
         level.environments = lm.environments.into_owned();
         level.air_physics_material = lm.air_physics_material;
         level.objects = lm.objects.into_owned();
+        level.lighting = lm.lighting;
         levels.push(level);
         hashes.push(level_hashes);
     }

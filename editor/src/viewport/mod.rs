@@ -97,9 +97,11 @@ pub struct Viewport {
     pub camera: Camera,
     camera_ready: bool,
     pub shading: Shading,
-    /// Lightmap multiplier of the lit and lightmap modes.
+    /// A view setting for inspection: multiplies the luxels in the lit mode. 1 (the default)
+    /// draws them as the game does (docs/spec/PMF-NOTES.md K5).
     pub exposure: f32,
-    /// Editor-only ambient light of the lit mode (0 shows exactly the bake).
+    /// A view setting for inspection: editor-only light added in the lit mode. 0 (the default)
+    /// shows exactly the bake.
     pub ambient: f32,
     /// Draw environment and load regions.
     pub show_regions: bool,
@@ -178,8 +180,8 @@ impl Viewport {
             camera: Camera::default(),
             camera_ready: false,
             shading: Shading::default(),
-            exposure: 4.0,
-            ambient: 0.3,
+            exposure: 1.0,
+            ambient: 0.0,
             show_regions: true,
             clip: None,
             filter: None,
@@ -948,12 +950,16 @@ impl Viewport {
                     }
                 }
                 ui.separator();
-                ui.label("Exp.").on_hover_text("Exposure");
+                ui.label("View exp.").on_hover_text("View exposure");
                 ui.add(egui::DragValue::new(&mut self.exposure).range(0.25..=64.0).speed(0.05).suffix("×"))
-                    .on_hover_text("Lightmap multiplier of the lit and lightmap views");
-                ui.label("Amb.").on_hover_text("Ambient");
-                ui.add(egui::DragValue::new(&mut self.ambient).range(0.0..=1.0).speed(0.005))
-                    .on_hover_text("Editor-only light added in the lit view (0 = exactly the bake)");
+                    .on_hover_text(
+                        "View setting, not exported: multiplies the luxels in the lit view for inspection \
+                         (1 = what the game draws)",
+                    );
+                ui.label("View amb.").on_hover_text("View ambient");
+                ui.add(egui::DragValue::new(&mut self.ambient).range(0.0..=1.0).speed(0.005)).on_hover_text(
+                    "View setting, not exported: editor-only light added in the lit view (0 = exactly the bake)",
+                );
                 ui.checkbox(&mut self.textured, "Textures")
                     .on_hover_text("Material textures in the lit and fullbright views");
                 ui.separator();

@@ -365,6 +365,10 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
     // The editor's first stage: mesh + lightmaps of the dirty chunks (and of the edited chunk).
     let preview = settings.preview();
     let (mut preview_ms, mut preview_edited_ms) = (Vec::new(), Vec::new());
+    // The editor's draft stage (cheap lighting: hard sun, few sky rays, no bounce) of the dirty
+    // chunks: what the designer sees first after an edit.
+    let draft = settings.draft();
+    let mut draft_ms = Vec::new();
     let mut seed = 0x2545_F491_4F6C_DD1Du64;
     for i in 0..a.edits {
         seed ^= seed << 13;
@@ -393,6 +397,11 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
             bake_chunk(&map, li, c, &preview).map_err(|e| Failure(e.to_string()))?;
         }
         preview_ms.push(ms(t.elapsed()));
+        let t = Instant::now();
+        for &(li, c) in &dirty_chunks(&before, &map, &changes, &settings) {
+            bake_chunk(&map, li, c, &draft).map_err(|e| Failure(e.to_string()))?;
+        }
+        draft_ms.push(ms(t.elapsed()));
         let t = Instant::now();
         let dirty = dirty_chunks(&before, &map, &changes, &settings);
         let mut st = StageTimes::default();
@@ -457,6 +466,12 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
     }
     let vis_s = t.elapsed().as_secs_f64();
 
+    // The built-in demo as `pmfc build` exports it: is it lit?
+    let t = Instant::now();
+    let demo = compile_full(&sample::demo(), &settings).map_err(|e| Failure(e.to_string()))?;
+    let demo_bake_s = t.elapsed().as_secs_f64();
+    let demo_luxels = pmfedit_bake::inspect::luxel_stats(&demo);
+
     let median = percentile(&mut per_edit.clone(), 0.5);
     let figures = serde_json::json!({
         "map": format!("terrain({x},{y},{z})"),
@@ -477,6 +492,8 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
             "other": percentile(&mut other_ms, 0.5),
             "vis_and_path": percentile(&mut air_ms, 0.5),
         },
+        // Draft bakes (the interactive plan's first lighting) of the dirty chunks, one thread.
+        "edit_draft_ms": { "median": percentile(&mut draft_ms.clone(), 0.5), "p95": percentile(&mut draft_ms, 0.95) },
         "edit_dirty_chunks_median": percentile(&mut dirty_counts, 0.5),
         // The rebuild engine on `threads` workers: edit → every dirty chunk's final bake, wall.
         "edit_final_ms": { "median": percentile(&mut final_ms.clone(), 0.5), "p95": percentile(&mut final_ms, 0.95) },
@@ -495,6 +512,13 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
         "write_mb_per_s": bytes.len() as f64 / 1e6 / write_only_s.max(1e-9),
         "file_bytes": bytes.len(),
         "incremental_equals_full": invariant_held,
+        // The demo's exported luxels (every lightmap page, padding included), one thread.
+        "demo_luxels": {
+            "count": demo_luxels.luxels,
+            "mean": demo_luxels.mean,
+            "share_ge_64": demo_luxels.share_ge_64,
+            "bake_s": demo_bake_s,
+        },
     });
     if a.json {
         println!("{}", serde_json::to_string_pretty(&figures).map_err(|e| Failure(e.to_string()))?);
