@@ -3,6 +3,7 @@
 pub mod chunk;
 pub mod compile;
 pub mod deps;
+pub mod export;
 pub mod inspect;
 pub mod layout;
 pub mod light;

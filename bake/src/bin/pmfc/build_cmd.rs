@@ -10,9 +10,9 @@ use glam::IVec3;
 
 use pmfedit_bake::compile::{CompileSettings, StageTimes, bake_chunk, bake_chunk_timed, compile_full, level_chunks};
 use pmfedit_bake::deps::dirty_chunks;
+use pmfedit_bake::export::{self, ExportError};
 use pmfedit_bake::memory::{self, RecordBytes, mib};
 use pmfedit_bake::rebuild::{ChunkState, Plan, Rebuild};
-use pmfedit_bake::resources::embed_resources;
 use pmfedit_bake::scheduler::Scheduler;
 use pmfedit_core::edit::{CubeOp, Edit, History};
 use pmfedit_core::format::pmf;
@@ -144,14 +144,14 @@ pub fn new(a: NewArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Resource roots: the project folder, then `assets/` beside the executable's workspace and the
-/// current directory.
+/// Resource roots: the project folder, then `assets/` in the current directory and beside the
+/// workspace.
 fn resource_roots(project: &Path) -> Vec<PathBuf> {
-    let mut roots = vec![project.to_path_buf(), PathBuf::from("assets")];
+    let mut assets = vec![PathBuf::from("assets")];
     if let Some(d) = option_env!("CARGO_MANIFEST_DIR") {
-        roots.push(Path::new(d).join("../assets"));
+        assets.push(Path::new(d).join("../assets"));
     }
-    roots
+    export::resource_roots(Some(project), assets)
 }
 
 /// A headless rebuild engine (full bakes only) on `threads` workers, starting with every chunk of
@@ -214,23 +214,17 @@ fn summary(file: &pmf::File, bytes: usize, secs: f64) -> String {
     format!("{chunks} chunks, {faces} faces, {luxels} luxels, {bytes} bytes, {secs:.2} s")
 }
 
-/// Embeds the resources `file` names (found in the project, then `assets/`) and writes it.
-fn write_map(project: &Path, out: &Path, mut file: pmf::File, strict: bool) -> Result<(pmf::File, usize), Failure> {
-    let report = embed_resources(&mut file, &resource_roots(project), &[]).map_err(|e| fail(project, e))?;
-    for w in &report.warnings {
+/// Embeds the resources `file` names (found in the project, then `assets/`) and writes it: the
+/// editor's Export does the same ([`export::write_map`]); the warnings go to stderr.
+fn write_map(project: &Path, out: &Path, file: pmf::File, strict: bool) -> Result<(pmf::File, usize), Failure> {
+    let done = export::write_map(file, &resource_roots(project), out, strict).map_err(|e| match e {
+        ExportError::Resources(_) | ExportError::Strict(_) => fail(project, e),
+        ExportError::Format { .. } | ExportError::Write { .. } => Failure(e.to_string()),
+    })?;
+    for w in done.warnings() {
         eprintln!("warning: {w}");
     }
-    let problems = report.problems();
-    if !problems.is_empty() {
-        let list = problems.join(", ");
-        if strict {
-            return Err(fail(project, format!("missing or unusable resources (--strict): {list}")));
-        }
-        eprintln!("warning: {} missing or unusable resources (not embedded): {list}", problems.len());
-    }
-    let bytes = pmf::write(&file).map_err(|e| fail(out, e))?;
-    write_file(out, &bytes)?;
-    Ok((file, bytes.len()))
+    Ok((done.file, done.bytes))
 }
 
 pub fn build(a: BuildArgs) -> Result<(), Failure> {
