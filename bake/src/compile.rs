@@ -88,7 +88,8 @@ impl CompileSettings {
     }
 
     /// Whether a draft bake would differ from the preview (it does not when the lighting is
-    /// already as cheap as a draft's: one emitter sample, no ambient occlusion).
+    /// already as cheap as a draft's: one emitter sample, no ambient occlusion, draft sun, sky
+    /// and bounce gathering).
     pub fn draft_differs(&self) -> bool {
         self.draft() != self.preview()
     }

@@ -1681,7 +1681,7 @@ fn the_left_panel_resizes_by_its_edge_within_bounds_that_keep_the_view_bar() {
     let v = view(&h);
     assert!(v.left() <= *pmfedit::panels::LEFT_WIDTH.end() + 1.0, "the panel grew to {}", v.left());
     assert!(v.width() >= pmfedit::panels::VIEW_MIN_WIDTH - 1.0, "the view shrank to {}", v.width());
-    for control in ["Amb.", "Textures", "Objects", "Regions"] {
+    for control in ["View amb.", "Textures", "Objects", "Regions"] {
         let r = h.get_by_label(control).rect();
         assert!(v.contains(r.min) && r.max.x <= v.right(), "{control} at {r:?} is not inside the view {v:?}");
     }
@@ -1689,7 +1689,7 @@ fn the_left_panel_resizes_by_its_edge_within_bounds_that_keep_the_view_bar() {
     h.set_size(egui::vec2(1000.0, 800.0));
     frames(&mut h);
     let v = view(&h);
-    for control in ["Amb.", "Textures", "Objects", "Regions"] {
+    for control in ["View amb.", "Textures", "Objects", "Regions"] {
         let r = h.get_by_label(control).rect();
         assert!(v.contains(r.min) && r.max.x <= v.right() + 0.5, "{control} at {r:?} is not inside the view {v:?}");
     }
