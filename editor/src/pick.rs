@@ -107,3 +107,6 @@ impl Pick {
         CubeAddr { min, size_log2 }
     }
 }
+
+/// How far picking looks, map units.
+pub const PICK_DISTANCE: f64 = 4000.0;

@@ -7,7 +7,7 @@ use pmfedit_core::map::library::{Light, LightId, LightMode, LightShape};
 use pmfedit_core::map::{Level, Library, Map};
 
 use super::LightError;
-use super::gather::{Far, GatherSettings};
+use super::gather::{Far, GatherSettings, hemisphere};
 
 /// Ambient occlusion of the ambient term on luxels.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -333,16 +333,4 @@ impl<'a> LightScene<'a> {
             .count();
         amb * (open as f64 / self.ao_dirs.len() as f64)
     }
-}
-
-/// `n` fixed directions over the +Z hemisphere (a golden-angle spiral, cosine-distributed).
-pub(super) fn hemisphere(n: u32) -> Vec<DVec3> {
-    let golden = std::f64::consts::PI * (3.0 - 5f64.sqrt());
-    (0..n)
-        .map(|k| {
-            let r = ((f64::from(k) + 0.5) / f64::from(n)).sqrt();
-            let phi = golden * f64::from(k);
-            DVec3::new(r * phi.cos(), r * phi.sin(), (1.0 - r * r).max(0.0).sqrt())
-        })
-        .collect()
 }

@@ -42,9 +42,6 @@ use pmfedit_core::map::coords::{ChunkCoord, Face, LATTICE_PER_UNIT};
 use pmfedit_core::map::level::LevelHit;
 use pmfedit_core::map::{Level, Library};
 
-use super::BakedMode;
-use super::eval::{LightScene, hemisphere};
-
 /// Knobs of sun, sky, bounce and emission; the level's [`LevelLighting`] says whether each is on
 /// and how strong. [`Default`] gives the documented defaults.
 ///
@@ -85,23 +82,23 @@ impl GatherSettings {
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub(super) struct SurfaceLight {
     /// Linear reflectance per channel (`0..=1`).
-    reflect: DVec3,
+    pub(super) reflect: DVec3,
     /// Emitted light, luxel units.
-    emit: DVec3,
+    pub(super) emit: DVec3,
     /// A skybox material: rays that meet it reach the sky.
-    sky: bool,
+    pub(super) sky: bool,
 }
 
 /// Reflectance of faces whose material the scene does not know (a scene without a library).
-const UNKNOWN_REFLECTANCE: f64 = 0.5;
+pub(super) const UNKNOWN_REFLECTANCE: f64 = 0.5;
 
 /// The viewport's sRGB decoding (`pow(c, 2.2)`), so that what the bake reflects and emits is what
 /// the lit view shows.
-fn to_linear(c: u8) -> f64 {
+pub(super) fn to_linear(c: u8) -> f64 {
     (f64::from(c) / 255.0).powf(2.2)
 }
 
-fn rgb(c: [u8; 3]) -> DVec3 {
+pub(super) fn rgb(c: [u8; 3]) -> DVec3 {
     DVec3::new(f64::from(c[0]), f64::from(c[1]), f64::from(c[2]))
 }
 
@@ -109,13 +106,13 @@ fn rgb(c: [u8; 3]) -> DVec3 {
 /// covers those).
 #[derive(Debug, Clone, Default)]
 pub(super) struct ReadSet {
-    home: Option<IVec3>,
-    last: Option<ChunkCoord>,
-    far: BTreeSet<ChunkCoord>,
+    pub(super) home: Option<IVec3>,
+    pub(super) last: Option<ChunkCoord>,
+    pub(super) far: BTreeSet<ChunkCoord>,
 }
 
 impl ReadSet {
-    fn visit(&mut self, c: ChunkCoord) {
+    pub(super) fn visit(&mut self, c: ChunkCoord) {
         if self.last == Some(c) {
             return;
         }
@@ -128,7 +125,7 @@ impl ReadSet {
 }
 
 /// A gather ray's outcome.
-enum RayEnd {
+pub(super) enum RayEnd {
     /// Open sky (or a skybox face).
     Sky,
     /// Nothing within reach, but roofed over: no light.
@@ -145,28 +142,28 @@ type CellKey = (u8, u8, IVec3);
 #[derive(Debug, Clone)]
 pub(super) struct Far {
     /// Unit direction towards the sun and its light (luxel units).
-    sun: Option<(DVec3, DVec3)>,
+    pub(super) sun: Option<(DVec3, DVec3)>,
     /// Offsets of the sun's disc samples (tangent plane, radius `tan(angle/2)`).
-    sun_disc: Vec<DVec2>,
+    pub(super) sun_disc: Vec<DVec2>,
     /// Sky light, luxel units (zero when off).
-    sky: DVec3,
+    pub(super) sky: DVec3,
     /// Bounces baked (0 when the level or the settings say none).
-    bounces: u8,
+    pub(super) bounces: u8,
     /// By material id.
-    materials: Vec<SurfaceLight>,
+    pub(super) materials: Vec<SurfaceLight>,
     /// Whether any material emits.
-    emissive: bool,
+    pub(super) emissive: bool,
     /// Lattice `y` of the top of the highest occupied chunk layer: nothing solid above.
-    top: f64,
+    pub(super) top: f64,
     /// Cosine-weighted directions around +Z: per luxel, per bounce point.
-    hemi: Vec<DVec3>,
-    bounce_hemi: Vec<DVec3>,
+    pub(super) hemi: Vec<DVec3>,
+    pub(super) bounce_hemi: Vec<DVec3>,
     /// Uniform directions over the sphere, per air cell.
-    sphere: Vec<DVec3>,
-    distance: f64,
-    bounce_cell: f64,
+    pub(super) sphere: Vec<DVec3>,
+    pub(super) distance: f64,
+    pub(super) bounce_cell: f64,
     /// Light received at bounce points ([`CellKey`]).
-    received: RefCell<HashMap<CellKey, DVec3>>,
+    pub(super) received: RefCell<HashMap<CellKey, DVec3>>,
     pub(super) reads: RefCell<ReadSet>,
 }
 
@@ -229,11 +226,11 @@ impl Far {
     }
 
     /// Whether gathering can bring any light (sky, bounce or an emissive material).
-    fn gathers(&self) -> bool {
+    pub(super) fn gathers(&self) -> bool {
         self.sky != DVec3::ZERO || self.bounces > 0 || self.emissive
     }
 
-    fn surface(&self, hit: &LevelHit) -> SurfaceLight {
+    pub(super) fn surface(&self, hit: &LevelHit) -> SurfaceLight {
         match hit.cube.face_material(hit.face) {
             Some(m) => self
                 .materials
@@ -247,7 +244,7 @@ impl Far {
 
 /// `n` points over the unit disc (a golden-angle spiral, uniform by area); the first is the
 /// centre when `n` is 1.
-fn disc(n: u32) -> Vec<DVec2> {
+pub(super) fn disc(n: u32) -> Vec<DVec2> {
     let golden = std::f64::consts::PI * (3.0 - 5f64.sqrt());
     (0..n)
         .map(|k| {
@@ -259,7 +256,7 @@ fn disc(n: u32) -> Vec<DVec2> {
 }
 
 /// `n` directions uniformly over the unit sphere (a golden-angle spiral in `z`).
-fn sphere(n: u32) -> Vec<DVec3> {
+pub(super) fn sphere(n: u32) -> Vec<DVec3> {
     let golden = std::f64::consts::PI * (3.0 - 5f64.sqrt());
     (0..n)
         .map(|k| {
@@ -273,7 +270,7 @@ fn sphere(n: u32) -> Vec<DVec3> {
 
 /// An angle in `[0, 2π)` hashed from a point's coordinates (splitmix64 of their bits): turns a
 /// point's fixed ray pattern so neighbouring luxels do not share one (noise instead of bands).
-fn spin(p: DVec3) -> f64 {
+pub(super) fn spin(p: DVec3) -> f64 {
     let mut h: u64 = 0x9E37_79B9_7F4A_7C15;
     for v in p.to_array() {
         h ^= v.to_bits();
@@ -286,215 +283,25 @@ fn spin(p: DVec3) -> f64 {
 }
 
 /// `local` (around +Z) turned by `angle` about Z and mapped onto the frame `(t, b, n)`.
-fn oriented(local: DVec3, angle: (f64, f64), t: DVec3, b: DVec3, n: DVec3) -> DVec3 {
+pub(super) fn oriented(local: DVec3, angle: (f64, f64), t: DVec3, b: DVec3, n: DVec3) -> DVec3 {
     let (s, c) = angle;
     let x = local.x * c - local.y * s;
     let y = local.x * s + local.y * c;
     t * x + b * y + n * local.z
 }
 
-impl LightScene<'_> {
-    /// The first solid face along a ray from `origin` (level lattice space) in unit direction
-    /// `dir` within `max` lattice units, stopping at the top of the level; records the chunks
-    /// entered. A cube with pushed corners containing the start is stepped out of first (see
-    /// [`LightScene::visible`]). Returns the hit, or `None` and whether the ray was cut by the
-    /// top of the level (it then reaches open sky).
-    pub(super) fn trace(&self, origin: DVec3, dir: DVec3, max: f64) -> (Option<LevelHit>, bool) {
-        let mut max = max;
-        let mut topped = false;
-        if dir.y > 0.0 {
-            let to_top = (self.far.top - origin.y) / dir.y;
-            if to_top <= max {
-                max = to_top;
-                topped = true;
-            }
-        }
-        if max <= 0.0 {
-            return (None, topped);
-        }
-        let mut origin = origin;
-        let mut remaining = max;
-        let mut reads = self.far.reads.borrow_mut();
-        let mut last = None;
-        for _ in 0..3 {
-            let Some(hit) = self.level.ray_cast_visiting(origin, dir, remaining, |c| reads.visit(c)) else {
-                return (None, topped);
-            };
-            if hit.distance > 1e-9 || !hit.cube.has_pushed_corners() {
-                return (Some(hit), false);
-            }
-            // Leave the box of the cube the ray starts in.
-            let lo = hit.level_addr.min.as_dvec3();
-            let hi = hit.level_addr.max().as_dvec3();
-            let mut t_exit = f64::INFINITY;
-            for a in 0..3 {
-                if dir[a] > 0.0 {
-                    t_exit = t_exit.min((hi[a] - origin[a]) / dir[a]);
-                } else if dir[a] < 0.0 {
-                    t_exit = t_exit.min((lo[a] - origin[a]) / dir[a]);
-                }
-            }
-            let step = t_exit.max(0.0) + 1e-6;
-            if step >= remaining {
-                return (None, topped);
-            }
-            origin += dir * step;
-            remaining -= step;
-            last = Some(hit);
-        }
-        // Still inside pushed-corner cubes after three steps: blocked by the last of them.
-        (last, false)
-    }
-
-    /// Whether a ray from `origin` (lattice) along `dir` reaches the sky: the top of the level, or
-    /// a skybox face.
-    fn reaches_sky(&self, origin: DVec3, dir: DVec3) -> bool {
-        match self.trace(origin, dir, f64::INFINITY) {
-            (None, _) => true,
-            (Some(hit), _) => self.far.surface(&hit).sky,
-        }
-    }
-
-    /// Sunlight at a surface point with unit `normal` (Lambert cosine, rays start
-    /// [`LightSettings::normal_offset`](super::LightSettings::normal_offset) off the surface), or
-    /// at a point in the air (`None`: no cosine). `soft`: rays to every disc sample (else its
-    /// centre only, as bounce points do).
-    pub(super) fn sun_at(&self, point: DVec3, normal: Option<DVec3>, soft: bool) -> DVec3 {
-        let Some((dir, light)) = self.far.sun else { return DVec3::ZERO };
-        let cos = normal.map_or(1.0, |n| n.dot(dir));
-        if cos <= 0.0 {
-            return DVec3::ZERO;
-        }
-        let start = normal.map_or(point, |n| point + n * self.settings.normal_offset);
-        let origin = self.frame.lattice_from_world_f(start);
-        let disc: &[DVec2] = if soft { &self.far.sun_disc } else { &[DVec2::ZERO] };
-        let (t, b) = dir.any_orthonormal_pair();
-        let angle = if disc.len() > 1 { spin(point).sin_cos() } else { (0.0, 1.0) };
-        let mut open = 0usize;
-        for o in disc {
-            let d = oriented(DVec3::new(o.x, o.y, 1.0), angle, t, b, dir).normalize();
-            // Disc samples below the horizon or behind the surface are blocked.
-            if d.y > 0.0 && normal.is_none_or(|n| n.dot(d) > 0.0) && self.reaches_sky(origin, d) {
-                open += 1;
-            }
-        }
-        light * (cos * open as f64 / disc.len() as f64)
-    }
-
-    /// Where a gather ray from `origin` (lattice) along unit `dir` ends (see the module docs).
-    fn gather_ray(&self, origin: DVec3, dir: DVec3) -> RayEnd {
-        let reach = self.far.distance * f64::from(LATTICE_PER_UNIT);
-        match self.trace(origin, dir, reach) {
-            (Some(hit), _) if self.far.surface(&hit).sky => RayEnd::Sky,
-            (Some(hit), _) => RayEnd::Surface(hit),
-            (None, true) => RayEnd::Sky,
-            (None, false) => {
-                // Nothing within reach: open sky only if the end sees straight up.
-                if self.reaches_sky(origin + dir * reach, DVec3::Y) { RayEnd::Sky } else { RayEnd::Roofed }
-            }
-        }
-    }
-
-    /// The light a gather ray brings back at bounce level `level` (0 for luxels and cells).
-    fn ray_light(&self, origin: DVec3, dir: DVec3, level: u8) -> DVec3 {
-        match self.gather_ray(origin, dir) {
-            RayEnd::Sky => self.far.sky,
-            RayEnd::Roofed => DVec3::ZERO,
-            RayEnd::Surface(hit) => {
-                let s = self.far.surface(&hit);
-                if level < self.far.bounces && s.reflect != DVec3::ZERO {
-                    s.emit + s.reflect * self.received(&hit, level + 1)
-                } else {
-                    s.emit
-                }
-            }
-        }
-    }
-
-    /// Gathered light (sky, emission, bounce) at a surface point with unit `normal` over `dirs`
-    /// (cosine-weighted around +Z), or at a point in the air over the sphere (`None`).
-    fn gather(&self, point: DVec3, normal: Option<DVec3>, level: u8, dirs: &[DVec3]) -> DVec3 {
-        let (start, (t, b, n), scale) = match normal {
-            Some(n) => {
-                let (t, b) = n.any_orthonormal_pair();
-                (point + n * self.settings.normal_offset, (t, b, n), 1.0)
-            }
-            // About the vertical, doubled: a cell in the open gets the sky of an open floor.
-            None => (point, (DVec3::X, DVec3::Z, DVec3::Y), 2.0),
-        };
-        let origin = self.frame.lattice_from_world_f(start);
-        let angle = spin(point).sin_cos();
-        let mut sum = DVec3::ZERO;
-        for &local in dirs {
-            let d = oriented(local, angle, t, b, n);
-            sum += self.ray_light(origin, d, level);
-        }
-        sum * (scale / dirs.len() as f64)
-    }
-
-    /// The light received at the bounce point of `hit` at bounce level `level` (cached per cell,
-    /// see the module docs): static lights, the sun (disc centre), gathered sky and emission, and
-    /// the next bounce while `level` is below the level's bounce count.
-    fn received(&self, hit: &LevelHit, level: u8) -> DVec3 {
-        let face = hit.face;
-        let axis = face.axis();
-        let cell = self.far.bounce_cell * f64::from(LATTICE_PER_UNIT);
-        let mut key = IVec3::ZERO;
-        let mut q = DVec3::ZERO;
-        for a in 0..3 {
-            if a == axis {
-                key[a] = hit.point[a].round() as i32;
-                q[a] = f64::from(key[a]);
-            } else {
-                key[a] = (hit.point[a] / cell).floor() as i32;
-                q[a] = (f64::from(key[a]) + 0.5) * cell;
-            }
-        }
-        let key = (level, face as u8, key);
-        if let Some(&e) = self.far.received.borrow().get(&key) {
-            return e;
-        }
-        let e = self.receive_at(self.frame.world_from_lattice_f(q), face_normal(face), level);
-        self.far.received.borrow_mut().insert(key, e);
-        e
-    }
-
-    fn receive_at(&self, point: DVec3, normal: DVec3, level: u8) -> DVec3 {
-        let mut e = DVec3::ZERO;
-        for l in &self.lights {
-            if l.mode == BakedMode::Static && l.light.position.as_dvec3().distance(point) < l.reach {
-                e += self.irradiance(point, Some(normal), l);
-            }
-        }
-        e += self.sun_at(point, Some(normal), false);
-        e + self.gather(point, Some(normal), level, &self.far.bounce_hemi)
-    }
-
-    /// Sun, sky, emitted and bounced light at a luxel (`normal`: the face's unit normal) or an
-    /// air cell centre (`None`), luxel units.
-    pub fn far_light(&self, point: DVec3, normal: Option<DVec3>) -> DVec3 {
-        let mut v = self.sun_at(point, normal, true);
-        if self.far.gathers() {
-            let dirs = if normal.is_some() { &self.far.hemi } else { &self.far.sphere };
-            v += self.gather(point, normal, 0, dirs);
-        }
-        v
-    }
-
-    /// Starts recording the chunks rays enter, for a bake of `chunk`.
-    pub(super) fn begin_reads(&self, chunk: ChunkCoord) {
-        *self.far.reads.borrow_mut() = ReadSet { home: Some(chunk.as_ivec3()), ..ReadSet::default() };
-        // A cached bounce point would skip its rays, and so their reads.
-        self.far.received.borrow_mut().clear();
-    }
-
-    /// The chunks rays entered since [`Self::begin_reads`], beyond its chunk's neighbourhood,
-    /// sorted.
-    pub(super) fn take_reads(&self) -> Vec<ChunkCoord> {
-        std::mem::take(&mut self.far.reads.borrow_mut().far).into_iter().collect()
-    }
+pub(super) fn face_normal(face: Face) -> DVec3 {
+    face.normal().as_dvec3()
 }
 
-fn face_normal(face: Face) -> DVec3 {
-    face.normal().as_dvec3()
+/// `n` fixed directions over the +Z hemisphere (a golden-angle spiral, cosine-distributed).
+pub(super) fn hemisphere(n: u32) -> Vec<DVec3> {
+    let golden = std::f64::consts::PI * (3.0 - 5f64.sqrt());
+    (0..n)
+        .map(|k| {
+            let r = ((f64::from(k) + 0.5) / f64::from(n)).sqrt();
+            let phi = golden * f64::from(k);
+            DVec3::new(r * phi.cos(), r * phi.sin(), (1.0 - r * r).max(0.0).sqrt())
+        })
+        .collect()
 }

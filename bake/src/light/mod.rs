@@ -38,6 +38,7 @@
 
 mod bake;
 mod eval;
+mod far_rays;
 mod gather;
 mod pack;
 mod patch;

@@ -86,8 +86,7 @@ pub const UPLOADS_PER_FRAME: usize = 64;
 /// least one mesh is built per frame). Frames are slow when there is much to draw (software GL:
 /// 100+ ms), so a count limit alone would spread a big map's first load over hundreds of frames.
 pub const MESH_BUILD_BUDGET: std::time::Duration = std::time::Duration::from_millis(6);
-/// How far picking looks, map units.
-pub const PICK_DISTANCE: f64 = 4000.0;
+pub use crate::pick::PICK_DISTANCE;
 
 /// The viewport's state (owned by the app).
 pub struct Viewport {
