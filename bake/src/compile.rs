@@ -74,18 +74,22 @@ impl CompileSettings {
 
     /// The settings of a draft bake: a [`Self::preview`] with cheap lighting — one emitter
     /// sample per light (hard shadows instead of soft ones, the cost of a sized light divided by
-    /// up to 27) and no ambient occlusion. The same mesh and the same lightmap layout as the
-    /// preview (luxel density and page sizes are unchanged); only luxel values differ. The editor
-    /// draws an edited chunk's draft first, then its preview replaces it.
+    /// up to 27), no ambient occlusion, a hard sun, a few sky rays and no bounce
+    /// ([`GatherSettings::draft`](crate::light::GatherSettings::draft)). The same mesh and the
+    /// same lightmap layout as the preview (luxel density and page sizes are unchanged); only
+    /// luxel values differ. The editor draws an edited chunk's draft first, then its preview
+    /// replaces it.
     pub fn draft(&self) -> CompileSettings {
         let mut s = self.preview();
         s.light.emitter_grid = 1;
         s.light.ao = None;
+        s.light.gather = s.light.gather.draft();
         s
     }
 
     /// Whether a draft bake would differ from the preview (it does not when the lighting is
-    /// already as cheap as a draft's: one emitter sample, no ambient occlusion).
+    /// already as cheap as a draft's: one emitter sample, no ambient occlusion, draft sun, sky
+    /// and bounce gathering).
     pub fn draft_differs(&self) -> bool {
         self.draft() != self.preview()
     }
@@ -115,6 +119,9 @@ pub enum CompileError {
     /// Something the PMF format cannot hold.
     #[error("{0}")]
     Format(String),
+    /// The PMF writer refused a record ([`Assembled::write`]).
+    #[error(transparent)]
+    Write(#[from] pmf::WriteError),
 }
 
 /// Figures of one chunk bake.
@@ -336,7 +343,7 @@ pub fn bake_chunk_timed(
         })
         .collect();
     let t1 = std::time::Instant::now();
-    let scene = LightScene::new(level, settings.light.clone());
+    let scene = LightScene::with_library(level, &snapshot.library, settings.light.clone());
     let lighting =
         light::bake_chunk(&scene, &ChunkInput { chunk, faces: &faces, vertices: &lit_vertices, air_cells: &air_cells })
             .map_err(light_err)?;
@@ -393,7 +400,7 @@ pub fn bake_chunk_timed(
         generation,
         pmf: chunk_pmf,
         stats,
-        reads: Vec::new(),
+        reads: lighting.reads,
         summary_reads: air.reads,
     };
     Ok((bake, times))
@@ -602,6 +609,116 @@ fn level_entities(level: &Level) -> Vec<pmf::entity::Entity> {
     out
 }
 
+/// A compiled map whose chunk records are still in their bakes: [`Assembled::file`] is the whole
+/// file except that every level's `chunks` is empty, and each level's grid of bakes is kept by
+/// reference. [`Assembled::write`] encodes the chunks straight from the bakes on several
+/// threads, so an export never copies the bakes; [`Assembled::into_file`] gives the whole
+/// [`pmf::File`]. Both give the same bytes (docs/spec/PMF-NOTES.md X1).
+#[derive(Debug)]
+pub struct Assembled<'a> {
+    /// Everything but the chunk records. (Embedding resources needs the chunks' entities too:
+    /// [`crate::resources::embed_resources`] reads them from the chunk records.)
+    pub file: pmf::File,
+    /// Per level: its grid and the bakes of the grid's chunks in PMF order.
+    levels: Vec<(Grid, Vec<&'a ChunkBake>)>,
+}
+
+impl<'a> Assembled<'a> {
+    /// The record of chunk `i` (grid order) of level `li`, chunk references resolved into the
+    /// grid; borrowed when the bake holds no chunk reference.
+    fn chunk(&self, li: usize, i: usize) -> std::borrow::Cow<'a, pmf::Chunk> {
+        let (grid, bakes) = &self.levels[li];
+        let chunk = &bakes[i].pmf;
+        if has_chunk_refs(chunk) {
+            let mut owned = chunk.clone();
+            resolve_chunk_refs(&mut owned, grid);
+            std::borrow::Cow::Owned(owned)
+        } else {
+            std::borrow::Cow::Borrowed(chunk)
+        }
+    }
+
+    /// The whole file: every chunk record copied out of its bake.
+    pub fn into_file(mut self) -> pmf::File {
+        for li in 0..self.levels.len() {
+            let chunks = (0..self.levels[li].1.len()).map(|i| self.chunk(li, i).into_owned()).collect();
+            self.file.levels[li].chunks = chunks;
+        }
+        self.file
+    }
+
+    /// The uncompressed chunk blocks that [`Self::write`] compresses, concatenated in file
+    /// order: for comparing compressors on the very bytes an export compresses.
+    pub fn raw_chunk_bytes(&self) -> Result<Vec<u8>, CompileError> {
+        let mut out = Vec::new();
+        for (li, (_, bakes)) in self.levels.iter().enumerate() {
+            let level = &self.file.levels[li];
+            for i in 0..bakes.len() {
+                for block in pmf::chunk_blocks(&self.chunk(li, i), li, i, level.chunk_size_exp, level.grid)? {
+                    out.extend_from_slice(&block);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The file's bytes ([`pmf::write`] of [`Self::into_file`]), the chunks encoded and
+    /// LZ4-compressed on `threads` threads, each straight from its bake. The same bytes for
+    /// any thread count: every chunk's frames are a pure function of its record, and they are
+    /// placed in grid order; an error is the first chunk's in that order, as [`pmf::write`]'s.
+    pub fn write(&self, threads: usize) -> Result<Vec<u8>, CompileError> {
+        let jobs: Vec<(usize, usize)> =
+            self.levels.iter().enumerate().flat_map(|(li, (_, b))| (0..b.len()).map(move |i| (li, i))).collect();
+        let encode = |&(li, i): &(usize, usize)| {
+            let level = &self.file.levels[li];
+            pmf::encode_chunk(&self.chunk(li, i), li, i, level.chunk_size_exp, level.grid)
+        };
+        let mut results: Vec<Option<pmf::WriteResult<pmf::EncodedChunk>>> = Vec::new();
+        results.resize_with(jobs.len(), || None);
+        let threads = threads.clamp(1, jobs.len().max(1));
+        if threads == 1 {
+            for (slot, job) in results.iter_mut().zip(&jobs) {
+                *slot = Some(encode(job));
+            }
+        } else {
+            // Workers take the next job from a shared counter (chunks differ a lot in size).
+            let next = std::sync::atomic::AtomicUsize::new(0);
+            let done: Vec<Vec<(usize, pmf::WriteResult<pmf::EncodedChunk>)>> = std::thread::scope(|scope| {
+                let workers: Vec<_> = (0..threads)
+                    .map(|_| {
+                        scope.spawn(|| {
+                            let mut out = Vec::new();
+                            loop {
+                                let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                                let Some(job) = jobs.get(k) else { break };
+                                out.push((k, encode(job)));
+                            }
+                            out
+                        })
+                    })
+                    .collect();
+                workers.into_iter().map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
+            });
+            for (k, r) in done.into_iter().flatten() {
+                results[k] = Some(r);
+            }
+        }
+        let mut per_level: Vec<Vec<pmf::EncodedChunk>> =
+            self.levels.iter().map(|(_, b)| Vec::with_capacity(b.len())).collect();
+        for (&(li, _), r) in jobs.iter().zip(results) {
+            per_level[li].push(r.expect("every job ran")?);
+        }
+        Ok(pmf::write_with_chunks(&self.file, per_level)?)
+    }
+}
+
+/// Whether a baked chunk names other chunks (visibility lists, load regions): those references
+/// are absolute and must be resolved into the grid ([`resolve_chunk_refs`]).
+fn has_chunk_refs(chunk: &pmf::Chunk) -> bool {
+    chunk.server.load_regions.iter().any(|r| !r.other_chunks.is_empty())
+        || chunk.common.cubes.iter().any(|c| c.visibility.as_ref().is_some_and(|v| !v.chunks.is_empty()))
+}
+
 /// Assembles a PMF file from a map and the bakes of every chunk of every level's grid
 /// ([`level_chunks`]). Chunks without a bake are an error (the caller bakes them first).
 pub fn compile(
@@ -609,8 +726,19 @@ pub fn compile(
     bakes: &BTreeMap<(usize, ChunkCoord), ChunkBake>,
     settings: &CompileSettings,
 ) -> Result<pmf::File, CompileError> {
+    Ok(assemble(map, |k| bakes.get(&k), settings)?.into_file())
+}
+
+/// [`compile`] without copying the chunk records: `bake_of` lends each chunk's bake (`None` for
+/// a chunk not baked, an error). Encode the result with [`Assembled::write`].
+pub fn assemble<'a>(
+    map: &Map,
+    bake_of: impl Fn((usize, ChunkCoord)) -> Option<&'a ChunkBake>,
+    settings: &CompileSettings,
+) -> Result<Assembled<'a>, CompileError> {
     let lib = &map.library;
     let mut levels = Vec::with_capacity(map.levels.len());
+    let mut bake_levels = Vec::with_capacity(map.levels.len());
     for (li, level) in map.levels.iter().enumerate() {
         let grid = Grid::of(level);
         if grid.volume() > MAX_GRID_CHUNKS {
@@ -624,15 +752,13 @@ pub fn compile(
                 grid.volume()
             )));
         }
-        let mut chunks = Vec::new();
+        let mut chunk_bakes = Vec::new();
         for c in grid.chunks() {
-            let bake = bakes
-                .get(&(li, c))
+            let bake = bake_of((li, c))
                 .ok_or_else(|| CompileError::Format(format!("level {li}: chunk {c:?} has not been baked")))?;
-            let mut chunk = bake.pmf.clone();
-            resolve_chunk_refs(&mut chunk, &grid);
-            chunks.push(chunk);
+            chunk_bakes.push(bake);
         }
+        bake_levels.push((grid, chunk_bakes));
         let (materials, client_materials): (Vec<_>, Vec<_>) = lib.materials().iter().map(|(_, m)| m.to_pmf()).unzip();
         let name_of = |r: Option<pmfedit_core::map::library::EnvRef>| {
             r.and_then(|r| lib.environment_name(r)).unwrap_or_default().to_owned()
@@ -675,10 +801,10 @@ pub fn compile(
             chunk_size_exp: level.chunk_size_log2(),
             grid: grid.size(),
             center_chunk: center_index,
-            chunks,
+            chunks: Vec::new(),
         });
     }
-    Ok(pmf::File {
+    let file = pmf::File {
         header: pmf::Header {
             creation_time: settings.timestamp,
             name: map.meta.name.clone(),
@@ -691,7 +817,8 @@ pub fn compile(
         extensions: Vec::new(),
         levels,
         entities: Vec::new(),
-    })
+    };
+    Ok(Assembled { file, levels: bake_levels })
 }
 
 /// Bakes every chunk of every level on this thread and compiles the file.

@@ -14,18 +14,30 @@
 //! - (visibility reads its six neighbours' face squares — within the 26 — and, beyond them, only
 //!   chunk summaries: the rebuild engine re-bakes the chunks that read a summary that changed,
 //!   [`crate::rebuild`]);
-//! - anything in the library or level settings: every chunk of the level.
+//! - a changed material, physics or sound material: a bake reads such a record only through
+//!   the cubes painted with it, so the change spreads exactly as if every cube using it had
+//!   changed ([`library_users`]); a record no cube uses dirties nothing;
+//! - an environment, the path attribute sets or level settings (sun, sky and bounce included):
+//!   every chunk of the level;
+//! - with bounced light, a changed static light also dirties the chunks within the bounce reach
+//!   of its reach ([`bounce_reach`]): their rays meet surfaces it lights;
+//! - content rising above the level's highest occupied chunk layer: every chunk of the level
+//!   (sun, sky and bounce rays stop at that layer's top, so no bake recorded the chunks above).
+//!
+//! Rays of sun, sky and bounce that go farther than the neighbours are not in this static
+//! spread: each bake lists the chunks its rays entered ([`crate::compile::ChunkBake::reads`]) and
+//! the rebuild engine re-bakes the readers of a changed chunk ([`crate::rebuild`]).
 
 use std::collections::BTreeSet;
 
 use glam::{DVec3, IVec3};
 
-use pmfedit_core::edit::{ChangeSet, ObjRef};
+use pmfedit_core::edit::{ChangeSet, LibRef, ObjRef};
 use pmfedit_core::map::coords::ChunkCoord;
 use pmfedit_core::map::{Level, Map};
 
 use crate::compile::CompileSettings;
-use crate::light::SceneLight;
+use crate::light::{BakedMode, SceneLight};
 
 /// A chunk of a level: (level index, chunk).
 pub type ChunkKey = (usize, ChunkCoord);
@@ -40,27 +52,57 @@ fn chunks_in_box(level: &Level, lo: DVec3, hi: DVec3) -> impl Iterator<Item = Ch
 
 /// The chunks a baked light reaches.
 pub fn light_chunks(level: &Level, light: &SceneLight) -> Vec<ChunkCoord> {
+    chunks_near_light(level, light, 0.0)
+}
+
+/// The chunks within `extra` map units of a baked light's reach.
+fn chunks_near_light(level: &Level, light: &SceneLight, extra: f64) -> Vec<ChunkCoord> {
     let p = light.light.position.as_dvec3();
-    let r = DVec3::splat(light.reach);
+    let reach = light.reach + extra;
+    let r = DVec3::splat(reach);
     chunks_in_box(level, p - r, p + r)
         .filter(|&c| {
             let (lo, hi) = level.frame().chunk_world_box(c);
-            light.reaches_box(lo, hi)
+            p.clamp(lo, hi).distance_squared(p) < reach * reach
         })
         .collect()
+}
+
+/// How far beyond a static light's reach its light is carried by bounces, map units: per bounce
+/// the gather distance, plus the diagonal of a bounce cell (the point a bounce is computed at)
+/// and a margin for the rays' start off the surface. 0 when the level or `settings` bake no
+/// bounce.
+pub fn bounce_reach(level: &Level, settings: &CompileSettings) -> f64 {
+    let g = &settings.light.gather;
+    if !g.bounce || level.lighting.bounces == 0 {
+        return 0.0;
+    }
+    f64::from(level.lighting.bounces) * (g.distance + 3f64.sqrt() * g.bounce_cell + 1.0)
+}
+
+/// Whether `after`'s highest occupied chunk layer is above `before`'s: rays of the bake stop at
+/// that layer's top (see the module docs).
+fn top_rose(before: &Level, after: &Level) -> bool {
+    match (before.occupied_bounds(), after.occupied_bounds()) {
+        (Some((_, a)), Some((_, b))) => b.y > a.y,
+        (None, Some(_)) => true,
+        _ => false,
+    }
 }
 
 fn scene_lights(level: &Level) -> Vec<SceneLight> {
     level.objects.lights().iter().filter_map(|(id, l)| SceneLight::new(id, l, 1)).collect()
 }
 
-/// What one object touches, in `level`.
-fn object_chunks(level: &Level, obj: ObjRef, out: &mut BTreeSet<ChunkCoord>) {
+/// What one object touches, in `level`; `bounce`: [`bounce_reach`].
+fn object_chunks(level: &Level, obj: ObjRef, bounce: f64, out: &mut BTreeSet<ChunkCoord>) {
     let objects = &level.objects;
     match obj {
         ObjRef::Light(id) => {
             if let Some(l) = objects.lights().get(id).and_then(|l| SceneLight::new(id, l, 1)) {
-                out.extend(light_chunks(level, &l));
+                // Dynamic and fast lights do not bounce (they switch at run time).
+                let extra = if l.mode == BakedMode::Static { bounce } else { 0.0 };
+                out.extend(chunks_near_light(level, &l, extra));
             }
         }
         ObjRef::Entity(id) => {
@@ -85,6 +127,42 @@ fn object_chunks(level: &Level, obj: ObjRef, out: &mut BTreeSet<ChunkCoord>) {
     }
 }
 
+/// Whether a library change can reach a bake other than through the cubes painted with a
+/// record: environments (regions name them, sky and weather settings come from them).
+fn library_change_is_global(changes: &ChangeSet) -> bool {
+    changes.library.iter().any(|r| matches!(r, LibRef::Environment(_)))
+}
+
+/// The stored chunks, in `before` or `after`, with a cube that uses one of the changed
+/// materials, physics or sound materials of `changes`. A bake reads these records only through
+/// such cubes, so the spread and the rebuild engine treat these chunks as changed.
+pub fn library_users(before: &Map, after: &Map, changes: &ChangeSet) -> BTreeSet<ChunkKey> {
+    let records: Vec<LibRef> =
+        changes.library.iter().copied().filter(|r| !matches!(r, LibRef::Environment(_))).collect();
+    let mut out = BTreeSet::new();
+    if records.is_empty() {
+        return out;
+    }
+    let uses = |cube: &pmfedit_core::map::octree::Cube| {
+        records.iter().any(|r| match *r {
+            LibRef::Material(m) => cube.uses_material(m),
+            LibRef::Physics(p) => cube.uses_physics(p),
+            LibRef::Sound(s) => cube.uses_sound(s),
+            LibRef::Environment(_) => false,
+        })
+    };
+    for map in [before, after] {
+        for (li, level) in map.levels.iter().enumerate() {
+            for (c, chunk) in level.chunks() {
+                if !out.contains(&(li, *c)) && chunk.octree().any_leaf(uses) {
+                    out.insert((li, *c));
+                }
+            }
+        }
+    }
+    out
+}
+
 /// Every chunk a full bake of `level` covers, plus every stored chunk.
 pub fn all_chunks(level: &Level) -> BTreeSet<ChunkCoord> {
     let mut out: BTreeSet<ChunkCoord> = crate::compile::level_chunks(level).into_iter().collect();
@@ -94,24 +172,32 @@ pub fn all_chunks(level: &Level) -> BTreeSet<ChunkCoord> {
 
 /// The chunks to re-bake after `changes` turned `before` into `after`, for bakes made with
 /// `settings`. This is the rebuild engine's default spread ([`crate::rebuild::Rebuild`]).
-pub fn dirty_chunks(before: &Map, after: &Map, changes: &ChangeSet, _settings: &CompileSettings) -> BTreeSet<ChunkKey> {
+pub fn dirty_chunks(before: &Map, after: &Map, changes: &ChangeSet, settings: &CompileSettings) -> BTreeSet<ChunkKey> {
     let mut out = BTreeSet::new();
     // Path attribute sets name what painted ids export as, in any chunk: everything.
-    if changes.level_list || changes.path_sets || !changes.library.is_empty() {
+    if changes.level_list || changes.path_sets || library_change_is_global(changes) {
         for (li, level) in after.levels.iter().enumerate() {
             out.extend(all_chunks(level).into_iter().map(|c| (li, c)));
         }
         return out;
     }
-    for (&li, lc) in &changes.levels {
+    let users = library_users(before, after, changes);
+    let no_changes = pmfedit_core::edit::LevelChanges::default();
+    let levels: BTreeSet<usize> = changes.levels.keys().copied().chain(users.iter().map(|k| k.0)).collect();
+    for li in levels {
+        let lc = changes.levels.get(&li).unwrap_or(&no_changes);
         let (Some(old), Some(new)) = (before.levels.get(li), after.levels.get(li)) else { continue };
-        if lc.settings || old.frame() != new.frame() {
+        if lc.settings || old.frame() != new.frame() || top_rose(old, new) {
             out.extend(all_chunks(new).into_iter().map(|c| (li, c)));
             out.extend(all_chunks(old).into_iter().map(|c| (li, c)));
             continue;
         }
         let mut set = BTreeSet::new();
-        let changed: Vec<ChunkCoord> = lc.chunks.iter().map(|(c, _)| c).collect();
+        // Chunks whose cubes changed, and chunks whose cubes use a changed library record.
+        let mut changed: Vec<ChunkCoord> = lc.chunks.iter().map(|(c, _)| c).collect();
+        changed.extend(users.iter().filter(|k| k.0 == li).map(|k| k.1));
+        changed.sort_unstable();
+        changed.dedup();
         if !changed.is_empty() {
             let reach = 1;
             for &c in &changed {
@@ -137,8 +223,8 @@ pub fn dirty_chunks(before: &Map, after: &Map, changes: &ChangeSet, _settings: &
             }
         }
         for &obj in &lc.objects {
-            object_chunks(old, obj, &mut set);
-            object_chunks(new, obj, &mut set);
+            object_chunks(old, obj, bounce_reach(old, settings), &mut set);
+            object_chunks(new, obj, bounce_reach(new, settings), &mut set);
         }
         out.extend(set.into_iter().map(|c| (li, c)));
     }

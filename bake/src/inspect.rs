@@ -17,6 +17,8 @@ pub struct Summary {
     pub extensions: usize,
     pub global_entities: Vec<EntitySummary>,
     pub levels: Vec<LevelSummary>,
+    /// Brightness of the static lightmaps, all levels.
+    pub luxels: LuxelStats,
     pub archive: Option<Vec<ArchiveEntry>>,
 }
 
@@ -163,6 +165,35 @@ fn chunk_summary(index: pmf::ChunkIndex, c: &pmf::Chunk) -> ChunkSummary {
     s
 }
 
+/// Brightness statistics of every static lightmap luxel of a file (all levels, chunks and
+/// pages, padding included): what the issue tracker and `pmfc bench` quote for "is the exported
+/// map lit".
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Default)]
+pub struct LuxelStats {
+    /// Luxels counted.
+    pub luxels: usize,
+    /// Mean of all channels of all luxels, `0..=255`.
+    pub mean: f64,
+    /// Share of luxels with any channel at 64 or more, `0..=1`.
+    pub share_ge_64: f64,
+}
+
+/// [`LuxelStats`] of `file`.
+pub fn luxel_stats(file: &pmf::File) -> LuxelStats {
+    let (mut luxels, mut sum, mut bright) = (0usize, 0u64, 0usize);
+    for chunk in file.levels.iter().flat_map(|l| &l.chunks) {
+        for map in &chunk.client.lightmaps {
+            for rgb in map.luxels.chunks_exact(3) {
+                luxels += 1;
+                sum += rgb.iter().map(|&c| u64::from(c)).sum::<u64>();
+                bright += usize::from(rgb.iter().any(|&c| c >= 64));
+            }
+        }
+    }
+    let n = luxels.max(1) as f64;
+    LuxelStats { luxels, mean: sum as f64 / (3.0 * n), share_ge_64: bright as f64 / n }
+}
+
 /// Summarises a parsed file. The embedded archive is parsed too; an archive error is returned.
 pub fn summarize(file: &pmf::File) -> Result<Summary, paf::PafError> {
     let levels = file
@@ -211,6 +242,7 @@ pub fn summarize(file: &pmf::File) -> Result<Summary, paf::PafError> {
         extensions: file.extensions.len(),
         global_entities: entities(&file.entities),
         levels,
+        luxels: luxel_stats(file),
         archive,
     })
 }
@@ -234,6 +266,13 @@ pub fn render_text(s: &Summary) -> String {
     let _ = writeln!(o, "created:       {} (unix seconds)", s.creation_time);
     let _ = writeln!(o, "gamemodes:     {}", if s.gamemodes.is_empty() { "-".into() } else { s.gamemodes.join(", ") });
     let _ = writeln!(o, "extensions:    {}", s.extensions);
+    let _ = writeln!(
+        o,
+        "luxels:        {} (mean {:.1}/255, {:.1} % with a channel >= 64)",
+        s.luxels.luxels,
+        s.luxels.mean,
+        s.luxels.share_ge_64 * 100.0
+    );
     let _ = writeln!(o, "levels:        {}", s.levels.len());
     for (i, l) in s.levels.iter().enumerate() {
         let _ = writeln!(o, "\nlevel {i}:");

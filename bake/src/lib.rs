@@ -3,9 +3,11 @@
 pub mod chunk;
 pub mod compile;
 pub mod deps;
+pub mod export;
 pub mod inspect;
 pub mod layout;
 pub mod light;
+pub mod memory;
 pub mod mesh;
 pub mod path;
 pub mod rebuild;

@@ -40,15 +40,15 @@ use std::time::Duration;
 
 use glam::DVec3;
 
-use pmfedit_core::edit::{ChangeSet, ObjRef};
+use pmfedit_core::edit::{ChangeSet, LibRef, ObjRef};
 use pmfedit_core::format::pmf;
 use pmfedit_core::map::Map;
 use pmfedit_core::map::level::ChunkChanges;
 use pmfedit_core::map::library::Table;
 use pmfedit_core::map::library::ids::TableId;
 
-use crate::compile::{ChunkBake, CompileError, CompileSettings, compile};
-use crate::deps::{ChunkKey, all_chunks, dirty_chunks};
+use crate::compile::{Assembled, ChunkBake, CompileError, CompileSettings, assemble};
+use crate::deps::{ChunkKey, all_chunks, dirty_chunks, library_users};
 use crate::scheduler::{BakeEvent, Scheduler, Stage};
 use crate::vis::VisCache;
 
@@ -263,12 +263,13 @@ impl Rebuild {
         }
         self.epoch += 1;
         let mut dirty = (self.spread)(&before, &self.map, changes, self.settings());
-        for (&li, lc) in &changes.levels {
-            for (c, _) in lc.chunks.iter() {
-                self.changed_at.insert((li, c), self.epoch);
-                // Bakes whose rays or searches went through the chunk.
-                dirty.extend(self.readers.get(&(li, c)).into_iter().flatten().copied());
-            }
+        // Chunks whose cubes use a changed library record read as changed ones (deps.rs).
+        let users = library_users(&before, &self.map, changes);
+        let touched = changes.levels.iter().flat_map(|(&li, lc)| lc.chunks.iter().map(move |(c, _)| (li, c)));
+        for key in touched.chain(users) {
+            self.changed_at.insert(key, self.epoch);
+            // Bakes whose rays or searches went through the chunk.
+            dirty.extend(self.readers.get(&key).into_iter().flatten().copied());
         }
         let now = every_chunk(&self.map);
         let entered: Vec<ChunkKey> = now.iter().filter(|k| !self.slots.contains_key(k)).copied().collect();
@@ -530,6 +531,12 @@ impl Rebuild {
     /// settings' own when `None`). Only when [`Self::is_final`]: previews and stale bakes are
     /// never exported.
     pub fn compile(&self, timestamp: Option<u64>) -> Result<pmf::File, RebuildError> {
+        Ok(self.assemble(timestamp)?.into_file())
+    }
+
+    /// [`Self::compile`] without copying the bakes: write the result with [`Assembled::write`]
+    /// (chunks encoded in parallel, straight from the bakes).
+    pub fn assemble(&self, timestamp: Option<u64>) -> Result<Assembled<'_>, RebuildError> {
         if let Some((key, slot)) = self.slots.iter().find(|(_, s)| s.state == ChunkState::Failed) {
             return Err(RebuildError::Failed { key: *key, error: slot.error.clone().unwrap_or_default() });
         }
@@ -537,13 +544,11 @@ impl Rebuild {
         if waiting > 0 {
             return Err(RebuildError::NotFinal(waiting));
         }
-        let bakes: BTreeMap<ChunkKey, ChunkBake> =
-            self.slots.iter().filter_map(|(k, s)| Some((*k, ChunkBake::clone(s.full.as_ref()?)))).collect();
         let mut settings = self.settings().clone();
         if let Some(t) = timestamp {
             settings.timestamp = t;
         }
-        Ok(compile(&self.map, &bakes, &settings)?)
+        Ok(assemble(&self.map, |k| Some(&**self.slots.get(&k)?.full.as_ref()?), &settings)?)
     }
 }
 
@@ -576,9 +581,21 @@ pub fn diff(old: &Map, new: &Map) -> ChangeSet {
         return cs;
     }
     if !old.library.content_eq(&new.library) {
-        // Which records changed does not narrow the spread today: everything is re-baked.
-        cs.level_list = true;
-        return cs;
+        let (a, b) = (&old.library, &new.library);
+        let same_environments = a.sound_environments().iter().eq(b.sound_environments().iter())
+            && a.weather_environments().iter().eq(b.weather_environments().iter())
+            && a.sky_environments().iter().eq(b.sky_environments().iter())
+            && a.gravity_environments().iter().eq(b.gravity_environments().iter());
+        if !same_environments {
+            // Environment ids are not told apart here: everything is re-baked.
+            cs.level_list = true;
+            return cs;
+        }
+        // Materials reach a bake only through the cubes painted with them: the spread
+        // re-bakes their users (deps::library_users).
+        diff_table(a.materials(), b.materials(), LibRef::Material, &mut cs.library);
+        diff_table(a.physics_materials(), b.physics_materials(), LibRef::Physics, &mut cs.library);
+        diff_table(a.sound_materials(), b.sound_materials(), LibRef::Sound, &mut cs.library);
     }
     cs.meta = old.meta != new.meta;
     cs.path_sets = old.path_sets != new.path_sets;
@@ -600,6 +617,7 @@ pub fn diff(old: &Map, new: &Map) -> ChangeSet {
             || a.flags != b.flags
             || a.environments != b.environments
             || a.air_physics_material != b.air_physics_material
+            || a.lighting != b.lighting
         {
             cs.level_mut(li).settings = true;
         }
@@ -617,11 +635,11 @@ pub fn diff(old: &Map, new: &Map) -> ChangeSet {
 }
 
 /// Adds to `out` every id whose record differs between two tables (added, removed or changed).
-fn diff_table<I: TableId, T: PartialEq>(
+fn diff_table<I: TableId, T: PartialEq, R: Ord>(
     a: &Table<I, T>,
     b: &Table<I, T>,
-    to_ref: fn(I) -> ObjRef,
-    out: &mut BTreeSet<ObjRef>,
+    to_ref: fn(I) -> R,
+    out: &mut BTreeSet<R>,
 ) {
     let ids: BTreeSet<I> = a.ids().chain(b.ids()).collect();
     out.extend(ids.into_iter().filter(|&i| a.get(i) != b.get(i)).map(to_ref));

@@ -63,6 +63,39 @@ fn compile_is_deterministic() {
 
 /// Cubes at opposite corners of the coordinate space would make a dense grid of billions of
 /// chunks: the chunk list stays small (occupied + center) and the compiler refuses with the span.
+/// An export encoded straight from the bakes, on any number of threads, is byte for byte the
+/// file `pmf::write` makes of the compiled map; the demo's chunks name other chunks
+/// (visibility), so their references are resolved on the way.
+#[test]
+fn parallel_export_from_the_bakes_equals_the_compiled_file() {
+    use std::collections::BTreeMap;
+    let map = sample::demo();
+    let settings = CompileSettings { timestamp: 1_700_000_000, ..CompileSettings::default() };
+    let mut bakes = BTreeMap::new();
+    for (li, level) in map.levels.iter().enumerate() {
+        for c in pmfedit_bake::compile::level_chunks(level) {
+            bakes.insert((li, c), pmfedit_bake::compile::bake_chunk(&map, li, c, &settings).unwrap());
+        }
+    }
+    assert!(
+        bakes.values().any(|b| b
+            .pmf
+            .common
+            .cubes
+            .iter()
+            .any(|c| c.visibility.as_ref().is_some_and(|v| !v.chunks.is_empty())))
+    );
+    let expected = pmf::write(&compile_full(&map, &settings).unwrap()).unwrap();
+    let assembled = pmfedit_bake::compile::assemble(&map, |k| bakes.get(&k), &settings).unwrap();
+    assert!(assembled.file.levels.iter().all(|l| l.chunks.is_empty()), "no chunk record copied");
+    for threads in [1, 2, 3, 8] {
+        assert!(assembled.write(threads).unwrap() == expected, "{threads} threads");
+    }
+    let raw = assembled.raw_chunk_bytes().unwrap();
+    assert!(raw.len() > expected.len(), "uncompressed chunk blocks are larger than the file");
+    assert!(pmf::write(&assembled.into_file()).unwrap() == expected);
+}
+
 #[test]
 fn a_grid_spanning_the_whole_space_is_refused_not_allocated() {
     use glam::IVec3;

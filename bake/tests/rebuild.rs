@@ -18,6 +18,7 @@ use pmfedit_core::format::pmf;
 use pmfedit_core::map::coords::{CubeAddr, LatticeBox};
 use pmfedit_core::map::ids::{MaterialId, PhysicsId, SoundId};
 use pmfedit_core::map::library::Light;
+use pmfedit_core::map::lighting::LevelLighting;
 use pmfedit_core::map::octree::Cube;
 use pmfedit_core::map::{Level, Map};
 
@@ -33,10 +34,12 @@ fn stone() -> Cube {
 }
 
 /// A floor one unit thick over `n`×`n` chunks starting at the center chunk (lattice origin of
-/// the level), and one lamp `range` units above its first chunk.
+/// the level), and one lamp `range` units above its first chunk. No sun, sky or bounce: the
+/// lamp's spread alone (daylight has its own tests below).
 fn floor_map(n: i32, range: f32) -> Map {
     let mut map = Map::new("rebuild");
     map.levels[0] = Level::new("main", 2).unwrap();
+    map.levels[0].lighting = LevelLighting::none();
     let min = origin(&map);
     map.levels[0].fill_box(LatticeBox::new(min, min + IVec3::new(n * EDGE, 8, n * EDGE)), stone()).unwrap();
     // 2 units into the first chunk, 6 units above the floor's bottom.
@@ -135,6 +138,86 @@ fn a_wall_near_a_lamp_rebakes_the_chunks_its_shadow_reaches_beyond_the_neighbour
     assert!(queued.contains(&far), "{far:?} not re-baked; queued {queued:?}");
 }
 
+/// [`floor_map`] with a low sun in the east (no sky, no bounce) and a lamp too small to matter.
+fn sunny_floor(n: i32) -> Map {
+    let mut map = floor_map(n, 0.5);
+    let l = &mut map.levels[0].lighting;
+    l.sun.intensity = 1.0;
+    l.sun.azimuth = 90.0;
+    l.sun.elevation = 20.0;
+    l.sun.angle = 0.0;
+    map
+}
+
+#[test]
+fn a_wall_rebakes_the_chunks_whose_sun_rays_pass_it_beyond_the_neighbours() {
+    let mut map = sunny_floor(5);
+    let mut history = History::new();
+    let mut e = engine(&map);
+    // A wall 3 units high across the floor in chunk 2 (x 8..9 units), inside the floor's chunk
+    // layer: the sun, 20° up in the east, throws its shadow back over chunk 1 into chunk 0.
+    let o = origin(&map);
+    let wall = LatticeBox::new(o + IVec3::new(2 * EDGE, 8, 0), o + IVec3::new(2 * EDGE + 8, EDGE, 5 * EDGE));
+    let before = map.clone();
+    let a = chunk_at(&map, o + IVec3::new(4, 0, 4));
+    assert!(e.full(a).unwrap().reads.contains(&chunk_at(&map, o + IVec3::new(2 * EDGE, 0, 4)).1));
+    let queued = edit_and_check(
+        &mut e,
+        &mut map,
+        &mut history,
+        Edit::Cubes { level: 0, op: CubeOp::FillBox { region: wall, cube: stone() } },
+    );
+    assert!(bake_changes(&before, &map, a), "the shadow does not reach chunk 0");
+    assert!(queued.contains(&a), "{a:?} not re-baked; queued {queued:?}");
+    // West of the wall is in its shadow; the chunk east of it, beyond its neighbours, is not
+    // re-baked (its sun rays go east, away from the wall).
+    assert!(!queued.contains(&chunk_at(&map, o + IVec3::new(4 * EDGE + 4, 0, 4))));
+}
+
+#[test]
+fn content_rising_above_the_highest_layer_rebakes_the_whole_level() {
+    let mut map = sunny_floor(3);
+    let mut history = History::new();
+    let mut e = engine(&map);
+    let above = origin(&map) + IVec3::new(2 * EDGE + 4, EDGE + 4, 4);
+    let queued = edit_and_check(
+        &mut e,
+        &mut map,
+        &mut history,
+        Edit::Cubes { level: 0, op: CubeOp::SetCube { addr: CubeAddr::containing(above, 3), cube: stone() } },
+    );
+    assert_eq!(queued.len(), e.slots().len());
+}
+
+#[test]
+fn with_bounce_a_moved_lamp_rebakes_what_its_bounced_light_reaches() {
+    let mut map = floor_map(6, 2.0);
+    map.levels[0].lighting.bounces = 1;
+    let id = map.levels[0].objects.lights().ids().next().unwrap();
+    let mut lamp = map.levels[0].objects.lights().get(id).unwrap().clone();
+    lamp.intensity = 40.0;
+    map.levels[0].objects.replace(id, lamp).unwrap();
+    // A wall 3 units high across the floor in chunk 4 (x 16..17 units).
+    let o = origin(&map);
+    let wall = LatticeBox::new(o + IVec3::new(4 * EDGE, 8, 0), o + IVec3::new(4 * EDGE + 8, EDGE, 6 * EDGE));
+    map.levels[0].fill_box(wall, stone()).unwrap();
+    let mut history = History::new();
+    let mut e = engine(&map);
+    let before = map.clone();
+    // The lamp moves next to the wall: its 2-unit reach lights a patch of it, which lights the
+    // floor of chunk 1, 8 units away, by bounce only.
+    let to = map.levels[0].frame().world_from_lattice(o + IVec3::new(4 * EDGE - 8, 16, 3 * EDGE)).as_vec3();
+    let queued = edit_and_check(
+        &mut e,
+        &mut map,
+        &mut history,
+        Edit::MoveObject { level: 0, id: ObjRef::Light(id), position: to },
+    );
+    let receiver = chunk_at(&map, o + IVec3::new(EDGE + 4, 0, 3 * EDGE + 4));
+    assert!(bake_changes(&before, &map, receiver), "no bounced light reaches {receiver:?}");
+    assert!(queued.contains(&receiver), "{receiver:?} not in {queued:?}");
+}
+
 #[test]
 fn a_moved_lamp_rebakes_where_it_was_and_where_it_goes() {
     let mut map = floor_map(5, 6.0);
@@ -174,6 +257,35 @@ fn a_material_colour_rebakes_every_chunk() {
         Edit::ReplaceLibraryItem { id: LibRef::Material(MaterialId(0)), item: LibItem::Material(m) },
     );
     assert_eq!(queued.len(), e.slots().len());
+}
+
+/// A reloaded project (`pmfc watch`) whose library changed: the changed materials are told
+/// apart, so a new material no cube uses re-bakes nothing and recolouring the floor's material
+/// re-bakes the floor; an environment change still re-bakes everything.
+#[test]
+fn a_reload_tells_library_records_apart() {
+    let mut map = floor_map(3, 6.0);
+    let mut e = engine(&map);
+    let unused =
+        map.library.add(pmfedit_core::map::library::Material::new("unused", PhysicsId(0), SoundId(0))).unwrap();
+    let cs = diff(e.map(), &map);
+    assert!(!cs.level_list);
+    assert_eq!(cs.library, [LibRef::Material(unused)].into());
+    assert_eq!(e.reload(Arc::new(map.clone())), 0, "a material no cube uses re-bakes nothing");
+    assert!(e.is_final());
+    assert!(bytes(&e.compile(None).unwrap()) == bytes(&compile_full(&map, &settings()).unwrap()));
+
+    let mut floor = map.library.materials().get(MaterialId(0)).unwrap().clone();
+    floor.color = [10, 200, 30];
+    map.library.replace(MaterialId(0), floor).unwrap();
+    assert_eq!(diff(e.map(), &map).library, [LibRef::Material(MaterialId(0))].into());
+    assert!(e.reload(Arc::new(map.clone())) > 0);
+    e.wait();
+    assert!(bytes(&e.compile(None).unwrap()) == bytes(&compile_full(&map, &settings()).unwrap()));
+
+    let storm = pmfedit_core::map::library::WeatherEnvironment { name: "storm".into(), ..Default::default() };
+    map.library.add(storm).unwrap();
+    assert!(diff(e.map(), &map).level_list, "environments are not told apart");
 }
 
 #[test]

@@ -1,7 +1,8 @@
 //! Project files on two generated 1 000-chunk maps (10 × 1 × 100 chunks of 16 units, a height-map
 //! terrain of 1-unit columns with painted tops; "fine": heights in 1/8 units, about 22 000
 //! leaves per chunk; "coarse": heights in whole units): full save, save after a one-cube edit
-//! (goal ≤ 50 ms), recovery write after a one-cube edit, and a full load. Prints figures; no
+//! (goal ≤ 50 ms), recovery write after a one-cube edit, a full load, and the octree building
+//! inside a load (one pass against leaf by leaf). Prints figures; no
 //! targets are asserted. Times include every fsync, so they depend on the disk under `$TMPDIR`.
 //!
 //! `cargo bench -p pmfedit-core --bench project`
@@ -11,7 +12,7 @@ use std::time::{Duration, Instant};
 use glam::IVec3;
 use pmfedit_core::map::coords::{CubeAddr, Face, LatticeBox};
 use pmfedit_core::map::ids::{MaterialId, PhysicsId, SoundId};
-use pmfedit_core::map::octree::Cube;
+use pmfedit_core::map::octree::{Cube, Octree, OctreeError};
 use pmfedit_core::map::{Level, Map};
 use pmfedit_core::project::Project;
 
@@ -120,4 +121,33 @@ fn run(coarse: bool) {
         assert_eq!(loaded.levels[0].content_hash(), map.levels[0].content_hash());
     }
     println!("full load: {}", summary(loads));
+
+    // What loading spends on building the octrees: in one pass from the pre-order (how chunk
+    // files load now) against setting each leaf in turn (how they loaded before).
+    let trees: Vec<_> = map.levels[0].chunks().map(|(_, c)| c.octree().clone()).collect();
+    let t = Instant::now();
+    for tree in &trees {
+        let mut nodes = tree.pre_order();
+        let built = Octree::from_pre_order(tree.size_log2(), |_| -> Result<_, OctreeError> {
+            Ok(nodes.next().expect("a node").1)
+        })
+        .unwrap();
+        assert_eq!(built.node_count(), tree.node_count());
+    }
+    let one_pass = t.elapsed();
+    let t = Instant::now();
+    for tree in &trees {
+        let mut built = Octree::new(tree.size_log2());
+        for (addr, cube) in tree.leaves() {
+            built.set_cube(addr, cube).unwrap();
+        }
+        assert_eq!(built.node_count(), tree.node_count());
+    }
+    let per_leaf = t.elapsed();
+    println!(
+        "octree build of every chunk: one pass {:.0} ms, leaf by leaf {:.0} ms ({:.1}×)",
+        ms(one_pass),
+        ms(per_leaf),
+        per_leaf.as_secs_f64() / one_pass.as_secs_f64().max(1e-9)
+    );
 }

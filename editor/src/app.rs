@@ -168,6 +168,7 @@ impl App {
         }
         let mut state = EditorState::new(map, project, wake);
         state.start_view = start_view;
+        state.asset_roots = launch.assets.iter().cloned().collect();
         for w in warnings {
             state.say(w);
         }
@@ -265,6 +266,14 @@ impl App {
                 }
             }
             Action::Shading(s) => self.viewport.shading = s,
+            Action::View(v) => self.viewport.set_view(v),
+            Action::WorkPlaneUp | Action::WorkPlaneDown => {
+                // Up is towards the camera in the front and side views (they look along +axis).
+                let towards_camera = if self.viewport.camera.ortho.is_some_and(|v| v.axis() != 1) { -1 } else { 1 };
+                let steps = if action == Action::WorkPlaneUp { towards_camera } else { -towards_camera };
+                let c = self.viewport.move_work_plane(&self.state, steps);
+                self.commands.push(c);
+            }
             Action::StoreBookmark => {
                 if let Some(slot) = digit {
                     let c = self.viewport.store_bookmark(slot, &self.state);
@@ -672,6 +681,16 @@ impl App {
                 })
                 .response
                 .on_hover_text(e.tooltip);
+                return;
+            }
+            Action::View(v) => {
+                if ui
+                    .radio(self.viewport.camera.ortho == v, format!("{}\t{keys}", e.label))
+                    .on_hover_text(e.tooltip)
+                    .clicked()
+                {
+                    self.run(e.action, None);
+                }
                 return;
             }
             Action::Shading(s) => {

@@ -31,6 +31,9 @@ pub enum Command {
     BeginNamedStroke(String),
     /// Ends the drag started by [`Command::BeginStroke`].
     EndStroke,
+    /// Esc during a drag: undoes what the open stroke applied and ends it (nothing of the drag
+    /// stays in the map or the undo history's applied steps).
+    CancelStroke,
     Undo,
     Redo,
     /// Jump to a step of the history (0 = before the first edit).
@@ -51,6 +54,9 @@ pub enum Command {
     Export(PathBuf),
     /// Show a message in the status bar.
     Status(String),
+    /// Move the work plane through this world point (snapped to the lattice, 1/8 unit): the
+    /// plane tools draw on where no face is ([`crate::pick::PlaneUse`]).
+    SetWorkPlane(DVec3),
     /// Make this level the active one (panels, tools and the viewport work on it).
     SetLevel(usize),
 }

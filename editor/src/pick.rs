@@ -20,6 +20,19 @@ impl Mods {
     pub const SHIFT: Mods = Mods { shift: true, ctrl: false, alt: false };
 }
 
+/// Whether a tool acts on the work plane (the grid every map shows, [`Pick::on_plane`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PlaneUse {
+    /// Only on faces of the map.
+    #[default]
+    Never,
+    /// On the face under the pointer, else on the work plane (the first click on an empty map
+    /// places a cube).
+    Fallback,
+    /// On the work plane, whatever is in front of it.
+    Always,
+}
+
 /// What the pointer is over: a solid leaf of a level and the face the view ray entered through.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Pick {
@@ -36,6 +49,29 @@ impl Pick {
     /// From a ray-cast result.
     pub fn from_hit(level: usize, hit: &LevelHit) -> Self {
         Self { level, addr: hit.level_addr, face: hit.face, point: hit.point, cube: hit.cube }
+    }
+
+    /// Where a ray (level lattice origin, unit direction) meets the work plane `axis =
+    /// plane` (level lattice), as a pick of the face of the empty cell behind the plane that
+    /// looks at the ray: what tools act on where no geometry is ([`PlaneUse`]). `None` when the
+    /// ray runs along the plane or away from it.
+    pub fn on_plane(level: usize, origin: DVec3, dir: DVec3, axis: usize, plane: i32) -> Option<Self> {
+        let d = dir[axis];
+        if d.abs() < 1e-9 {
+            return None;
+        }
+        let t = (f64::from(plane) - origin[axis]) / d;
+        if t <= 0.0 {
+            return None;
+        }
+        let mut point = origin + dir * t;
+        point[axis] = f64::from(plane);
+        // Seen from the positive side (the ray goes down the axis): the face of the cell below.
+        let positive = d < 0.0;
+        let mut min = point.floor().as_ivec3();
+        min[axis] = if positive { plane - 1 } else { plane };
+        let face = Face::from_index(axis + if positive { 0 } else { 3 })?;
+        Some(Self { level, addr: CubeAddr { min, size_log2: 0 }, face, point, cube: Cube::EMPTY })
     }
 
     /// Outward face normal.
@@ -71,3 +107,6 @@ impl Pick {
         CubeAddr { min, size_log2 }
     }
 }
+
+/// How far picking looks, map units.
+pub const PICK_DISTANCE: f64 = 4000.0;

@@ -11,7 +11,7 @@ pub enum Shading {
     Fullbright,
     /// Dark faces with bright triangle edges (quad diagonals hidden).
     Wireframe,
-    /// The lightmaps alone.
+    /// The lightmaps alone: the raw luxels (no exposure, no transfer curve).
     Lightmap,
     /// What the air cube in front of the hovered face sees (compiled visibility data): visible
     /// cubes shaded as fullbright, the rest dark ([`crate::viewport::visibility`]).

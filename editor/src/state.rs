@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use glam::DVec3;
 
 use pmfedit_bake::compile::CompileSettings;
+use pmfedit_bake::export;
 use pmfedit_bake::rebuild::{ChunkState, Plan, Rebuild, RebuildError};
 use pmfedit_bake::scheduler::Scheduler;
 use pmfedit_core::edit::{ChangeSet, EditError, History};
@@ -41,6 +42,37 @@ pub enum SaveError {
     Write(#[source] ProjectError),
 }
 
+/// What an export wrote: the status line's message comes from it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExportSummary {
+    /// The file written.
+    pub path: PathBuf,
+    /// Its size, bytes.
+    pub bytes: usize,
+    /// Archive paths embedded.
+    pub embedded: Vec<String>,
+    /// The warnings `pmfc build` prints for the same map (without `warning: `).
+    pub warnings: Vec<String>,
+    /// The map had no project folder: resources were looked up in the asset folders only.
+    pub unsaved: bool,
+}
+
+impl ExportSummary {
+    /// "Exported PATH (N bytes; embedded: 11 resources) — warning: …".
+    fn message(&self, done: &export::Exported) -> String {
+        let mut msg = format!("Exported {} ({} bytes; {}", self.path.display(), self.bytes, done.embedded_summary());
+        if self.unsaved {
+            msg.push_str("; the map is not saved: resources were looked up in the asset folder only");
+        }
+        msg.push(')');
+        for w in &self.warnings {
+            msg.push_str(" — warning: ");
+            msg.push_str(w);
+        }
+        msg
+    }
+}
+
 /// The document and the editor settings around it.
 pub struct EditorState {
     pub map: Map,
@@ -60,6 +92,10 @@ pub struct EditorState {
     pub cube_log2: u8,
     /// Active level.
     pub level: usize,
+    /// A world point of the work plane (on the lattice): the plane through it across the view
+    /// direction's axis (horizontal in the perspective and top views) carries the ground grid
+    /// and takes the tools' clicks where no face is. Its Y is the work plane's height.
+    pub work_point: DVec3,
     /// A camera request for the viewport (it takes it).
     pub camera_request: Option<(DVec3, f64)>,
     /// The point under the view's centre (half a unit out of the face there), where Add light
@@ -72,6 +108,14 @@ pub struct EditorState {
     pub status: Option<(String, Instant)>,
     /// An export waiting for the bake to catch up.
     pub pending_export: Option<PathBuf>,
+    /// The header creation time exports are stamped with (Unix seconds); `None`: the time of
+    /// the export. Fixed, an export is byte-for-byte `pmfc build --timestamp`.
+    pub export_timestamp: Option<u64>,
+    /// The shared asset folders an export looks up resources in after the project folder (what
+    /// `pmfc build` searches: [`pmfedit_bake::export::resource_roots`]).
+    pub asset_roots: Vec<PathBuf>,
+    /// What the last export wrote and warned about (`None`: none yet, or it failed).
+    pub last_export: Option<ExportSummary>,
     last_recovery: Instant,
     /// Bumped whenever the map changes (edit, undo, redo, a history jump, a new document).
     generation: u64,
@@ -101,11 +145,15 @@ impl EditorState {
             path_set: PathAttrs(1),
             cube_log2: 3,
             level: 0,
+            work_point: DVec3::ZERO,
             camera_request: None,
             view_point: None,
             start_view: None,
             status: None,
             pending_export: None,
+            export_timestamp: None,
+            asset_roots: Vec::new(),
+            last_export: None,
             last_recovery: Instant::now(),
             generation: 0,
             document: 0,
@@ -192,6 +240,13 @@ impl EditorState {
                 self.history.begin_named_stroke(name);
             }
             Command::EndStroke => self.history.end_stroke(),
+            Command::CancelStroke => {
+                changes = self.history.cancel_stroke(&mut self.map);
+                if !changes.is_empty() {
+                    self.generation += 1;
+                }
+                self.changed(&changes);
+            }
             // The status line says what was undone (an "Imported …" message must not outlive
             // its import).
             Command::Undo => {
@@ -228,6 +283,11 @@ impl EditorState {
                 }
             }
             Command::Status(s) => self.say(s),
+            Command::SetWorkPlane(p) => {
+                if p.is_finite() {
+                    self.work_point = (p * 8.0).round() / 8.0;
+                }
+            }
             Command::SetLevel(i) => self.level = i.min(self.map.levels.len().saturating_sub(1)),
         }
         // A removed level may leave the active index past the end.
@@ -302,24 +362,45 @@ impl EditorState {
         self.bake.replace(Arc::new(self.map.snapshot()));
     }
 
-    /// Compiles the current full bakes into a file stamped with the current time (every chunk
-    /// must have the full bake of the current map; previews are never exported).
+    /// Compiles the current full bakes into a file stamped with [`Self::export_timestamp`] (else
+    /// the current time). Every chunk must have the full bake of the current map; previews are
+    /// never exported.
     pub fn compile(&self) -> Result<pmf::File, RebuildError> {
         let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-        self.bake.compile(Some(now))
+        self.bake.compile(Some(self.export_timestamp.unwrap_or(now)))
     }
 
+    /// Where an export looks up resources: the project folder (none while the map is unsaved),
+    /// then [`Self::asset_roots`].
+    pub fn resource_roots(&self) -> Vec<PathBuf> {
+        export::resource_roots(self.project.as_ref().map(Project::dir), self.asset_roots.iter().cloned())
+    }
+
+    /// Compiles and writes `path` the way `pmfc build` does ([`export::write_map`]: resources
+    /// embedded, atomic write); the status line says what was embedded and repeats the build's
+    /// warnings.
     fn export_now(&mut self, path: &Path) {
-        let result =
-            self.compile().map_err(|e| e.to_string()).and_then(|f| pmf::write(&f).map_err(|e| e.to_string())).and_then(
-                |bytes| {
-                    pmfedit_core::project::atomic::write_atomic(path, &bytes).map_err(|e| e.to_string())?;
-                    Ok(bytes.len())
-                },
-            );
+        let roots = self.resource_roots();
+        let result = self
+            .compile()
+            .map_err(|e| e.to_string())
+            .and_then(|file| export::write_map(file, &roots, path, false).map_err(|e| e.to_string()));
         match result {
-            Ok(n) => self.say(format!("Exported {} ({n} bytes)", path.display())),
-            Err(e) => self.say(format!("Export failed: {}: {e}", path.display())),
+            Ok(done) => {
+                let summary = ExportSummary {
+                    path: path.to_owned(),
+                    bytes: done.bytes,
+                    embedded: done.resources.embedded.clone(),
+                    warnings: done.warnings(),
+                    unsaved: self.project.is_none(),
+                };
+                self.say(summary.message(&done));
+                self.last_export = Some(summary);
+            }
+            Err(e) => {
+                self.last_export = None;
+                self.say(format!("Export failed: {}: {e}", path.display()));
+            }
         }
     }
 
@@ -461,11 +542,14 @@ mod tests {
         // The previews already drew these meshes: the full bakes are not uploaded again.
         assert!(state.bake.take_changed().is_empty());
 
-        // The file is the full compile: visibility and pathfinding included.
+        // The file is the full compile (visibility and pathfinding included) with its resources
+        // embedded as a build does.
         let bytes = std::fs::read(&path).unwrap();
         let file = pmf::read(&bytes).unwrap();
         let settings = CompileSettings { timestamp: file.header.creation_time, ..CompileSettings::default() };
-        let expected = pmf::write(&compile_full(&state.map, &settings).unwrap()).unwrap();
+        let mut full = compile_full(&state.map, &settings).unwrap();
+        pmfedit_bake::resources::embed_resources(&mut full, &state.resource_roots(), &[]).unwrap();
+        let expected = pmf::write(&full).unwrap();
         assert!(bytes == expected, "the export differs from a full compile");
         let chunks = file.levels.iter().flat_map(|l| &l.chunks);
         assert!(chunks.flat_map(|c| &c.common.cubes).any(|c| c.visibility.is_some()));

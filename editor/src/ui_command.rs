@@ -12,6 +12,7 @@ use eframe::egui::{self, Key, KeyboardShortcut, ModifierNames, Modifiers};
 
 use crate::command::ToolId;
 use crate::tools::{self, ToolInfo, ToolKey};
+use crate::viewport::camera::OrthoView;
 use crate::viewport::render::Shading;
 
 /// What an entry does when it runs (`App::run` carries it out).
@@ -46,6 +47,12 @@ pub enum Action {
     CubeSmaller,
     CubeBigger,
     Shading(Shading),
+    /// The camera's view: perspective (`None`) or an orthographic one.
+    View(Option<OrthoView>),
+    /// Move the work plane one cube along its axis (up in the perspective and top views).
+    WorkPlaneUp,
+    /// Move the work plane one cube back along its axis.
+    WorkPlaneDown,
     /// Ctrl+Alt+digit: store the camera in that bookmark slot.
     StoreBookmark,
     /// Alt+digit: jump to that bookmark slot.
@@ -288,7 +295,11 @@ pub const COMMANDS: &[Entry] = &[
     )
     .key(Modifiers::NONE, Key::P)
     .menu(Menu::Edit),
-    Entry::new(Action::Cancel, "Cancel drag", "Drop the box being dragged, or put a dragged gizmo back (no undo step)")
+    Entry::new(
+        Action::Cancel,
+        "Cancel drag",
+        "Cancel the drag in progress: a box, a paint, path or corner stroke, a gizmo; nothing of it is applied",
+    )
         .key(Modifiers::NONE, Key::Escape),
     Entry::new(Action::CubeSmaller, "Smaller cube", "Halve the edge of the cubes the tools place, erase and select")
         .key(Modifiers::NONE, Key::OpenBracket),
@@ -298,12 +309,46 @@ pub const COMMANDS: &[Entry] = &[
     Entry::shading(Shading::Lit, Key::Num1, "Material colours × the baked lightmaps: what the game shows"),
     Entry::shading(Shading::Fullbright, Key::Num2, "Material colours with a fixed shade, no lightmaps"),
     Entry::shading(Shading::Wireframe, Key::Num3, "Dark faces with bright triangle edges"),
-    Entry::shading(Shading::Lightmap, Key::Num4, "The baked lightmaps alone"),
+    Entry::shading(Shading::Lightmap, Key::Num4, "The baked luxels alone, raw, as exported"),
     Entry::shading(
         Shading::Visibility,
         Key::Num5,
         "What the air cube in front of the hovered face sees (compiled visibility data)",
     ),
+    Entry::new(Action::View(None), "Perspective", "The perspective camera (fly, orbit)")
+        .key(Modifiers::NONE, Key::F5)
+        .menu_after_separator(Menu::View),
+    Entry::new(
+        Action::View(Some(OrthoView::Top)),
+        "Top view",
+        "Look straight down, orthographic: boxes are drawn on the work plane at their true size",
+    )
+    .key(Modifiers::NONE, Key::F6)
+    .menu(Menu::View),
+    Entry::new(
+        Action::View(Some(OrthoView::Front)),
+        "Front view",
+        "Look along +Z, orthographic: boxes are drawn on the vertical work plane",
+    )
+    .key(Modifiers::NONE, Key::F7)
+    .menu(Menu::View),
+    Entry::new(
+        Action::View(Some(OrthoView::Side)),
+        "Side view",
+        "Look along +X, orthographic: boxes are drawn on the vertical work plane",
+    )
+    .key(Modifiers::NONE, Key::F8)
+    .menu(Menu::View),
+    Entry::new(
+        Action::WorkPlaneUp,
+        "Work plane up",
+        "Move the work plane (the ground grid tools draw on) one cube up, or towards the camera in the front and side views",
+    )
+    .key(Modifiers::NONE, Key::PageUp)
+    .menu_after_separator(Menu::View),
+    Entry::new(Action::WorkPlaneDown, "Work plane down", "Move the work plane one cube down, or away from the camera")
+        .key(Modifiers::NONE, Key::PageDown)
+        .menu(Menu::View),
     Entry::new(
         Action::Clip,
         "Clip above",
@@ -353,7 +398,13 @@ pub const COMMANDS: &[Entry] = &[
     .gesture("right mouse drag + W/A/S/D"),
     Entry::new(Action::Gesture, "Orbit", "Orbit the camera around its pivot").gesture("Alt + left drag"),
     Entry::new(Action::Gesture, "Pan", "Move the camera sideways").gesture("middle drag"),
-    Entry::new(Action::Gesture, "Zoom", "Move the camera towards the pivot").gesture("mouse wheel"),
+    Entry::new(
+        Action::Gesture,
+        "Zoom",
+        "Move the camera towards the point under the pointer (it stays under the pointer); in the top, front and \
+         side views right or middle drag pans",
+    )
+    .gesture("mouse wheel"),
     Entry::new(
         Action::Gesture,
         "Drop to paint",

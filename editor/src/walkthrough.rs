@@ -8,6 +8,11 @@
 //! everything, redoing it, saving into `OUT_DIR/project`, reopening that project and exporting
 //! `OUT_DIR/walkthrough.pmf` (CI then runs `pmfc inspect` on it).
 //!
+//! The session goes on from an empty map (File → New): a designer's run building a two-room house
+//! with a doorway and a roof on the work plane, in the orthographic top view, with a light
+//! inside; it is saved and exported with [`HOUSE_TIMESTAMP`] (CI checks that `pmfc build` of the
+//! saved project writes the same bytes).
+//!
 //! Without a renderer (egui_kittest) no screenshot is taken, but every step still runs, so the
 //! UI tests play the same session. A screenshot whose viewport is one flat colour, a step that
 //! cannot find what it aims at, or a session over [`TIME_LIMIT_S`] fails the run (exit code 1
@@ -37,6 +42,8 @@ use crate::pick::{Mods, Pick};
 use crate::selection::Selection;
 use crate::shading::Shading;
 use crate::tools::{self, box_tool::BoxDrag};
+use crate::ui_command::Action;
+use crate::viewport::camera::OrthoView;
 
 /// The whole session gives up after this long.
 pub const TIME_LIMIT_S: u64 = 1200;
@@ -539,7 +546,137 @@ fn steps() -> Vec<Step> {
             println!("exported {} ({} bytes, {} levels)", out.display(), bytes.len(), file.levels.len());
             Ok(())
         }),
+        // ----- A designer's run from an empty map: a two-room house. -----
+        step("house-new-map", |app, _| {
+            app.request(Pending::New);
+            if !app.state.map.levels.iter().all(|l| l.chunks().next().is_none()) {
+                return Err(unexpected("File → New did not give an empty map"));
+            }
+            Ok(())
+        }),
+        // The floor, drawn in the top view on the work plane (height 0).
+        step("house-floor-top-view", |app, _| {
+            app.run(Action::View(Some(OrthoView::Top)), None);
+            app.viewport.camera.frame(HOUSE_CENTRE, 16.0);
+            app.commands.push(Command::SetCubeSize(3));
+            app.state.cube_log2 = 3;
+            material(app, "tiles")?;
+            app.commands.push(Command::SetTool(tools::box_tool::ID));
+            box_on_work_plane(app, [0, 0], [11, 7], 1)
+        }),
+        // Walls three layers high on the work plane one cube up (PageUp): four outer walls and a
+        // partition with a doorway between the two rooms.
+        step("house-walls-top-view", |app, _| {
+            material(app, "brick")?;
+            work_plane_height(app, 1.0);
+            for (a, b) in [([0, 0], [11, 0]), ([0, 7], [11, 7]), ([0, 1], [0, 6]), ([11, 1], [11, 6])] {
+                box_on_work_plane(app, a, b, 3)?;
+            }
+            // The partition at x = 6, the doorway at z 3..5 two cubes high, a lintel over it.
+            box_on_work_plane(app, [6, 1], [6, 2], 3)?;
+            box_on_work_plane(app, [6, 5], [6, 6], 3)?;
+            work_plane_height(app, 3.0);
+            box_on_work_plane(app, [6, 3], [6, 4], 1)
+        }),
+        // A light inside the west room, placed on the work plane at head height.
+        step("house-light", |app, _| {
+            app.run(Action::View(None), None);
+            look(app, DVec3::new(-4.0, 16.0, -6.0), DVec3::new(5.0, 0.0, 4.0));
+            work_plane_height(app, 2.0);
+            app.commands.push(Command::SetTool(tools::object::ID));
+            let p = plane_pick(app, 3.0, 4.0)?;
+            let cmds = tools::object::place(&app.state, &p, Mods::default());
+            if cmds.is_empty() {
+                return Err(unexpected("the Object tool placed nothing on the work plane"));
+            }
+            app.commands.extend(cmds);
+            Ok(())
+        }),
+        // The roof, one layer over the walls with an overhang, drawn in the top view again.
+        step("house-roof", |app, _| {
+            material(app, "wood")?;
+            app.commands.push(Command::SetTool(tools::box_tool::ID));
+            work_plane_height(app, 4.0);
+            box_on_work_plane(app, [-1, -1], [12, 8], 1)?;
+            look(app, DVec3::new(-9.0, 10.0, -13.0), HOUSE_CENTRE);
+            Ok(())
+        }),
+        // Saved, then exported with a fixed timestamp: CI compares it with `pmfc build` of the
+        // saved project (the same bytes).
+        step("house-export", |app, dir| {
+            let project = dir.join("house");
+            if project.exists() {
+                std::fs::remove_dir_all(&project).map_err(io(&project))?;
+            }
+            if !app.save_as(&project) {
+                return Err(unexpected(format!("saving the house failed: {:?}", app.state.status)));
+            }
+            let out = dir.join("house.pmf");
+            let _ = std::fs::remove_file(&out);
+            app.state.export_timestamp = Some(HOUSE_TIMESTAMP);
+            app.commands.push(Command::Export(out));
+            Ok(())
+        }),
+        sub(|app, dir| {
+            let out = dir.join("house.pmf");
+            let status = app.state.status.as_ref().map(|(m, _)| m.clone()).unwrap_or_default();
+            let bytes = std::fs::read(&out).map_err(|source| WalkthroughError::NotExported {
+                path: out.clone(),
+                source,
+                status: status.clone(),
+            })?;
+            let file = pmfedit_core::format::pmf::read(&bytes)
+                .map_err(|source| WalkthroughError::Export { path: out.clone(), source })?;
+            if file.archive.is_empty() {
+                return Err(unexpected(format!("the house's export embeds no resources ({status})")));
+            }
+            println!("exported {} ({} bytes): {status}", out.display(), bytes.len());
+            Ok(())
+        }),
     ]
+}
+
+/// The header time the house's export is stamped with (`pmfc build --timestamp` gives the same
+/// bytes for the saved project).
+pub const HOUSE_TIMESTAMP: u64 = 1_700_000_000;
+
+/// The middle of the house (world).
+const HOUSE_CENTRE: DVec3 = DVec3::new(6.0, 2.0, 4.0);
+
+/// Moves the work plane to world height `y` (what PageUp / PageDown do a cube at a time).
+fn work_plane_height(app: &mut App, y: f64) {
+    let p = DVec3::new(0.0, y, 0.0);
+    app.commands.push(Command::SetWorkPlane(p));
+    // Tools called in this frame read the state.
+    app.state.work_point = p;
+}
+
+/// The work plane (horizontal, at the state's height) under world column `(x, z)`, as the
+/// viewport picks it for a pointer there in the top view.
+fn plane_pick(app: &App, x: f64, z: f64) -> Result<Pick, WalkthroughError> {
+    let level = app.state.map.levels.get(app.state.level).ok_or_else(|| missing("active level"))?;
+    let frame = level.frame();
+    let plane = frame.lattice_from_world_f(app.state.work_point).y.round() as i32;
+    let from = DVec3::new(x, app.state.work_point.y + 50.0, z);
+    Pick::on_plane(app.state.level, frame.lattice_from_world_f(from), DVec3::NEG_Y, 1, plane)
+        .ok_or(WalkthroughError::NoHit { from, dir: DVec3::NEG_Y })
+}
+
+/// A Box drag on the work plane from cell `a` to cell `b` (world `[x, z]` of unit cells,
+/// inclusive) with `layers` layers: what pressing over `a`, moving to `b`, turning the wheel
+/// and releasing does with the Box tool.
+fn box_on_work_plane(app: &mut App, a: [i32; 2], b: [i32; 2], layers: i32) -> Result<(), WalkthroughError> {
+    let centre = |c: [i32; 2]| (f64::from(c[0]) + 0.5, f64::from(c[1]) + 0.5);
+    let (ax, az) = centre(a);
+    let (bx, bz) = centre(b);
+    let pa = plane_pick(app, ax, az)?;
+    let pb = plane_pick(app, bx, bz)?;
+    let mut drag = BoxDrag::start(&pa, app.state.cube_log2, 1);
+    drag.current = pb.outside(app.state.cube_log2).min;
+    drag.add_layers(layers - 1);
+    let cmds = drag.commit(&app.state);
+    app.commands.extend(cmds);
+    Ok(())
 }
 
 fn missing(what: impl Into<String>) -> WalkthroughError {

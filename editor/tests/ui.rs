@@ -550,19 +550,19 @@ fn the_walkthrough_session_builds_saves_reopens_and_exports() {
     assert!(w.failure.is_none(), "{:?}", w.failure);
     assert_eq!(w.outcome().map(|o| o.ok()), Some(Some(0)), "finished, no screenshots without a renderer");
     assert!(w.written.is_empty(), "no renderer, no screenshots");
-    let state = &h.state().state;
-    // The reopened project has the edits: the blue wood, the orange light.
-    let (_, wood) = state.map.library.materials().by_name("wood").unwrap();
+    // The demo part: the saved project has the edits (the blue wood, the orange light).
+    let demo_dir = dir.path().join("project");
+    let (_, map) = pmfedit_core::project::Project::open(&demo_dir).unwrap();
+    let (_, wood) = map.library.materials().by_name("wood").unwrap();
     assert_eq!(wood.color, [70, 120, 255]);
-    assert!(state.map.levels[0].objects.lights().iter().any(|(_, l)| l.color == [255, 140, 30]));
-    assert!(!state.is_dirty(), "a freshly opened project is saved");
-    // What the tools built, read back from the reopened map (world positions, see walkthrough.rs).
-    let level = &state.map.levels[0];
+    assert!(map.levels[0].objects.lights().iter().any(|(_, l)| l.color == [255, 140, 30]));
+    // What the tools built, read back from the saved map (world positions, see walkthrough.rs).
+    let level = &map.levels[0];
     let material_at = |x: f64, y: f64, z: f64| {
         let (cube, _) = level.get(level.frame().lattice_from_world(glam::DVec3::new(x, y, z))).unwrap();
         cube.is_solid().then(|| {
             let m = cube.face_material(pmfedit_core::map::coords::Face::PosY).unwrap();
-            state.map.library.materials().get(m).unwrap().name.clone()
+            map.library.materials().get(m).unwrap().name.clone()
         })
     };
     assert_eq!(material_at(-7.5, 0.5, -13.5).as_deref(), Some("wood"), "the placed column");
@@ -579,15 +579,37 @@ fn the_walkthrough_session_builds_saves_reopens_and_exports() {
     let bytes = std::fs::read(dir.path().join("walkthrough.pmf")).unwrap();
     let file = pmfedit_core::format::pmf::read(&bytes).unwrap();
     assert_eq!(file.levels.len(), 1);
-    assert!(dir.path().join("project/map.ron").is_file());
     // The export is exactly a full compile of the reopened map (incremental == full, as the
-    // editor runs it).
+    // editor runs it) with its resources embedded as a build does.
     let settings = pmfedit_bake::compile::CompileSettings {
         timestamp: file.header.creation_time,
         ..pmfedit_bake::compile::CompileSettings::default()
     };
-    let full = pmfedit_core::format::pmf::write(&pmfedit_bake::compile::compile_full(&state.map, &settings).unwrap());
+    let mut full = pmfedit_bake::compile::compile_full(&map, &settings).unwrap();
+    let roots = pmfedit_bake::export::resource_roots(Some(&demo_dir), pmfedit::watch::assets_dir());
+    pmfedit_bake::resources::embed_resources(&mut full, &roots, &[]).unwrap();
+    let full = pmfedit_core::format::pmf::write(&full);
     assert!(full.unwrap() == bytes, "the walkthrough's export differs from a full compile");
+
+    // The house, built from an empty map: floor, walls with the doorway between the rooms, the
+    // roof, the light inside; its export is what pmfc build writes for the saved project.
+    let state = &h.state().state;
+    assert!(!state.is_dirty(), "the house was saved");
+    let solid = |x: f64, y: f64, z: f64| {
+        let level = &state.map.levels[0];
+        level.get(level.frame().lattice_from_world(glam::DVec3::new(x, y, z))).is_ok_and(|(c, _)| c.is_solid())
+    };
+    assert!(solid(3.5, 0.5, 3.5), "the floor");
+    assert!(solid(0.5, 2.5, 3.5) && solid(11.5, 3.5, 3.5) && solid(5.5, 1.5, 0.5), "the outer walls");
+    assert!(solid(6.5, 1.5, 1.5) && solid(6.5, 3.5, 3.5), "the partition and the lintel");
+    assert!(!solid(6.5, 1.5, 3.5) && !solid(6.5, 2.5, 4.5), "the doorway");
+    assert!(!solid(3.5, 1.5, 3.5) && !solid(8.5, 2.5, 4.5), "the rooms");
+    assert!(solid(-0.5, 4.5, -0.5) && solid(12.5, 4.5, 8.5), "the roof");
+    let lights = state.map.levels[0].objects.lights();
+    assert!(lights.iter().any(|(_, l)| (l.position.as_dvec3() - glam::DVec3::new(3.5, 2.5, 4.5)).length() < 1.0));
+    let house = std::fs::read(dir.path().join("house.pmf")).unwrap();
+    let expected = pmfc_build_bytes(&dir.path().join("house"), &dir.path().join("house-pmfc.pmf"), 1_700_000_000);
+    assert!(house == expected, "the house's export differs from pmfc build");
 }
 
 #[test]
@@ -1031,6 +1053,337 @@ fn a_screenshot_launch_with_a_visibility_point_starts_in_the_visibility_view_of_
     assert!(app.viewport.vis_status().starts_with(&format!("air cube {} in chunk (", air.index)));
 }
 
+/// What `pmfc build PROJECT -o OUT --timestamp T` writes: the project baked from scratch by a
+/// final-only engine (as pmfc runs it), compiled, then written by the library function pmfc
+/// calls, with its resource roots (the project, then the shared assets). The file's bytes.
+fn pmfc_build_bytes(project: &std::path::Path, out: &std::path::Path, timestamp: u64) -> Vec<u8> {
+    use pmfedit_bake::compile::CompileSettings;
+    use pmfedit_bake::rebuild::{Plan, Rebuild};
+    use pmfedit_bake::scheduler::Scheduler;
+    let (_, map) = pmfedit_core::project::Project::open(project).unwrap();
+    let settings = CompileSettings { timestamp, ..CompileSettings::default() };
+    let scheduler = Scheduler::new(2, settings, Arc::new(|| {}));
+    let mut engine = Rebuild::new(scheduler, Plan::FinalOnly, Arc::new(map));
+    let deadline = std::time::Instant::now() + Duration::from_secs(600);
+    while !engine.is_settled() {
+        assert!(std::time::Instant::now() < deadline, "the bake did not finish");
+        engine.poll();
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let file = engine.compile(None).unwrap();
+    let roots = pmfedit_bake::export::resource_roots(Some(project), pmfedit::watch::assets_dir());
+    pmfedit_bake::export::write_map(file, &roots, out, false).unwrap();
+    std::fs::read(out).unwrap()
+}
+
+/// Runs frames until the export waiting for the bake has been written (bounded).
+fn frames_until_exported(h: &mut Harness<'_, App>) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(600);
+    while h.state().state.pending_export.is_some() || h.state().state.last_export.is_none() {
+        assert!(std::time::Instant::now() < deadline, "the export never ran: {}", status(h));
+        h.step();
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    frames(h);
+}
+
+/// Ctrl+E on a saved project writes what `pmfc build` writes, byte for byte (fixed timestamp):
+/// the textures the project and the shared assets hold are embedded (the editor used to write
+/// `compile()` output with no archive at all), and the status line repeats the build's warning
+/// about the texture that is missing.
+#[test]
+fn export_of_a_saved_project_is_what_pmfc_build_writes_with_its_warnings() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("house");
+    let mut map = sample::demo();
+    let (id, m) = map.library.materials().iter().next().map(|(id, m)| (id, m.clone())).unwrap();
+    let mut m = m;
+    m.texture = "map:textures/definitely_missing".into();
+    map.library.replace(id, m).unwrap();
+    pmfedit_core::project::Project::create(&project).unwrap().save(&map).unwrap();
+    let expected = pmfc_build_bytes(&project, &dir.path().join("pmfc.pmf"), 1_700_000_000);
+
+    let document = pmfedit::launch::Source::Project(project.clone()).open().unwrap();
+    let mut h = harness_on(document);
+    h.state_mut().state.export_timestamp = Some(1_700_000_000);
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::E);
+    frames(&mut h);
+    let out = dir.path().join("editor.pmf");
+    retype(&mut h, "Path", out.to_str().unwrap());
+    frames_until_exported(&mut h);
+    let bytes = std::fs::read(&out).unwrap();
+    assert!(
+        bytes == expected,
+        "the editor's export differs from pmfc build ({} vs {} bytes)",
+        bytes.len(),
+        expected.len()
+    );
+    let file = pmfedit_core::format::pmf::read(&bytes).unwrap();
+    assert!(!file.archive.is_empty(), "no resources embedded");
+    let summary = h.state().state.last_export.clone().unwrap();
+    assert!(summary.embedded.iter().any(|p| p.ends_with(".ptf")), "{:?}", summary.embedded);
+    let msg = status(&h);
+    assert!(msg.contains(&format!("embedded: {} resources", summary.embedded.len())), "{msg}");
+    assert!(
+        msg.contains("warning: 1 missing or unusable resources (not embedded): map:textures/definitely_missing"),
+        "{msg}"
+    );
+}
+
+/// An unsaved map exports what the shared assets hold and says that the project folder was not
+/// searched; a map with no textures says that nothing was embedded.
+#[test]
+fn export_of_an_unsaved_map_says_what_is_embedded() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = harness();
+    let out = dir.path().join("demo.pmf");
+    h.state_mut().state.apply(pmfedit::command::Command::Export(out.clone())).unwrap();
+    frames_until_exported(&mut h);
+    let msg = status(&h);
+    assert!(msg.contains("not saved: resources were looked up in the asset folder only"), "{msg}");
+    assert!(msg.contains("embedded: ") && !msg.contains("warning"), "{msg}");
+
+    let mut map = pmfedit_core::map::Map::new("bare");
+    let ids: Vec<_> = map.library.materials().iter().map(|(id, _)| id).collect();
+    for id in ids {
+        let mut m = map.library.materials().get(id).unwrap().clone();
+        m.texture = String::new();
+        map.library.replace(id, m).unwrap();
+    }
+    let mut h = harness_on(Document { map, project: None, start_view: None });
+    h.state_mut().state.asset_roots.clear();
+    h.state_mut().state.apply(pmfedit::command::Command::Export(out.clone())).unwrap();
+    h.state_mut().state.last_export = None;
+    frames_until_exported(&mut h);
+    assert!(status(&h).contains("embedded archive: none"), "{}", status(&h));
+}
+
+/// Where a world point is on screen (points), from the viewport's camera.
+fn screen_of(h: &Harness<'_, App>, p: glam::DVec3) -> egui::Pos2 {
+    let rect = h.state().viewport_rect.expect("the viewport was drawn");
+    let ndc = h.state().viewport.camera.project(p, rect.width() / rect.height()).expect("in front of the camera");
+    egui::pos2(rect.left() + (ndc.x + 1.0) * 0.5 * rect.width(), rect.top() + (1.0 - ndc.y) * 0.5 * rect.height())
+}
+
+/// One notch of the mouse wheel (away from the user) at the pointer.
+fn wheel_notch(h: &mut Harness<'_, App>, lines: f32) {
+    h.event(egui::Event::MouseWheel {
+        unit: egui::MouseWheelUnit::Line,
+        delta: egui::vec2(0.0, lines),
+        phase: egui::TouchPhase::Move,
+        source: egui::MouseWheelSource::Unknown,
+        modifiers: egui::Modifiers::NONE,
+    });
+    frames(h);
+}
+
+/// Whether the cube at a world point of level 0 is solid.
+fn solid_at(h: &Harness<'_, App>, x: f64, y: f64, z: f64) -> bool {
+    let level = &h.state().state.map.levels[0];
+    level.get(level.frame().lattice_from_world(glam::DVec3::new(x, y, z))).is_ok_and(|(c, _)| c.is_solid())
+}
+
+/// Every solid unit cell of level 0 within `lo..hi` (world, integer corners), as its minimum.
+fn solid_cells(h: &Harness<'_, App>, lo: [i32; 3], hi: [i32; 3]) -> Vec<[i32; 3]> {
+    let mut out = Vec::new();
+    for x in lo[0]..hi[0] {
+        for y in lo[1]..hi[1] {
+            for z in lo[2]..hi[2] {
+                if solid_at(h, f64::from(x) + 0.5, f64::from(y) + 0.5, f64::from(z) + 0.5) {
+                    out.push([x, y, z]);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A press at `a`, the pointer moved to `b`, a release there.
+fn drag_on_view(h: &mut Harness<'_, App>, a: egui::Pos2, b: egui::Pos2) {
+    h.hover_at(a);
+    frames(h);
+    h.drag_at(a);
+    frames(h);
+    h.hover_at(b);
+    frames(h);
+    h.drop_at(b);
+    frames(h);
+}
+
+/// A new map has no faces, but every map has a work plane: the first click with the Place tool
+/// on an empty map puts a cube on it (it used to do nothing: there was no face to click).
+#[test]
+fn the_first_click_on_an_empty_map_places_a_cube_on_the_work_plane() {
+    let mut h = harness_on(empty_map());
+    assert_eq!(h.state().state.tool, tools::place::ID);
+    let at = screen_of(&h, glam::DVec3::new(2.5, 0.0, 1.5));
+    h.hover_at(at);
+    frames(&mut h);
+    assert!(h.state().viewport.hovered().is_none(), "an empty map has no face to hover");
+    h.drag_at(at);
+    frames(&mut h);
+    h.drop_at(at);
+    frames(&mut h);
+    assert_eq!(h.state().state.history.len(), 1, "{}", status(&h));
+    assert_eq!(solid_cells(&h, [-4, -2, -4], [6, 3, 6]), [[2, 0, 1]], "one cube on the plane, under the pointer");
+    // PageUp lifts the work plane one cube: the next click lands a cube higher.
+    h.key_press(egui::Key::PageUp);
+    frames(&mut h);
+    assert_eq!(h.state().state.work_point.y, 1.0);
+    let at = screen_of(&h, glam::DVec3::new(-1.5, 1.0, 0.5));
+    h.hover_at(at);
+    frames(&mut h);
+    h.drag_at(at);
+    frames(&mut h);
+    h.drop_at(at);
+    frames(&mut h);
+    assert!(solid_at(&h, -1.5, 1.5, 0.5), "{:?}", solid_cells(&h, [-4, -2, -4], [6, 3, 6]));
+}
+
+/// The Box tool draws on the work plane by default (pressing over a wall's side no longer
+/// makes a vertical slab), on the pressed face with Shift, and one wheel notch adds one layer
+/// (it used to take two notches for the first layer and then add two or three).
+#[test]
+fn box_draws_on_the_work_plane_and_a_wheel_notch_is_one_layer() {
+    let mut h = harness_on(empty_map());
+    h.key_press(egui::Key::Num4);
+    frames(&mut h);
+    let a = screen_of(&h, glam::DVec3::new(0.5, 0.0, 0.5));
+    let b = screen_of(&h, glam::DVec3::new(3.5, 0.0, 2.5));
+    h.hover_at(a);
+    frames(&mut h);
+    h.drag_at(a);
+    frames(&mut h);
+    h.hover_at(b);
+    frames(&mut h);
+    wheel_notch(&mut h, 1.0);
+    h.drop_at(b);
+    frames(&mut h);
+    let cells = solid_cells(&h, [-2, -2, -2], [6, 5, 6]);
+    assert_eq!(cells.len(), 4 * 2 * 3, "a 4×3 rectangle two layers high: {cells:?}");
+    assert!(cells.iter().all(|c| (0..4).contains(&c[0]) && (0..2).contains(&c[1]) && (0..3).contains(&c[2])));
+    // Over the block's side face, a plain drag still draws on the work plane (a floor beside
+    // it), not a slab on the side.
+    let side = screen_of(&h, glam::DVec3::new(1.5, 1.0, 0.0));
+    h.hover_at(side);
+    frames(&mut h);
+    assert!(h.state().viewport.hovered().is_some_and(|p| p.face == pmfedit_core::map::coords::Face::NegZ));
+    let before = solid_cells(&h, [-2, -2, -6], [6, 5, 6]).len();
+    let far = screen_of(&h, glam::DVec3::new(1.5, 0.0, -3.5));
+    drag_on_view(&mut h, side, far);
+    let after = solid_cells(&h, [-2, -2, -6], [6, 5, 6]);
+    assert!(after.len() > before, "the drag made nothing");
+    assert!(after.iter().all(|c| c[1] < 2), "a slab went up the side: {after:?}");
+}
+
+/// The wheel zooms towards the point under the pointer: the face there stays under it (it used
+/// to zoom to the screen centre, moving what the designer pointed at away).
+#[test]
+fn the_wheel_zooms_to_the_pointer() {
+    let mut h = harness();
+    let rect = h.state().viewport_rect.unwrap();
+    let at = rect.center() + egui::vec2(rect.width() * 0.25, rect.height() * 0.15);
+    h.hover_at(at);
+    frames(&mut h);
+    let before = *h.state().viewport.hovered().expect("a face off-centre");
+    let eye = h.state().viewport.camera.eye;
+    wheel_notch(&mut h, 3.0);
+    h.hover_at(at);
+    frames(&mut h);
+    let after = *h.state().viewport.hovered().expect("still a face there");
+    assert!(h.state().viewport.camera.eye.distance(eye) > 0.5, "the wheel did not zoom");
+    assert!(after.point.distance(before.point) < 2.0, "{:?} moved to {:?}", before.point, after.point);
+}
+
+/// F6 switches to the orthographic top view (F5 back); a Box drag there makes a box of exactly
+/// the cells between the pointer's two positions, and the Box panel types one.
+#[test]
+fn the_top_view_draws_boxes_precisely_and_the_box_panel_types_one() {
+    use pmfedit::viewport::camera::OrthoView;
+    let mut h = harness_on(empty_map());
+    h.key_press(egui::Key::Num4);
+    h.key_press(egui::Key::F6);
+    frames(&mut h);
+    assert_eq!(h.state().viewport.camera.ortho, Some(OrthoView::Top));
+    let a = screen_of(&h, glam::DVec3::new(-2.5, 0.0, -1.5));
+    let b = screen_of(&h, glam::DVec3::new(3.5, 0.0, 2.5));
+    drag_on_view(&mut h, a, b);
+    let cells = solid_cells(&h, [-6, -2, -6], [8, 3, 8]);
+    assert_eq!(cells.len(), 7 * 5, "{cells:?}");
+    assert!(cells.iter().all(|c| (-3..4).contains(&c[0]) && c[1] == 0 && (-2..3).contains(&c[2])), "{cells:?}");
+    // The panel shows the box the drag made; typing a size and Fill makes that box.
+    let form = |h: &Harness<'_, App>| h.get_by_label("width").value().unwrap_or_default();
+    assert_eq!(form(&h), "7");
+    h.get_by_label("min x").set_value_accesskit(10.0);
+    h.get_by_label("min y").set_value_accesskit(0.0);
+    h.get_by_label("min z").set_value_accesskit(-4.0);
+    h.get_by_label("width").set_value_accesskit(2.0);
+    h.get_by_label("height").set_value_accesskit(3.0);
+    h.get_by_label("depth").set_value_accesskit(1.0);
+    frames(&mut h);
+    h.get_by_label("Fill box").click();
+    frames(&mut h);
+    let typed = solid_cells(&h, [8, -2, -6], [14, 5, 0]);
+    assert_eq!(typed, [[10, 0, -4], [10, 1, -4], [10, 2, -4], [11, 0, -4], [11, 1, -4], [11, 2, -4]]);
+    h.key_press(egui::Key::F5);
+    frames(&mut h);
+    assert_eq!(h.state().viewport.camera.ortho, None);
+}
+
+/// What File → New (and `pmfc new --sample empty`) makes: one empty level, the starter library.
+fn empty_map() -> Document {
+    Document { map: sample::empty("untitled"), project: None, start_view: None }
+}
+
+/// Esc during a paint stroke takes back what the stroke painted so far: the map is as before
+/// and no step is left applied (the stroke used to stay, as after a release).
+#[test]
+fn esc_cancels_a_paint_stroke_with_nothing_applied() {
+    let mut h = harness();
+    h.key_press(egui::Key::Num3);
+    frames(&mut h);
+    let (at, pick) = pick_at_viewport_centre(&mut h);
+    let before = h.state().state.map.snapshot();
+    let (other, _) =
+        h.state().state.map.library.materials().iter().find(|(id, _)| Some(*id) != material_under(&h, &pick)).unwrap();
+    h.state_mut().state.material = other;
+    h.drag_at(at);
+    frames(&mut h);
+    h.hover_at(at + egui::vec2(40.0, 10.0));
+    frames(&mut h);
+    assert!(!h.state().state.map.content_eq(&before), "the stroke paints live");
+    h.key_press(egui::Key::Escape);
+    frames(&mut h);
+    h.drop_at(at + egui::vec2(40.0, 10.0));
+    frames(&mut h);
+    assert!(h.state().state.map.content_eq(&before), "the painted faces stay painted");
+    assert!(!h.state().state.history.can_undo(), "{:?}", h.state().state.history.undo_name());
+    assert_eq!(status(&h), "Paint stroke cancelled");
+}
+
+#[test]
+fn the_level_tab_sets_the_sun_as_one_undo_step_and_the_view_starts_at_the_exported_brightness() {
+    let mut h = harness();
+    // What you see is what you export: no exposure, no editor ambient by default.
+    assert_eq!((h.state().viewport.exposure, h.state().viewport.ambient), (1.0, 0.0));
+    let before = h.state().state.map.levels[0].lighting;
+    assert!(before.sun.is_on() && before.sky.is_on() && before.bounces >= 1, "the demo is in daylight");
+    h.get_by_label("Level").click();
+    frames(&mut h);
+    h.get_by_label("Sun elevation").set_value_accesskit(30.0);
+    frames(&mut h);
+    let after = h.state().state.map.levels[0].lighting;
+    assert_eq!(after.sun.elevation, 30.0);
+    assert_eq!(after.sun.azimuth, before.sun.azimuth);
+    let names: Vec<String> = h.state().state.history.entries().map(|e| e.name.to_owned()).collect();
+    assert_eq!(names, ["Set sun, sky and bounce"]);
+    h.get_by_label("Bounces");
+    h.get_by_label("Sky intensity");
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::Z);
+    frames(&mut h);
+    assert_eq!(h.state().state.map.levels[0].lighting, before);
+}
+
 // Painting: one current material, fill, the selected box, strokes without gaps (issue 16).
 
 /// The id of a library material that is not `not`.
@@ -1328,7 +1681,7 @@ fn the_left_panel_resizes_by_its_edge_within_bounds_that_keep_the_view_bar() {
     let v = view(&h);
     assert!(v.left() <= *pmfedit::panels::LEFT_WIDTH.end() + 1.0, "the panel grew to {}", v.left());
     assert!(v.width() >= pmfedit::panels::VIEW_MIN_WIDTH - 1.0, "the view shrank to {}", v.width());
-    for control in ["Amb.", "Textures", "Objects", "Regions"] {
+    for control in ["View amb.", "Textures", "Objects", "Regions"] {
         let r = h.get_by_label(control).rect();
         assert!(v.contains(r.min) && r.max.x <= v.right(), "{control} at {r:?} is not inside the view {v:?}");
     }
@@ -1336,7 +1689,7 @@ fn the_left_panel_resizes_by_its_edge_within_bounds_that_keep_the_view_bar() {
     h.set_size(egui::vec2(1000.0, 800.0));
     frames(&mut h);
     let v = view(&h);
-    for control in ["Amb.", "Textures", "Objects", "Regions"] {
+    for control in ["View amb.", "Textures", "Objects", "Regions"] {
         let r = h.get_by_label(control).rect();
         assert!(v.contains(r.min) && r.max.x <= v.right() + 0.5, "{control} at {r:?} is not inside the view {v:?}");
     }

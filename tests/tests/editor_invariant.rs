@@ -3,7 +3,7 @@
 //! history jumps, library edits, light moves, imports — applied to `EditorState` while its real
 //! scheduler bakes in the background (drafts, previews, full bakes; results arriving between
 //! edits or not), then exported through `Command::Export`. The file must equal a full compile of
-//! the same map, with one worker and with two.
+//! the same map (resources embedded as a build does), with one worker and with two.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -21,7 +21,7 @@ use pmfedit_bake::scheduler::Scheduler;
 use pmfedit_core::edit::ChangeSet;
 use pmfedit_core::format::pmf;
 use pmfedit_core::map::Map;
-use pmfedit_tests::edits::{Op, edit_for, op, start_map};
+use pmfedit_tests::edits::{Op, edit_for, op, settings, start_map};
 
 /// One thing the designer's session does.
 #[derive(Debug, Clone)]
@@ -69,7 +69,7 @@ fn frame(state: &mut EditorState) {
 /// An editor document on the start map baking on `threads` interactive workers, optionally with
 /// another dependency spread.
 fn document(threads: usize, spread: Option<pmfedit_bake::rebuild::SpreadFn>) -> EditorState {
-    let scheduler = || Scheduler::interactive(threads, CompileSettings::default(), Arc::new(|| {}));
+    let scheduler = || Scheduler::interactive(threads, settings(), Arc::new(|| {}));
     let mut state = EditorState::with_scheduler(start_map(), None, scheduler());
     if let Some(s) = spread {
         state.bake = Rebuild::new(scheduler(), Plan::Interactive, Arc::new(state.map.snapshot())).with_spread(s);
@@ -115,9 +115,12 @@ fn check(steps: &[Step], threads: usize, spread: Option<pmfedit_bake::rebuild::S
     }
     let bytes = std::fs::read(&path).map_err(|e| format!("no export ({:?}): {e}", state.status))?;
     let file = pmf::read(&bytes).map_err(|e| e.to_string())?;
-    let settings = CompileSettings { timestamp: file.header.creation_time, ..CompileSettings::default() };
-    let full =
-        pmf::write(&compile_full(&state.map, &settings).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
+    let settings = CompileSettings { timestamp: file.header.creation_time, ..settings() };
+    // Export embeds resources as `pmfc build` does (`pmfedit_bake::export`): the same on the full
+    // compile.
+    let mut full = compile_full(&state.map, &settings).map_err(|e| e.to_string())?;
+    pmfedit_bake::resources::embed_resources(&mut full, &state.resource_roots(), &[]).map_err(|e| e.to_string())?;
+    let full = pmf::write(&full).map_err(|e| e.to_string())?;
     if bytes != full {
         return Err(format!(
             "the editor's export differs from a full compile ({} vs {} bytes)",

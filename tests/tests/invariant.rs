@@ -6,22 +6,19 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+use glam::IVec3;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 
 use pmfedit_bake::compile::{CompileSettings, compile_full};
-use pmfedit_bake::deps::ChunkKey;
+use pmfedit_bake::deps::{ChunkKey, dirty_chunks, library_users};
 use pmfedit_bake::rebuild::{ChunkState, Plan, Rebuild, SpreadFn};
 use pmfedit_bake::scheduler::Scheduler;
 use pmfedit_core::edit::{ChangeSet, History};
 use pmfedit_core::format::pmf;
 use pmfedit_core::map::Map;
 use pmfedit_core::map::library::LightId;
-use pmfedit_tests::edits::{Op, edit_for, op, start_map};
-
-fn settings() -> CompileSettings {
-    CompileSettings { timestamp: 1_700_000_000, ..CompileSettings::default() }
-}
+use pmfedit_tests::edits::{EDGE, Op, edit_for, op, settings, start_map};
 
 fn bytes(file: &pmf::File) -> Vec<u8> {
     pmf::write(file).unwrap_or_else(|e| panic!("{e}"))
@@ -142,6 +139,58 @@ fn a_window_between_two_large_spaces_rebakes_far_cells() {
     assert!(far.len() > 4, "far chunks whose lists changed: {far:?}");
     let ops = [window, Op::Window { z: 72, open: false }, Op::Undo, Op::Window { z: 8, open: true }, Op::Undo];
     check(&ops, 2, Plan::FinalOnly, None).unwrap();
+}
+
+/// Library edits spread only to the chunks whose cubes use the record, like cube edits there.
+/// A spread that re-bakes those chunks alone (not their neighbours, whose faces against a glass
+/// cube are culled or not by its transparency) is caught.
+fn users_only_spread(before: &Map, after: &Map, changes: &ChangeSet, settings: &CompileSettings) -> BTreeSet<ChunkKey> {
+    if changes.library.is_empty() {
+        dirty_chunks(before, after, changes, settings)
+    } else {
+        library_users(before, after, changes)
+    }
+}
+
+/// Glass set into the floor at the last column of a chunk, against the stone of the next
+/// chunk, then its transparency and colour changed.
+fn glass_ops() -> Vec<Op> {
+    vec![
+        Op::Fill { at: IVec3::new(EDGE - 8, 0, 8), size: IVec3::new(8, 8, 8), material: 1 },
+        Op::ToggleTransparent { material: 1 },
+        Op::Recolor { material: 1, color: [200, 40, 40] },
+        Op::ToggleTransparent { material: 1 },
+    ]
+}
+
+#[test]
+fn library_edits_rebake_exactly_what_uses_them() {
+    check(&glass_ops(), 2, Plan::FinalOnly, None).unwrap();
+    let e = check(&glass_ops(), 1, Plan::FinalOnly, Some(users_only_spread)).unwrap_err();
+    assert!(e.contains("ToggleTransparent"), "{e}");
+}
+
+/// A material no cube uses dirties no chunk: nothing is re-baked, and the export still equals a
+/// full compile.
+#[test]
+fn a_material_no_chunk_uses_dirties_none() {
+    let mut map = start_map();
+    let mut history = History::new();
+    let mut inc = engine(&map, 2, Plan::FinalOnly);
+    inc.wait();
+    let before_bytes = bytes(&inc.compile(None).unwrap());
+    let before = map.snapshot();
+    let edit = edit_for(&map, &Op::Recolor { material: 1, color: [1, 2, 3] }).unwrap();
+    let changes = history.apply(&mut map, edit).unwrap();
+    assert!(!changes.library.is_empty());
+    assert!(dirty_chunks(&before, &map, &changes, &settings()).is_empty());
+    assert_eq!(inc.edited(Arc::new(map.snapshot()), &changes), 0, "nothing re-baked");
+    assert!(inc.is_final());
+    // The colour is in the level's material table, which the compile writes from the map: the
+    // file changes, no chunk record does.
+    let after_bytes = bytes(&inc.compile(None).unwrap());
+    assert!(after_bytes != before_bytes);
+    assert!(after_bytes == bytes(&compile_full(&map, &settings()).unwrap()));
 }
 
 #[test]

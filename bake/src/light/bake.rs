@@ -8,7 +8,7 @@ use pmfedit_core::map::coords::ChunkCoord;
 use pmfedit_core::map::library::LightId;
 
 use super::{
-    BakedMode, LightError, LightScene, Packing, Patch, Placement, SceneLight, SurfaceFace, pack, plan_patches,
+    BakedMode, LightError, LightScene, Packing, Patch, Placement, SceneLight, SurfaceFace, pack_tight, plan_patches,
 };
 
 /// One vertex of the chunk's vertex array, for fast lights.
@@ -102,6 +102,10 @@ pub struct ChunkLighting {
     /// Per input air cell (same order): its lighting data, `None` where no light (nor ambient)
     /// reaches it.
     pub cells: Vec<Option<pmf::CubeLighting>>,
+    /// Chunks of the level, beyond the chunk and its 26 neighbours, that rays entered (sun, sky,
+    /// bounce, and shadow rays of the points bounce light comes from), sorted: an edit there can
+    /// change this result ([`crate::compile::ChunkBake::reads`]).
+    pub reads: Vec<ChunkCoord>,
 }
 
 /// Which baked lights can reach `chunk` of `level`: the sphere of each light's reach (range plus
@@ -209,8 +213,9 @@ fn patch_bounds(patch: &Patch) -> (DVec3, DVec3) {
 /// Bakes one chunk.
 ///
 /// Lights considered: [`chunk_light_deps`] of the chunk, in id order.
-/// - **Static lights** and the ambient term go into [`ChunkLighting::lightmaps`] (RGB, K2
-///   scale, light colour included) and into every cell's base light.
+/// - **Static lights**, the ambient term and the level's sun, sky, bounced and emitted light
+///   ([`LightScene::far_light`]) go into [`ChunkLighting::lightmaps`] (RGB, K2 scale, light
+///   colour included) and into every cell's base light.
 /// - **Dynamic lights**: one layer per page the light puts a non-zero luxel on, same scale as the
 ///   lightmaps and *with the light's colour* (the layer is what the engine adds when the light is
 ///   on); the client record's colour is the light's colour. Nothing of them goes into the static
@@ -218,7 +223,8 @@ fn patch_bounds(patch: &Patch) -> (DVec3, DVec3) {
 /// - **Fast lights**: per-vertex multipliers (`0..=255`, the luxel value a *white* light with the
 ///   light's intensity would give there; the engine applies colour and run-time intensity), run
 ///   length encoded by [`encode_fast_ranges`]. Vertices get no lightmap contribution either.
-/// - **Cells** (K4): base = static lights + ambient at the cell centre (no cosine term); a
+/// - **Cells** (K4): base = static lights + ambient + sun, sky and bounce at the cell centre
+///   (no cosine term; see [`super::gather`]); a
 ///   reference to every dynamic / fast light of the chunk that reaches the centre, its amount in
 ///   the same white-light units as fast multipliers. `None` where the base is black and no light
 ///   reaches.
@@ -231,8 +237,9 @@ pub fn bake_chunk(scene: &LightScene<'_>, input: &ChunkInput<'_>) -> Result<Chun
     if u32::try_from(input.vertices.len()).is_err() {
         return Err(LightError::TooManyVertices(input.vertices.len()));
     }
+    scene.begin_reads(input.chunk);
     let patches = plan_patches(input.faces, settings)?;
-    let Packing { pages, placements } = pack(&patches, settings.max_page_log2)?;
+    let Packing { pages, placements } = pack_tight(&patches, settings.max_page_log2)?;
     let deps = chunk_light_deps(scene.level(), input.chunk);
     let lights: Vec<&SceneLight> = deps.iter().filter_map(|&id| scene.light(id)).collect();
     let bounds: Vec<(DVec3, DVec3)> = patches.iter().map(patch_bounds).collect();
@@ -250,7 +257,7 @@ pub fn bake_chunk(scene: &LightScene<'_>, input: &ChunkInput<'_>) -> Result<Chun
         for j in 0..patch.height {
             for i in 0..patch.width {
                 let p = patch.luxel(i, j);
-                let mut v = scene.ambient(p, patch.normal);
+                let mut v = scene.ambient(p, patch.normal) + scene.far_light(p, Some(patch.normal));
                 for l in &near {
                     v += scene.irradiance(p, Some(patch.normal), l);
                 }
@@ -265,7 +272,7 @@ pub fn bake_chunk(scene: &LightScene<'_>, input: &ChunkInput<'_>) -> Result<Chun
         .air_cells
         .iter()
         .map(|&c| {
-            let mut v = settings.ambient_f();
+            let mut v = settings.ambient_f() + scene.far_light(c, None);
             for l in &statics {
                 v += scene.irradiance(c, None, l);
             }
@@ -343,5 +350,6 @@ pub fn bake_chunk(scene: &LightScene<'_>, input: &ChunkInput<'_>) -> Result<Chun
     out.faces =
         patches.into_iter().zip(placements).map(|(patch, placement)| FaceLightmap { patch, placement }).collect();
     out.cells = cells;
+    out.reads = scene.take_reads();
     Ok(out)
 }

@@ -4,9 +4,10 @@ use glam::DVec3;
 use pmfedit_core::format::pmf;
 use pmfedit_core::map::coords::LevelFrame;
 use pmfedit_core::map::library::{Light, LightId, LightMode, LightShape};
-use pmfedit_core::map::{Level, Map};
+use pmfedit_core::map::{Level, Library, Map};
 
 use super::LightError;
+use super::gather::{Far, GatherSettings, hemisphere};
 
 /// Ambient occlusion of the ambient term on luxels.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -44,6 +45,8 @@ pub struct LightSettings {
     pub edge_inset: f64,
     /// Ambient occlusion on luxels; `None` (default) = off.
     pub ao: Option<AoSettings>,
+    /// Rays and distances of sun, sky, bounce and emission (the level says whether each is on).
+    pub gather: GatherSettings,
 }
 
 impl Default for LightSettings {
@@ -56,6 +59,7 @@ impl Default for LightSettings {
             normal_offset: 1.0 / 32.0,
             edge_inset: 1.0 / 32.0,
             ao: None,
+            gather: GatherSettings::default(),
         }
     }
 }
@@ -201,27 +205,43 @@ pub fn spot_factor(cos_angle: f64, cos_outer: f64, cos_inner: f64) -> f64 {
 /// The lights of one level, ready to be evaluated against its geometry.
 #[derive(Debug, Clone)]
 pub struct LightScene<'a> {
-    level: &'a Level,
-    frame: LevelFrame,
-    settings: LightSettings,
-    lights: Vec<SceneLight>,
+    pub(super) level: &'a Level,
+    pub(super) frame: LevelFrame,
+    pub(super) settings: LightSettings,
+    pub(super) lights: Vec<SceneLight>,
     /// Fixed hemisphere directions for ambient occlusion, around +Z.
     ao_dirs: Vec<DVec3>,
+    /// Sun, sky, bounce and emission ([`super::gather`]).
+    pub(super) far: Far,
 }
 
 impl<'a> LightScene<'a> {
-    /// Gathers the baked lights (static, dynamic, fast) of `level`, in id order.
+    /// Gathers the baked lights (static, dynamic, fast) of `level`, in id order, and its sun,
+    /// sky and bounce settings, without a library: every face reflects a mid grey, none emits,
+    /// none is a skybox (see [`Self::with_library`]).
     pub fn new(level: &'a Level, settings: LightSettings) -> Self {
+        Self::build(level, None, settings)
+    }
+
+    /// [`new`](Self::new) with the materials of `library`: their colours are what bounced light
+    /// reflects, their emission lights the level, and
+    /// skybox materials count as open sky.
+    pub fn with_library(level: &'a Level, library: &Library, settings: LightSettings) -> Self {
+        Self::build(level, Some(library), settings)
+    }
+
+    fn build(level: &'a Level, library: Option<&Library>, settings: LightSettings) -> Self {
         let lights =
             level.objects.lights().iter().filter_map(|(id, l)| SceneLight::new(id, l, settings.emitter_grid)).collect();
         let ao_dirs = settings.ao.map(|ao| hemisphere(ao.rays)).unwrap_or_default();
-        Self { level, frame: level.frame(), settings, lights, ao_dirs }
+        let far = Far::new(level, library, &settings.gather);
+        Self { level, frame: level.frame(), settings, lights, ao_dirs, far }
     }
 
-    /// [`new`](Self::new) for level `level` of `map`.
+    /// [`with_library`](Self::with_library) for level `level` of `map`.
     pub fn from_level(map: &'a Map, level: usize, settings: LightSettings) -> Result<Self, LightError> {
         let l = map.levels.get(level).ok_or(LightError::NoLevel(level))?;
-        Ok(Self::new(l, settings))
+        Ok(Self::with_library(l, &map.library, settings))
     }
 
     /// The level lit.
@@ -248,37 +268,13 @@ impl<'a> LightScene<'a> {
     ///
     /// Uses [`Level::ray_cast`] across chunks. A cube with pushed corners that contains the
     /// start is stepped out of first (the ray cast sees such cubes as whole boxes, and a luxel
-    /// on a slope lies inside its own cube's box).
+    /// on a slope lies inside its own cube's box). Records the chunks the ray enters, like every
+    /// ray of the bake ([`super::gather`]).
     pub fn visible(&self, from: DVec3, to: DVec3) -> bool {
-        let mut origin = self.frame.lattice_from_world_f(from);
-        let target = self.frame.lattice_from_world_f(to);
-        let delta = target - origin;
+        let origin = self.frame.lattice_from_world_f(from);
+        let delta = self.frame.lattice_from_world_f(to) - origin;
         let Some(dir) = delta.try_normalize() else { return true };
-        let mut remaining = delta.length();
-        for _ in 0..3 {
-            let Some(hit) = self.level.ray_cast(origin, dir, remaining) else { return true };
-            if hit.distance > 1e-9 || !hit.cube.has_pushed_corners() {
-                return false;
-            }
-            // Leave the box of the cube the ray starts in.
-            let lo = hit.level_addr.min.as_dvec3();
-            let hi = hit.level_addr.max().as_dvec3();
-            let mut t_exit = f64::INFINITY;
-            for a in 0..3 {
-                if dir[a] > 0.0 {
-                    t_exit = t_exit.min((hi[a] - origin[a]) / dir[a]);
-                } else if dir[a] < 0.0 {
-                    t_exit = t_exit.min((lo[a] - origin[a]) / dir[a]);
-                }
-            }
-            let step = t_exit.max(0.0) + 1e-6;
-            if step >= remaining {
-                return true;
-            }
-            origin += dir * step;
-            remaining -= step;
-        }
-        false
+        self.trace(origin, dir, delta.length()).0.is_none()
     }
 
     /// How much of `light` reaches `point`, in luxel units for a *white* light (its intensity
@@ -337,16 +333,4 @@ impl<'a> LightScene<'a> {
             .count();
         amb * (open as f64 / self.ao_dirs.len() as f64)
     }
-}
-
-/// `n` fixed directions over the +Z hemisphere (a golden-angle spiral, cosine-distributed).
-fn hemisphere(n: u32) -> Vec<DVec3> {
-    let golden = std::f64::consts::PI * (3.0 - 5f64.sqrt());
-    (0..n)
-        .map(|k| {
-            let r = ((f64::from(k) + 0.5) / f64::from(n)).sqrt();
-            let phi = golden * f64::from(k);
-            DVec3::new(r * phi.cos(), r * phi.sin(), (1.0 - r * r).max(0.0).sqrt())
-        })
-        .collect()
 }

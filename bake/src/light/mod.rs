@@ -38,6 +38,8 @@
 
 mod bake;
 mod eval;
+mod far_rays;
+mod gather;
 mod pack;
 mod patch;
 
@@ -49,7 +51,8 @@ pub use bake::{
     encode_fast_ranges,
 };
 pub use eval::{AoSettings, BakedMode, LightScene, LightSettings, SceneLight, falloff, spot_factor};
-pub use pack::{LuxelRect, Packing, Page, Placement, pack};
+pub use gather::GatherSettings;
+pub use pack::{LuxelRect, MIN_TIGHT_PAGE_LOG2, Packing, Page, Placement, pack, pack_tight};
 pub use patch::{Patch, SurfaceFace, plan_patches};
 
 use std::fmt;

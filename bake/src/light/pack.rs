@@ -112,6 +112,32 @@ fn ceil_log2(v: u64) -> u8 {
     (64 - (v.max(1) - 1).leading_zeros()) as u8
 }
 
+/// Smallest page-size cap [`pack_tight`] tries: pages of 32×32 luxels (smaller ones would
+/// multiply the pages, each a texture the engine binds, for little saving).
+pub const MIN_TIGHT_PAGE_LOG2: u8 = 5;
+
+/// [`pack`] at the cap that leaves the fewest luxels unused: every cap from `max_page_log2` down
+/// to [`MIN_TIGHT_PAGE_LOG2`] is tried, and the packing whose pages hold the fewest luxels in all
+/// wins (ties: the larger cap, so fewer pages). One power-of-two page holding all of a chunk's
+/// patches is often more than half empty; several smaller pages waste less, and unused luxels
+/// are file bytes and texture memory that light nothing. Deterministic, like [`pack`].
+///
+/// Errors: those of [`pack`] at `max_page_log2`.
+pub fn pack_tight(patches: &[Patch], max_page_log2: u8) -> Result<Packing, LightError> {
+    let luxels = |p: &Packing| p.pages.iter().map(|page| 1u64 << (2 * u32::from(page.size_log2))).sum::<u64>();
+    let mut best = pack(patches, max_page_log2)?;
+    let mut best_luxels = luxels(&best);
+    for log2 in (MIN_TIGHT_PAGE_LOG2..max_page_log2).rev() {
+        // A smaller cap fails once a patch or a group no longer fits, or the pages run out.
+        let Ok(p) = pack(patches, log2) else { break };
+        let n = luxels(&p);
+        if n < best_luxels {
+            (best, best_luxels) = (p, n);
+        }
+    }
+    Ok(best)
+}
+
 /// Packs patches onto square pages of edge at most `2^max_page_log2` (≤ 2^12).
 ///
 /// Patches of one [`Patch::group`] always share a page: each group is first laid out in a box of

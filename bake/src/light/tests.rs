@@ -6,6 +6,7 @@ use pmfedit_core::map::Level;
 use pmfedit_core::map::coords::{ChunkCoord, LatticeBox};
 use pmfedit_core::map::ids::{MaterialId, PhysicsId, SoundId};
 use pmfedit_core::map::library::{Light, LightId, LightMode, LightShape, RealtimeLight};
+use pmfedit_core::map::lighting::LevelLighting;
 use pmfedit_core::map::octree::Cube;
 use proptest::prelude::*;
 
@@ -20,6 +21,8 @@ fn stone() -> Cube {
 fn level() -> Level {
     let mut l = Level::new("light", 3).unwrap();
     l.set_center_chunk(ChunkCoord::new(2, 2, 2)).unwrap();
+    // The lights alone: sun, sky and bounce have their own tests.
+    l.lighting = LevelLighting::none();
     l
 }
 
@@ -483,6 +486,37 @@ fn fast_range_encoding_examples() {
     );
 }
 
+#[test]
+fn tight_packing_wastes_fewer_luxels_and_keeps_groups_whole() {
+    let total = |pk: &Packing| pk.pages.iter().map(|p| u64::from(p.edge()).pow(2)).sum::<u64>();
+    // Never worse than one page at the cap.
+    let p: Vec<Patch> = (0..5).map(|k| fake_patch(k, 40, 40)).collect();
+    let one = pack(&p, 9).unwrap();
+    let tight = pack_tight(&p, 9).unwrap();
+    check_packing(&p, &tight, 9);
+    assert!(total(&tight) <= total(&one));
+    // 17 patches of 32×32: one page must be 256×256 (65 536 luxels for 17 408 used); 64×64 pages
+    // hold four each, five pages = 20 480 luxels.
+    let p: Vec<Patch> = (0..17).map(|k| fake_patch(k, 32, 32)).collect();
+    let one = pack(&p, 9).unwrap();
+    assert_eq!((one.pages.len(), one.pages[0].size_log2), (1, 8));
+    let tight = pack_tight(&p, 9).unwrap();
+    check_packing(&p, &tight, 9);
+    assert!(total(&tight) * 3 < total(&one), "{} vs {}", total(&tight), total(&one));
+    assert!(tight.pages.iter().all(|pg| pg.size_log2 >= MIN_TIGHT_PAGE_LOG2 || pg.patches.len() == 1));
+    // Groups stay on one page: a group of six 20×20 faces never splits, whatever the cap tried.
+    let p: Vec<Patch> = (0..18).map(|k| Patch { group: 100 + k / 6, ..fake_patch(k, 20, 20) }).collect();
+    let tight = pack_tight(&p, 9).unwrap();
+    check_packing(&p, &tight, 9);
+    for g in 0..3 {
+        let pages: std::collections::BTreeSet<u8> =
+            (0..18).filter(|k| k / 6 == g).map(|k| tight.placements[k as usize].page).collect();
+        assert_eq!(pages.len(), 1, "group {g} split over pages {pages:?}");
+    }
+    // Deterministic.
+    assert_eq!(pack_tight(&p, 9).unwrap(), tight);
+}
+
 proptest! {
     #[test]
     fn fast_ranges_round_trip(m in prop::collection::vec(prop_oneof![3 => Just(0u8), 1 => any::<u8>()], 0..200)) {
@@ -764,6 +798,7 @@ fn scene_from_map_and_missing_level() {
 #[ignore]
 fn light_throughput() {
     let mut lv = Level::new("bench", 4).unwrap();
+    lv.lighting = LevelLighting::none();
     lv.set_center_chunk(ChunkCoord::new(2, 2, 2)).unwrap();
     solid(&mut lv, [-16.0, -1.0, -16.0], [16.0, 0.0, 16.0]);
     let mut faces = vec![rect(0, 1, true, [-16.0, 0.0, -16.0], [16.0, 0.0, 16.0])];
@@ -794,4 +829,309 @@ fn light_throughput() {
         4.0 * luxels as f64 / best,
         out.lightmaps.len()
     );
+}
+
+// ----- sun, sky, bounce, emission ------------------------------------------------------------
+
+/// The starter library plus material 1 "stone" (grey, the [`stone`] cubes) and material 2
+/// "glow" (white, emitting `emission`), both with texture `textures/t.png`.
+fn library(emission: [u8; 3]) -> pmfedit_core::map::Library {
+    use pmfedit_core::map::library::Material;
+    let mut lib = pmfedit_core::map::Library::starter();
+    let textured = |name: &str| Material {
+        texture: "textures/t.png".into(),
+        color: [128; 3],
+        ..Material::new(name, PhysicsId(0), SoundId(0))
+    };
+    lib.add(textured("stone")).unwrap();
+    lib.add(Material { color: [255; 3], emission, ..textured("glow") }).unwrap();
+    lib
+}
+
+/// [`library`] with the stone's colour set to `color`.
+fn library_colored(color: [u8; 3]) -> pmfedit_core::map::Library {
+    let mut lib = library([0; 3]);
+    let mut stone = lib.materials().get(MaterialId(1)).unwrap().clone();
+    stone.color = color;
+    lib.replace(MaterialId(1), stone).unwrap();
+    lib
+}
+
+fn glow() -> Cube {
+    Cube::solid(MaterialId(2), PhysicsId(0), SoundId(0))
+}
+
+/// Sun (azimuth and elevation, degrees) and sky at their default strength, one bounce.
+fn daylight(level: &mut Level, azimuth: f32, elevation: f32) {
+    level.lighting = LevelLighting::default();
+    level.lighting.sun.azimuth = azimuth;
+    level.lighting.sun.elevation = elevation;
+}
+
+fn bake_lib(
+    level: &Level,
+    lib: &pmfedit_core::map::Library,
+    settings: LightSettings,
+    faces: &[SurfaceFace],
+    cells: &[DVec3],
+) -> ChunkLighting {
+    let scene = LightScene::with_library(level, lib, settings);
+    let input = ChunkInput { chunk: chunk_at(level, [0.0; 3]), faces, vertices: &[], air_cells: cells };
+    bake_chunk(&scene, &input).unwrap()
+}
+
+/// Mean of the three channels.
+fn brightness(l: [u8; 3]) -> f64 {
+    l.iter().map(|&c| f64::from(c)).sum::<f64>() / 3.0
+}
+
+/// Mean brightness of face `k`'s luxels whose sample lies in the box `lo..hi`.
+fn mean_in(out: &ChunkLighting, k: usize, lo: [f64; 3], hi: [f64; 3]) -> f64 {
+    let patch = &out.faces[k].patch;
+    let lux = static_luxels(out, k);
+    let (lo, hi) = (DVec3::from(lo), DVec3::from(hi));
+    let picked: Vec<f64> = patch
+        .luxels
+        .iter()
+        .zip(&lux)
+        .filter(|(p, _)| p.cmpge(lo).all() && p.cmple(hi).all())
+        .map(|(_, &l)| brightness(l))
+        .collect();
+    assert!(!picked.is_empty(), "no luxel of face {k} in {lo}..{hi}");
+    picked.iter().sum::<f64>() / picked.len() as f64
+}
+
+/// A floor slab over x, z in -16..16 (top at y = 0).
+fn floor_slab(level: &mut Level) {
+    solid(level, [-16.0, -1.0, -16.0], [16.0, 0.0, 16.0]);
+}
+
+#[test]
+fn a_sunlit_floor_has_a_wall_shadow_on_the_side_away_from_the_sun() {
+    let mut lv = level();
+    floor_slab(&mut lv);
+    // A wall 4 units high along Z at x 0..1; the sun stands in the west (-X), 45° up.
+    solid(&mut lv, [0.0, 0.0, -6.0], [1.0, 4.0, 6.0]);
+    daylight(&mut lv, 270.0, 45.0);
+    let faces =
+        vec![rect(0, 1, true, [-8.0, 0.0, -4.0], [0.0, 0.0, 4.0]), rect(1, 1, true, [1.0, 0.0, -4.0], [9.0, 0.0, 4.0])];
+    let lib = library([0; 3]);
+    let out = bake_lib(&lv, &lib, LightSettings::default(), &faces, &[]);
+    let sunny_west = mean_in(&out, 0, [-7.0, -1.0, -3.0], [-1.0, 1.0, 3.0]);
+    let shadow = mean_in(&out, 1, [1.5, -1.0, -3.0], [4.0, 1.0, 3.0]);
+    let sunny_east = mean_in(&out, 1, [6.0, -1.0, -3.0], [8.5, 1.0, 3.0]);
+    assert!(shadow * 3.0 <= sunny_west && shadow * 3.0 <= sunny_east, "{shadow} vs {sunny_west}, {sunny_east}");
+    // The shadow is east of the wall, away from the sun: the west side right at the wall is lit.
+    let at_wall_west = mean_in(&out, 0, [-2.0, -1.0, -3.0], [-0.2, 1.0, 3.0]);
+    assert!(at_wall_west > 2.0 * shadow, "{at_wall_west} vs {shadow}");
+    // With the sun in the east, the shadow moves west.
+    daylight(&mut lv, 90.0, 45.0);
+    let out = bake_lib(&lv, &lib, LightSettings::default(), &faces, &[]);
+    let (west, east) =
+        (mean_in(&out, 0, [-3.5, -1.0, -3.0], [-1.0, 1.0, 3.0]), mean_in(&out, 1, [1.5, -1.0, -3.0], [4.0, 1.0, 3.0]));
+    assert!(west * 3.0 <= east, "{west} vs {east}");
+}
+
+#[test]
+fn a_closed_room_without_a_lamp_stays_dark_in_daylight_however_big() {
+    let dark_value = LightSettings::default().ambient;
+    let mut lv = level();
+    room(&mut lv);
+    daylight(&mut lv, 30.0, 60.0);
+    let faces = room_faces();
+    let cells = [DVec3::ZERO, DVec3::new(3.0, 3.0, -3.0)];
+    let out = bake_lib(&lv, &library([0; 3]), LightSettings::default(), &faces, &cells);
+    for k in 0..6 {
+        assert!(static_luxels(&out, k).iter().all(|&l| l == dark_value), "inner face {k} got daylight");
+    }
+    assert!(out.cells.iter().all(|c| c.as_ref().unwrap().base == dark_value));
+    // The outside of the roof is lit: the test can fail.
+    let roof = faces.iter().position(|f| f.normal == DVec3::Y && f.corners[0].y == 6.0).unwrap();
+    assert!(static_luxels(&out, roof).iter().all(|l| brightness(*l) > 100.0));
+
+    // A hall wider than the gather distance: rays that meet nothing still end under its roof.
+    let mut hall = level();
+    solid(&mut hall, [-19.0, -3.0, -19.0], [19.0, 6.0, 19.0]);
+    air(&mut hall, [-18.0, -2.0, -18.0], [18.0, 5.0, 18.0]);
+    daylight(&mut hall, 30.0, 60.0);
+    assert!(36.0 > LightSettings::default().gather.distance * 2.0);
+    let floor = [rect(0, 1, true, [-18.0, -2.0, -18.0], [18.0, -2.0, 18.0])];
+    let out = bake_lib(&hall, &library([0; 3]), LightSettings::default(), &floor, &[DVec3::new(0.0, 1.5, 0.0)]);
+    assert!(static_luxels(&out, 0).iter().all(|&l| l == dark_value));
+    assert_eq!(out.cells[0].as_ref().unwrap().base, dark_value);
+}
+
+#[test]
+fn light_through_a_doorway_reaches_the_door_wall_only_by_bounce() {
+    // A light stone room x, z in -5..5, y 0..5, walls 1 thick, a doorway in the west wall
+    // (x -6..-5) at z -2..2, y 0..4; the sun in the west shines through it onto the floor.
+    let build = |bounces: u8| {
+        let mut lv = level();
+        floor_slab(&mut lv);
+        solid(&mut lv, [-6.0, 0.0, -6.0], [6.0, 6.0, 6.0]);
+        air(&mut lv, [-5.0, 0.0, -5.0], [5.0, 5.0, 5.0]);
+        air(&mut lv, [-6.0, 0.0, -2.0], [-5.0, 4.0, 2.0]);
+        daylight(&mut lv, 270.0, 35.0);
+        lv.lighting.bounces = bounces;
+        // The door wall's inside (normal +X) and the floor.
+        let faces = [
+            rect(0, 0, true, [-5.0, 0.0, -5.0], [-5.0, 5.0, 5.0]),
+            rect(1, 1, true, [-5.0, 0.0, -5.0], [5.0, 0.0, 5.0]),
+        ];
+        bake_lib(&lv, &library_colored([220; 3]), LightSettings::default(), &faces, &[])
+    };
+    let ambient = brightness(LightSettings::default().ambient);
+    let direct = build(0);
+    let bounced = build(1);
+    // The floor behind the doorway is sunlit either way.
+    let sunny = mean_in(&direct, 1, [-3.0, -1.0, -0.5], [-1.0, 1.0, 0.5]);
+    assert!(sunny > 60.0, "{sunny}");
+    // The door wall away from the opening: ambient alone without bounce, clearly lit with it.
+    let (lo, hi) = ([-6.0, 0.2, 3.0], [-4.0, 2.5, 4.8]);
+    let without = mean_in(&direct, 0, lo, hi);
+    let with = mean_in(&bounced, 0, lo, hi);
+    assert!((without - ambient).abs() < 0.5, "{without}");
+    assert!(with > without + 3.0, "{with} vs {without}");
+}
+
+#[test]
+fn an_emissive_cube_lights_the_floor_under_it() {
+    let build = |emission: [u8; 3]| {
+        let mut lv = level();
+        floor_slab(&mut lv);
+        lv.fill_box(lattice_box(&lv, [-0.5, 1.0, -0.5], [0.5, 2.0, 0.5]), glow()).unwrap();
+        let faces = [rect(0, 1, true, [-8.0, 0.0, -8.0], [8.0, 0.0, 8.0])];
+        // No sun, no sky, no bounce: the cube's emission alone.
+        bake_lib(&lv, &library(emission), LightSettings::default(), &faces, &[DVec3::new(0.0, 0.5, 0.0)])
+    };
+    let ambient = brightness(LightSettings::default().ambient);
+    let lit = build([255, 200, 100]);
+    let under = mean_in(&lit, 0, [-0.6, -1.0, -0.6], [0.6, 1.0, 0.6]);
+    let far = mean_in(&lit, 0, [6.0, -1.0, 6.0], [8.0, 1.0, 8.0]);
+    assert!(under > ambient + 15.0 && under > far + 15.0, "under {under}, far {far}");
+    // Warm: the emission's colour.
+    let c = luxel_near(&lit, 0, [0.0, 0.0, 0.0]);
+    assert!(c[0] > c[2], "{c:?}");
+    assert!(brightness(lit.cells[0].as_ref().unwrap().base) > ambient + 15.0);
+    // Without emission the floor has the ambient term only.
+    let unlit = build([0; 3]);
+    assert!(static_luxels(&unlit, 0).iter().all(|&l| l == LightSettings::default().ambient));
+}
+
+#[test]
+fn the_air_above_a_sunlit_floor_is_brighter_than_inside_a_closed_room() {
+    let mut lv = level();
+    floor_slab(&mut lv);
+    // A closed room on the floor at x 6..14.
+    solid(&mut lv, [6.0, 0.0, -4.0], [14.0, 6.0, 4.0]);
+    air(&mut lv, [7.0, 0.0, -3.0], [13.0, 5.0, 3.0]);
+    daylight(&mut lv, 200.0, 50.0);
+    let cells = [DVec3::new(-6.0, 1.0, 0.0), DVec3::new(10.0, 2.0, 0.0)];
+    let out = bake_lib(&lv, &library([0; 3]), LightSettings::default(), &[], &cells);
+    let outside = out.cells[0].as_ref().unwrap().base;
+    let inside = out.cells[1].as_ref().unwrap().base;
+    assert_eq!(inside, LightSettings::default().ambient);
+    assert!(brightness(outside) > 4.0 * brightness(inside), "{outside:?} vs {inside:?}");
+}
+
+#[test]
+fn sky_light_on_an_open_plain_is_uniform() {
+    let mut lv = level();
+    floor_slab(&mut lv);
+    lv.lighting = LevelLighting::default();
+    lv.lighting.sun.intensity = 0.0;
+    lv.lighting.bounces = 0;
+    let faces = [rect(0, 1, true, [-12.0, 0.0, -12.0], [12.0, 0.0, 12.0])];
+    let out = bake_lib(&lv, &library([0; 3]), LightSettings::default(), &faces, &[]);
+    let lux = static_luxels(&out, 0);
+    let sky = lv.lighting.sky;
+    for c in 0..3 {
+        let (lo, hi) = lux.iter().fold((u8::MAX, 0u8), |(lo, hi), l| (lo.min(l[c]), hi.max(l[c])));
+        assert!(f64::from(hi) <= 1.05 * f64::from(lo), "channel {c}: {lo}..{hi}");
+        // An open floor sees the whole sky: ambient + 255 · intensity · colour / 255.
+        let expected =
+            f64::from(LightSettings::default().ambient[c]) + f64::from(sky.color[c]) * f64::from(sky.intensity);
+        assert!((f64::from(lo) - expected).abs() <= 1.0, "channel {c}: {lo} vs {expected}");
+    }
+}
+
+#[test]
+fn bounce_reflects_the_material_colour() {
+    // A red floor in the sun, a white sky, and a north wall whose face looks south over the floor.
+    let build = |floor_color: [u8; 3]| {
+        let mut lv = level();
+        floor_slab(&mut lv);
+        solid(&mut lv, [-8.0, 0.0, 6.0], [8.0, 8.0, 7.0]);
+        // The sun behind the wall: the wall's face gets sky, ambient and bounce, all white but
+        // the bounce.
+        daylight(&mut lv, 0.0, 60.0);
+        lv.lighting.sun.color = [255; 3];
+        lv.lighting.sky.color = [255; 3];
+        let lib = library_colored(floor_color);
+        let faces = [rect(0, 2, false, [-8.0, 0.0, 6.0], [8.0, 8.0, 6.0])];
+        bake_lib(&lv, &lib, LightSettings::default(), &faces, &[])
+    };
+    let (lo, hi) = ([-4.0, 0.5, 5.0], [4.0, 2.5, 7.0]);
+    let red = build([255, 40, 40]);
+    let c = luxel_near(&red, 0, [0.0, 1.0, 6.0]);
+    assert!(c[0] > c[2] + 10, "the wall is tinted by the red floor: {c:?}");
+    // A black floor reflects nothing: the wall gets only sky and ambient, and is darker.
+    let black = build([0; 3]);
+    let k = luxel_near(&black, 0, [0.0, 1.0, 6.0]);
+    assert!(k[0] < c[0] && k[0].abs_diff(k[2]) <= 1, "{k:?} vs {c:?}");
+    assert!(mean_in(&black, 0, lo, hi) + 10.0 < mean_in(&red, 0, lo, hi));
+}
+
+#[test]
+fn far_rays_record_the_chunks_they_cross() {
+    // The sun 30° up in the east; a pillar two chunks east shadows the origin.
+    let build = |pillar: bool| {
+        let mut lv = level();
+        floor_slab(&mut lv);
+        if pillar {
+            solid(&mut lv, [13.0, 0.0, -1.0], [15.0, 10.0, 1.0]);
+        }
+        daylight(&mut lv, 90.0, 30.0);
+        lv.lighting.sun.angle = 0.0;
+        let faces = [rect(0, 1, true, [-1.0, 0.0, -1.0], [1.0, 0.0, 1.0])];
+        bake_lib(&lv, &library([0; 3]), LightSettings::default(), &faces, &[])
+    };
+    let shaded = build(true);
+    let open = build(false);
+    assert!(brightness(luxel_near(&shaded, 0, [0.0; 3])) * 2.0 < brightness(luxel_near(&open, 0, [0.0; 3])));
+    // The bake's chunk is (2, 2, 2); the pillar's chunks (4, 2, 2) and (4, 3, 2) are read, the
+    // neighbours are not listed.
+    let home = ChunkCoord::new(2, 2, 2);
+    assert!(
+        shaded.reads.contains(&ChunkCoord::new(4, 2, 2)) || shaded.reads.contains(&ChunkCoord::new(4, 3, 2)),
+        "{:?}",
+        shaded.reads
+    );
+    assert!(shaded.reads.iter().all(|c| (c.as_ivec3() - home.as_ivec3()).abs().max_element() > 1));
+    assert!(shaded.reads.windows(2).all(|w| w[0] < w[1]), "sorted");
+    // Lights alone read nothing far.
+    let mut lv = level();
+    floor_slab(&mut lv);
+    let faces = [rect(0, 1, true, [-1.0, 0.0, -1.0], [1.0, 0.0, 1.0])];
+    assert!(bake_lib(&lv, &library([0; 3]), LightSettings::default(), &faces, &[]).reads.is_empty());
+}
+
+#[test]
+fn daylight_bakes_are_deterministic_and_drafts_are_cheaper_approximations() {
+    let (mut lv, faces, cells) = busy_scene();
+    daylight(&mut lv, 120.0, 40.0);
+    air(&mut lv, [-6.0, 2.0, -1.0], [-5.0, 4.0, 1.0]);
+    let lib = library([40, 40, 10]);
+    let settings = LightSettings { luxels_per_unit: 1.0, ..LightSettings::default() };
+    let a = bake_lib(&lv, &lib, settings.clone(), &faces, &cells);
+    let b = bake_lib(&lv, &lib, settings.clone(), &faces, &cells);
+    assert_eq!(a, b);
+    let mut rev = faces.clone();
+    rev.reverse();
+    let c = bake_lib(&lv, &lib, settings.clone(), &rev, &cells);
+    assert_eq!(a.lightmaps, c.lightmaps, "luxels do not depend on the face order");
+    let draft = LightSettings { gather: settings.gather.draft(), ..settings };
+    let d = bake_lib(&lv, &lib, draft, &faces, &cells);
+    assert_eq!(d.faces, a.faces, "a draft has the same layout");
+    assert_ne!(d.lightmaps, a.lightmaps);
 }

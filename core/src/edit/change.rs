@@ -15,7 +15,7 @@ pub struct LevelChanges {
     /// baked from; its new range in the map.
     pub objects: BTreeSet<ObjRef>,
     /// Whether a level setting changed (flags, default environments, air physics, center chunk,
-    /// chunk size, name).
+    /// chunk size, name, sun, sky and bounce).
     pub settings: bool,
 }
 

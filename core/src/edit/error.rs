@@ -2,6 +2,7 @@
 
 use crate::map::level::LevelError;
 use crate::map::library::{ItemKind, LibraryError};
+use crate::map::lighting::LightingError;
 use crate::map::path_sets::PathSetError;
 use crate::map::{MapError, MetaError};
 
@@ -18,6 +19,11 @@ pub enum EditError {
     /// A reference and a value (or a replacement) are of different kinds.
     #[error("a {expected} cannot be replaced by a {found}")]
     KindMismatch { expected: ItemKind, found: ItemKind },
+    /// Sun, sky or bounce settings out of range ([`LevelLighting::validate`]).
+    ///
+    /// [`LevelLighting::validate`]: crate::map::lighting::LevelLighting::validate
+    #[error(transparent)]
+    Lighting(#[from] LightingError),
     /// A move of an object that has no position.
     #[error("{0} has no position to move")]
     NoPosition(String),

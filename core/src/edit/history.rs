@@ -105,6 +105,19 @@ impl History {
         self.stroke_name = None;
     }
 
+    /// Cancels the open stroke (Esc during a drag): the step its edits made so far is undone and
+    /// the stroke ends, so nothing of it stays applied (the step is left to redo, as any undone
+    /// step). Empty when no stroke is open or it recorded nothing.
+    pub fn cancel_stroke(&mut self, map: &mut Map) -> ChangeSet {
+        let Some(id) = self.stroke.take() else { return ChangeSet::new() };
+        let head = self.record.head();
+        let ours = head > 0 && self.record.get_entry(head - 1).is_some_and(|e| e.as_ref().stroke() == Some(id));
+        if !ours {
+            return ChangeSet::new();
+        }
+        self.record.undo(map).unwrap_or_default()
+    }
+
     /// The open stroke.
     pub fn current_stroke(&self) -> Option<StrokeId> {
         self.stroke

@@ -12,6 +12,7 @@ use crate::map::library::{
     Material, PhysicsMaterial, RegionId, SoundMaterial,
 };
 use crate::map::library::{ItemKind, LevelObjects};
+use crate::map::lighting::LevelLighting;
 use crate::map::octree::Cube;
 use crate::map::path_sets::PathSets;
 use crate::map::{Level, Map, MapError, MapMeta};
@@ -311,6 +312,8 @@ pub enum Edit {
     SetChunkSize { level: usize, chunk_size_log2: u8 },
     /// Renames a level (display name, not exported).
     RenameLevel { level: usize, name: String },
+    /// Sets a level's sun, sky and bounce settings (checked with [`LevelLighting::validate`]).
+    SetLevelLighting { level: usize, lighting: LevelLighting },
     /// Appends an empty level.
     AddLevel { name: String, chunk_size_log2: u8 },
     /// Removes a level (not the last one); later levels move down one index.

@@ -8,6 +8,7 @@ use crate::map::library::{
     EnvRef, EnvironmentDefaults, ItemKind, LevelObjects, Library, LibraryError, Referrer, Removed, RemovedEnvironment,
     TableId,
 };
+use crate::map::lighting::LevelLighting;
 use crate::map::octree::{Cube, CubeKind};
 use crate::map::path_sets::PathSets;
 use crate::map::{Level, Map, MapError, MapMeta, MapRemoval};
@@ -25,6 +26,7 @@ pub(super) struct Settings {
     air: Option<PhysicsId>,
     center: ChunkCoord,
     chunk_size_log2: u8,
+    lighting: LevelLighting,
 }
 
 impl Settings {
@@ -36,6 +38,7 @@ impl Settings {
             air: level.air_physics_material,
             center: level.center_chunk(),
             chunk_size_log2: level.chunk_size_log2(),
+            lighting: level.lighting,
         }
     }
 
@@ -52,6 +55,7 @@ impl Settings {
         level.flags = self.flags;
         level.environments = self.environments;
         level.air_physics_material = self.air;
+        level.lighting = self.lighting;
         Ok(())
     }
 }
@@ -529,6 +533,10 @@ impl Step {
                 return settings_step(map, level, &|s| s.chunk_size_log2 = chunk_size_log2);
             }
             Edit::RenameLevel { level, name } => return settings_step(map, level, &|s| s.name.clone_from(&name)),
+            Edit::SetLevelLighting { level, lighting } => {
+                lighting.validate()?;
+                return settings_step(map, level, &|s| s.lighting = lighting);
+            }
             Edit::AddLevel { name, chunk_size_log2 } => {
                 let level = Level::new(name, chunk_size_log2)?;
                 map.levels.push(level);
@@ -851,6 +859,7 @@ pub(super) fn describe(map: &Map, edit: &Edit) -> String {
         Edit::SetAirPhysics { .. } => "Set air physics material".to_owned(),
         Edit::SetCenterChunk { .. } => "Move center chunk".to_owned(),
         Edit::SetChunkSize { .. } => "Set chunk size".to_owned(),
+        Edit::SetLevelLighting { .. } => "Set sun, sky and bounce".to_owned(),
         Edit::RenameLevel { level, name } => match map.levels.get(*level) {
             Some(l) => format!("Rename level {} to {name}", l.name),
             None => format!("Rename level to {name}"),

@@ -464,6 +464,30 @@ fn environments_level_settings_and_levels() {
 }
 
 #[test]
+fn level_lighting_is_a_level_setting_with_undo() {
+    let mut map = small_map();
+    let before = map.clone();
+    let mut h = History::new();
+    let mut lighting = map.levels[0].lighting;
+    lighting.sun.elevation = 20.0;
+    lighting.bounces = 2;
+    let c = h.apply(&mut map, Edit::SetLevelLighting { level: 0, lighting }).unwrap();
+    assert!(c.levels[&0].settings);
+    assert_eq!(map.levels[0].lighting, lighting);
+    assert!(!map.content_eq(&before), "lighting is part of the content");
+    assert_eq!(h.undo_name(), Some("Set sun, sky and bounce"));
+    // Out of range: refused, nothing changes; the same value: no step.
+    lighting.sun.intensity = -1.0;
+    let err = h.apply(&mut map, Edit::SetLevelLighting { level: 0, lighting }).unwrap_err();
+    assert!(err.to_string().contains("sun intensity"), "{err}");
+    let same = map.levels[0].lighting;
+    assert!(h.apply(&mut map, Edit::SetLevelLighting { level: 0, lighting: same }).unwrap().is_empty());
+    assert_eq!(h.len(), 1);
+    h.undo(&mut map).unwrap();
+    assert!(map.content_eq(&before));
+}
+
+#[test]
 fn an_object_drag_is_one_step_with_one_record() {
     let mut map = small_map();
     let mut h = History::new();

@@ -278,6 +278,11 @@ impl Writer {
         self.buf.len()
     }
 
+    /// Makes room for `additional` more bytes at once (one allocation for a known total).
+    pub fn reserve(&mut self, additional: usize) {
+        self.buf.reserve_exact(additional);
+    }
+
     pub fn is_empty(&self) -> bool {
         self.buf.is_empty()
     }

@@ -26,6 +26,7 @@ use crate::format::pmf::types::level_flags;
 use crate::map::coords::{ChunkCoord, CubeAddr, Face, LatticeBox, LevelFrame, MAX_CHUNK_SIZE_LOG2, MIN_CUBE_EDGE};
 use crate::map::ids::{MaterialId, PathAttrs, PhysicsId, SoundId};
 use crate::map::library::EnvironmentDefaults;
+use crate::map::lighting::LevelLighting;
 use crate::map::octree::raycast::Ray;
 use crate::map::octree::subtree::Subtree;
 use crate::map::octree::{Cube, Octree, OctreeError};
@@ -251,6 +252,9 @@ pub struct Level {
     pub air_physics_material: Option<PhysicsId>,
     /// Lights, entities, environment regions and load regions of this level.
     pub objects: crate::map::library::LevelObjects,
+    /// Sun, sky and bounced light: compile settings (docs/spec/PMF-NOTES.md K5). Daylight by
+    /// default.
+    pub lighting: LevelLighting,
     next_generation: u64,
 }
 
@@ -272,6 +276,7 @@ impl Level {
             environments: EnvironmentDefaults::default(),
             air_physics_material: None,
             objects: crate::map::library::LevelObjects::default(),
+            lighting: LevelLighting::default(),
             next_generation: 1,
         })
     }
@@ -349,8 +354,8 @@ impl Level {
     }
 
     /// Whether two levels have the same content: name, frame, flags, default environments, air
-    /// physics, objects (by id; id counters ignored) and cubes (empty chunks, stored or not, and
-    /// generations ignored).
+    /// physics, lighting, objects (by id; id counters ignored) and cubes (empty chunks, stored or
+    /// not, and generations ignored).
     pub fn content_eq(&self, other: &Level) -> bool {
         let (a, b) = (&self.objects, &other.objects);
         self.name == other.name
@@ -358,6 +363,7 @@ impl Level {
             && self.flags == other.flags
             && self.environments == other.environments
             && self.air_physics_material == other.air_physics_material
+            && self.lighting == other.lighting
             && a.lights().iter().eq(b.lights().iter())
             && a.entities().iter().eq(b.entities().iter())
             && a.regions().iter().eq(b.regions().iter())
@@ -664,6 +670,28 @@ impl Level {
         Ok((c, s))
     }
 
+    /// Makes chunk `c` hold `octree` (whose edge must be the level's chunk edge), moved in
+    /// rather than copied: project loading decodes each chunk file straight into the octree the
+    /// level keeps. An all-air octree leaves the chunk unstored, like an edit that empties it.
+    pub fn insert_chunk(&mut self, c: ChunkCoord, octree: Octree) -> Result<(), LevelError> {
+        if !c.is_in_grid() {
+            return Err(LevelError::ChunkOutsideGrid(c));
+        }
+        let root = CubeAddr { min: IVec3::ZERO, size_log2: self.frame.chunk_lattice_log2() };
+        if octree.size_log2() != root.size_log2 {
+            return Err(OctreeError::OutOfBounds { addr: octree.root_addr(), edge: root.edge() }.into());
+        }
+        if octree.is_empty() {
+            if self.chunks.remove(&c).is_some() {
+                self.bump();
+            }
+            return Ok(());
+        }
+        let generation = self.bump();
+        self.chunks.insert(c, Arc::new(Chunk { octree, generation }));
+        Ok(())
+    }
+
     /// Writes the chunk-local `subtree` into chunk `c`, returning what it replaced and the
     /// change; see [`Octree::replace_region`].
     pub fn replace_region(&mut self, c: ChunkCoord, subtree: &Subtree) -> Result<(Subtree, ChunkChanges), LevelError> {
@@ -737,6 +765,19 @@ impl Level {
     /// within `max_dist` lattice units: a DDA over the chunk grid, then an octree ray cast in
     /// each stored chunk.
     pub fn ray_cast(&self, origin: DVec3, dir: DVec3, max_dist: f64) -> Option<LevelHit> {
+        self.ray_cast_visiting(origin, dir, max_dist, |_| {})
+    }
+
+    /// [`ray_cast`](Level::ray_cast), calling `visit` with every chunk the ray enters, in order,
+    /// up to and including the chunk of the hit. The result depends only on the cubes of those
+    /// chunks, so a bake that records them knows exactly which edits can change it.
+    pub fn ray_cast_visiting(
+        &self,
+        origin: DVec3,
+        dir: DVec3,
+        max_dist: f64,
+        mut visit: impl FnMut(ChunkCoord),
+    ) -> Option<LevelHit> {
         let ray = Ray::new(origin, dir)?;
         let grid = self.frame.grid_box();
         let (t_in, t_out, _) = ray.slab(grid.min.as_dvec3(), grid.max.as_dvec3())?;
@@ -769,6 +810,7 @@ impl Level {
         }
         loop {
             let c = ChunkCoord::from_ivec3(cell);
+            visit(c);
             if let Some(ch) = self.chunks.get(&c) {
                 let base = self.frame.chunk_min_lattice(c);
                 let local = ray.translated(base.as_dvec3());
@@ -989,6 +1031,13 @@ mod tests {
         assert!(h.level_addr.contains(IVec3::new(27, 4, 4)));
         assert!(level.ray_cast(DVec3::new(0.5, 4.5, 4.5), DVec3::X, 26.0).is_none());
         assert!(level.ray_cast(DVec3::new(0.5, 4.5, 4.5), -DVec3::X, 1e6).is_none());
+        // Every chunk entered, in order, up to the one hit; a ray that stops short visits fewer.
+        let mut seen = Vec::new();
+        level.ray_cast_visiting(DVec3::new(0.5, 4.5, 4.5), DVec3::X, 100.0, |c| seen.push(c));
+        assert_eq!(seen, (0..4).map(|x| ChunkCoord::new(x, 0, 0)).collect::<Vec<_>>());
+        seen.clear();
+        level.ray_cast_visiting(DVec3::new(0.5, 4.5, 4.5), DVec3::X, 12.0, |c| seen.push(c));
+        assert_eq!(seen, vec![ChunkCoord::new(0, 0, 0), ChunkCoord::new(1, 0, 0)]);
         // From outside the grid, at the far corner.
         let e = level.frame().chunk_edge();
         let top = IVec3::new(4096 * e, 256 * e, 4096 * e);

@@ -17,6 +17,7 @@ pub mod octree;
 pub mod coords;
 pub mod ids;
 pub mod level;
+pub mod lighting;
 pub mod meta;
 pub mod path_sets;
 

@@ -30,14 +30,12 @@
 //! allocate more than 255 times the file size, the LZ4 limit), node shapes, canonical cubes,
 //! library ids, trailing bytes; the caller compares the content hash with the file name.
 
-use glam::IVec3;
-
-use crate::format::bin::{ReadResult, Reader, Writer};
+use crate::format::bin::{ReadError, ReadResult, Reader, Writer};
 use crate::format::lz4f;
 use crate::map::Library;
 use crate::map::coords::{CubeAddr, LATTICE_PER_UNIT_LOG2, MAX_CHUNK_SIZE_LOG2};
 use crate::map::ids::{MaterialId, PathAttrs, PhysicsId, SoundId};
-use crate::map::octree::{Cube, CubeKind, ExtGeometry, Geometry, Octree};
+use crate::map::octree::{Cube, CubeKind, ExtGeometry, Geometry, Octree, OctreeError};
 
 /// The file magic.
 pub const MAGIC: [u8; 4] = *b"PMFC";
@@ -186,83 +184,113 @@ pub fn decode(data: &[u8], chunk_size_log2: u8, library: IdCheck<'_>) -> ReadRes
 /// Reads the pre-order payload of an octree of edge `2^size_log2` lattice units; the whole of
 /// `r` must be used.
 pub(crate) fn decode_payload(r: &mut Reader<'_>, size_log2: u8, library: IdCheck<'_>) -> ReadResult<Octree> {
-    let mut tree = Octree::new(size_log2);
-    let mut pending = vec![CubeAddr { min: IVec3::ZERO, size_log2 }];
-    while let Some(addr) = pending.pop() {
-        let at = r.offset();
-        let tag = r.u8()?;
-        if tag & RESERVED_BITS != 0 {
-            return Err(r.invalid_at(at, format!("node tag {tag:#04x} has reserved bits set")));
+    // The payload is the pre-order the octree is built from in one pass.
+    let tree = Octree::from_pre_order(size_log2, |addr| -> Result<Option<Cube>, NodeError> {
+        Ok(decode_node(r, addr, library)?)
+    });
+    match tree {
+        Ok(tree) => {
+            r.expect_end()?;
+            Ok(tree)
         }
-        let kind = match tag & KIND_MASK {
-            KIND_PARENT => {
-                if tag != KIND_PARENT {
-                    return Err(r.invalid_at(at, format!("parent node tag {tag:#04x} has flag bits set")));
-                }
-                if addr.size_log2 == 0 {
-                    return Err(r.invalid_at(at, format!("parent node at {addr:?}, which has the minimum edge")));
-                }
-                pending.extend((0..8).rev().map(|i| addr.child(i)));
-                continue;
+        Err(NodeError::Read(e)) => Err(e),
+        // `decode_node` refuses parents of the minimum edge first.
+        Err(NodeError::Tree(e)) => Err(r.invalid(e.to_string())),
+    }
+}
+
+/// Why [`decode_payload`] stopped: bad bytes, or (never, `decode_node` checks it first) a
+/// shape the octree refuses.
+enum NodeError {
+    Read(ReadError),
+    Tree(OctreeError),
+}
+
+impl From<ReadError> for NodeError {
+    fn from(e: ReadError) -> Self {
+        NodeError::Read(e)
+    }
+}
+
+impl From<OctreeError> for NodeError {
+    fn from(e: OctreeError) -> Self {
+        NodeError::Tree(e)
+    }
+}
+
+/// Reads the node at `addr`: `None` for a parent (its children follow), else the leaf's cube,
+/// checked against `library`.
+fn decode_node(r: &mut Reader<'_>, addr: CubeAddr, library: IdCheck<'_>) -> ReadResult<Option<Cube>> {
+    let at = r.offset();
+    let tag = r.u8()?;
+    if tag & RESERVED_BITS != 0 {
+        return Err(r.invalid_at(at, format!("node tag {tag:#04x} has reserved bits set")));
+    }
+    let kind = match tag & KIND_MASK {
+        KIND_PARENT => {
+            if tag != KIND_PARENT {
+                return Err(r.invalid_at(at, format!("parent node tag {tag:#04x} has flag bits set")));
             }
-            KIND_AIR => CubeKind::Empty,
-            KIND_GEOMETRY => CubeKind::Geometry(Geometry {
-                material: MaterialId(r.u16()?),
-                physics: PhysicsId(r.u16()?),
-                sound: SoundId(r.u16()?),
-            }),
-            KIND_EXTENDED => {
-                let mut e = ExtGeometry::default();
-                for m in &mut e.face_materials {
-                    *m = MaterialId(r.u16()?);
-                }
-                for p in &mut e.face_physics {
-                    *p = PhysicsId(r.u16()?);
-                }
-                e.sound = SoundId(r.u16()?);
-                let mask = r.u8()?;
-                for (i, corner) in e.corners.iter_mut().enumerate() {
-                    if mask & (1 << i) != 0 {
-                        let c_at = r.offset();
-                        *corner = [r.i8()?, r.i8()?, r.i8()?];
-                        if *corner == [0; 3] {
-                            return Err(r.invalid_at(c_at, format!("corner {i} is marked pushed but is at rest")));
-                        }
-                        for (axis, v) in corner.iter().enumerate() {
-                            let (lo, hi) = ExtGeometry::corner_range(i, axis);
-                            if !(lo..=hi).contains(v) {
-                                return Err(r.invalid_at(
-                                    c_at,
-                                    format!("corner {i} offset {v} on axis {axis} is outside {lo}..={hi}"),
-                                ));
-                            }
+            if addr.size_log2 == 0 {
+                return Err(r.invalid_at(at, format!("parent node at {addr:?}, which has the minimum edge")));
+            }
+            return Ok(None);
+        }
+        KIND_AIR => CubeKind::Empty,
+        KIND_GEOMETRY => CubeKind::Geometry(Geometry {
+            material: MaterialId(r.u16()?),
+            physics: PhysicsId(r.u16()?),
+            sound: SoundId(r.u16()?),
+        }),
+        KIND_EXTENDED => {
+            let mut e = ExtGeometry::default();
+            for m in &mut e.face_materials {
+                *m = MaterialId(r.u16()?);
+            }
+            for p in &mut e.face_physics {
+                *p = PhysicsId(r.u16()?);
+            }
+            e.sound = SoundId(r.u16()?);
+            let mask = r.u8()?;
+            for (i, corner) in e.corners.iter_mut().enumerate() {
+                if mask & (1 << i) != 0 {
+                    let c_at = r.offset();
+                    *corner = [r.i8()?, r.i8()?, r.i8()?];
+                    if *corner == [0; 3] {
+                        return Err(r.invalid_at(c_at, format!("corner {i} is marked pushed but is at rest")));
+                    }
+                    for (axis, v) in corner.iter().enumerate() {
+                        let (lo, hi) = ExtGeometry::corner_range(i, axis);
+                        if !(lo..=hi).contains(v) {
+                            return Err(r.invalid_at(
+                                c_at,
+                                format!("corner {i} offset {v} on axis {axis} is outside {lo}..={hi}"),
+                            ));
                         }
                     }
                 }
-                CubeKind::Extended(e)
             }
-            k => return Err(r.invalid_at(at, format!("unknown node kind {k}"))),
-        };
-        let path = if tag & FLAG_PATH != 0 {
-            let p = r.u16()?;
-            if p == 0 {
-                return Err(r.invalid_at(r.offset() - 2, "path attributes flagged but 0 (none)"));
-            }
-            PathAttrs(p)
-        } else {
-            PathAttrs::NONE
-        };
-        let cube = Cube { kind, draw_backfaces: tag & FLAG_BACKFACES != 0, path };
-        if cube.normalized() != cube {
-            return Err(r.invalid_at(at, "extended cube without pushed corners and with equal faces (not canonical)"));
+            CubeKind::Extended(e)
         }
-        if let Some(lib) = library {
-            check_ids(&cube, lib).map_err(|why| r.invalid_at(at, why.to_string()))?;
+        k => return Err(r.invalid_at(at, format!("unknown node kind {k}"))),
+    };
+    let path = if tag & FLAG_PATH != 0 {
+        let p = r.u16()?;
+        if p == 0 {
+            return Err(r.invalid_at(r.offset() - 2, "path attributes flagged but 0 (none)"));
         }
-        tree.set_cube(addr, cube).map_err(|e| r.invalid_at(at, e.to_string()))?;
+        PathAttrs(p)
+    } else {
+        PathAttrs::NONE
+    };
+    let cube = Cube { kind, draw_backfaces: tag & FLAG_BACKFACES != 0, path };
+    if cube.normalized() != cube {
+        return Err(r.invalid_at(at, "extended cube without pushed corners and with equal faces (not canonical)"));
     }
-    r.expect_end()?;
-    Ok(tree)
+    if let Some(lib) = library {
+        check_ids(&cube, lib).map_err(|why| r.invalid_at(at, why.to_string()))?;
+    }
+    Ok(Some(cube))
 }
 
 /// An id a cube uses that the library lacks.

@@ -16,6 +16,7 @@
 //!             environments: ( … ),
 //!             air_physics_material: None,
 //!             objects: (lights: …, entities: …, regions: …, load_regions: …),
+//!             lighting: (sun: ( … ), sky: ( … ), bounces: 1),
 //!             chunks: [
 //!                 (0, 0, 0, "89ab0123cdef4567"),   // x, y, z, content hash = chunks/<hash>.bin
 //!             ],
@@ -39,6 +40,7 @@ use crate::map::coords::{ChunkCoord, MAX_CHUNK_SIZE_LOG2};
 use crate::map::ids::PhysicsId;
 use crate::map::level::LevelFlags;
 use crate::map::library::{EnvRef, EnvironmentDefaults, LevelObjects, Problem, Severity};
+use crate::map::lighting::{LevelLighting, LightingError};
 use crate::map::path_sets::{PathSetError, PathSets};
 use crate::map::{Library, Map, MapMeta, MetaError};
 
@@ -86,6 +88,9 @@ pub struct LevelManifest<'a> {
     pub air_physics_material: Option<PhysicsId>,
     /// Lights, entities, regions, load regions.
     pub objects: Cow<'a, LevelObjects>,
+    /// Sun, sky and bounce; daylight when missing (projects saved before it existed).
+    #[serde(default)]
+    pub lighting: LevelLighting,
     /// Non-empty chunks in grid order: `(x, y, z, "content hash")`.
     pub chunks: Vec<ChunkRef>,
 }
@@ -242,6 +247,9 @@ pub enum CheckError {
     /// (In a level.) A default environment is missing from the library.
     #[error("default {0} is not in the library")]
     MissingDefaultEnvironment(EnvRef),
+    /// (In a level.) Sun, sky or bounce settings out of range.
+    #[error("lighting: {0}")]
+    Lighting(#[from] LightingError),
     /// (In a level.) The air physics material is missing from the library.
     #[error("air_physics_material {0} is not in the library")]
     MissingAirPhysics(PhysicsId),
@@ -383,6 +391,7 @@ pub fn check_map(map: &Map) -> Result<(), CheckError> {
             level.air_physics_material,
             &level.objects,
         )
+        .and_then(|()| Ok(level.lighting.validate()?))
         .map_err(CheckError::in_level(None, &level.name))?;
     }
     Ok(())
@@ -410,6 +419,7 @@ pub fn check(m: &Manifest<'_>) -> Result<(), CheckError> {
             level.air_physics_material,
             &level.objects,
         )
+        .and_then(|()| Ok(level.lighting.validate()?))
         .and_then(|()| check_chunk_list(&level.chunks));
         checked.map_err(in_level)?;
     }

@@ -79,8 +79,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use self::manifest::{ChunkRef, LevelManifest, Manifest, ManifestError, RecoveryStamp};
 use crate::map::coords::ChunkCoord;
 use crate::map::ids::{MaterialId, PhysicsId, SoundId};
-use crate::map::level::{Chunk, LevelError};
-use crate::map::octree::subtree::Subtree;
+use crate::map::level::Chunk;
+use crate::map::octree::Octree;
 use crate::map::{Level, Library, Map};
 
 /// The manifest file name.
@@ -659,6 +659,7 @@ fn manifest_of<'m>(map: &'m Map, plan: &Plan<'m>, recovery: Option<RecoveryStamp
                 environments: Cow::Borrowed(&level.environments),
                 air_physics_material: level.air_physics_material,
                 objects: Cow::Borrowed(&level.objects),
+                lighting: level.lighting,
                 chunks: chunks.iter().map(|&(c, h, _)| ChunkRef::new(c, h)).collect(),
             })
             .collect(),
@@ -672,7 +673,7 @@ fn load(dir: &Path, path: &Path, bytes: &[u8]) -> Result<(Map, Vec<BTreeMap<Chun
     let m = manifest::read(text).map_err(|e| ProjectError::manifest(path, e))?;
     let chunks_dir = dir.join(CHUNKS_DIR);
     // Decoded chunk files by (hash, chunk size): identical chunks are read once.
-    let mut loaded: BTreeMap<(u64, u8), Subtree> = BTreeMap::new();
+    let mut loaded: BTreeMap<(u64, u8), Octree> = BTreeMap::new();
     let mut levels = Vec::with_capacity(m.levels.len());
     let mut hashes = Vec::with_capacity(m.levels.len());
     for lm in m.levels {
@@ -683,12 +684,13 @@ fn load(dir: &Path, path: &Path, bytes: &[u8]) -> Result<(Map, Vec<BTreeMap<Chun
         level.set_center_chunk(lm.center_chunk).map_err(|e| ProjectError::file(path, e.to_string()))?;
         for c in &lm.chunks {
             let hash = chunk_file::parse_hash(&c.3).expect("checked by manifest::read");
-            let subtree = match loaded.entry((hash, lm.chunk_size_log2)) {
+            let octree = match loaded.entry((hash, lm.chunk_size_log2)) {
                 Entry::Occupied(e) => e.into_mut(),
                 Entry::Vacant(e) => e.insert(load_chunk(&chunks_dir, hash, lm.chunk_size_log2, &m.library, || at(c))?),
             };
+            // A copy of the decoded blocks (two `Vec`s), not a rebuild.
             level
-                .put_loaded_chunk(c.coord(), subtree)
+                .insert_chunk(c.coord(), octree.clone())
                 .map_err(|e| ProjectError::file(path, format!("{}: {e}", at(c))))?;
             level_hashes.insert(c.coord(), hash);
         }
@@ -696,6 +698,7 @@ fn load(dir: &Path, path: &Path, bytes: &[u8]) -> Result<(Map, Vec<BTreeMap<Chun
         level.environments = lm.environments.into_owned();
         level.air_physics_material = lm.air_physics_material;
         level.objects = lm.objects.into_owned();
+        level.lighting = lm.lighting;
         levels.push(level);
         hashes.push(level_hashes);
     }
@@ -714,7 +717,7 @@ fn load_chunk(
     size: u8,
     library: &Library,
     at: impl FnOnce() -> String,
-) -> Result<Subtree, ProjectError> {
+) -> Result<Octree, ProjectError> {
     let file = chunks_dir.join(chunk_file::file_name(hash));
     let data = match read_limited(&file, chunk_file::MAX_PAYLOAD) {
         Ok(d) => d,
@@ -732,18 +735,7 @@ fn load_chunk(
             format!("content hash is {actual:016x}, not the {hash:016x} of its name"),
         ));
     }
-    Ok(octree.read_subtree(octree.root_addr()).expect("the root is inside"))
-}
-
-// ----- stop-gap Level API -------------------------------------------------------------------
-// Wanted in `level.rs`: `Level::insert_chunk(&mut self, c: ChunkCoord, octree: Octree)`, which
-// would move the decoded octree in instead of copying it twice. Until then, public API only.
-
-impl Level {
-    /// Makes chunk `c` hold `chunk` (a subtree covering the whole chunk); used by project loading.
-    pub(crate) fn put_loaded_chunk(&mut self, c: ChunkCoord, chunk: &Subtree) -> Result<(), LevelError> {
-        self.replace_region(c, chunk).map(|_| ())
-    }
+    Ok(octree)
 }
 
 // ----- files ----------------------------------------------------------------------------------

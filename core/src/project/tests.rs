@@ -15,6 +15,7 @@ use crate::map::library::{
     EnvRef, EnvironmentRegion, Light, LightMode, LoadRegion, MapEntity, Material, PhysicsMaterial, SoundEnvironment,
     SoundMaterial, WeatherEnvId, WeatherEnvironment,
 };
+use crate::map::lighting::LevelLighting;
 use crate::map::octree::{Cube, CubeKind, Octree};
 
 // ----- fixtures --------------------------------------------------------------------------------
@@ -95,7 +96,11 @@ fn sample_map() -> Map {
         other_active_chunks: vec![IVec3::new(1, 0, 0)],
     })
     .unwrap();
+    level.lighting.sun.azimuth = 45.5;
+    level.lighting.sky.color = [10, 20, 30];
+    level.lighting.bounces = 2;
     let mut second = Level::new("basement", 2).unwrap();
+    second.lighting = LevelLighting::none();
     second.fill_box(LatticeBox::new(IVec3::ZERO, IVec3::new(64, 8, 32)), stone(1)).unwrap();
     map.levels = vec![level, second];
     map
@@ -117,6 +122,7 @@ fn assert_same(a: &Map, b: &Map) {
         assert_eq!(la.environments, lb.environments);
         assert_eq!(la.air_physics_material, lb.air_physics_material);
         assert_eq!(la.objects, lb.objects);
+        assert_eq!(la.lighting, lb.lighting);
         assert_eq!(chunk_hashes(la), chunk_hashes(lb), "chunks of level {:?}", la.name);
         assert_eq!(la.content_hash(), lb.content_hash());
     }
@@ -194,6 +200,39 @@ fn manifest_is_readable_and_ordered() {
     // Hand-editable: a parse of the text gives the same manifest back.
     let m = manifest::read(&text).unwrap();
     assert_eq!(manifest::write(&m), text);
+}
+
+#[test]
+fn lighting_round_trips_and_old_manifests_get_daylight() {
+    let map = sample_map();
+    let (dir, _) = saved(&map);
+    let text = fs::read_to_string(dir.path().join(MANIFEST)).unwrap();
+    assert!(text.contains("azimuth: 45.5"), "{text}");
+    let (_, loaded) = Project::open(dir.path()).unwrap();
+    assert_eq!(loaded.levels[0].lighting, map.levels[0].lighting);
+    assert_eq!(loaded.levels[1].lighting, LevelLighting::none());
+
+    // A manifest written before lighting existed: no `lighting` blocks.
+    let mut old = text.clone();
+    while let Some(start) = old.find("lighting: (") {
+        // From the field's line to the end of the line that closes its bracket.
+        let line_start = old[..start].rfind('\n').map_or(0, |i| i + 1);
+        let mut depth = 0i32;
+        let mut end = start;
+        for (i, ch) in old[start..].char_indices() {
+            depth += i32::from(ch == '(') - i32::from(ch == ')');
+            if depth == 0 && ch == ')' {
+                end = start + i;
+                break;
+            }
+        }
+        let line_end = old[end..].find('\n').map_or(old.len(), |i| end + i + 1);
+        old.replace_range(line_start..line_end, "");
+    }
+    assert!(!old.contains("lighting"), "{old}");
+    fs::write(dir.path().join(MANIFEST), &old).unwrap();
+    let (_, loaded) = Project::open(dir.path()).unwrap();
+    assert!(loaded.levels.iter().all(|l| l.lighting == LevelLighting::default()));
 }
 
 #[test]
@@ -458,6 +497,12 @@ fn hostile_manifests_are_refused_with_file_and_reason() {
             "not a content hash",
         ),
         ("duplicate chunk", Box::new(|t| replace_once(t, "(1, 0, 0, \"", "(0, 0, 0, \"")), "listed twice"),
+        (
+            "sun below the ground",
+            Box::new(|t| replace_once(t, "elevation: 50.0", "elevation: -120.0")),
+            "lighting: sun elevation is -120",
+        ),
+        ("too many bounces", Box::new(|t| replace_once(t, "bounces: 2", "bounces: 77")), "bounces is 77"),
         ("chunk outside the grid", Box::new(|t| replace_once(t, "(1, 0, 0, \"", "(1, 300, 0, \"")), "outside the grid"),
         (
             "chunk size too big",

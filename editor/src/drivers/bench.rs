@@ -119,6 +119,10 @@ impl Bench {
             }
             None => println!("edit → re-baked mesh uploaded: n/a"),
         }
+        if let Some(r) = pmfedit_bake::memory::resident() {
+            use pmfedit_bake::memory::mib;
+            println!("resident memory: {:.0} MiB now, {:.0} MiB peak", mib(r.now), mib(r.peak));
+        }
     }
 
     /// Reports and closes the window.

@@ -1,15 +1,17 @@
 //! Level settings of the active level: name, chunk size (editable only while the level has no
-//! cube), center chunk, flags, default environments and the air physics material; plus adding,
-//! switching and removing levels.
+//! cube), center chunk, flags, default environments, the air physics material, and the sun, sky
+//! and bounced light the compiler bakes; plus adding, switching and removing levels.
 //!
 //! Edits: `RenameLevel`, `SetChunkSize`, `SetCenterChunk`, `SetLevelFlags`,
-//! `SetDefaultEnvironment`, `SetAirPhysics`, `AddLevel`, `RemoveLevel` — one per change.
+//! `SetDefaultEnvironment`, `SetAirPhysics`, `SetLevelLighting`, `AddLevel`, `RemoveLevel` — one
+//! per change.
 
 use eframe::egui::{self, Ui};
 
 use pmfedit_core::edit::Edit;
 use pmfedit_core::map::coords::ChunkCoord;
 use pmfedit_core::map::library::{EnvKind, PhysicsId};
+use pmfedit_core::map::lighting::{LevelLighting, MAX_BOUNCES, MAX_INTENSITY, MAX_SUN_ANGLE};
 
 use super::PanelCtx;
 use super::form::{self, grid};
@@ -102,6 +104,13 @@ pub fn ui(ui: &mut Ui, cx: &mut PanelCtx<'_>) {
         }
     });
     ui.separator();
+    ui.strong("Sun, sky and bounced light");
+    ui.weak("Baked into the lightmaps and the air cells (K5); exported as luxels.");
+    let mut lighting = level.lighting;
+    if lighting_form(ui, &mut lighting) && lighting != level.lighting {
+        cx.sink.edit(Edit::SetLevelLighting { level: li, lighting });
+    }
+    ui.separator();
     ui.weak(format!(
         "{} chunks stored · {} lights · {} entities · {} regions · {} load regions",
         level.chunk_count(),
@@ -110,4 +119,20 @@ pub fn ui(ui: &mut Ui, cx: &mut PanelCtx<'_>) {
         level.objects.regions().len(),
         level.objects.load_regions().len()
     ));
+}
+
+/// The sun, sky and bounce fields of a level; returns whether one changed. Every range is the one
+/// [`LevelLighting::validate`] accepts, so a value typed here is never refused.
+fn lighting_form(ui: &mut Ui, l: &mut LevelLighting) -> bool {
+    grid(ui, "level_lighting_form", |ui| {
+        let mut changed = form::num_range(ui, "Sun azimuth", &mut l.sun.azimuth, 0.0..=360.0, 1.0, "°");
+        changed |= form::num_range(ui, "Sun elevation", &mut l.sun.elevation, -90.0..=90.0, 0.5, "°");
+        changed |= form::color(ui, "Sun colour", &mut l.sun.color);
+        changed |= form::num_range(ui, "Sun intensity", &mut l.sun.intensity, 0.0..=MAX_INTENSITY, 0.01, "");
+        changed |= form::num_range(ui, "Sun angle", &mut l.sun.angle, 0.0..=MAX_SUN_ANGLE, 0.1, "°");
+        changed |= form::color(ui, "Sky colour", &mut l.sky.color);
+        changed |= form::num_range(ui, "Sky intensity", &mut l.sky.intensity, 0.0..=MAX_INTENSITY, 0.01, "");
+        changed |= form::num_range(ui, "Bounces", &mut l.bounces, 0..=MAX_BOUNCES, 0.05, "");
+        changed
+    })
 }

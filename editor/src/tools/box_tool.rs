@@ -1,17 +1,22 @@
-//! Box, Sauerbraten style: press on a face, drag a rectangle of grid cells over that face's
-//! plane, turn the mouse wheel while the button is held to extrude (up) or carve (down) it,
+//! Box, Sauerbraten style: press on the work plane (the grid every map shows; with Shift held, on
+//! the face under the pointer instead), drag a rectangle of grid cells over that plane, turn the
+//! mouse wheel while the button is held to extrude (up) or carve (down) it, one layer a notch,
 //! release to apply one `FillBox` (extrude) or `ClearBox` (carve) edit. Without wheel movement
 //! the rectangle is extruded one layer. Esc drops the box. [`BoxDrag`] and [`Wheel`] serve the
 //! Select tool's box too.
+//!
+//! Its panel over the view types a box instead ([`BoxForm`]): minimum corner and size in map
+//! units, then Fill or Carve; a finished drag fills the form in with the box it made.
 
-use eframe::egui::Key;
+use eframe::egui::{self, Key};
 use glam::{DVec3, IVec3};
 
 use pmfedit_core::edit::CubeOp;
 use pmfedit_core::map::coords::{CubeAddr, Face, LatticeBox};
 
 use super::{
-    Look, Mark, Pick, Pointer, Preview, Tool, ToolInfo, cube_edit, face_rect, material_cube, ray_plane, stroke,
+    Look, Mark, Mods, Pick, PlaneUse, Pointer, Preview, Tool, ToolInfo, cube_edit, face_rect, material_cube, ray_plane,
+    stroke,
 };
 use crate::command::{Command, ToolId};
 use crate::state::EditorState;
@@ -23,15 +28,16 @@ pub const ID: ToolId = ToolId("box");
 pub const INFO: ToolInfo = ToolInfo {
     id: ID,
     label: "Box",
-    tooltip: "Drag a rectangle on a face; the wheel while held extrudes (up) or carves (down) it; release applies",
+    tooltip: "Drag a rectangle on the work plane (Shift: on the face under the pointer); the wheel while held \
+              extrudes (up) or carves (down) it a layer a notch; release applies. Its panel types a box",
     key: Key::Num4,
     keys: &[],
     gizmos: false,
     make: || Box::<BoxTool>::default(),
 };
 
-/// Wheel movement per layer step, points (a notch is 50).
-pub const WHEEL_STEP: f32 = 30.0;
+/// Wheel movement per layer step, points: one notch (see `wheel_points` in the viewport).
+pub const WHEEL_STEP: f32 = 50.0;
 
 /// A box being dragged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,6 +78,21 @@ impl BoxDrag {
     /// The region the release would change.
     pub fn region(&self) -> LatticeBox {
         face_rect(self.face, self.anchor, self.current, self.size_log2, self.layers)
+    }
+
+    /// Adds `steps` wheel steps to the layers, skipping 0 (one layer outward and one inward are
+    /// neighbours: a notch always changes the box).
+    pub fn add_layers(&mut self, steps: i32) {
+        if steps == 0 {
+            return;
+        }
+        let mut l = self.layers + steps;
+        if self.layers > 0 && l <= 0 {
+            l -= 1;
+        } else if self.layers < 0 && l >= 0 {
+            l += 1;
+        }
+        self.layers = l;
     }
 
     /// The release: one undo step.
@@ -116,11 +137,54 @@ impl Wheel {
     }
 }
 
-/// The Box tool: the box being dragged and the wheel turned while it is held.
+/// A typed box, map units: what the Box panel shows and fills or carves.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BoxForm {
+    /// The minimum corner (world).
+    pub min: DVec3,
+    /// The size along X, Y and Z.
+    pub size: DVec3,
+}
+
+impl Default for BoxForm {
+    fn default() -> Self {
+        Self { min: DVec3::ZERO, size: DVec3::ONE }
+    }
+}
+
+impl BoxForm {
+    /// The form showing `region` of `level` (its world corner and size).
+    pub fn of(state: &EditorState, level: usize, region: LatticeBox) -> Self {
+        let f = state.map.levels.get(level).map(|l| l.frame());
+        let min = f.map_or(DVec3::ZERO, |f| f.world_from_lattice(region.min));
+        Self { min, size: (region.max - region.min).as_dvec3() / 8.0 }
+    }
+
+    /// The lattice box of the active level it names (corners rounded to the lattice, at least one
+    /// lattice unit thick); `None` without a level.
+    pub fn region(&self, state: &EditorState) -> Option<LatticeBox> {
+        let f = state.map.levels.get(state.level)?.frame();
+        let min = f.lattice_from_world_f(self.min).round().as_ivec3();
+        let size = (self.size * 8.0).round().as_ivec3().max(IVec3::ONE);
+        Some(LatticeBox::new(min, min + size))
+    }
+
+    /// Fill (`carve` false) or clear the box: one undo step.
+    pub fn apply(&self, state: &EditorState, carve: bool) -> Vec<Command> {
+        let Some(region) = self.region(state) else { return Vec::new() };
+        let op =
+            if carve { CubeOp::ClearBox { region } } else { CubeOp::FillBox { region, cube: material_cube(state) } };
+        stroke(vec![cube_edit(state.level, op)])
+    }
+}
+
+/// The Box tool: the box being dragged, the wheel turned while it is held and the typed box.
 #[derive(Debug, Default)]
 pub struct BoxTool {
     drag: Option<BoxDrag>,
     wheel: Wheel,
+    /// The panel's box.
+    pub form: BoxForm,
 }
 
 impl Tool for BoxTool {
@@ -130,25 +194,21 @@ impl Tool for BoxTool {
 
     fn press(&mut self, state: &EditorState, pointer: &Pointer) -> Vec<Command> {
         self.wheel = Wheel::default();
-        self.drag = pointer.pick.map(|p| BoxDrag::start(&p, state.cube_log2, 0));
+        self.drag = pointer.pick.map(|p| BoxDrag::start(&p, state.cube_log2, 1));
         Vec::new()
     }
 
     fn drag(&mut self, state: &EditorState, pointer: &Pointer) -> Vec<Command> {
         let Some(d) = &mut self.drag else { return Vec::new() };
         d.follow(state, pointer.ray);
-        let steps = self.wheel.steps(pointer.wheel);
-        if steps != 0 {
-            d.layers += steps;
-            if d.layers == 0 {
-                d.layers = steps.signum();
-            }
-        }
+        d.add_layers(self.wheel.steps(pointer.wheel));
         Vec::new()
     }
 
     fn release(&mut self, state: &EditorState) -> Vec<Command> {
-        self.drag.take().map(|d| d.commit(state)).unwrap_or_default()
+        let Some(d) = self.drag.take() else { return Vec::new() };
+        self.form = BoxForm::of(state, d.level, d.region());
+        d.commit(state)
     }
 
     fn cancel(&mut self, _state: &EditorState) -> Vec<Command> {
@@ -179,5 +239,41 @@ impl Tool for BoxTool {
 
     fn hud(&self) -> Vec<String> {
         self.drag.iter().map(BoxDrag::hud).collect()
+    }
+
+    fn plane_use(&self, mods: Mods) -> PlaneUse {
+        if mods.shift { PlaneUse::Never } else { PlaneUse::Always }
+    }
+
+    fn has_panel(&self) -> bool {
+        true
+    }
+
+    fn panel(&mut self, ui: &mut egui::Ui, state: &EditorState) -> Vec<Command> {
+        let mut out = Vec::new();
+        let step = f64::from(1u32 << state.cube_log2) / 8.0;
+        ui.strong("Box (map units)");
+        egui::Grid::new("box_form").num_columns(6).show(ui, |ui| {
+            for (value, names, min) in [
+                (&mut self.form.min, ["min x", "min y", "min z"], f64::MIN),
+                (&mut self.form.size, ["width", "height", "depth"], 0.125),
+            ] {
+                for (axis, name) in names.into_iter().enumerate() {
+                    let l = ui.label(name);
+                    ui.add(egui::DragValue::new(&mut value[axis]).speed(step).range(min..=f64::MAX).max_decimals(3))
+                        .labelled_by(l.id);
+                }
+                ui.end_row();
+            }
+        });
+        ui.horizontal(|ui| {
+            if ui.button("Fill box").on_hover_text("Fill the typed box with the current material").clicked() {
+                out = self.form.apply(state, false);
+            }
+            if ui.button("Carve box").on_hover_text("Empty the typed box").clicked() {
+                out = self.form.apply(state, true);
+            }
+        });
+        out
     }
 }

@@ -108,6 +108,13 @@ impl Tool for Corner {
         self.drag.take().map(|_| Command::EndStroke).into_iter().collect()
     }
 
+    fn cancel(&mut self, _state: &EditorState) -> Vec<Command> {
+        match self.drag.take() {
+            Some(_) => vec![Command::CancelStroke, Command::Status("Corner drag cancelled".into())],
+            None => Vec::new(),
+        }
+    }
+
     fn dragging(&self) -> bool {
         self.drag.is_some()
     }

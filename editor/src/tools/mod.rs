@@ -39,7 +39,7 @@ use pmfedit_core::map::octree::Cube;
 use crate::command::{Command, ToolId};
 use crate::state::EditorState;
 
-pub use crate::pick::{Mods, Pick};
+pub use crate::pick::{Mods, Pick, PlaneUse};
 
 /// What the toolbar, the key handling, the F1 list and the README know of a tool.
 #[derive(Debug, Clone, Copy)]
@@ -80,7 +80,8 @@ impl ToolKey {
 /// The pointer as the active tool sees it this frame.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Pointer {
-    /// The face under the pointer (`None`: the sky, or the pointer is off the view).
+    /// What the tool acts on: the face under the pointer, or the work plane under it as the
+    /// tool asks ([`Tool::plane_use`]); `None`: the sky, or the pointer is off the view.
     pub pick: Option<Pick>,
     /// The world ray through the pointer (origin, unit direction); `None` off the view.
     pub ray: Option<(DVec3, DVec3)>,
@@ -151,8 +152,9 @@ pub trait Tool {
         Vec::new()
     }
 
-    /// Esc during a drag, or another tool picked: ends the drag without applying what only a
-    /// release would (a box is dropped); edits already applied live stay, as after a release.
+    /// Esc during a drag, or another tool picked: ends the drag with nothing of it applied (a
+    /// box is dropped; a tool that edits live, as Paint does, sends [`Command::CancelStroke`],
+    /// which undoes its stroke). The default is a release, for tools without a drag.
     fn cancel(&mut self, state: &EditorState) -> Vec<Command> {
         self.release(state)
     }
@@ -177,6 +179,23 @@ pub trait Tool {
 
     /// Lines for the viewport's heads-up text (a drag's size, the clipboard).
     fn hud(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Whether it acts on the work plane with these modifiers held ([`Pointer::pick`] and the
+    /// `pick` of [`Tool::preview`] are then the plane's).
+    fn plane_use(&self, _mods: Mods) -> PlaneUse {
+        PlaneUse::Never
+    }
+
+    /// Whether it has a panel ([`Tool::panel`]).
+    fn has_panel(&self) -> bool {
+        false
+    }
+
+    /// Its own controls, in a small panel over the view while it is the current tool (the Box
+    /// tool's typed dimensions).
+    fn panel(&mut self, _ui: &mut egui::Ui, _state: &EditorState) -> Vec<Command> {
         Vec::new()
     }
 }

@@ -40,6 +40,10 @@ impl Tool for Object {
         &INFO
     }
 
+    fn plane_use(&self, _mods: Mods) -> super::PlaneUse {
+        super::PlaneUse::Fallback
+    }
+
     fn press(&mut self, state: &EditorState, pointer: &Pointer) -> Vec<Command> {
         pointer.pick.map_or_else(Vec::new, |pick| place(state, &pick, pointer.mods))
     }

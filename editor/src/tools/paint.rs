@@ -209,7 +209,7 @@ impl Tool for Paint {
                 let t = i as f64 / steps as f64;
                 let origin = from.0.lerp(to.0, t);
                 let dir = from.1.lerp(to.1, t).normalize_or_zero();
-                if let Some(hit) = level.ray_cast_world(origin, dir, crate::viewport::PICK_DISTANCE) {
+                if let Some(hit) = level.ray_cast_world(origin, dir, crate::pick::PICK_DISTANCE) {
                     out.extend(self.paint_once(state, &Pick::from_hit(pick.level, &hit), pointer.mods));
                 }
             }
@@ -222,6 +222,13 @@ impl Tool for Paint {
     fn release(&mut self, _state: &EditorState) -> Vec<Command> {
         self.last = None;
         self.stroke.take().map(|_| Command::EndStroke).into_iter().collect()
+    }
+
+    fn cancel(&mut self, _state: &EditorState) -> Vec<Command> {
+        match self.stroke.take() {
+            Some(_) => vec![Command::CancelStroke, Command::Status("Paint stroke cancelled".into())],
+            None => Vec::new(),
+        }
     }
 
     fn dragging(&self) -> bool {

@@ -66,6 +66,13 @@ impl Tool for Path {
         self.stroke.take().map(|_| Command::EndStroke).into_iter().collect()
     }
 
+    fn cancel(&mut self, _state: &EditorState) -> Vec<Command> {
+        match self.stroke.take() {
+            Some(_) => vec![Command::CancelStroke, Command::Status("Path stroke cancelled".into())],
+            None => Vec::new(),
+        }
+    }
+
     fn dragging(&self) -> bool {
         self.stroke.is_some()
     }

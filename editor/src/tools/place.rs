@@ -15,7 +15,7 @@ pub const ID: ToolId = ToolId("place");
 pub const INFO: ToolInfo = ToolInfo {
     id: ID,
     label: "Place",
-    tooltip: "Click a face: put a cube of the current size and material on it",
+    tooltip: "Click a face (or the work plane where there is none): put a cube of the current size and material on it",
     key: Key::Num1,
     keys: &[],
     gizmos: false,
@@ -40,6 +40,10 @@ pub fn click(state: &EditorState, pick: &Pick) -> Vec<Command> {
 impl Tool for Place {
     fn info(&self) -> &'static ToolInfo {
         &INFO
+    }
+
+    fn plane_use(&self, _mods: super::Mods) -> super::PlaneUse {
+        super::PlaneUse::Fallback
     }
 
     fn press(&mut self, state: &EditorState, pointer: &Pointer) -> Vec<Command> {

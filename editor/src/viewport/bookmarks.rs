@@ -77,6 +77,8 @@ impl Bookmark {
         if !eye.is_finite() || !self.yaw.is_finite() || !self.pitch.is_finite() {
             return;
         }
+        // Bookmarks are perspective views.
+        camera.ortho = None;
         camera.eye = eye;
         camera.yaw = self.yaw;
         camera.pitch = self.pitch.clamp(-1.55, 1.55);

@@ -143,13 +143,12 @@ impl View {
 
     /// Map units per screen point at world point `p`.
     pub fn units_per_px(&self, p: DVec3) -> f64 {
-        let depth = (p - self.camera.eye).dot(self.camera.forward()).max(1e-3);
-        2.0 * (self.camera.fov_y / 2.0).tan() * depth / f64::from(self.rect.height().max(1.0))
+        self.camera.units_per_px(p, f64::from(self.rect.height()))
     }
 
     /// The arrow length of a gizmo at `p` (a constant size on screen).
     pub fn gizmo_size(&self, p: DVec3) -> f64 {
-        (p - self.camera.eye).length().max(0.5) * GIZMO_SCALE
+        self.camera.apparent_distance(p).max(0.5) * GIZMO_SCALE
     }
 }
 

@@ -26,7 +26,11 @@
 //!
 //! # Input
 //! The camera takes right-drag (fly, with W/A/S/D, Q/E and Shift held), Alt + left drag (orbit),
-//! middle drag (pan) and the wheel (zoom, unless the tool holds a box). A primary press goes to
+//! middle drag (pan) and the wheel (zoom towards the point under the pointer, unless the tool
+//! holds a box); in the orthographic views ([`camera::OrthoView`]) the right and middle buttons
+//! pan. Every map shows the work plane's ground grid; tools that ask for it
+//! ([`Tool::plane_use`]) act on the work plane under the pointer where there is no face (or
+//! always, as the Box tool does). A primary press goes to
 //! the gizmo service first when the tool asks for it ([`crate::tools::ToolInfo::gizmos`]: the
 //! selection's handles, object markers, region outlines; see [`gizmo`]), else to the tool:
 //! [`Tool::press`], [`Tool::drag`] while held, [`Tool::release`]. What the tool would act on is
@@ -63,14 +67,14 @@ use pmfedit_bake::deps::ChunkKey;
 use pmfedit_bake::rebuild::ChunkState;
 use pmfedit_core::edit::ObjRef;
 use pmfedit_core::map::Level;
-use pmfedit_core::map::coords::{LatticeBox, MIN_CUBE_EDGE};
+use pmfedit_core::map::coords::{Face, LatticeBox, MIN_CUBE_EDGE};
 use pmfedit_core::map::level::LevelHit;
 
 use crate::command::Command;
 use crate::dnd::{self, FileDrop, MaterialDrag};
 use crate::selection::Selection;
 use crate::state::EditorState;
-use crate::tools::{self, Look, Mark, Mods, Pick, Pointer, Preview, Tool};
+use crate::tools::{self, Look, Mark, Mods, Pick, PlaneUse, Pointer, Preview, Tool};
 
 use self::camera::Camera;
 use self::overlay::Overlay;
@@ -82,8 +86,7 @@ pub const UPLOADS_PER_FRAME: usize = 64;
 /// least one mesh is built per frame). Frames are slow when there is much to draw (software GL:
 /// 100+ ms), so a count limit alone would spread a big map's first load over hundreds of frames.
 pub const MESH_BUILD_BUDGET: std::time::Duration = std::time::Duration::from_millis(6);
-/// How far picking looks, map units.
-pub const PICK_DISTANCE: f64 = 4000.0;
+pub use crate::pick::PICK_DISTANCE;
 
 /// The viewport's state (owned by the app).
 pub struct Viewport {
@@ -93,9 +96,11 @@ pub struct Viewport {
     pub camera: Camera,
     camera_ready: bool,
     pub shading: Shading,
-    /// Lightmap multiplier of the lit and lightmap modes.
+    /// A view setting for inspection: multiplies the luxels in the lit mode. 1 (the default)
+    /// draws them as the game does (docs/spec/PMF-NOTES.md K5).
     pub exposure: f32,
-    /// Editor-only ambient light of the lit mode (0 shows exactly the bake).
+    /// A view setting for inspection: editor-only light added in the lit mode. 0 (the default)
+    /// shows exactly the bake.
     pub ambient: f32,
     /// Draw environment and load regions.
     pub show_regions: bool,
@@ -120,6 +125,8 @@ pub struct Viewport {
     /// The animation clock's start.
     clock: Instant,
     hover: Option<Pick>,
+    /// The hovered face's point, world space.
+    hover_world: Option<DVec3>,
     /// What the active tool sees of the pointer this frame.
     pointer: Pointer,
     hover_object: Option<(usize, ObjRef)>,
@@ -172,8 +179,8 @@ impl Viewport {
             camera: Camera::default(),
             camera_ready: false,
             shading: Shading::default(),
-            exposure: 4.0,
-            ambient: 0.3,
+            exposure: 1.0,
+            ambient: 0.0,
             show_regions: true,
             clip: None,
             filter: None,
@@ -187,6 +194,7 @@ impl Viewport {
             fx_seen: None,
             clock: Instant::now(),
             hover: None,
+            hover_world: None,
             pointer: Pointer::default(),
             hover_object: None,
             gizmo: None,
@@ -262,6 +270,8 @@ impl Viewport {
 
     /// Points the camera at the document's start view, else at the occupied bounds.
     pub fn reset_camera(&mut self, state: &EditorState) {
+        // A new document starts in perspective.
+        self.camera.ortho = None;
         if let Some(v) = state.start_view {
             self.camera.look_at(v.eye, v.target);
         } else if let Some((center, radius)) = state.map.levels.get(state.level).and_then(occupied_sphere) {
@@ -379,7 +389,7 @@ impl Viewport {
 
         let gizmos = tool.as_deref().is_some_and(|t| t.info().gizmos);
         self.handle_camera(ui, &response, rect, dt, tool.as_deref().is_some_and(|t| t.takes_wheel()));
-        self.update_hover(ui, state, rect, gizmos);
+        self.update_hover(ui, state, rect, gizmos, tool.as_deref());
         self.update_visibility(state);
         let dragging = self.gizmo_drag.is_some() || tool.as_deref().is_some_and(|t| t.dragging());
         self.update_gizmo(ui, state, rect, gizmos, dragging);
@@ -394,14 +404,36 @@ impl Viewport {
             Some(whole_cube) => {
                 Preview::with_grid(self.hover.map(|p| tools::paint::marks(state, &p, whole_cube)).unwrap_or_default())
             }
-            None => tool.as_deref().map(|t| t.preview(state, self.hover.as_ref())).unwrap_or_default(),
+            None => tool.as_deref().map(|t| t.preview(state, self.pointer.pick.as_ref())).unwrap_or_default(),
         };
         let dragging = self.gizmo_drag.is_some() || tool.as_deref().is_some_and(|t| t.dragging());
         let overlay = self.build_overlay(state, &preview, dragging);
         self.paint(ui, state, rect, overlay);
         self.hud(ui, state, rect, tool.as_deref());
+        if let Some(t) = tool.filter(|t| t.has_panel()) {
+            out.extend(tool_panel(ui, state, rect, t));
+        }
         self.last_ui_seconds = started.elapsed().as_secs_f64();
         out
+    }
+
+    /// The axis the work plane is across (0 = X, 1 = Y, 2 = Z): the view's in the front and
+    /// side views, else Y (a horizontal plane).
+    pub fn plane_axis(&self) -> usize {
+        self.camera.ortho.map_or(1, camera::OrthoView::axis)
+    }
+
+    /// Switches the camera between perspective (`None`) and an orthographic view.
+    pub fn set_view(&mut self, view: Option<camera::OrthoView>) {
+        self.camera.set_ortho(view);
+    }
+
+    /// PageUp / PageDown: the work point moved `steps` cubes along the work plane's axis.
+    pub fn move_work_plane(&self, state: &EditorState, steps: i32) -> Command {
+        let edge = f64::from(1u32 << state.cube_log2) / 8.0;
+        let mut p = state.work_point;
+        p[self.plane_axis()] += edge * f64::from(steps);
+        Command::SetWorkPlane(p)
     }
 
     fn ndc(&self, rect: egui::Rect, pos: egui::Pos2) -> (f64, f64) {
@@ -428,6 +460,15 @@ impl Viewport {
         });
         let hovered = response.contains_pointer();
         let flying = response.dragged_by(egui::PointerButton::Secondary);
+        if self.camera.ortho.is_some() {
+            // The flat views do not turn: the right and middle buttons pan.
+            if flying || response.dragged_by(egui::PointerButton::Middle) {
+                self.camera.pan(f64::from(delta.x), f64::from(delta.y), f64::from(rect.height()));
+            } else if hovered && scroll != 0.0 && !tool_wheel {
+                self.zoom_to_pointer(ui, rect, scroll, None);
+            }
+            return;
+        }
         if flying {
             self.camera.turn(f64::from(delta.x), f64::from(delta.y));
             if hovered && scroll != 0.0 {
@@ -448,8 +489,17 @@ impl Viewport {
         } else if response.dragged_by(egui::PointerButton::Middle) {
             self.camera.pan(f64::from(delta.x), f64::from(delta.y), f64::from(rect.height()));
         } else if hovered && scroll != 0.0 && !tool_wheel {
-            self.camera.zoom(f64::from(scroll) / 50.0);
+            // Towards the face under the pointer (last frame's pick), else along its ray.
+            self.zoom_to_pointer(ui, rect, scroll, self.hover_world);
         }
+    }
+
+    /// The wheel's zoom, towards what is under the pointer (`target`, world) so that it stays
+    /// there on screen.
+    fn zoom_to_pointer(&mut self, ui: &egui::Ui, rect: egui::Rect, scroll: f32, target: Option<DVec3>) {
+        let Some(pos) = ui.input(|i| i.pointer.hover_pos()) else { return };
+        let (x, y) = self.ndc(rect, pos);
+        self.camera.zoom_at(f64::from(scroll) / 50.0, x, y, Self::aspect(rect), target);
     }
 
     fn pointer_ray(&self, ui: &egui::Ui, rect: egui::Rect) -> Option<(DVec3, DVec3)> {
@@ -462,29 +512,64 @@ impl Viewport {
     }
 
     /// Picks the face under the pointer (and, when `gizmos`, the nearer object marker) and
-    /// fills in what the tool sees of the pointer this frame.
-    fn update_hover(&mut self, ui: &egui::Ui, state: &EditorState, rect: egui::Rect, gizmos: bool) {
+    /// fills in what the tool sees of the pointer this frame: the face, or the work plane under
+    /// the pointer as `tool` asks ([`Tool::plane_use`]).
+    fn update_hover(
+        &mut self,
+        ui: &egui::Ui,
+        state: &EditorState,
+        rect: egui::Rect,
+        gizmos: bool,
+        tool: Option<&dyn Tool>,
+    ) {
         let (pos, mods, wheel) = ui.input(|i| {
             let m = i.modifiers;
             (i.pointer.latest_pos(), Mods { shift: m.shift, ctrl: m.command, alt: m.alt }, wheel_points(i))
         });
         let ray = self.pointer_ray(ui, rect);
         self.pick_under(state, ray, gizmos);
-        self.pointer = Pointer { pick: self.hover, ray, pos, mods, wheel };
+        let plane = || self.plane_pick(state, ray?);
+        let pick = match tool.map_or(PlaneUse::Never, |t| t.plane_use(mods)) {
+            PlaneUse::Never => self.hover,
+            PlaneUse::Fallback => self.hover.or_else(plane),
+            PlaneUse::Always => plane(),
+        };
+        self.pointer = Pointer { pick, ray, pos, mods, wheel };
+    }
+
+    /// The work plane's lattice coordinate on the active level, across [`Viewport::plane_axis`].
+    fn work_plane(&self, state: &EditorState) -> Option<(usize, i32)> {
+        let level = state.map.levels.get(state.level)?;
+        let axis = self.plane_axis();
+        Some((axis, level.frame().lattice_from_world_f(state.work_point)[axis].round() as i32))
+    }
+
+    /// Where a world ray meets the work plane, as a pick ([`Pick::on_plane`]).
+    fn plane_pick(&self, state: &EditorState, (o, d): (DVec3, DVec3)) -> Option<Pick> {
+        let (axis, plane) = self.work_plane(state)?;
+        let frame = state.map.levels.get(state.level)?.frame();
+        let p = Pick::on_plane(state.level, frame.lattice_from_world_f(o), d, axis, plane)?;
+        // Not past what picking reaches (a ray grazing the plane meets it very far away).
+        (frame.world_from_lattice_f(p.point).distance(o) < self.pick_reach()).then_some(p)
+    }
+
+    /// How far picking looks from the camera: [`PICK_DISTANCE`], from the eye's plane in the
+    /// orthographic views (their eye sits [`camera::ORTHO_BACK`] behind what they look at).
+    fn pick_reach(&self) -> f64 {
+        PICK_DISTANCE + if self.camera.ortho.is_some() { camera::ORTHO_BACK } else { 0.0 }
     }
 
     fn pick_under(&mut self, state: &EditorState, ray: Option<(DVec3, DVec3)>, gizmos: bool) {
         self.hover = None;
+        self.hover_world = None;
         self.hover_object = None;
         let Some((o, d)) = ray else { return };
         let Some(level) = state.map.levels.get(state.level) else { return };
         self.hover =
             ray_cast_shown(level, o, d, self.clip, self.filter.as_ref()).map(|h| Pick::from_hit(state.level, &h));
+        self.hover_world = self.hover.map(|p| level.frame().world_from_lattice_f(p.point));
         if gizmos {
-            let limit = self
-                .hover
-                .as_ref()
-                .map_or(PICK_DISTANCE, |p| (level.frame().world_from_lattice_f(p.point) - o).length() + 0.3);
+            let limit = self.hover_world.map_or(self.pick_reach(), |w| (w - o).length() + 0.3);
             self.hover_object = pick_object(level, o, d, limit).map(|id| (state.level, id));
         }
     }
@@ -701,6 +786,18 @@ impl Viewport {
                 }
             }
         }
+        // The ground grid: the work plane around the point under the pointer (else the view's
+        // centre), hidden behind geometry.
+        if let Some((axis, plane)) = self.work_plane(state) {
+            let centre = self.pointer.ray.or_else(|| Some(self.camera.ray(0.0, 0.0, 1.0)));
+            let at = centre
+                .and_then(|r| self.plane_pick(state, r))
+                .or_else(|| self.plane_pick(state, (self.camera.eye, self.camera.forward())))
+                .map(|p| p.point);
+            let face = Face::from_index(axis).unwrap_or(Face::PosY);
+            let at = at.unwrap_or_else(|| frame.lattice_from_world_f(self.camera.pivot()));
+            o.with_xray(overlay::XRAY_NONE, |o| o.ground_grid(&frame, face, plane, at, state.cube_log2));
+        }
         if let (Some(p), true, false) = (&self.hover, preview.grid, dragging) {
             let a = p.face.axis();
             let plane = if p.face.is_positive() { p.addr.max()[a] } else { p.addr.min[a] };
@@ -784,7 +881,11 @@ impl Viewport {
     fn hud(&mut self, ui: &mut egui::Ui, state: &EditorState, rect: egui::Rect, tool: Option<&dyn Tool>) {
         let edge = f64::from(1u32 << state.cube_log2) / 8.0;
         let name = tool.map_or("No tool", |t| t.info().label);
-        let mut lines = vec![format!("{name} · cube {edge} u · [ ] to change")];
+        let view = self.camera.ortho.map_or("Perspective", camera::OrthoView::label);
+        let axis = ["x", "y", "z"][self.plane_axis()];
+        let plane = state.work_point[self.plane_axis()];
+        let mut lines =
+            vec![format!("{name} · cube {edge} u · [ ] to change · {view} · work plane {axis} = {plane} (PgUp/PgDn)")];
         if self.shading == Shading::Visibility {
             lines.push(self.vis.status());
         }
@@ -848,12 +949,16 @@ impl Viewport {
                     }
                 }
                 ui.separator();
-                ui.label("Exp.").on_hover_text("Exposure");
+                ui.label("View exp.").on_hover_text("View exposure");
                 ui.add(egui::DragValue::new(&mut self.exposure).range(0.25..=64.0).speed(0.05).suffix("×"))
-                    .on_hover_text("Lightmap multiplier of the lit and lightmap views");
-                ui.label("Amb.").on_hover_text("Ambient");
-                ui.add(egui::DragValue::new(&mut self.ambient).range(0.0..=1.0).speed(0.005))
-                    .on_hover_text("Editor-only light added in the lit view (0 = exactly the bake)");
+                    .on_hover_text(
+                        "View setting, not exported: multiplies the luxels in the lit view for inspection \
+                         (1 = what the game draws)",
+                    );
+                ui.label("View amb.").on_hover_text("View ambient");
+                ui.add(egui::DragValue::new(&mut self.ambient).range(0.0..=1.0).speed(0.005)).on_hover_text(
+                    "View setting, not exported: editor-only light added in the lit view (0 = exactly the bake)",
+                );
                 ui.checkbox(&mut self.textured, "Textures")
                     .on_hover_text("Material textures in the lit and fullbright views");
                 ui.separator();
@@ -862,6 +967,21 @@ impl Viewport {
             });
         });
     }
+}
+
+/// The current tool's own controls ([`Tool::panel`]) in a small frame at the view's bottom left.
+fn tool_panel(ui: &mut egui::Ui, state: &EditorState, rect: egui::Rect, tool: &mut dyn Tool) -> Vec<Command> {
+    let mut out = Vec::new();
+    egui::Area::new(egui::Id::unique("pmfedit.tool_panel"))
+        .fixed_pos(rect.left_bottom() + egui::vec2(8.0, -8.0))
+        .pivot(egui::Align2::LEFT_BOTTOM)
+        .constrain_to(rect)
+        .show(ui.ctx(), |ui| {
+            egui::Frame::popup(ui.style()).show(ui, |ui| {
+                out = tool.panel(ui, state);
+            });
+        });
+    out
 }
 
 /// Mouse-wheel movement this frame in points (a wheel notch is 50), positive = away from the

@@ -38,6 +38,10 @@ pub const SELECT: [f32; 4] = [0.3, 0.8, 1.0, 1.0];
 pub const PREVIEW_ADD: [f32; 4] = [0.4, 1.0, 0.4, 1.0];
 pub const PREVIEW_REMOVE: [f32; 4] = [1.0, 0.35, 0.3, 1.0];
 pub const GRID: [f32; 4] = [1.0, 1.0, 1.0, 0.28];
+/// The ground grid on the work plane.
+pub const GROUND: [f32; 4] = [0.75, 0.85, 1.0, 0.3];
+/// Cells of the ground grid on each side of its centre.
+pub const GROUND_RADIUS: i32 = 20;
 /// The visibility view's air cube.
 pub const AIR_CUBE: [f32; 4] = [0.2, 1.0, 0.85, 1.0];
 
@@ -140,6 +144,26 @@ impl Overlay {
     /// Grid lines of cell edge `2^size_log2` on the plane of `face` through `plane` (lattice),
     /// `radius` cells around the lattice point `at`.
     pub fn grid(&mut self, frame: &LevelFrame, face: Face, plane: i32, at: DVec3, size_log2: u8, radius: i32) {
+        self.grid_in(frame, face, plane, at, size_log2, radius, GRID);
+    }
+
+    /// The ground grid on the work plane: [`GROUND_RADIUS`] cells of edge `2^size_log2` around
+    /// `at` (lattice) on the plane of `face` through `plane`, fading out.
+    pub fn ground_grid(&mut self, frame: &LevelFrame, face: Face, plane: i32, at: DVec3, size_log2: u8) {
+        self.grid_in(frame, face, plane, at, size_log2, GROUND_RADIUS, GROUND);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn grid_in(
+        &mut self,
+        frame: &LevelFrame,
+        face: Face,
+        plane: i32,
+        at: DVec3,
+        size_log2: u8,
+        radius: i32,
+        color: [f32; 4],
+    ) {
         let e = 1i32 << size_log2;
         let a = face.axis();
         let (u, v) = ((a + 1) % 3, (a + 2) % 3);
@@ -157,7 +181,7 @@ impl Overlay {
         };
         for k in -radius..=radius + 1 {
             let fade = 1.0 - (k as f32 - 0.5).abs() / (radius as f32 + 1.0);
-            let mut c = GRID;
+            let mut c = color;
             c[3] *= fade.max(0.1);
             let (u0, u1) = ((cu - radius) * e, (cu + radius + 1) * e);
             let (v0, v1) = ((cv - radius) * e, (cv + radius + 1) * e);

@@ -177,7 +177,7 @@ pub struct FrameParams {
     pub textured: bool,
     /// Darken face edges a little in the lit and fullbright views (depth cues on flat lighting).
     pub edges: bool,
-    /// Lightmap multiplier (lit and lightmap modes).
+    /// Lightmap multiplier of the lit mode (a view setting; 1 = as the game draws).
     pub exposure: f32,
     /// Editor-only light added everywhere in lit mode, linear (0 = exactly the bake).
     pub ambient: f32,

@@ -12,8 +12,9 @@ use pmfedit_bake::compile::{
     CompileSettings, StageTimes, bake_chunk, bake_chunk_timed, compile_full, level_chunks, level_vis,
 };
 use pmfedit_bake::deps::dirty_chunks;
+use pmfedit_bake::export::{self, ExportError};
+use pmfedit_bake::memory::{self, RecordBytes, mib};
 use pmfedit_bake::rebuild::{ChunkState, Plan, Rebuild};
-use pmfedit_bake::resources::embed_resources;
 use pmfedit_bake::scheduler::Scheduler;
 use pmfedit_bake::vis::VisCache;
 use pmfedit_core::edit::{CubeOp, Edit, History};
@@ -102,6 +103,10 @@ pub struct BenchArgs {
     /// Single-cube edits to time.
     #[arg(long, default_value_t = 20)]
     edits: usize,
+    /// Also write the uncompressed chunk blocks the export compresses to this file (to time the
+    /// `lz4` command-line tool on the same bytes).
+    #[arg(long)]
+    chunk_blocks: Option<PathBuf>,
 }
 
 fn parse_size(s: &str) -> Result<[u32; 3], String> {
@@ -145,14 +150,14 @@ pub fn new(a: NewArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Resource roots: the project folder, then `assets/` beside the executable's workspace and the
-/// current directory.
+/// Resource roots: the project folder, then `assets/` in the current directory and beside the
+/// workspace.
 fn resource_roots(project: &Path) -> Vec<PathBuf> {
-    let mut roots = vec![project.to_path_buf(), PathBuf::from("assets")];
+    let mut assets = vec![PathBuf::from("assets")];
     if let Some(d) = option_env!("CARGO_MANIFEST_DIR") {
-        roots.push(Path::new(d).join("../assets"));
+        assets.push(Path::new(d).join("../assets"));
     }
-    roots
+    export::resource_roots(Some(project), assets)
 }
 
 /// A headless rebuild engine (full bakes only) on `threads` workers, starting with every chunk of
@@ -215,23 +220,17 @@ fn summary(file: &pmf::File, bytes: usize, secs: f64) -> String {
     format!("{chunks} chunks, {faces} faces, {luxels} luxels, {bytes} bytes, {secs:.2} s")
 }
 
-/// Embeds the resources `file` names (found in the project, then `assets/`) and writes it.
-fn write_map(project: &Path, out: &Path, mut file: pmf::File, strict: bool) -> Result<(pmf::File, usize), Failure> {
-    let report = embed_resources(&mut file, &resource_roots(project), &[]).map_err(|e| fail(project, e))?;
-    for w in &report.warnings {
+/// Embeds the resources `file` names (found in the project, then `assets/`) and writes it: the
+/// editor's Export does the same ([`export::write_map`]); the warnings go to stderr.
+fn write_map(project: &Path, out: &Path, file: pmf::File, strict: bool) -> Result<(pmf::File, usize), Failure> {
+    let done = export::write_map(file, &resource_roots(project), out, strict).map_err(|e| match e {
+        ExportError::Resources(_) | ExportError::Strict(_) => fail(project, e),
+        ExportError::Format { .. } | ExportError::Write { .. } => Failure(e.to_string()),
+    })?;
+    for w in done.warnings() {
         eprintln!("warning: {w}");
     }
-    let problems = report.problems();
-    if !problems.is_empty() {
-        let list = problems.join(", ");
-        if strict {
-            return Err(fail(project, format!("missing or unusable resources (--strict): {list}")));
-        }
-        eprintln!("warning: {} missing or unusable resources (not embedded): {list}", problems.len());
-    }
-    let bytes = pmf::write(&file).map_err(|e| fail(out, e))?;
-    write_file(out, &bytes)?;
-    Ok((file, bytes.len()))
+    Ok((done.file, done.bytes))
 }
 
 pub fn build(a: BuildArgs) -> Result<(), Failure> {
@@ -355,13 +354,38 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
     finish(&mut engine, a.json)?;
     let full_bake_s = t.elapsed().as_secs_f64();
     let chunks = engine.slots().len();
+    let after_bake = memory::resident();
+    let records = engine
+        .slots()
+        .values()
+        .filter_map(|s| s.full.as_ref())
+        .fold(RecordBytes::default(), |acc, b| acc + RecordBytes::of(&b.pmf));
+    // Export: compile + encode + LZ4 + one buffer, on `threads` threads, then on one (the same
+    // bytes whatever the count).
     let t = Instant::now();
-    let file = engine.compile(None).map_err(|e| Failure(e.to_string()))?;
-    let bytes = pmf::write(&file).map_err(|e| Failure(e.to_string()))?;
+    let assembled = engine.assemble(None).map_err(|e| Failure(e.to_string()))?;
+    let bytes = assembled.write(a.threads).map_err(|e| Failure(e.to_string()))?;
     let export_s = t.elapsed().as_secs_f64();
     let t = Instant::now();
-    let _ = pmf::write(&file);
-    let write_only_s = t.elapsed().as_secs_f64();
+    let serial = assembled.write(1).map_err(|e| Failure(e.to_string()))?;
+    let export_1_thread_s = t.elapsed().as_secs_f64();
+    if serial != bytes {
+        return Err(Failure("the export differs between 1 and several threads".into()));
+    }
+    drop(serial);
+    let after_export = memory::resident();
+    // Where the export's time goes: LZ4 alone (one thread, in-process) on the same uncompressed
+    // chunk bytes; the rest is encoding the records.
+    let raw = assembled.raw_chunk_bytes().map_err(|e| Failure(e.to_string()))?;
+    let raw_chunk_bytes = raw.len();
+    let t = Instant::now();
+    let lz4_bytes = pmfedit_core::format::lz4f::compress(&raw).len();
+    let lz4_only_s = t.elapsed().as_secs_f64();
+    if let Some(path) = &a.chunk_blocks {
+        write_file(path, &raw)?;
+    }
+    drop(raw);
+    drop(assembled);
 
     // Single-cube edits near the middle of the map, each followed by an incremental re-bake.
     let mut history = History::new();
@@ -380,6 +404,10 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
     // The editor's first stage: mesh + lightmaps of the dirty chunks (and of the edited chunk).
     let preview = settings.preview();
     let (mut preview_ms, mut preview_edited_ms) = (Vec::new(), Vec::new());
+    // The editor's draft stage (cheap lighting: hard sun, few sky rays, no bounce) of the dirty
+    // chunks: what the designer sees first after an edit.
+    let draft = settings.draft();
+    let mut draft_ms = Vec::new();
     let mut seed = 0x2545_F491_4F6C_DD1Du64;
     // Summaries kept between the edits' bakes, as the engine keeps them.
     let vis_cache = VisCache::new(settings.visibility.unwrap_or_default());
@@ -410,6 +438,11 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
             bake_chunk(&map, li, c, &preview).map_err(|e| Failure(e.to_string()))?;
         }
         preview_ms.push(ms(t.elapsed()));
+        let t = Instant::now();
+        for &(li, c) in &dirty_chunks(&before, &map, &changes, &settings) {
+            bake_chunk(&map, li, c, &draft).map_err(|e| Failure(e.to_string()))?;
+        }
+        draft_ms.push(ms(t.elapsed()));
         let t = Instant::now();
         let dirty = dirty_chunks(&before, &map, &changes, &settings);
         let mut st = StageTimes::default();
@@ -469,6 +502,12 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
     }
     let vis_s = t.elapsed().as_secs_f64();
 
+    // The built-in demo as `pmfc build` exports it: is it lit?
+    let t = Instant::now();
+    let demo = compile_full(&sample::demo(), &settings).map_err(|e| Failure(e.to_string()))?;
+    let demo_bake_s = t.elapsed().as_secs_f64();
+    let demo_luxels = pmfedit_bake::inspect::luxel_stats(&demo);
+
     let median = percentile(&mut per_edit.clone(), 0.5);
     let figures = serde_json::json!({
         "map": format!("terrain({x},{y},{z})"),
@@ -489,6 +528,8 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
             "other": percentile(&mut other_ms, 0.5),
             "vis_and_path": percentile(&mut air_ms, 0.5),
         },
+        // Draft bakes (the interactive plan's first lighting) of the dirty chunks, one thread.
+        "edit_draft_ms": { "median": percentile(&mut draft_ms.clone(), 0.5), "p95": percentile(&mut draft_ms, 0.95) },
         "edit_dirty_chunks_median": percentile(&mut dirty_counts, 0.5),
         // The rebuild engine on `threads` workers: edit → every dirty chunk's final bake, wall.
         "edit_final_ms": { "median": percentile(&mut final_ms.clone(), 0.5), "p95": percentile(&mut final_ms, 0.95) },
@@ -505,10 +546,43 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
         },
         "full_vis_rebuild_s": vis_s,
         "vis_summary_us_per_chunk": summary_s * 1e6 / summarized.max(1) as f64,
+        "export_s": export_s,
+        "export_1_thread_s": export_1_thread_s,
         "export_mb_per_s": bytes.len() as f64 / 1e6 / export_s.max(1e-9),
-        "write_mb_per_s": bytes.len() as f64 / 1e6 / write_only_s.max(1e-9),
+        // The uncompressed chunk blocks the export compresses, per second of export: compare
+        // with `lz4` on the same bytes (`--chunk-blocks FILE`).
+        "export_uncompressed_mb_per_s": raw_chunk_bytes as f64 / 1e6 / export_s.max(1e-9),
+        "chunk_blocks_bytes": raw_chunk_bytes,
+        "lz4_only_1_thread_s": lz4_only_s,
+        "lz4_only_bytes": lz4_bytes,
         "file_bytes": bytes.len(),
+        // Resident memory (VmRSS / VmHWM): after the full bake, the peak until the export is
+        // written, and the peak of the whole run (which includes the buffer of
+        // uncompressed chunk bytes for the comparison above and the invariant check's second,
+        // single-thread compile).
+        "resident_mib": {
+            "after_full_bake": after_bake.map(|r| mib(r.now)),
+            "peak_through_export": after_export.map(|r| mib(r.peak)),
+            "peak": memory::resident().map(|r| mib(r.peak)),
+        },
+        // Where the full bakes' records take memory (struct sizes and buffers, no allocator
+        // overhead), MiB.
+        "bake_record_mib": {
+            "total": mib(records.total()),
+            "cubes": mib(records.cubes),
+            "visibility": mib(records.visibility),
+            "lighting": mib(records.lighting),
+            "vertices": mib(records.vertices),
+            "other": mib(records.other),
+        },
         "incremental_equals_full": invariant_held,
+        // The demo's exported luxels (every lightmap page, padding included), one thread.
+        "demo_luxels": {
+            "count": demo_luxels.luxels,
+            "mean": demo_luxels.mean,
+            "share_ge_64": demo_luxels.share_ge_64,
+            "bake_s": demo_bake_s,
+        },
     });
     if a.json {
         println!("{}", serde_json::to_string_pretty(&figures).map_err(|e| Failure(e.to_string()))?);

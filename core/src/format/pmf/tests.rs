@@ -1076,6 +1076,30 @@ proptest! {
         prop_assert!(again == bytes, "second write differs");
     }
 
+    /// Chunks encoded apart, in reverse order (as a compiler's threads might), and placed with
+    /// `write_with_chunks` give `write`'s bytes.
+    #[test]
+    fn chunks_encoded_apart_give_the_same_bytes(file in arb_file()) {
+        let bytes = write(&file).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let mut encoded: Vec<Vec<Option<wr::EncodedChunk>>> =
+            file.levels.iter().map(|l| vec![None; l.chunks.len()]).collect();
+        for (li, level) in file.levels.iter().enumerate().rev() {
+            for (i, chunk) in level.chunks.iter().enumerate().rev() {
+                let e = wr::encode_chunk(chunk, li, i, level.chunk_size_exp, level.grid)
+                    .map_err(|e| TestCaseError::fail(e.to_string()))?;
+                encoded[li][i] = Some(e);
+            }
+        }
+        let encoded: Vec<Vec<wr::EncodedChunk>> =
+            encoded.into_iter().map(|l| l.into_iter().map(|e| e.expect("encoded")).collect()).collect();
+        let mut shell = file.clone();
+        for l in &mut shell.levels {
+            l.chunks.clear();
+        }
+        let again = wr::write_with_chunks(&shell, encoded).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert!(again == bytes, "pre-encoded chunks give other bytes");
+    }
+
     /// Corrupting any single byte never panics (it may or may not be an error).
     #[test]
     fn corrupt_byte_never_panics(file in arb_file(), at in any::<prop::sample::Index>(), v in any::<u8>()) {
@@ -2141,4 +2165,17 @@ fn a_block_is_parsed_before_the_next_is_decompressed() {
     let e = read_err(&bytes);
     assert!(e.section.contains("level 0 / common data"), "{e}");
     assert!(e.to_string().contains("1 bytes") || e.to_string().contains("after"), "{e}");
+}
+
+/// Pre-encoded chunks for the wrong number of levels, or a level's wrong number of chunks, are
+/// refused like a file whose chunks do not fill its grid.
+#[test]
+fn write_with_chunks_checks_the_counts() {
+    let mut file = File { levels: vec![Level { chunks: Vec::new(), ..Level::default() }], ..File::default() };
+    file.levels[0].grid = GridSize { y: 1, x: 1, z: 2 };
+    let e = wr::write_with_chunks(&file, Vec::new()).unwrap_err();
+    assert!(e.to_string().contains("chunks for 0 levels, but the file has 1"), "{e}");
+    let one = wr::encode_chunk(&Chunk::default(), 0, 0, 4, file.levels[0].grid).unwrap();
+    let e = wr::write_with_chunks(&file, vec![vec![one]]).unwrap_err();
+    assert!(e.to_string().contains("1 chunks, but the grid of"), "{e}");
 }

@@ -33,6 +33,77 @@ use crate::format::lz4f;
 
 /// Serialises a whole `.pmf` file.
 pub fn write(file: &File) -> WriteResult<Vec<u8>> {
+    write_file(file, None)
+}
+
+/// One chunk as [`write`] puts it in a file: its common, client and server blocks, each encoded
+/// and compressed into an LZ4 frame. [`encode_chunk`] makes it (a compiler may call it on several
+/// threads, this crate has none), [`write_with_chunks`] places it.
+#[derive(Debug, Clone)]
+pub struct EncodedChunk {
+    frames: [Frame; 3],
+}
+
+impl EncodedChunk {
+    /// The bytes the chunk's frames take in the file.
+    pub fn compressed_len(&self) -> usize {
+        self.frames.iter().map(|f| f.bytes.len()).sum()
+    }
+}
+
+/// Encodes and compresses chunk `index` (in the grid's `[Y][X][Z]` order) of level `level_index`,
+/// whose chunks are `2^chunk_size_exp` units and whose grid is `grid`: exactly what [`write`]
+/// does for that chunk, errors included. A pure function of its arguments, so chunks encoded in
+/// any order or on any thread give the same file.
+pub fn encode_chunk(
+    chunk: &Chunk,
+    level_index: usize,
+    index: usize,
+    chunk_size_exp: u8,
+    grid: GridSize,
+) -> WriteResult<EncodedChunk> {
+    let cctx = chunk_context(level_index, index, grid);
+    let [c, l, s] = write_chunk(chunk, chunk_size_exp, grid, &cctx)?;
+    Ok(EncodedChunk {
+        frames: [
+            compress(&c, &format!("{cctx} / common data"))?,
+            compress(&l, &format!("{cctx} / client data"))?,
+            compress(&s, &format!("{cctx} / server data"))?,
+        ],
+    })
+}
+
+/// The uncompressed common, client and server blocks that [`encode_chunk`] compresses (to
+/// measure compressors on the very bytes a file holds).
+pub fn chunk_blocks(
+    chunk: &Chunk,
+    level_index: usize,
+    index: usize,
+    chunk_size_exp: u8,
+    grid: GridSize,
+) -> WriteResult<[Vec<u8>; 3]> {
+    write_chunk(chunk, chunk_size_exp, grid, &chunk_context(level_index, index, grid))
+}
+
+/// Where chunk `index` of level `level_index` is, for errors (`level 0 / chunk y0 x1 z2`).
+fn chunk_context(level_index: usize, index: usize, grid: GridSize) -> String {
+    format!("level {level_index} / chunk {}", grid.index_of(index))
+}
+
+/// [`write`] with every level's chunks already encoded: `chunks[i]` holds level `i`'s, in grid
+/// order ([`encode_chunk`]), and the levels of `file` hold none (their `chunks` are ignored).
+/// Gives the same bytes as [`write`] of the file with those chunks in it.
+pub fn write_with_chunks(file: &File, chunks: Vec<Vec<EncodedChunk>>) -> WriteResult<Vec<u8>> {
+    if chunks.len() != file.levels.len() {
+        return Err(WriteError::new(
+            "data",
+            format!("chunks for {} levels, but the file has {} levels", chunks.len(), file.levels.len()),
+        ));
+    }
+    write_file(file, Some(chunks))
+}
+
+fn write_file(file: &File, encoded: Option<Vec<Vec<EncodedChunk>>>) -> WriteResult<Vec<u8>> {
     let mut w = Writer::new();
     write_header(&mut w, &file.header)?;
 
@@ -61,9 +132,12 @@ pub fn write(file: &File) -> WriteResult<Vec<u8>> {
     let count = u8::try_from(n).map_err(|_| WriteError::new("data", format!("too many levels: {n} (at most 255)")))?;
     w.u8(count);
     let mut levels = Vec::with_capacity(n);
+    let mut encoded = encoded.map(|e| e.into_iter());
     for (i, level) in file.levels.iter().enumerate() {
-        levels.push(write_level(level, i)?);
+        levels.push(write_level(level, i, encoded.as_mut().and_then(|e| e.next()))?);
     }
+    // One allocation for the whole file: the levels are most of it.
+    w.reserve(4 * n + levels.iter().map(Vec::len).sum::<usize>() + entities.len());
     for (i, l) in levels.iter().enumerate() {
         w.u32(len_u32(l.len(), &format!("level {i}"), "level data size")?);
     }
@@ -155,6 +229,7 @@ fn with_table(b: &StringTableBuilder, content: Writer, ctx: &str) -> WriteResult
 }
 
 /// An LZ4 frame and the size of the data it holds, both checked to fit a `u32`.
+#[derive(Debug, Clone)]
 struct Frame {
     bytes: Vec<u8>,
     compressed: u32,
@@ -174,7 +249,9 @@ fn compress(data: &[u8], ctx: &str) -> WriteResult<Frame> {
 // ---------------------------------------------------------------------------------------------
 // Levels
 
-pub(crate) fn write_level(level: &Level, li: usize) -> WriteResult<Vec<u8>> {
+/// One level's bytes; its chunks are `encoded` when given ([`write_with_chunks`]), else
+/// `level.chunks` encoded here.
+pub(crate) fn write_level(level: &Level, li: usize, encoded: Option<Vec<EncodedChunk>>) -> WriteResult<Vec<u8>> {
     let ctx = format!("level {li}");
     if level.chunk_size_exp > MAX_CHUNK_SIZE_EXP {
         return Err(WriteError::new(
@@ -189,10 +266,11 @@ pub(crate) fn write_level(level: &Level, li: usize) -> WriteResult<Vec<u8>> {
             format!("grid of {} is out of range (Y 1..=256, X and Z 1..=4096)", grid_text(grid)),
         ));
     }
-    if level.chunks.len() != grid.len() {
+    let chunk_count = encoded.as_ref().map_or(level.chunks.len(), Vec::len);
+    if chunk_count != grid.len() {
         return Err(WriteError::new(
             &ctx,
-            format!("{} chunks, but the grid of {} needs {}", level.chunks.len(), grid_text(grid), grid.len()),
+            format!("{chunk_count} chunks, but the grid of {} needs {}", grid_text(grid), grid.len()),
         ));
     }
     if grid.linear(level.center_chunk).is_none() {
@@ -209,18 +287,18 @@ pub(crate) fn write_level(level: &Level, li: usize) -> WriteResult<Vec<u8>> {
     )?;
     let server = compress(&write_level_server(&level.server, &ctx)?, &format!("{ctx} / server data"))?;
 
-    let mut chunks = Vec::with_capacity(level.chunks.len());
-    for (i, chunk) in level.chunks.iter().enumerate() {
-        let cctx = format!("{ctx} / chunk {}", grid.index_of(i));
-        let [c, l, s] = write_chunk(chunk, level.chunk_size_exp, grid, &cctx)?;
-        chunks.push([
-            compress(&c, &format!("{cctx} / common data"))?,
-            compress(&l, &format!("{cctx} / client data"))?,
-            compress(&s, &format!("{cctx} / server data"))?,
-        ]);
-    }
+    let chunks = match encoded {
+        Some(e) => e,
+        None => level
+            .chunks
+            .iter()
+            .enumerate()
+            .map(|(i, chunk)| encode_chunk(chunk, li, i, level.chunk_size_exp, grid))
+            .collect::<WriteResult<Vec<_>>>()?,
+    };
 
-    let mut w = Writer::new();
+    let size = 1 + 24 + 9 + common.bytes.len() + client.bytes.len() + server.bytes.len();
+    let mut w = Writer::with_capacity(size + chunks.iter().map(|c| 24 + c.compressed_len()).sum::<usize>());
     w.u8(level.flags);
     write_frame_sizes(&mut w, [&common, &client, &server]);
     for f in [&common, &client, &server] {
@@ -229,10 +307,10 @@ pub(crate) fn write_level(level: &Level, li: usize) -> WriteResult<Vec<u8>> {
     w.u8(level.chunk_size_exp);
     write_grid_size(&mut w, grid, &ctx)?;
     write_chunk_index(&mut w, level.center_chunk);
-    for [c, l, s] in &chunks {
+    for EncodedChunk { frames: [c, l, s] } in &chunks {
         write_frame_sizes(&mut w, [c, l, s]);
     }
-    for frames in &chunks {
+    for EncodedChunk { frames } in &chunks {
         for f in frames {
             w.bytes(&f.bytes);
         }

@@ -185,6 +185,56 @@ impl Octree {
         self.root == Node::default()
     }
 
+    /// Builds an octree from its nodes in pre-order (PMF child bit order), as
+    /// [`Octree::pre_order`] lists them: `next(addr)` gives the node at `addr`, `None` for a
+    /// parent (its eight children follow) or `Some(cube)` for a leaf. One pass that places each
+    /// node where it belongs, instead of descending from the root once per leaf
+    /// ([`Octree::set_cube`]): loading a chunk costs `O(nodes)`. Cubes are normalized and a
+    /// parent whose eight children are equal mergeable leaves becomes that leaf, so the result
+    /// is canonical: the tree that setting each leaf in turn would give.
+    ///
+    /// Stops at `next`'s first error; a parent at the minimum edge (edge 1) is
+    /// [`OctreeError::TooSmall`].
+    pub fn from_pre_order<E, F>(size_log2: u8, mut next: F) -> Result<Octree, E>
+    where
+        E: From<OctreeError>,
+        F: FnMut(CubeAddr) -> Result<Option<Cube>, E>,
+    {
+        let mut tree = Octree::new(size_log2);
+        tree.root = tree.build(tree.root_addr(), &mut next)?;
+        Ok(tree)
+    }
+
+    /// The node at `addr` and everything under it, from `next` ([`Octree::from_pre_order`]).
+    fn build<E, F>(&mut self, addr: CubeAddr, next: &mut F) -> Result<Node, E>
+    where
+        E: From<OctreeError>,
+        F: FnMut(CubeAddr) -> Result<Option<Cube>, E>,
+    {
+        if let Some(cube) = next(addr)? {
+            return Ok(self.encode(&cube.normalized()));
+        }
+        if addr.size_log2 == 0 {
+            return Err(OctreeError::TooSmall(addr).into());
+        }
+        let mut kids = [Node::default(); 8];
+        for (i, k) in kids.iter_mut().enumerate() {
+            *k = self.build(addr.child(i), next)?;
+        }
+        // The same rule as `try_merge`.
+        let first = kids[0];
+        if !first.is_parent()
+            && !self.is_pushed(first)
+            && kids[1..].iter().all(|&k| !k.is_parent() && self.leaf_eq(first, k))
+        {
+            for &k in &kids[1..] {
+                self.free_node(k);
+            }
+            return Ok(first);
+        }
+        Ok(Node::with_index(TAG_PARENT, self.alloc_block(kids)))
+    }
+
     // ----- node storage -------------------------------------------------------------------
 
     fn node(&self, r: NodeRef) -> Node {

@@ -289,6 +289,19 @@ proptest! {
         }
         let rebuilt = m.build();
         prop_assert_eq!(&rebuilt, &t);
+        // Built in one pass from its own pre-order (how chunk files load), the tree is the same
+        // canonical tree, structure included.
+        let mut nodes = t.pre_order();
+        let loaded = Octree::from_pre_order(LOG2, |addr| -> Result<Option<Cube>, OctreeError> {
+            let (at, node) = nodes.next().expect("as many nodes as the pre-order lists");
+            assert_eq!(at, addr);
+            Ok(node)
+        })
+        .unwrap();
+        prop_assert!(nodes.next().is_none());
+        prop_assert!(loaded.check_invariants().is_ok());
+        prop_assert_eq!(&loaded, &t);
+        prop_assert_eq!(loaded.node_count(), t.node_count());
         prop_assert_eq!(rebuilt.content_hash(), t.content_hash());
         prop_assert_eq!(rebuilt.node_count(), t.node_count());
         let mut compacted = t.clone();
@@ -557,4 +570,25 @@ fn terrain_memory_per_solid_cube() {
     );
     assert_eq!(Octree::NODE_BYTES, 10);
     assert!(per_cube <= 1.0, "{per_cube} bytes per solid cube");
+}
+
+/// `from_pre_order` merges eight equal leaves into one (as `set_cube` would), keeps eight equal
+/// leaves with pushed corners apart, and refuses a parent of the minimum edge.
+#[test]
+fn from_pre_order_is_canonical() {
+    let stone = Cube::solid(MaterialId(1), PhysicsId(0), SoundId(0));
+    let mut nodes = std::iter::once(None).chain(std::iter::repeat_n(Some(stone), 8));
+    let t = Octree::from_pre_order(3, |_| -> Result<_, OctreeError> { Ok(nodes.next().unwrap()) }).unwrap();
+    assert_eq!(t.node_count(), 1);
+    assert_eq!(t.get(IVec3::ZERO).unwrap().0, stone);
+
+    let corner = stone.with_corner_pushed(0, [-1, 0, 0]);
+    assert_ne!(corner, stone);
+    let mut nodes = std::iter::once(None).chain(std::iter::repeat_n(Some(corner), 8));
+    let t = Octree::from_pre_order(3, |_| -> Result<_, OctreeError> { Ok(nodes.next().unwrap()) }).unwrap();
+    assert_eq!(t.node_count(), 9, "pushed leaves depend on their size: never merged");
+    assert!(t.check_invariants().is_ok());
+
+    let e = Octree::from_pre_order(0, |_| -> Result<Option<Cube>, OctreeError> { Ok(None) }).unwrap_err();
+    assert!(matches!(e, OctreeError::TooSmall(_)), "{e:?}");
 }

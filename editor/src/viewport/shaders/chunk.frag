@@ -71,7 +71,8 @@ void main() {
     } else if (u_mode == SHADING_FULLBRIGHT) {
         c = min(albedo * shade + emission, vec3(1.0));
     } else if (u_mode == SHADING_LIGHTMAP) {
-        c = to_srgb(lm * u_exposure);
+        // The raw luxels: no exposure, no transfer curve.
+        c = lm;
         alpha = 1.0;
     } else if (u_mode == SHADING_VISIBILITY) {
         c = albedo * shade;
