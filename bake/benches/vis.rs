@@ -1,9 +1,9 @@
-//! Whole-level visibility of a sample map: summary time per chunk, full visibility on N threads,
-//! searches and list sizes.
+//! Whole-level visibility of a sample map: summary time per chunk, full visibility on N threads
+//! (the grid's far sets, then every chunk's lists), list sizes and culling beside the oracle's.
 //!
 //! `cargo bench -p pmfedit-bake --bench vis` (terrain 32 × 4 × 32 on 2 threads). Environment:
 //! `VIS_BENCH_MAP` = `terrain` (default) or `indoor`, `VIS_BENCH_SIZE` = `X,Y,Z` (terrain),
-//! `VIS_BENCH_THREADS`, `VIS_BENCH_SOURCE_LOG2` (the source block, [`VisSettings::source_log2`]).
+//! `VIS_BENCH_THREADS`, `VIS_BENCH_RAYS` (oracle rays per sampled cell).
 
 use std::time::Instant;
 
@@ -31,8 +31,7 @@ fn main() {
         }
     };
     let threads: usize = env("VIS_BENCH_THREADS").unwrap_or(2);
-    let d = VisSettings::default();
-    let settings = VisSettings { source_log2: env("VIS_BENCH_SOURCE_LOG2").unwrap_or(d.source_log2), ..d };
+    let settings = VisSettings::default();
     let bake = CompileSettings::default().bake;
     let level = &map.levels[0];
     let chunks = level_chunks(level);
@@ -91,11 +90,8 @@ fn main() {
         own_entries += c;
     }
     println!(
-        "full visibility: {dt:.2?} on {threads} threads (summaries {t_summaries:.2?}); {} cells, {} searches, {} state visits ({:.0} per search)",
-        stats.cells,
-        stats.searches,
-        stats.visits,
-        stats.visits as f64 / stats.searches.max(1) as f64
+        "full visibility: {dt:.2?} on {threads} threads (summaries and far sets {t_summaries:.2?}); {} cells, {} far sets looked up",
+        stats.cells, stats.searches
     );
     println!(
         "lists: {:.1} far chunks and {:.1} own cubes per cell on average; distinct far lists hold {far_lists} entries; \

@@ -26,7 +26,7 @@ use crate::layout::{BakeSettings, ChunkLayout};
 use crate::light::{self, ChunkInput, LightError, LightScene, LightSettings, LitVertex, SurfaceFace};
 use crate::mesh::{FaceShape, LightmapRect};
 use crate::path::bake_chunk_paths;
-use crate::vis::{ChunkSet, LevelVis, VisCache, VisSettings, bake_chunk_vis_in};
+use crate::vis::{LevelVis, SummaryGrid, VisCache, VisSettings, bake_chunk_vis_in};
 use pmfedit_core::map::ids::PathAttrs;
 use pmfedit_core::map::path_sets::PathSets;
 
@@ -132,7 +132,7 @@ pub struct ChunkStats {
     pub vertices: usize,
     pub lightmaps: usize,
     pub luxels: usize,
-    /// Visibility searches run (one per source of air cells touching a chunk face).
+    /// Far sets looked up (one per component of air cells touching a chunk face).
     pub vis_searches: u64,
     /// The chunk's visibility lists went over [`VisSettings::max_listed`]: its air cells carry
     /// no visibility data.
@@ -154,11 +154,82 @@ pub struct ChunkBake {
     /// when one of them changes ([`crate::rebuild`]). Empty for bakes that read only their
     /// neighbourhood and the lights' reach.
     pub reads: Vec<ChunkCoord>,
-    /// Chunks of the same level whose visibility *summary* (not their cubes) the bake read: the
-    /// chunks its visibility searches consulted ([`crate::vis`]). The rebuild engine re-bakes this
-    /// chunk when one of their summaries changes; an edit that keeps a chunk's summary needs no
-    /// re-bake of its readers.
-    pub summary_reads: ChunkSet,
+    /// The air cells' visibility lists, kept so that their far part can be written again from
+    /// the level's current summaries without baking the chunk again ([`Self::refresh_far`]);
+    /// `None` without visibility.
+    pub vis: Option<AirVis>,
+}
+
+impl ChunkBake {
+    /// Writes the air cells' far lists again from `grid`, the summaries of the chunk's level as
+    /// they are now, when the bake's lists were taken from another grid. Far lists depend on
+    /// the level's summaries only (never on this chunk's cubes beyond its own summary, which must
+    /// be the same in `grid`), so the result equals a fresh bake's ([`crate::vis`]). Returns
+    /// whether the bake changed: the rebuild engine's re-derivation after an edit that changed
+    /// some summary, at a fraction of a chunk bake (no lighting, no meshing).
+    pub fn refresh_far(&mut self, grid: &Arc<SummaryGrid>) -> bool {
+        let Some(vis) = &mut self.vis else { return false };
+        if vis.grid.as_ptr() == Arc::as_ptr(grid) {
+            return false;
+        }
+        let before = self.stats.vis_skipped;
+        let old: Vec<Option<pmf::Visibility>> = vis.cells.iter().map(|&(k, _)| self.pmf.common.cubes[k as usize].visibility.clone()).collect();
+        self.stats.vis_skipped = vis.write(grid, self.chunk, &mut self.pmf);
+        before != self.stats.vis_skipped
+            || vis.cells.iter().zip(old).any(|(&(k, _), o)| self.pmf.common.cubes[k as usize].visibility != o)
+    }
+}
+
+/// What a [`ChunkBake`] keeps of its air cells' visibility ([`ChunkBake::refresh_far`]).
+#[derive(Debug, Clone)]
+pub struct AirVis {
+    /// Per list: the visible cubes of the chunk itself (indices into its cubes), and the face
+    /// component of the chunk's summary whose far set the list names (`None`: none).
+    lists: Vec<(Arc<[u32]>, Option<u16>)>,
+    /// Per air cell: its index in the chunk's cubes and its list.
+    cells: Vec<(u32, u32)>,
+    /// [`VisSettings::max_listed`].
+    max_listed: u64,
+    /// The summary grid the far lists were last written from (a `Weak`, so its address is not
+    /// reused while this lives, without keeping its far sets in memory).
+    grid: std::sync::Weak<SummaryGrid>,
+}
+
+impl PartialEq for AirVis {
+    /// The same lists for the same cells (where the far lists came from is no part of them).
+    fn eq(&self, o: &AirVis) -> bool {
+        self.lists == o.lists && self.cells == o.cells && self.max_listed == o.max_listed
+    }
+}
+
+impl AirVis {
+    /// Writes every air cell's lists into `out` (chunk `chunk`), the far part from `grid`;
+    /// returns whether they went over [`VisSettings::max_listed`] (the cells then carry none).
+    fn write(&mut self, grid: &Arc<SummaryGrid>, chunk: ChunkCoord, out: &mut pmf::Chunk) -> bool {
+        self.grid = Arc::downgrade(grid);
+        let g0 = grid.index(chunk.as_ivec3());
+        let far: Vec<Arc<[pmf::VisibleChunk]>> = self
+            .lists
+            .iter()
+            .map(|&(_, comp)| match (g0, comp) {
+                (Some(g), Some(c)) => grid
+                    .far_chunks(g, usize::from(c))
+                    .iter()
+                    .filter_map(|c| absolute_index(c.as_ivec3()))
+                    .map(|chunk| pmf::VisibleChunk { chunk, cubes: Vec::new() })
+                    .collect(),
+                _ => Arc::from([]),
+            })
+            .collect();
+        let listed: u64 =
+            self.cells.iter().map(|&(_, l)| (self.lists[l as usize].0.len() + far[l as usize].len()) as u64).sum();
+        let skipped = listed > self.max_listed;
+        for &(k, l) in &self.cells {
+            out.common.cubes[k as usize].visibility = (!skipped)
+                .then(|| pmf::Visibility { cubes: self.lists[l as usize].0.clone(), chunks: far[l as usize].clone() });
+        }
+        skipped
+    }
 }
 
 /// The chunk holding a level-space point.
@@ -401,7 +472,7 @@ pub fn bake_chunk_timed(
         pmf: chunk_pmf,
         stats,
         reads: lighting.reads,
-        summary_reads: air.reads,
+        vis: air.lists,
     };
     Ok((bake, times))
 }
@@ -411,7 +482,7 @@ pub fn bake_chunk_timed(
 struct AirData {
     searches: u64,
     skipped: bool,
-    reads: ChunkSet,
+    lists: Option<AirVis>,
     vis: std::time::Duration,
 }
 
@@ -423,6 +494,14 @@ pub fn level_vis(cache: &VisCache, map: &Map, level_index: usize, chunk: ChunkCo
     let grid = Grid::of(level);
     let (min, max) = if grid.volume() <= MAX_GRID_CHUNKS { (grid.min, grid.max) } else { (chunk, chunk) };
     cache.level(level, &map.library, level_index, min, max)
+}
+
+/// The summary grid every bake of level `level_index` lists far chunks from ([`level_vis`]):
+/// `None` for a grid too large to export, where each chunk gets a grid of its own.
+pub fn level_grid(cache: &VisCache, map: &Map, level_index: usize) -> Option<Arc<SummaryGrid>> {
+    let level = &map.levels[level_index];
+    let grid = Grid::of(level);
+    (grid.volume() <= MAX_GRID_CHUNKS).then(|| cache.level(level, &map.library, level_index, grid.min, grid.max).grid)
 }
 
 /// Visibility (V1) and pathfinding (P1) data of the chunk's air cells. Other chunks are named by
@@ -460,25 +539,14 @@ fn add_air_data(
                 v.into()
             })
             .collect();
-        let far: Vec<Arc<[pmf::VisibleChunk]>> = vis
-            .far
-            .iter()
-            .map(|chunks| {
-                chunks
-                    .iter()
-                    .filter_map(|c| absolute_index(c.as_ivec3()))
-                    .map(|chunk| pmf::VisibleChunk { chunk, cubes: Vec::new() })
-                    .collect()
-            })
-            .collect();
-        air.skipped = vis.skipped;
-        let cell_list: &[u32] = if vis.skipped { &[] } else { &vis.cell_list };
-        for (&k, &l) in layout.air_cells().iter().zip(cell_list) {
-            let list = &vis.lists[l as usize];
-            out.common.cubes[k as usize].visibility =
-                Some(pmf::Visibility { cubes: own[list.own as usize].clone(), chunks: far[list.far as usize].clone() });
-        }
-        air.reads = vis.reads;
+        let mut lists = AirVis {
+            lists: vis.lists.iter().map(|l| (own[l.own as usize].clone(), l.comp)).collect(),
+            cells: layout.air_cells().iter().zip(&vis.cell_list).map(|(&k, &l)| (k, l)).collect(),
+            max_listed: vs.max_listed,
+            grid: std::sync::Weak::new(),
+        };
+        air.skipped = lists.write(&lv.grid, chunk, out);
+        air.lists = Some(lists);
         air.vis = t.elapsed();
     }
     if settings.pathfinding {

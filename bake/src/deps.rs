@@ -11,9 +11,9 @@
 //!   light — before or after the edit — whose reach touches the changed chunk;
 //! - a changed light: every chunk its old or new reach touches;
 //! - a changed region or entity: the chunks its old or new bounds / position touch;
-//! - (visibility reads its six neighbours' face squares — within the 26 — and, beyond them, only
-//!   chunk summaries: the rebuild engine re-bakes the chunks that read a summary that changed,
-//!   [`crate::rebuild`]);
+//! - (visibility reads its own cubes and, beyond them, only the far sets of the level's chunk
+//!   summaries: the rebuild engine writes the far lists again where those changed, without a
+//!   re-bake, [`crate::rebuild`]);
 //! - a changed material, physics or sound material: a bake reads such a record only through
 //!   the cubes painted with it, so the change spreads exactly as if every cube using it had
 //!   changed ([`library_users`]); a record no cube uses dirties nothing;

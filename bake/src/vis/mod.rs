@@ -21,27 +21,19 @@
 //! faces). A chunk's [`ChunkSummary`] keeps the components that touch its faces and the squares
 //! they own on each face; it depends on the chunk's own cubes only.
 //!
-//! # The search ([`search`])
-//! Cells are grouped into **sources**: the cells of one component of their chunk within one
-//! aligned block of `2^source_log2` voxels (a whole chunk by default). From a source box `S` the
-//! search propagates **windows** — rectangles of squares on chunk faces that contain every point
-//! where a line from `S` can cross that face — over states (chunk, component, entry face):
-//! - a line leaves a component only through squares it owns, and enters the neighbour's
-//!   component only through squares that one owns too: the window is the bounding box of the
-//!   two masks' intersection, within the bounds below;
-//! - a line that entered a chunk through window `W` after passing box `P` (the window before)
-//!   lies, inside the chunk, in the cones from `S` through `W` and from `P` through `W`; their
-//!   bounding boxes bound where it can leave ([`search`]'s `cone`);
-//! - a line crosses a plane in the `+` direction only if `S` has points behind it: so no path
-//!   ever steps against a direction it took (sight lines are monotone along every axis), and a
-//!   line never returns to the source's chunk (chunks are convex).
-//!
-//! Windows only grow (a state reached again with a larger window or box is processed again), so
-//! the search ends at the least fixed point, whatever the order: every chunk a generic line from
-//! `S` enters is reached, with the line's crossing points inside the windows. The chunks reached
-//! that hold geometry are listed whole (`0` = all cubes, V1). So is a neighbour with opaque voxels
-//! on face squares a window may cross: their faces lie on the shared chunk face, in sight, though
-//! no line enters the neighbour there.
+//! # The reach ([`search`])
+//! A generic line leaves a component only through face squares it owns and enters the
+//! neighbour's component only through squares that one owns too; it is monotone along every axis,
+//! so all its steps between chunks go along the three signed axes of one octant of directions,
+//! and it never returns to a chunk it left (chunks are convex). So every chunk a line from
+//! component `C` enters is reached from `C`'s node by a path of the (chunk, component) graph
+//! whose edges join components with overlapping squares on a shared face, using one octant's
+//! steps. Per octant that graph is acyclic: a node's reach is the union of its successors'
+//! reaches, one pass over the grid ([`SummaryGrid`]). The union over the octants is the
+//! component's **far set**, the same for every cell of the component; its chunks with geometry
+//! are listed whole (`0` = all cubes, V1). So is every neighbour, with geometry, across a face the
+//! component touches on the way: a line may meet the faces of its opaque voxels on the shared
+//! face, in sight, though it enters no component of the neighbour there.
 //!
 //! # The cell's own chunk
 //! A segment between two points of one chunk stays in the chunk (it is convex), hence in one
@@ -50,15 +42,14 @@
 //! the chunk's boundary face out of it and are never seen from inside.
 //!
 //! # Incremental bakes
-//! A chunk's far lists depend on the summaries of the chunks its searches consulted
-//! ([`ChunkVisBake::reads`]), its own lists on its own cubes and on the face squares of its six
-//! neighbours' summaries. An edit that keeps a chunk's summary changes no far list anywhere; one
-//! that changes it changes at most the lists of the chunks that read it (the rebuild engine
-//! re-bakes exactly those, [`crate::rebuild`]).
+//! A chunk's own lists depend on its own cubes; its far lists on every summary of the grid, and
+//! on nothing else: an edit that keeps every summary changes no far list anywhere. One that
+//! changes a summary changes the far sets of some components, which the grid recomputes in one
+//! pass ([`SummaryGrid`]).
 //!
 //! # Determinism
 //! Pure function of the chunks' cubes, the opaque materials and the settings: components are
-//! numbered by first voxel, sources by first cell, lists are sorted.
+//! numbered by first voxel, lists by first cell, lists are sorted.
 
 mod cache;
 pub mod oracle;
@@ -77,7 +68,6 @@ pub use cache::VisCache;
 pub use search::SummaryGrid;
 pub use summary::{ChunkSummary, OpaqueMaterials};
 
-use search::{Scratch, VBox};
 use summary::{ChunkVoxels, OPAQUE};
 
 /// Settings of the visibility bake.
@@ -87,10 +77,6 @@ pub struct VisSettings {
     /// [`summary::MAX_VOXELS_LOG2`]; fewer in chunks with fewer lattice units). Finer voxels see
     /// thinner walls; coarser ones are cheaper.
     pub voxels_log2: u8,
-    /// Cells are grouped into sources by aligned blocks of `2^source_log2` voxels (within their
-    /// component). Smaller blocks list less (a smaller source sees less through a window) but
-    /// run more searches; `voxels_log2` or more makes one source per component of a chunk.
-    pub source_log2: u8,
     /// Most entries (own-chunk cubes plus far chunks) the lists of one chunk's air cells may hold
     /// together in the file, where every air cell writes its lists out (what grows with air cells
     /// × visible cubes). Past it the chunk gets no visibility data at all
@@ -103,82 +89,22 @@ pub struct VisSettings {
 pub const MAX_LISTED: u64 = 1 << 23;
 
 impl Default for VisSettings {
-    /// 16 voxels per chunk edge, one source per component of a chunk.
+    /// 16 voxels per chunk edge.
     fn default() -> Self {
-        Self { voxels_log2: 4, source_log2: 4, max_listed: MAX_LISTED }
+        Self { voxels_log2: 4, max_listed: MAX_LISTED }
     }
 }
 
-/// A set of chunks within a box, as bits: what a bake read.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct ChunkSet {
-    min: IVec3,
-    dims: IVec3,
-    bits: Vec<u64>,
-}
-
-impl ChunkSet {
-    /// An empty set able to hold the chunks from `min` to `max` (inclusive); others are ignored.
-    pub fn new(min: IVec3, max: IVec3) -> ChunkSet {
-        let dims = (max - min + IVec3::ONE).max(IVec3::ZERO);
-        let n = (dims.x as usize) * (dims.y as usize) * (dims.z as usize);
-        ChunkSet { min, dims, bits: vec![0; n.div_ceil(64)] }
-    }
-
-    fn index(&self, c: ChunkCoord) -> Option<usize> {
-        let d = c.as_ivec3() - self.min;
-        (d.cmpge(IVec3::ZERO).all() && d.cmplt(self.dims).all())
-            .then(|| ((d.y * self.dims.x + d.x) * self.dims.z + d.z) as usize)
-    }
-
-    /// Adds `c` (ignored outside the set's box).
-    pub fn insert(&mut self, c: ChunkCoord) {
-        if let Some(i) = self.index(c) {
-            self.bits[i / 64] |= 1 << (i % 64);
-        }
-    }
-
-    /// Whether `c` is in the set.
-    pub fn contains(&self, c: ChunkCoord) -> bool {
-        self.index(c).is_some_and(|i| self.bits[i / 64] & (1 << (i % 64)) != 0)
-    }
-
-    /// Number of chunks in the set.
-    pub fn len(&self) -> usize {
-        self.bits.iter().map(|w| w.count_ones() as usize).sum()
-    }
-
-    /// Whether the set is empty.
-    pub fn is_empty(&self) -> bool {
-        self.bits.iter().all(|&w| w == 0)
-    }
-
-    /// The chunks in the set, in PMF order.
-    pub fn iter(&self) -> impl Iterator<Item = ChunkCoord> + '_ {
-        let (dx, dz) = (self.dims.x as usize, self.dims.z as usize);
-        self.bits.iter().enumerate().flat_map(move |(w, &word)| {
-            let mut rest = word;
-            std::iter::from_fn(move || {
-                if rest == 0 {
-                    return None;
-                }
-                let b = rest.trailing_zeros() as usize;
-                rest &= rest - 1;
-                let i = w * 64 + b;
-                let (z, x, y) = (i % dz, (i / dz) % dx, i / (dz * dx));
-                Some(ChunkCoord::from_ivec3(self.min + IVec3::new(x as i32, y as i32, z as i32)))
-            })
-        })
-    }
-}
-
-/// One visible set, shared by the cells of a source.
+/// One visible set, shared by the cells of a component of the chunk.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VisList {
     /// Index into [`ChunkVisBake::own`]: the visible leaves of the cell's own chunk.
     pub own: u32,
     /// Index into [`ChunkVisBake::far`]: the other chunks, listed whole.
     pub far: u32,
+    /// The face component of the chunk's summary whose far set [`Self::far`] is (`None`: the
+    /// cells' component touches no chunk face, and sees no other chunk).
+    pub comp: Option<u16>,
 }
 
 /// Figures of one chunk's visibility bake.
@@ -186,10 +112,8 @@ pub struct VisList {
 pub struct VisStats {
     /// Air cells baked.
     pub cells: u64,
-    /// Searches run (one per source touching a chunk face).
+    /// Far sets looked up (one per component holding a cell and touching a chunk face).
     pub searches: u64,
-    /// Search states processed.
-    pub visits: u64,
 }
 
 impl VisStats {
@@ -197,7 +121,6 @@ impl VisStats {
     pub fn add(&mut self, o: &VisStats) {
         self.cells += o.cells;
         self.searches += o.searches;
-        self.visits += o.visits;
     }
 }
 
@@ -211,9 +134,6 @@ pub struct ChunkVisBake {
     pub own: Vec<Arc<[CubeAddr]>>,
     /// Far lists: other chunks with geometry, listed whole, in PMF order.
     pub far: Vec<Arc<[ChunkCoord]>>,
-    /// The chunks whose summaries the searches consulted (out-of-grid positions beside the grid
-    /// included: the grid growing there can change the result).
-    pub reads: ChunkSet,
     pub stats: VisStats,
     /// The lists of all cells together would hold more than [`VisSettings::max_listed`]
     /// entries: the chunk is to carry no visibility data (the lists are still here).
@@ -354,80 +274,49 @@ pub fn bake_chunk_vis_in(
         return Err(BakeInputError::CellOutsideChunk { cell, chunk });
     }
     let grid = &lv.grid;
-    let mut reads = ChunkSet::new(grid.min - IVec3::ONE, grid.min + grid.dims);
     let mut stats = VisStats { cells: cells.len() as u64, ..VisStats::default() };
     let empty = Octree::new(frame.chunk_lattice_log2());
     let octree = level.chunk(chunk).map_or(&empty, |c| c.octree());
     let voxels = ChunkVoxels::build(octree, &lv.opaque, lv.settings.voxels_log2);
     let (_, face_index) = voxels.summary();
     let own_lists = own_candidates(octree, &voxels);
-
     let base = frame.chunk_min_lattice(chunk);
     let vl = i32::from(voxels.vl);
     let g0 = grid.index(chunk.as_ivec3());
-    // Grid voxels of the chunk's minimum corner.
-    let origin = g0.map(|_| ((chunk.as_ivec3() - grid.min) << i32::from(voxels.nl)).as_dvec3());
-    let block = lv.settings.source_log2.min(voxels.nl);
-    // Sources: (label, block) → index, in order of first cell.
-    let mut sources: Vec<((u16, IVec3), VBox)> = Vec::new();
-    let mut cell_source = Vec::with_capacity(cells.len());
-    let scale = 1.0 / f64::from(1u32 << voxels.vl);
-    for cell in cells {
-        let local = cell.min - base;
-        let v = local >> vl;
-        let label = voxels.label(v);
-        let key = (label, v >> i32::from(block));
-        let lo = local.as_dvec3() * scale + origin.unwrap_or_default();
-        let hi = lo + f64::from(cell.edge()) * scale;
-        let b = VBox { lo: lo.to_array(), hi: hi.to_array() };
-        let i = match sources.iter().position(|(k, _)| *k == key) {
-            Some(i) => {
-                let s = &mut sources[i].1;
-                for a in 0..3 {
-                    s.lo[a] = s.lo[a].min(b.lo[a]);
-                    s.hi[a] = s.hi[a].max(b.hi[a]);
-                }
-                i
-            }
-            None => {
-                sources.push((key, b));
-                sources.len() - 1
-            }
-        };
-        cell_source.push(i as u32);
-    }
 
+    // One list per component holding a cell, in order of first cell.
     let mut own: Vec<Arc<[CubeAddr]>> = Vec::new();
-    let mut own_of_label: Vec<Option<u32>> = vec![None; voxels.components + 1];
     let mut far: Vec<Arc<[ChunkCoord]>> = Vec::new();
-    let mut lists = Vec::with_capacity(sources.len());
-    let mut scratch = Scratch::default();
-    for ((label, _), src) in &sources {
+    let mut lists: Vec<VisList> = Vec::new();
+    let mut list_of_label: Vec<Option<u32>> = vec![None; voxels.components + 1];
+    let mut cell_list = Vec::with_capacity(cells.len());
+    for cell in cells {
+        let label = voxels.label((cell.min - base) >> vl);
         // An opaque label cannot hold a cell (a cell is air); give it nothing rather than panic.
-        let l = if *label == OPAQUE { voxels.components } else { usize::from(*label) };
-        let own_index = *own_of_label[l].get_or_insert_with(|| {
+        let l = if label == OPAQUE { voxels.components } else { usize::from(label) };
+        let i = *list_of_label[l].get_or_insert_with(|| {
             own.push(own_lists.get(l).cloned().unwrap_or_default().into());
-            own.len() as u32 - 1
+            let comp = face_index.get(l).copied().flatten();
+            let reached = match (g0, comp) {
+                (Some(g0), Some(c0)) => {
+                    stats.searches += 1;
+                    grid.far_chunks(g0, usize::from(c0))
+                }
+                _ => Vec::new(),
+            };
+            let f = match far.iter().position(|f| **f == *reached) {
+                Some(i) => i,
+                None => {
+                    far.push(reached.into());
+                    far.len() - 1
+                }
+            };
+            lists.push(VisList { own: own.len() as u32 - 1, far: f as u32, comp });
+            lists.len() as u32 - 1
         });
-        let reached = match (g0, face_index.get(l).copied().flatten()) {
-            (Some(g0), Some(c0)) => {
-                stats.searches += 1;
-                let r = search::search(grid, g0, usize::from(c0), src, &mut reads, &mut scratch);
-                stats.visits += r.visits;
-                r.visible.into_iter().map(|g| grid.chunk(g)).collect()
-            }
-            _ => Vec::new(),
-        };
-        let far_index = match far.iter().position(|f| **f == *reached) {
-            Some(i) => i,
-            None => {
-                far.push(reached.into());
-                far.len() - 1
-            }
-        };
-        lists.push(VisList { own: own_index, far: far_index as u32 });
+        cell_list.push(i);
     }
-    let listed: u64 = cell_source
+    let listed: u64 = cell_list
         .iter()
         .map(|&l| {
             let l = &lists[l as usize];
@@ -435,7 +324,7 @@ pub fn bake_chunk_vis_in(
         })
         .sum();
     let skipped = listed > lv.settings.max_listed;
-    Ok(ChunkVisBake { cell_list: cell_source, lists, own, far, reads, stats, skipped })
+    Ok(ChunkVisBake { cell_list, lists, own, far, stats, skipped })
 }
 
 /// Per component label: the solid leaves (chunk-local, pre-order) with a face whose outside

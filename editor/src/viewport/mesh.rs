@@ -574,7 +574,7 @@ mod tests {
             pmf: chunk,
             stats: Default::default(),
             reads: Vec::new(),
-            summary_reads: Default::default(),
+            vis: None,
         };
         (bake, lib)
     }
