@@ -398,9 +398,14 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
     let mut dirty_counts = Vec::new();
     // The engine's wall time from an edit to every dirty chunk's final bake, on `threads` workers.
     let mut final_ms = Vec::new();
-    // Chunks the engine re-baked per edit: the static spread plus the readers of a changed
-    // visibility summary (far chunks whose searches crossed the edited chunk).
+    // Chunks the engine re-baked per edit (the static spread and the readers of the edited
+    // chunk), and the full bakes whose far visibility lists it wrote again in place (far sets
+    // changed by a changed summary) with the time that took, the new summary grid included.
     let mut engine_chunks = Vec::new();
+    let (mut far_refreshed, mut far_refresh_ms) = (Vec::new(), Vec::new());
+    // Visibility work of an edit: the dirty chunks' visibility (the first one's includes the new
+    // summary grid) plus the engine's far refresh.
+    let mut vis_ms = Vec::new();
     // The editor's first stage: mesh + lightmaps of the dirty chunks (and of the edited chunk).
     let preview = settings.preview();
     let (mut preview_ms, mut preview_edited_ms) = (Vec::new(), Vec::new());
@@ -452,6 +457,7 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
             st.mesh += times.mesh;
             st.light += times.light;
             st.air += times.air;
+            st.vis += times.vis;
             st.other += times.other;
         }
         per_edit.push(ms(t.elapsed()));
@@ -462,6 +468,10 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
         dirty_counts.push(dirty.len() as f64);
         let t = Instant::now();
         engine_chunks.push(engine.edited(Arc::new(map.clone()), &changes) as f64);
+        let (n, refresh) = engine.last_far_refresh();
+        far_refreshed.push(n as f64);
+        far_refresh_ms.push(ms(refresh));
+        vis_ms.push(ms(st.vis + refresh));
         finish(&mut engine, true)?;
         final_ms.push(ms(t.elapsed()));
     }
@@ -483,22 +493,40 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
 
     let (ours_us, ours_quads, theirs) = mesh_comparison()?;
 
-    // Visibility alone, every chunk of the level: the summaries, then every chunk's searches.
+    // Visibility alone, every chunk of the level on `threads` threads: the summaries and the
+    // grid's far sets, then every chunk's lists.
+    let opaque = pmfedit_bake::vis::OpaqueMaterials::of(&map.library);
+    let voxels = settings.visibility.unwrap_or_default().voxels_log2;
+    let t = Instant::now();
+    for (_, ch) in map.levels[0].chunks() {
+        std::hint::black_box(pmfedit_bake::vis::ChunkSummary::of(ch.octree(), &opaque, voxels));
+    }
+    let summary_us = t.elapsed().as_secs_f64() * 1e6 / map.levels[0].chunks().count().max(1) as f64;
     let t = Instant::now();
     let lv =
         level_vis(&VisCache::new(settings.visibility.unwrap_or_default()), &map, 0, map.levels[0].frame().center_chunk);
-    let summary_s = t.elapsed().as_secs_f64();
-    let summarized = lv.grid.len();
-    for c in level_chunks(&map.levels[0]) {
-        let layout = pmfedit_bake::layout::ChunkLayout::build(
-            map.levels[0]
-                .chunk(c)
-                .map(|ch| ch.octree())
-                .unwrap_or(&pmfedit_core::map::octree::Octree::new(map.levels[0].frame().chunk_lattice_log2())),
-            &settings.bake,
-        );
-        let cells = layout.air_cell_addrs(map.levels[0].frame().chunk_min_lattice(c));
-        pmfedit_bake::vis::bake_chunk_vis_in(&lv, &map.levels[0], c, &cells).map_err(|e| Failure(e.to_string()))?;
+    let grid_s = t.elapsed().as_secs_f64();
+    let all = level_chunks(&map.levels[0]);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let failed = std::sync::Mutex::new(None);
+    std::thread::scope(|scope| {
+        for _ in 0..a.threads.max(1) {
+            scope.spawn(|| {
+                let level = &map.levels[0];
+                let empty = pmfedit_core::map::octree::Octree::new(level.frame().chunk_lattice_log2());
+                while let Some(&c) = all.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) {
+                    let octree = level.chunk(c).map_or(&empty, |ch| ch.octree());
+                    let layout = pmfedit_bake::layout::ChunkLayout::build(octree, &settings.bake);
+                    let cells = layout.air_cell_addrs(level.frame().chunk_min_lattice(c));
+                    if let Err(e) = pmfedit_bake::vis::bake_chunk_vis_in(&lv, level, c, &cells) {
+                        *failed.lock().unwrap_or_else(|e| e.into_inner()) = Some(e.to_string());
+                    }
+                }
+            });
+        }
+    });
+    if let Some(e) = failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        return Err(Failure(e));
     }
     let vis_s = t.elapsed().as_secs_f64();
 
@@ -534,6 +562,13 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
         // The rebuild engine on `threads` workers: edit → every dirty chunk's final bake, wall.
         "edit_final_ms": { "median": percentile(&mut final_ms.clone(), 0.5), "p95": percentile(&mut final_ms, 0.95) },
         "edit_engine_chunks_median": percentile(&mut engine_chunks, 0.5),
+        "edit_vis_ms": { "median": percentile(&mut vis_ms.clone(), 0.5), "p95": percentile(&mut vis_ms, 0.95) },
+        "edit_far_refresh": {
+            "bakes_median": percentile(&mut far_refreshed.clone(), 0.5),
+            "bakes_p95": percentile(&mut far_refreshed, 0.95),
+            "ms_median": percentile(&mut far_refresh_ms.clone(), 0.5),
+            "ms_p95": percentile(&mut far_refresh_ms, 0.95),
+        },
         // Wall time of the full bake (all threads) over the median single-thread edit re-bake.
         "full_over_incremental": full_bake_s * 1e3 / median.max(1e-9),
         "mesh_us_per_chunk": mesh_s * 1e6 / sample_chunks.len().max(1) as f64,
@@ -544,8 +579,10 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
             "block_mesh_us": theirs.map(|t| t.0),
             "block_mesh_quads_per_s": theirs.map(|t| t.1),
         },
+        // Summaries and far sets, then every chunk's lists, on `threads` threads.
         "full_vis_rebuild_s": vis_s,
-        "vis_summary_us_per_chunk": summary_s * 1e6 / summarized.max(1) as f64,
+        "vis_grid_s": grid_s,
+        "vis_summary_us_per_chunk": summary_us,
         "export_s": export_s,
         "export_1_thread_s": export_1_thread_s,
         "export_mb_per_s": bytes.len() as f64 / 1e6 / export_s.max(1e-9),
