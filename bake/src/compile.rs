@@ -173,7 +173,8 @@ impl ChunkBake {
             return false;
         }
         let before = self.stats.vis_skipped;
-        let old: Vec<Option<pmf::Visibility>> = vis.cells.iter().map(|&(k, _)| self.pmf.common.cubes[k as usize].visibility.clone()).collect();
+        let old: Vec<Option<pmf::Visibility>> =
+            vis.cells.iter().map(|&(k, _)| self.pmf.common.cubes[k as usize].visibility.clone()).collect();
         self.stats.vis_skipped = vis.write(grid, self.chunk, &mut self.pmf);
         before != self.stats.vis_skipped
             || vis.cells.iter().zip(old).any(|(&(k, _), o)| self.pmf.common.cubes[k as usize].visibility != o)
