@@ -17,9 +17,10 @@ pub const MAX_DECOMPRESSED: u64 = 1 << 30;
 ///
 /// The block size is left to `lz4_flex` (`BlockSize::Auto`): the smallest of 64 KiB, 256 KiB
 /// and 4 MiB that holds `data`, so a large chunk block is cut every 4 MiB only. A record repeated
-/// within LZ4's 64 KiB window (a visibility list written again for every air cube of a
-/// component, docs/spec/PMF-NOTES.md V1) then costs a few bytes per 255 repeated; linked blocks
-/// would only add the few repeats that straddle a 4 MiB boundary (L1).
+/// within LZ4's 64 KiB window can then cost a few bytes per 255 repeated, when the match finder
+/// finds the earlier copy (it does for varied bytes; not for the self-similar far visibility
+/// lists, docs/spec/PMF-NOTES.md L1); linked blocks would only add the few repeats that straddle
+/// a 4 MiB boundary.
 pub fn compress(data: &[u8]) -> Vec<u8> {
     let info = FrameInfo::new()
         .block_mode(BlockMode::Independent)
