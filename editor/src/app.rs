@@ -988,8 +988,9 @@ impl eframe::App for App {
             let tool = self.tools.iter_mut().find(|t| t.info().id == id).map(|t| t.as_mut() as &mut dyn Tool);
             let commands = self.viewport.ui(ui, &mut self.state, tool);
             self.commands.extend(commands);
-            self.viewport
-                .view_bar(ui, |s| ui_command::entry(Action::Shading(s)).map(Entry::keys_text).unwrap_or_default());
+            let shortcut = |s| ui_command::entry(Action::Shading(s)).map(Entry::keys_text).unwrap_or_default();
+            let commands = self.viewport.view_bar(ui, &self.state, shortcut);
+            self.commands.extend(commands);
         });
         self.viewport_rect = Some(central.response.rect);
         self.view_keys(&ctx);

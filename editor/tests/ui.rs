@@ -2152,3 +2152,46 @@ fn hide_and_isolate_selected_objects() {
     frames(&mut h);
     assert!(h.state().viewport.object_filter.is_none());
 }
+
+// Typed fields that snap or clamp say so (issue 16).
+
+/// The view bar's work plane field: a typed height snaps to the grid and says so, one too far
+/// is clamped and says so; PageUp moves the plane and the field follows.
+#[test]
+fn the_work_plane_field_snaps_a_typed_height_and_follows_page_up() {
+    let mut h = harness_on(empty_map());
+    retype(&mut h, "Work plane", "2.3");
+    assert_eq!(h.state().state.work_point.y, 2.0);
+    h.get_by_label("2.3 snapped to the grid: 2");
+    retype(&mut h, "Work plane", "1e6");
+    assert_eq!(h.state().state.work_point.y, 4000.0);
+    h.get_by_label("1000000 is above the maximum: set to 4000");
+    retype(&mut h, "Work plane", "-3");
+    assert_eq!(h.state().state.work_point.y, -3.0);
+    assert!(h.query_by_label_contains("snapped to the grid").is_none(), "a plain value clears the note");
+    h.key_press(egui::Key::PageUp);
+    frames(&mut h);
+    assert_eq!(h.state().state.work_point.y, -2.0);
+    let shown = h.get_by_label("Work plane").value().unwrap_or_default();
+    assert!(shown.starts_with("-2"), "the field shows {shown:?}");
+}
+
+/// The level's chunk size field clamps a typed power of two to 0..=15 and says so beside it (it
+/// used to clamp without a word).
+#[test]
+fn the_chunk_size_field_says_when_it_clamps() {
+    let mut h = harness_on(empty_map());
+    h.get_by_label("Level").click();
+    frames(&mut h);
+    // The number box (the grid's label beside it has the same name).
+    let role = egui::accesskit::Role::SpinButton;
+    h.get_by_role_and_label(role, "Chunk size").focus();
+    frames(&mut h);
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
+    h.get_by_role_and_label(role, "Chunk size").type_text("20");
+    frames(&mut h);
+    h.key_press(egui::Key::Enter);
+    frames(&mut h);
+    assert_eq!(h.state().state.map.levels[0].chunk_size_log2(), 15);
+    h.get_by_label("20 is above the maximum: set to 15");
+}

@@ -73,6 +73,7 @@ use pmfedit_core::map::level::LevelHit;
 
 use crate::command::Command;
 use crate::dnd::{self, FileDrop, MaterialDrag};
+use crate::panels::form;
 use crate::selection::Selection;
 use crate::state::EditorState;
 use crate::tools::{self, Look, Mark, Mods, Pick, PlaneUse, Pointer, Preview, Tool};
@@ -143,6 +144,8 @@ pub struct Viewport {
     gizmo_drag: Option<Box<gizmo::GizmoDrag>>,
     /// A box select of objects being dragged.
     marquee: Option<marquee::Marquee>,
+    /// How far the view bar reached down into the view last frame, points.
+    bar_bottom: f32,
     last_frame: Option<Instant>,
     /// CPU time of the last [`Viewport::ui`] call, seconds.
     pub last_ui_seconds: f64,
@@ -209,6 +212,7 @@ impl Viewport {
             rect: egui::Rect::NOTHING,
             gizmo_drag: None,
             marquee: None,
+            bar_bottom: 0.0,
             last_frame: None,
             last_ui_seconds: 0.0,
             textures: textures::TextureStore::default(),
@@ -960,7 +964,8 @@ impl Viewport {
             ));
         }
         let painter = ui.painter_at(rect);
-        let mut y = rect.top() + 34.0;
+        // Below the view bar, however many rows it wrapped onto last frame.
+        let mut y = rect.top() + self.bar_bottom.max(28.0) + 6.0;
         for l in lines {
             painter.text(
                 egui::pos2(rect.left() + 9.0, y + 1.0),
@@ -981,12 +986,20 @@ impl Viewport {
     }
 
     /// The bar across the top of the view: shading buttons (hover text: `shortcut` of each),
-    /// exposure, ambient, textures, objects and regions. Call after [`Viewport::ui`].
-    pub fn view_bar(&mut self, ui: &mut egui::Ui, shortcut: impl Fn(Shading) -> String) {
+    /// exposure, ambient, textures, objects and regions, and the work plane's typed height.
+    /// Call after [`Viewport::ui`]; returns the commands it asks for.
+    pub fn view_bar(
+        &mut self,
+        ui: &mut egui::Ui,
+        state: &EditorState,
+        shortcut: impl Fn(Shading) -> String,
+    ) -> Vec<Command> {
         let rect = self.rect;
-        // Wraps onto a second row in a narrow view rather than losing its last controls.
-        let bar = egui::Rect::from_min_size(rect.min + egui::vec2(6.0, 6.0), egui::vec2(rect.width() - 12.0, 52.0));
-        ui.scope_builder(egui::UiBuilder::new().max_rect(bar), |ui| {
+        let mut out = Vec::new();
+        // Wraps onto more rows in a narrow view rather than losing its last controls; the
+        // heads-up text starts below however many rows it took.
+        let bar = egui::Rect::from_min_size(rect.min + egui::vec2(6.0, 6.0), egui::vec2(rect.width() - 12.0, 90.0));
+        let used = ui.scope_builder(egui::UiBuilder::new().max_rect(bar), |ui| {
             ui.horizontal_wrapped(|ui| {
                 for s in Shading::ALL {
                     if ui.selectable_label(self.shading == s, s.label()).on_hover_text(shortcut(s)).clicked() {
@@ -1009,8 +1022,32 @@ impl Viewport {
                 ui.separator();
                 ui.checkbox(&mut self.show_objects, "Objects");
                 ui.checkbox(&mut self.show_regions, "Regions");
+                ui.separator();
+                out.extend(self.work_plane_field(ui, state));
             });
         });
+        self.bar_bottom = used.response.rect.bottom() - rect.top();
+        out
+    }
+
+    /// The work plane's height (its coordinate across [`Viewport::plane_axis`]) as a typed field:
+    /// a typed value snaps to the grid of the current cube size and the field says so beside
+    /// it, as it says when it clamps to [`PICK_DISTANCE`]; PageUp / PageDown move what it shows.
+    fn work_plane_field(&self, ui: &mut egui::Ui, state: &EditorState) -> Option<Command> {
+        let axis = self.plane_axis();
+        let edge = f64::from(1u32 << state.cube_log2) / 8.0;
+        ui.label(format!("Work plane {}", ["x", "y", "z"][axis]))
+            .on_hover_text("The plane Box draws on and the ground grid lies on (PageUp / PageDown move it a cube)");
+        let mut v = state.work_point[axis];
+        let shown = form::Shown { snap: Some(edge), suffix: " u", ..form::Shown::default() };
+        let r = form::number_shown(ui, "Work plane", &mut v, Some(-PICK_DISTANCE..=PICK_DISTANCE), edge * 0.1, shown);
+        // A drag moves it in whole cubes too.
+        let v = (v / edge).round() * edge;
+        (r.changed() && v != state.work_point[axis]).then(|| {
+            let mut p = state.work_point;
+            p[axis] = v;
+            Command::SetWorkPlane(p)
+        })
     }
 }
 
