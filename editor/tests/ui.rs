@@ -2195,3 +2195,21 @@ fn the_chunk_size_field_says_when_it_clamps() {
     assert_eq!(h.state().state.map.levels[0].chunk_size_log2(), 15);
     h.get_by_label("20 is above the maximum: set to 15");
 }
+
+/// At 1280×800 (the CI screenshot's size) the view bar wraps onto a second row; the heads-up
+/// text starts below every row of it (the second row used to cover the first heads-up lines).
+#[test]
+fn the_heads_up_text_starts_below_the_wrapped_view_bar() {
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(1280.0, 800.0))
+        .build_eframe(|cc| App::new(cc, &launch(), Document::sample(Sample::Demo)));
+    h.run_steps(4);
+    let first = h.get_by_label("Lit").rect();
+    let bar: Vec<egui::Rect> =
+        ["Lit", "Textures", "Objects", "Regions", "Work plane"].into_iter().map(|l| h.get_by_label(l).rect()).collect();
+    assert!(bar.iter().any(|r| r.top() > first.bottom()), "the bar fits one row at 1280×800: {bar:?}");
+    let hud = h.state().viewport.hud_top();
+    for r in bar {
+        assert!(hud >= r.bottom(), "the heads-up text at y {hud} overlaps the view bar's {r:?}");
+    }
+}

@@ -431,6 +431,12 @@ impl Viewport {
         out
     }
 
+    /// Where the heads-up text starts, points: below the view bar, however many rows it
+    /// wrapped onto last frame (it used to start at a fixed height that a second row covered).
+    pub fn hud_top(&self) -> f32 {
+        self.rect.top() + self.bar_bottom.max(28.0) + 6.0
+    }
+
     /// Whether a drag is open: a gizmo handle's, a box select's or the tool's.
     fn drag_open(&self, tool: Option<&dyn Tool>) -> bool {
         self.gizmo_drag.is_some() || self.marquee.is_some() || tool.is_some_and(|t| t.dragging())
@@ -964,8 +970,7 @@ impl Viewport {
             ));
         }
         let painter = ui.painter_at(rect);
-        // Below the view bar, however many rows it wrapped onto last frame.
-        let mut y = rect.top() + self.bar_bottom.max(28.0) + 6.0;
+        let mut y = self.hud_top();
         for l in lines {
             painter.text(
                 egui::pos2(rect.left() + 9.0, y + 1.0),
@@ -999,31 +1004,36 @@ impl Viewport {
         // Wraps onto more rows in a narrow view rather than losing its last controls; the
         // heads-up text starts below however many rows it took.
         let bar = egui::Rect::from_min_size(rect.min + egui::vec2(6.0, 6.0), egui::vec2(rect.width() - 12.0, 90.0));
+        // A dark backing keeps the labels readable over a bright sky.
+        let backing =
+            egui::Frame::new().fill(egui::Color32::from_black_alpha(110)).corner_radius(4.0).inner_margin(3.0);
         let used = ui.scope_builder(egui::UiBuilder::new().max_rect(bar), |ui| {
-            ui.horizontal_wrapped(|ui| {
-                for s in Shading::ALL {
-                    if ui.selectable_label(self.shading == s, s.label()).on_hover_text(shortcut(s)).clicked() {
-                        self.shading = s;
+            backing.show(ui, |ui| {
+                ui.horizontal_wrapped(|ui| {
+                    for s in Shading::ALL {
+                        if ui.selectable_label(self.shading == s, s.label()).on_hover_text(shortcut(s)).clicked() {
+                            self.shading = s;
+                        }
                     }
-                }
-                ui.separator();
-                ui.label("View exp.").on_hover_text("View exposure");
-                ui.add(egui::DragValue::new(&mut self.exposure).range(0.25..=64.0).speed(0.05).suffix("×"))
-                    .on_hover_text(
-                        "View setting, not exported: multiplies the luxels in the lit view for inspection \
+                    ui.separator();
+                    ui.label("View exp.").on_hover_text("View exposure");
+                    ui.add(egui::DragValue::new(&mut self.exposure).range(0.25..=64.0).speed(0.05).suffix("×"))
+                        .on_hover_text(
+                            "View setting, not exported: multiplies the luxels in the lit view for inspection \
                          (1 = what the game draws)",
+                        );
+                    ui.label("View amb.").on_hover_text("View ambient");
+                    ui.add(egui::DragValue::new(&mut self.ambient).range(0.0..=1.0).speed(0.005)).on_hover_text(
+                        "View setting, not exported: editor-only light added in the lit view (0 = exactly the bake)",
                     );
-                ui.label("View amb.").on_hover_text("View ambient");
-                ui.add(egui::DragValue::new(&mut self.ambient).range(0.0..=1.0).speed(0.005)).on_hover_text(
-                    "View setting, not exported: editor-only light added in the lit view (0 = exactly the bake)",
-                );
-                ui.checkbox(&mut self.textured, "Textures")
-                    .on_hover_text("Material textures in the lit and fullbright views");
-                ui.separator();
-                ui.checkbox(&mut self.show_objects, "Objects");
-                ui.checkbox(&mut self.show_regions, "Regions");
-                ui.separator();
-                out.extend(self.work_plane_field(ui, state));
+                    ui.checkbox(&mut self.textured, "Textures")
+                        .on_hover_text("Material textures in the lit and fullbright views");
+                    ui.separator();
+                    ui.checkbox(&mut self.show_objects, "Objects");
+                    ui.checkbox(&mut self.show_regions, "Regions");
+                    ui.separator();
+                    out.extend(self.work_plane_field(ui, state));
+                })
             });
         });
         self.bar_bottom = used.response.rect.bottom() - rect.top();
