@@ -32,7 +32,8 @@
 //! ([`Tool::plane_use`]) act on the work plane under the pointer where there is no face (or
 //! always, as the Box tool does). A primary press goes to
 //! the gizmo service first when the tool asks for it ([`crate::tools::ToolInfo::gizmos`]: the
-//! selection's handles, object markers, region outlines; see [`gizmo`]), else to the tool:
+//! selection's handles, object markers, region outlines; see [`gizmo`]), then to the box select
+//! of objects where the tool says a press starts one ([`marquee`]), else to the tool:
 //! [`Tool::press`], [`Tool::drag`] while held, [`Tool::release`]. What the tool would act on is
 //! its [`Tool::preview`], drawn here. Keys are the app's (its command table,
 //! [`crate::ui_command`]); it calls back into the viewport for the camera ones
