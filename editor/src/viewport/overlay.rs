@@ -250,3 +250,30 @@ impl Overlay {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use pmfedit_core::map::Map;
+    use pmfedit_core::map::library::{Light, LoadRegion};
+
+    /// Hidden objects (H / I) draw nothing; shown ones draw their markers.
+    #[test]
+    fn hidden_objects_draw_no_marker() {
+        let mut map = Map::new("t");
+        let objects = &mut map.levels[0].objects;
+        let light = ObjRef::Light(objects.add(Light::point("l", glam::Vec3::ONE)).unwrap());
+        let region = LoadRegion { min: glam::Vec3::ZERO, max: glam::Vec3::ONE, ..LoadRegion::default() };
+        let region = ObjRef::LoadRegion(objects.add(region).unwrap());
+        let drawn = |shows: &dyn Fn(ObjRef) -> bool| {
+            let mut o = Overlay::default();
+            o.level_objects(&map.levels[0], &[], true, true, shows);
+            o.segments.len() + o.fills.len()
+        };
+        let all = drawn(&|_| true);
+        let no_light = drawn(&|obj| obj != light);
+        assert!(no_light > 0 && no_light < all, "{no_light} of {all}");
+        assert_eq!(drawn(&|obj| obj != light && obj != region), 0);
+    }
+}

@@ -360,6 +360,8 @@ fn region_outline_is_picked_unless_behind_a_surface() {
     let edge_mid = DVec3::new(2.0, 4.0, 0.0);
     let (o, d) = ray_at(&v, edge_mid);
     assert_eq!(pick_region_outline(level, &v, (o, d), None, |_| true), Some(ObjRef::LoadRegion(id)));
+    // A hidden region (H) is not picked.
+    assert_eq!(pick_region_outline(level, &v, (o, d), None, |obj| obj != ObjRef::LoadRegion(id)), None);
     // A surface in front of the edge hides it.
     let t = (edge_mid - o).length();
     assert_eq!(pick_region_outline(level, &v, (o, d), Some(t - 1.0), |_| true), None);
