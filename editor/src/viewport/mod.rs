@@ -32,7 +32,8 @@
 //! ([`Tool::plane_use`]) act on the work plane under the pointer where there is no face (or
 //! always, as the Box tool does). A primary press goes to
 //! the gizmo service first when the tool asks for it ([`crate::tools::ToolInfo::gizmos`]: the
-//! selection's handles, object markers, region outlines; see [`gizmo`]), else to the tool:
+//! selection's handles, object markers, region outlines; see [`gizmo`]), then to the box select
+//! of objects where the tool says a press starts one ([`marquee`]), else to the tool:
 //! [`Tool::press`], [`Tool::drag`] while held, [`Tool::release`]. What the tool would act on is
 //! its [`Tool::preview`], drawn here. Keys are the app's (its command table,
 //! [`crate::ui_command`]); it calls back into the viewport for the camera ones
@@ -48,6 +49,7 @@
 pub mod bookmarks;
 pub mod camera;
 pub mod gizmo;
+pub mod marquee;
 pub mod mesh;
 pub mod overlay;
 pub mod render;
@@ -72,6 +74,7 @@ use pmfedit_core::map::level::LevelHit;
 
 use crate::command::Command;
 use crate::dnd::{self, FileDrop, MaterialDrag};
+use crate::panels::form;
 use crate::selection::Selection;
 use crate::state::EditorState;
 use crate::tools::{self, Look, Mark, Mods, Pick, PlaneUse, Pointer, Preview, Tool};
@@ -109,6 +112,8 @@ pub struct Viewport {
     pub clip: Option<f64>,
     /// Hide or isolate a box of cubes (H, I): not drawn and not picked.
     pub filter: Option<ShowFilter>,
+    /// Hide or isolate level objects (H, I with objects selected): not drawn and not picked.
+    pub object_filter: Option<ObjectFilter>,
     /// Draw light and entity markers.
     pub show_objects: bool,
     queue: VecDeque<ChunkKey>,
@@ -138,6 +143,10 @@ pub struct Viewport {
     rect: egui::Rect,
     /// A gizmo handle (or an object marker's centre) being dragged.
     gizmo_drag: Option<Box<gizmo::GizmoDrag>>,
+    /// A box select of objects being dragged.
+    marquee: Option<marquee::Marquee>,
+    /// How far the view bar reached down into the view last frame, points.
+    bar_bottom: f32,
     last_frame: Option<Instant>,
     /// CPU time of the last [`Viewport::ui`] call, seconds.
     pub last_ui_seconds: f64,
@@ -184,6 +193,7 @@ impl Viewport {
             show_regions: true,
             clip: None,
             filter: None,
+            object_filter: None,
             show_objects: true,
             queue: VecDeque::new(),
             queued: HashSet::new(),
@@ -202,6 +212,8 @@ impl Viewport {
             region_hover: None,
             rect: egui::Rect::NOTHING,
             gizmo_drag: None,
+            marquee: None,
+            bar_bottom: 0.0,
             last_frame: None,
             last_ui_seconds: 0.0,
             textures: textures::TextureStore::default(),
@@ -391,7 +403,7 @@ impl Viewport {
         self.handle_camera(ui, &response, rect, dt, tool.as_deref().is_some_and(|t| t.takes_wheel()));
         self.update_hover(ui, state, rect, gizmos, tool.as_deref());
         self.update_visibility(state);
-        let dragging = self.gizmo_drag.is_some() || tool.as_deref().is_some_and(|t| t.dragging());
+        let dragging = self.drag_open(tool.as_deref());
         self.update_gizmo(ui, state, rect, gizmos, dragging);
         self.gizmo_tooltip(&response);
         self.handle_pointer(ui, state, &response, tool.as_mut().map(|t| &mut **t as &mut dyn Tool), &mut out);
@@ -406,15 +418,43 @@ impl Viewport {
             }
             None => tool.as_deref().map(|t| t.preview(state, self.pointer.pick.as_ref())).unwrap_or_default(),
         };
-        let dragging = self.gizmo_drag.is_some() || tool.as_deref().is_some_and(|t| t.dragging());
+        let dragging = self.drag_open(tool.as_deref());
         let overlay = self.build_overlay(state, &preview, dragging);
         self.paint(ui, state, rect, overlay);
+        if let Some(m) = &self.marquee {
+            m.draw(&ui.painter_at(rect));
+        }
         self.hud(ui, state, rect, tool.as_deref());
         if let Some(t) = tool.filter(|t| t.has_panel()) {
             out.extend(tool_panel(ui, state, rect, t));
         }
         self.last_ui_seconds = started.elapsed().as_secs_f64();
         out
+    }
+
+    /// Where the heads-up text starts, points: below the view bar, however many rows it
+    /// wrapped onto last frame (it used to start at a fixed height that a second row covered).
+    pub fn hud_top(&self) -> f32 {
+        self.rect.top() + self.bar_bottom.max(28.0) + 6.0
+    }
+
+    /// Whether a drag is open: a gizmo handle's, a box select's or the tool's.
+    fn drag_open(&self, tool: Option<&dyn Tool>) -> bool {
+        self.gizmo_drag.is_some() || self.marquee.is_some() || tool.is_some_and(|t| t.dragging())
+    }
+
+    /// Whether the level object `obj` of `level` shows (is not hidden by H / I).
+    pub fn object_shown(&self, level: usize, obj: ObjRef) -> bool {
+        self.object_filter.as_ref().is_none_or(|f| f.shows(level, obj))
+    }
+
+    /// The selection a box select's release makes: the shown, unhidden objects in its rectangle
+    /// combined with the selection.
+    fn marquee_release(&self, state: &EditorState, m: &marquee::Marquee) -> Option<Command> {
+        let level = state.map.levels.get(m.level)?;
+        let object = |obj| self.object_shown(m.level, obj);
+        let shown = marquee::Shown { objects: self.show_objects, regions: self.show_regions, object: &object };
+        Some(Command::Select(m.finish(&state.selection, level, &self.view(), &shown)))
     }
 
     /// The axis the work plane is across (0 = X, 1 = Y, 2 = Z): the view's in the front and
@@ -570,7 +610,8 @@ impl Viewport {
         self.hover_world = self.hover.map(|p| level.frame().world_from_lattice_f(p.point));
         if gizmos {
             let limit = self.hover_world.map_or(self.pick_reach(), |w| (w - o).length() + 0.3);
-            self.hover_object = pick_object(level, o, d, limit).map(|id| (state.level, id));
+            let shows = |obj| self.object_shown(state.level, obj);
+            self.hover_object = pick_object(level, o, d, limit, shows).map(|id| (state.level, id));
         }
     }
 
@@ -630,20 +671,27 @@ impl Viewport {
             if !(gizmos && self.gizmo_press(ui, state, out))
                 && let Some(t) = tool.as_mut()
             {
-                out.extend(t.press(state, &self.pointer));
+                match self.pointer.pos.filter(|_| t.selects_objects_in_rect(&self.pointer)) {
+                    Some(pos) => self.marquee = Some(marquee::Marquee::start(state.level, pos, self.pointer.mods)),
+                    None => out.extend(t.press(state, &self.pointer)),
+                }
             }
         }
         if down {
             if let Some(d) = &mut self.gizmo_drag {
                 gizmo::drag_step(d, state, self.hover, self.pointer.ray, self.pointer.mods, out);
+            } else if let Some(m) = &mut self.marquee {
+                m.current = self.pointer.pos.unwrap_or(m.current);
             } else if let Some(t) = tool.as_mut() {
                 out.extend(t.drag(state, &self.pointer));
             }
         }
-        let open = self.gizmo_drag.is_some() || tool.as_deref().is_some_and(|t| t.dragging());
-        if released || (!down && open) {
+        if released || (!down && self.drag_open(tool.as_deref())) {
             if self.gizmo_drag.take().is_some() {
                 out.push(Command::EndStroke);
+            }
+            if let Some(m) = self.marquee.take() {
+                out.extend(self.marquee_release(state, &m));
             }
             if let Some(t) = tool {
                 out.extend(t.release(state));
@@ -652,8 +700,11 @@ impl Viewport {
     }
 
     /// Esc: a gizmo drag puts the start value back inside its stroke (the history then leaves
-    /// no undo step), else the tool cancels its own drag.
+    /// no undo step), a box select is dropped, else the tool cancels its own drag.
     pub fn cancel_drag(&mut self, state: &EditorState, tool: Option<&mut dyn Tool>) -> Vec<Command> {
+        if self.marquee.take().is_some() {
+            return vec![Command::Status("Box select cancelled".into())];
+        }
         match self.gizmo_drag.take() {
             Some(d) => {
                 let mut out: Vec<Command> = d.cancel().map(Command::Edit).into_iter().collect();
@@ -748,7 +799,8 @@ impl Viewport {
         let frame = level.frame();
         // Every selected light and entity is outlined (one or several).
         let selected = state.selection.objects().filter(|(l, _)| *l == state.level).map(|(_, v)| v).unwrap_or_default();
-        o.level_objects(level, &selected, self.show_objects, self.show_regions);
+        let shows = |obj| self.object_shown(state.level, obj);
+        o.level_objects(level, &selected, self.show_objects, self.show_regions, &shows);
         o.with_xray(overlay::XRAY_SELECTED, |o| self.draw_gizmo(state, o));
         // Selection.
         match state.selection {
@@ -760,9 +812,13 @@ impl Viewport {
             }
             _ => {}
         }
-        if let Some((_, obj)) = self.hover_object
-            && let Some(p) = obj.position(&level.objects).map(|p| p.as_dvec3())
-        {
+        // The hovered marker, and every one a box select would take.
+        let mut hovered: Vec<ObjRef> = self.hover_object.map(|(_, obj)| obj).into_iter().collect();
+        if let Some(m) = self.marquee.filter(|m| m.level == state.level) {
+            let shown = marquee::Shown { objects: self.show_objects, regions: self.show_regions, object: &shows };
+            hovered.extend(m.objects(level, &self.view(), &shown));
+        }
+        for p in hovered.iter().filter_map(|obj| obj.position(&level.objects)).map(|p| p.as_dvec3()) {
             o.box_lines(p - DVec3::splat(0.3), p + DVec3::splat(0.3), overlay::HOVER);
         }
         // The visibility view's air cube.
@@ -915,7 +971,7 @@ impl Viewport {
             ));
         }
         let painter = ui.painter_at(rect);
-        let mut y = rect.top() + 34.0;
+        let mut y = self.hud_top();
         for l in lines {
             painter.text(
                 egui::pos2(rect.left() + 9.0, y + 1.0),
@@ -936,36 +992,73 @@ impl Viewport {
     }
 
     /// The bar across the top of the view: shading buttons (hover text: `shortcut` of each),
-    /// exposure, ambient, textures, objects and regions. Call after [`Viewport::ui`].
-    pub fn view_bar(&mut self, ui: &mut egui::Ui, shortcut: impl Fn(Shading) -> String) {
+    /// exposure, ambient, textures, objects and regions, and the work plane's typed height.
+    /// Call after [`Viewport::ui`]; returns the commands it asks for.
+    pub fn view_bar(
+        &mut self,
+        ui: &mut egui::Ui,
+        state: &EditorState,
+        shortcut: impl Fn(Shading) -> String,
+    ) -> Vec<Command> {
         let rect = self.rect;
-        // Wraps onto a second row in a narrow view rather than losing its last controls.
-        let bar = egui::Rect::from_min_size(rect.min + egui::vec2(6.0, 6.0), egui::vec2(rect.width() - 12.0, 52.0));
-        ui.scope_builder(egui::UiBuilder::new().max_rect(bar), |ui| {
-            ui.horizontal_wrapped(|ui| {
-                for s in Shading::ALL {
-                    if ui.selectable_label(self.shading == s, s.label()).on_hover_text(shortcut(s)).clicked() {
-                        self.shading = s;
+        let mut out = Vec::new();
+        // Wraps onto more rows in a narrow view rather than losing its last controls; the
+        // heads-up text starts below however many rows it took.
+        let bar = egui::Rect::from_min_size(rect.min + egui::vec2(6.0, 6.0), egui::vec2(rect.width() - 12.0, 90.0));
+        // A dark backing keeps the labels readable over a bright sky.
+        let backing =
+            egui::Frame::new().fill(egui::Color32::from_black_alpha(110)).corner_radius(4.0).inner_margin(3.0);
+        let used = ui.scope_builder(egui::UiBuilder::new().max_rect(bar), |ui| {
+            backing.show(ui, |ui| {
+                ui.horizontal_wrapped(|ui| {
+                    for s in Shading::ALL {
+                        if ui.selectable_label(self.shading == s, s.label()).on_hover_text(shortcut(s)).clicked() {
+                            self.shading = s;
+                        }
                     }
-                }
-                ui.separator();
-                ui.label("View exp.").on_hover_text("View exposure");
-                ui.add(egui::DragValue::new(&mut self.exposure).range(0.25..=64.0).speed(0.05).suffix("×"))
-                    .on_hover_text(
-                        "View setting, not exported: multiplies the luxels in the lit view for inspection \
+                    ui.separator();
+                    ui.label("View exp.").on_hover_text("View exposure");
+                    ui.add(egui::DragValue::new(&mut self.exposure).range(0.25..=64.0).speed(0.05).suffix("×"))
+                        .on_hover_text(
+                            "View setting, not exported: multiplies the luxels in the lit view for inspection \
                          (1 = what the game draws)",
+                        );
+                    ui.label("View amb.").on_hover_text("View ambient");
+                    ui.add(egui::DragValue::new(&mut self.ambient).range(0.0..=1.0).speed(0.005)).on_hover_text(
+                        "View setting, not exported: editor-only light added in the lit view (0 = exactly the bake)",
                     );
-                ui.label("View amb.").on_hover_text("View ambient");
-                ui.add(egui::DragValue::new(&mut self.ambient).range(0.0..=1.0).speed(0.005)).on_hover_text(
-                    "View setting, not exported: editor-only light added in the lit view (0 = exactly the bake)",
-                );
-                ui.checkbox(&mut self.textured, "Textures")
-                    .on_hover_text("Material textures in the lit and fullbright views");
-                ui.separator();
-                ui.checkbox(&mut self.show_objects, "Objects");
-                ui.checkbox(&mut self.show_regions, "Regions");
+                    ui.checkbox(&mut self.textured, "Textures")
+                        .on_hover_text("Material textures in the lit and fullbright views");
+                    ui.separator();
+                    ui.checkbox(&mut self.show_objects, "Objects");
+                    ui.checkbox(&mut self.show_regions, "Regions");
+                    ui.separator();
+                    out.extend(self.work_plane_field(ui, state));
+                })
             });
         });
+        self.bar_bottom = used.response.rect.bottom() - rect.top();
+        out
+    }
+
+    /// The work plane's height (its coordinate across [`Viewport::plane_axis`]) as a typed field:
+    /// a typed value snaps to the grid of the current cube size and the field says so beside
+    /// it, as it says when it clamps to [`PICK_DISTANCE`]; PageUp / PageDown move what it shows.
+    fn work_plane_field(&self, ui: &mut egui::Ui, state: &EditorState) -> Option<Command> {
+        let axis = self.plane_axis();
+        let edge = f64::from(1u32 << state.cube_log2) / 8.0;
+        ui.label(format!("Work plane {}", ["x", "y", "z"][axis]))
+            .on_hover_text("The plane Box draws on and the ground grid lies on (PageUp / PageDown move it a cube)");
+        let mut v = state.work_point[axis];
+        let shown = form::Shown { snap: Some(edge), suffix: " u", ..form::Shown::default() };
+        let r = form::number_shown(ui, "Work plane", &mut v, Some(-PICK_DISTANCE..=PICK_DISTANCE), edge * 0.1, shown);
+        // A drag moves it in whole cubes too.
+        let v = (v / edge).round() * edge;
+        (r.changed() && v != state.work_point[axis]).then(|| {
+            let mut p = state.work_point;
+            p[axis] = v;
+            Command::SetWorkPlane(p)
+        })
     }
 }
 
@@ -1052,6 +1145,25 @@ fn occupied_sphere(level: &Level) -> Option<(DVec3, f64)> {
     let f = level.frame();
     let (a, b) = (f.chunk_world_box(lo).0, f.chunk_world_box(hi).1);
     Some(((a + b) * 0.5, (b - a).length() * 0.5))
+}
+
+/// Hide or isolate of level objects (H, I with lights, entities or regions selected): hidden
+/// objects are neither drawn nor picked (nor box-selected).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectFilter {
+    /// The level of `objects` (other levels' objects always show).
+    pub level: usize,
+    /// The objects selected when it was set.
+    pub objects: Vec<ObjRef>,
+    /// Only `objects` show (else: every object but them).
+    pub isolate: bool,
+}
+
+impl ObjectFilter {
+    /// Whether `obj` of `level` shows.
+    pub fn shows(&self, level: usize, obj: ObjRef) -> bool {
+        level != self.level || self.objects.contains(&obj) == self.isolate
+    }
 }
 
 /// What part of the level the view shows besides the clip plane: only a box (isolate) or all
@@ -1190,12 +1302,19 @@ fn look_color(look: Look) -> [f32; 4] {
     }
 }
 
-/// The nearest light or entity marker the ray passes within 0.35 units of, closer than `limit`.
-pub fn pick_object(level: &Level, origin: DVec3, dir: DVec3, limit: f64) -> Option<ObjRef> {
+/// The nearest light or entity marker the ray passes within 0.35 units of, closer than `limit`,
+/// of those `shows` lets through (hidden objects are not picked).
+pub fn pick_object(
+    level: &Level,
+    origin: DVec3,
+    dir: DVec3,
+    limit: f64,
+    shows: impl Fn(ObjRef) -> bool,
+) -> Option<ObjRef> {
     let mut best: Option<(f64, ObjRef)> = None;
     let mut test = |p: DVec3, id: ObjRef| {
         let t = (p - origin).dot(dir);
-        if t <= 0.0 || t > limit {
+        if t <= 0.0 || t > limit || !shows(id) {
             return;
         }
         let d = (origin + dir * t - p).length();
