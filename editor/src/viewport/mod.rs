@@ -1215,4 +1215,6 @@ pub fn pick_object(level: &Level, origin: DVec3, dir: DVec3, limit: f64) -> Opti
 }
 
 #[cfg(test)]
+mod lit_tests;
+#[cfg(test)]
 mod tests;
