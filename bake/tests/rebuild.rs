@@ -174,18 +174,26 @@ fn a_wall_rebakes_the_chunks_whose_sun_rays_pass_it_beyond_the_neighbours() {
     assert!(!queued.contains(&chunk_at(&map, o + IVec3::new(4 * EDGE + 4, 0, 4))));
 }
 
+/// Rays stop at the top of the highest occupied chunk layer, so no bake recorded the chunks
+/// above it: a cube one layer up (x 16..17, y 4..5 units, over chunk 4) shades the floor 8–11
+/// units west of it under the low eastern sun, in chunks 1 and 2, whose sun rays had stopped
+/// short of chunk 4. Only re-baking the whole level keeps them right.
 #[test]
 fn content_rising_above_the_highest_layer_rebakes_the_whole_level() {
-    let mut map = sunny_floor(3);
+    let mut map = sunny_floor(5);
     let mut history = History::new();
     let mut e = engine(&map);
-    let above = origin(&map) + IVec3::new(2 * EDGE + 4, EDGE + 4, 4);
+    let o = origin(&map);
+    let above = o + IVec3::new(4 * EDGE, EDGE, 0);
+    let before = map.clone();
     let queued = edit_and_check(
         &mut e,
         &mut map,
         &mut history,
         Edit::Cubes { level: 0, op: CubeOp::SetCube { addr: CubeAddr::containing(above, 3), cube: stone() } },
     );
+    let shaded = chunk_at(&map, o + IVec3::new(EDGE + 24, 0, 4));
+    assert!(bake_changes(&before, &map, shaded), "the cube's shadow does not reach {shaded:?}");
     assert_eq!(queued.len(), e.slots().len());
 }
 
