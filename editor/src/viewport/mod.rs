@@ -1334,4 +1334,6 @@ pub fn pick_object(
 }
 
 #[cfg(test)]
+mod lit_tests;
+#[cfg(test)]
 mod tests;

@@ -34,7 +34,7 @@ use three_d::{
 
 use pmfedit_bake::deps::ChunkKey;
 
-use super::mesh::{ChunkMesh, TriList, facing_runs};
+use super::mesh::{Atlas, ChunkMesh, TriList, facing_runs};
 use super::sky::SkyColors;
 use super::textures::TextureImage;
 use super::visibility::ChunkVis;
@@ -293,6 +293,23 @@ fn texture_array(ctx: &Context, images: &[Option<TextureImage>]) -> Texture2DArr
     Texture2DArray::new(ctx, &refs)
 }
 
+/// The CPU side of a chunk's lightmap atlas texture: the luxels as they are, 8-bit normalized RGB
+/// (no sRGB decode), so the shader reads a luxel of value `v` as `v / 255`, the file's linear
+/// scale (docs/spec/PMF-NOTES.md K2, K5). Linear filtering; the atlas border keeps pages apart.
+pub(super) fn lightmap_texture(atlas: &Atlas) -> three_d::CpuTexture {
+    three_d::CpuTexture {
+        name: String::new(),
+        data: TextureData::RgbU8(atlas.texels.clone()),
+        width: atlas.width,
+        height: atlas.height,
+        min_filter: Interpolation::Linear,
+        mag_filter: Interpolation::Linear,
+        mipmap: None,
+        wrap_s: Wrapping::ClampToEdge,
+        wrap_t: Wrapping::ClampToEdge,
+    }
+}
+
 struct GpuChunk {
     opaque: Option<GpuPart>,
     transparent: Option<GpuPart>,
@@ -440,7 +457,7 @@ pub struct DrawStats {
 /// The shaders, one file each in `shaders/`. Mode uniforms are compared with the names
 /// [`glsl_defines`] puts before each source, never with bare numbers.
 const MESH_VS: &str = include_str!("shaders/chunk.vert");
-const MESH_FS: &str = include_str!("shaders/chunk.frag");
+pub(super) const MESH_FS: &str = include_str!("shaders/chunk.frag");
 const LINE_VS: &str = include_str!("shaders/line.vert");
 const FLAT_FS: &str = include_str!("shaders/flat.frag");
 const FILL_VS: &str = include_str!("shaders/fill.vert");
@@ -582,20 +599,7 @@ impl Renderer {
                     }
                 }
                 Upload::Set { key, center, mesh } => {
-                    let atlas = Texture2D::new(
-                        &self.ctx,
-                        &three_d::CpuTexture {
-                            name: String::new(),
-                            data: TextureData::RgbU8(mesh.atlas.texels.clone()),
-                            width: mesh.atlas.width,
-                            height: mesh.atlas.height,
-                            min_filter: Interpolation::Linear,
-                            mag_filter: Interpolation::Linear,
-                            mipmap: None,
-                            wrap_s: Wrapping::ClampToEdge,
-                            wrap_t: Wrapping::ClampToEdge,
-                        },
-                    );
+                    let atlas = Texture2D::new(&self.ctx, &lightmap_texture(&mesh.atlas));
                     let (sphere_offset, radius) = match mesh.bounds {
                         Some((lo, hi)) => ((lo + hi) * 0.5, (hi - lo).length() * 0.5),
                         None => (Vec3::ZERO, 0.0),
