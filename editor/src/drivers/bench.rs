@@ -102,10 +102,11 @@ impl Bench {
         println!("app UI pass CPU time per frame (panels + viewport): median {am:.3} ms, p95 {ap:.3} ms");
         if let Some(d) = &self.draw_stats {
             println!(
-                "last measured frame drew {} chunks ({} culled): {} draw calls, {} triangles",
+                "last measured frame drew {} chunks ({} culled): {} draw calls ({} chunk index runs), {} triangles",
                 d.chunks,
                 d.culled,
                 d.draws,
+                d.runs,
                 d.indices / 3
             );
         }

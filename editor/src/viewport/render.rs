@@ -812,7 +812,8 @@ impl Renderer {
                 if list.is_empty() {
                     continue;
                 }
-                stats.draws += 1;
+                // Without the multi-draw entry point each run is a call of its own.
+                stats.draws += if self.multi_draw.is_some() { 1 } else { list.counts.len() };
                 stats.runs += list.counts.len();
                 stats.indices += list.indices();
                 self.draw_region(region, k, &list, states, viewport, f.eye);
