@@ -143,6 +143,10 @@ impl Driver for Bench {
         self.last = Some(now);
         if self.started.elapsed().as_secs() > GIVE_UP_S {
             eprintln!("pmfedit: gave up after {GIVE_UP_S} s (phase {:?})", self.phase);
+            if !self.intervals.is_empty() {
+                // The frames are measured: print them (a big map's edits may outlast the limit).
+                self.report(None);
+            }
             app.close_without_asking(ctx);
             return DriverStatus::Finished;
         }
