@@ -145,7 +145,7 @@ impl App {
     pub fn new(cc: &eframe::CreationContext<'_>, launch: &Launch, document: Document) -> Self {
         let ctx = cc.egui_ctx.clone();
         let wake: Arc<dyn Fn() + Send + Sync> = Arc::new(move || ctx.request_repaint());
-        let mut viewport = Viewport::new(cc.gl.clone());
+        let mut viewport = Viewport::with_gl(cc.gl.clone(), cc.get_proc_address.as_deref());
         viewport.shading = launch.shading.unwrap_or_default();
         if let Some(d) = launch.view_distance {
             viewport.view_distance = d;

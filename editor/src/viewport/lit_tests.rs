@@ -6,8 +6,8 @@
 //! the viewport's own mesh of each chunk record ([`build_chunk_mesh`]), so what is checked is
 //! what the view samples.
 
+use eframe::egui_glow::glow;
 use glam::{DVec3, IVec3, Vec2, Vec3};
-use three_d::TextureData;
 
 use pmfedit_bake::compile::{ChunkBake, CompileSettings, Grid, bake_chunk};
 use pmfedit_bake::inspect::luxel_stats;
@@ -18,7 +18,8 @@ use pmfedit_core::sample;
 
 use super::Viewport;
 use super::mesh::{ChunkMesh, build_chunk_mesh, pack_atlas};
-use super::render::{MESH_FS, lightmap_texture};
+use super::regions::{LIGHTMAP_FORMAT, lightmap_bytes};
+use super::render::MESH_FS;
 use super::visibility::tests::baked_demo;
 
 /// A chunk record as the viewport meshes it.
@@ -122,17 +123,16 @@ fn the_lightmaps_the_view_uploads_are_the_exported_luxels() {
     let map = &state.map;
     let chunks = file_chunks(map, &file);
     assert_eq!(chunks.len(), 25);
+    // Stored as 8-bit normalized RGB: an sRGB or float format would change what a luxel reads as.
+    assert_eq!(LIGHTMAP_FORMAT, (glow::RGB8, glow::RGB, glow::UNSIGNED_BYTE));
     for (c, record) in &chunks {
         let shown = state.bake.slots()[&(0, *c)].shown.as_ref().expect("every chunk baked");
         let drawn = build_chunk_mesh(&shown.bake, &map.library);
         let (exported, _) = pack_atlas(&record.client.lightmaps);
         assert!(drawn.atlas == exported, "chunk {c:?}: the uploaded atlas is not the exported luxels");
         // Uploaded as they are: 8-bit normalized RGB, no sRGB decode.
-        let texture = lightmap_texture(&drawn.atlas);
-        match texture.data {
-            TextureData::RgbU8(texels) => assert!(texels == exported.texels, "chunk {c:?}"),
-            _ => panic!("chunk {c:?}: the lightmap is not uploaded as 8-bit RGB"),
-        }
+        let bytes: Vec<u8> = exported.texels.iter().flatten().copied().collect();
+        assert!(lightmap_bytes(&drawn.atlas) == bytes, "chunk {c:?}: the uploaded bytes are not the luxels");
     }
 
     // The done-when figures of issue 13 on the exported file.

@@ -17,10 +17,11 @@
 //!   markers and regions faintly, the grid and the hovered face not at all.
 //! - **Camera-relative rendering**: the camera position is f64; chunk offsets and overlay points
 //!   are moved by `-eye` in f64 before becoming f32, so a 2^27-unit level keeps precision.
-//! - **Budgeted uploads**: each frame the chunks in `bake.changed` are queued; at most
-//!   [`UPLOADS_PER_FRAME`] (within [`MESH_BUILD_BUDGET`]) are turned into [`mesh::ChunkMesh`]es
-//!   (CPU) and handed to the renderer, which uploads them in the next paint. Pending chunks keep
-//!   their last mesh, tinted.
+//! - **Meshes off the UI thread**: each frame the chunks in `bake.changed` are queued, nearest
+//!   the camera first; up to [`MESH_JOBS_IN_FLIGHT`] at a time go to the mesh workers
+//!   ([`mesher`]), which build GPU-ready meshes ([`gpu_mesh`]); finished ones are handed to the
+//!   renderer, which copies them into its shared region buffers ([`regions`]) in the next paint.
+//!   Pending chunks keep their last mesh, tinted.
 //! - **No GL, still a viewport**: under egui_kittest `cc.gl` is `None`; camera, picking and tools
 //!   work and the 3D image is replaced by a note.
 //!
@@ -46,12 +47,16 @@
 //! desktop, held over the view highlight the face under the pointer as the Paint tool does and
 //! say "Paint face with …" at the pointer; dropping paints it.
 
+pub mod arena;
 pub mod bookmarks;
 pub mod camera;
 pub mod gizmo;
+pub mod gpu_mesh;
 pub mod marquee;
 pub mod mesh;
+pub mod mesher;
 pub mod overlay;
+pub mod regions;
 pub mod render;
 pub mod sky;
 pub mod textures;
@@ -83,13 +88,15 @@ use self::camera::Camera;
 use self::overlay::Overlay;
 use self::render::{FrameParams, Renderer, Shading, Upload};
 
-/// Most chunk meshes built and queued for upload per frame.
-pub const UPLOADS_PER_FRAME: usize = 64;
-/// CPU time per frame for building chunk meshes; past it the rest waits for the next frame (at
-/// least one mesh is built per frame). Frames are slow when there is much to draw (software GL:
-/// 100+ ms), so a count limit alone would spread a big map's first load over hundreds of frames.
-pub const MESH_BUILD_BUDGET: std::time::Duration = std::time::Duration::from_millis(6);
+/// Most chunk mesh jobs handed to the workers and not yet back: the queue is sorted nearest
+/// first each frame, so a moving camera's new surroundings go next.
+pub const MESH_JOBS_IN_FLIGHT: usize = 64;
+/// Mesh worker threads.
+pub const MESH_WORKERS: usize = 2;
 pub use crate::pick::PICK_DISTANCE;
+
+/// eframe's GL loader (`CreationContext::get_proc_address`).
+pub type GetProcAddress = dyn Fn(&std::ffi::CStr) -> *const std::ffi::c_void + Send + Sync;
 
 /// The viewport's state (owned by the app).
 pub struct Viewport {
@@ -118,6 +125,10 @@ pub struct Viewport {
     pub show_objects: bool,
     queue: VecDeque<ChunkKey>,
     queued: HashSet<ChunkKey>,
+    /// The mesh workers (started with the first chunk to mesh, when there is a renderer).
+    mesher: Option<mesher::Mesher>,
+    /// Texture reference → texture array layer, shared with the renderer.
+    texture_slots: Arc<Mutex<textures::TextureSlots>>,
     gpu_keys: BTreeSet<ChunkKey>,
     /// The document the uploaded meshes belong to ([`EditorState::document`]).
     document: Option<u64>,
@@ -175,8 +186,16 @@ pub struct Viewport {
 impl Viewport {
     /// A viewport drawing through `gl` (`None`: no 3D image, e.g. under egui_kittest).
     pub fn new(gl: Option<Arc<egui_glow::glow::Context>>) -> Self {
+        Self::with_gl(gl, None)
+    }
+
+    /// [`Viewport::new`], with the GL loader to find the entry points glow lacks (the
+    /// multi-draw, [`regions::load_multi_draw`]).
+    pub fn with_gl(gl: Option<Arc<egui_glow::glow::Context>>, get_proc_address: Option<&GetProcAddress>) -> Self {
+        let texture_slots = Arc::new(Mutex::new(textures::TextureSlots::default()));
+        let multi_draw = get_proc_address.and_then(|f| regions::load_multi_draw(f));
         let (renderer, renderer_error) = match gl {
-            Some(gl) => match Renderer::new(gl) {
+            Some(gl) => match Renderer::new(gl, multi_draw, texture_slots.clone()) {
                 Ok(r) => (Some(Arc::new(Mutex::new(r))), None),
                 Err(e) => (None, Some(e.to_string())),
             },
@@ -197,6 +216,8 @@ impl Viewport {
             show_objects: true,
             queue: VecDeque::new(),
             queued: HashSet::new(),
+            mesher: None,
+            texture_slots,
             gpu_keys: BTreeSet::new(),
             document: None,
             materials_seen: 0,
@@ -235,7 +256,9 @@ impl Viewport {
 
     /// Chunks waiting to be meshed and uploaded.
     pub fn uploads_waiting(&self) -> usize {
-        self.queue.len() + self.renderer.as_ref().map_or(0, |r| r.lock().map_or(0, |r| r.queue.len()))
+        self.queue.len()
+            + self.mesher.as_ref().map_or(0, mesher::Mesher::in_flight)
+            + self.renderer.as_ref().map_or(0, |r| r.lock().map_or(0, |r| r.queue.len()))
     }
 
     /// What the last paint drew (`None` without a renderer).
@@ -295,14 +318,17 @@ impl Viewport {
         self.camera_ready = true;
     }
 
-    /// Takes newly baked chunks and turns up to [`UPLOADS_PER_FRAME`] of them, within
-    /// [`MESH_BUILD_BUDGET`], into meshes for the GPU.
+    /// Takes newly baked chunks, hands them to the mesh workers (up to [`MESH_JOBS_IN_FLIGHT`]
+    /// at a time, nearest first) and queues the finished meshes for the GPU.
     fn sync_uploads(&mut self, state: &mut EditorState) {
         if self.document.replace(state.document()).is_some_and(|d| d != state.document()) {
             // The document was replaced.
             self.gpu_keys.clear();
             self.queue.clear();
             self.queued.clear();
+            if let Some(m) = &mut self.mesher {
+                m.reset();
+            }
             if let Some(r) = &self.renderer {
                 r.lock().expect("renderer").queue.push(Upload::Clear);
             }
@@ -337,9 +363,11 @@ impl Viewport {
             self.queued.clear();
             return;
         };
-        let mut uploads = Vec::new();
+        let mesher = self.mesher.get_or_insert_with(|| mesher::Mesher::new(MESH_WORKERS));
+        let mut uploads: Vec<Upload> =
+            mesher.poll().into_iter().map(|b| Upload::Set { key: b.key, mesh: Box::new(b.mesh) }).collect();
         // Nearest first: the camera's chunk matters most.
-        if self.queue.len() > UPLOADS_PER_FRAME {
+        if self.queue.len() > MESH_JOBS_IN_FLIGHT.saturating_sub(mesher.in_flight()) {
             let eye = self.camera.eye;
             let level = state.level;
             let dist = |k: &ChunkKey| {
@@ -350,19 +378,37 @@ impl Viewport {
             };
             self.queue.make_contiguous().sort_by(|a, b| dist(a).total_cmp(&dist(b)));
         }
-        let started = Instant::now();
-        while uploads.len() < UPLOADS_PER_FRAME && (uploads.is_empty() || started.elapsed() < MESH_BUILD_BUDGET) {
+        while mesher.in_flight() < MESH_JOBS_IN_FLIGHT {
             let Some(k) = self.queue.pop_front() else { break };
             self.queued.remove(&k);
             match (state.bake.shown(k), state.map.levels.get(k.0)) {
                 (Some(shown), Some(level)) => {
-                    let mesh = mesh::build_chunk_mesh(&shown.bake, &state.map.library);
-                    self.textures.want_mesh(&mesh);
-                    let center = level.frame().chunk_center_world(k.1);
-                    uploads.push(Upload::Set { key: k, center, mesh: Box::new(mesh) });
+                    // The library lookups (a few per chunk) happen here; the meshing on a worker.
+                    let used = &shown.bake.pmf.common.used_materials;
+                    let textures = mesh::material_textures(&state.map.library, used);
+                    let mut slots = self.texture_slots.lock().expect("texture slots");
+                    let layers = textures.iter().map(|t| slots.slot(t) as u32).collect();
+                    drop(slots);
+                    for t in &textures {
+                        self.textures.want(t);
+                    }
+                    let (region, slot) = gpu_mesh::region_of(k);
+                    let frame = level.frame();
+                    let origin = frame.chunk_center_world(region.first_chunk());
+                    mesher.submit(mesher::Job {
+                        key: k,
+                        bake: shown.bake.clone(),
+                        looks: mesh::material_looks(&state.map.library, used),
+                        textures,
+                        layers,
+                        offset: (frame.chunk_center_world(k.1) - origin).as_vec3(),
+                        origin,
+                        slot,
+                    });
                     self.gpu_keys.insert(k);
                 }
                 _ => {
+                    mesher.cancel(k);
                     if self.gpu_keys.remove(&k) {
                         uploads.push(Upload::Remove(k));
                     }
