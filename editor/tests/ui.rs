@@ -1152,8 +1152,9 @@ fn export_of_an_unsaved_map_says_what_is_embedded() {
     }
     let mut h = harness_on(Document { map, project: None, start_view: None });
     h.state_mut().state.asset_roots.clear();
-    h.state_mut().state.apply(pmfedit::command::Command::Export(out.clone())).unwrap();
+    // Cleared before the export, not after: a map whose bake is already settled exports at once.
     h.state_mut().state.last_export = None;
+    h.state_mut().state.apply(pmfedit::command::Command::Export(out.clone())).unwrap();
     frames_until_exported(&mut h);
     assert!(status(&h).contains("embedded archive: none"), "{}", status(&h));
 }
