@@ -175,16 +175,17 @@ fn a_wall_rebakes_the_chunks_whose_sun_rays_pass_it_beyond_the_neighbours() {
 }
 
 /// Rays stop at the top of the highest occupied chunk layer, so no bake recorded the chunks
-/// above it: a cube one layer up (x 16..17, y 4..5 units, over chunk 4) shades the floor 8–11
-/// units west of it under the low eastern sun, in chunks 1 and 2, whose sun rays had stopped
-/// short of chunk 4. Only re-baking the whole level keeps them right.
+/// above it (a ray cut there records only the chunk its end touches): a cube near the top of the
+/// next layer (x 19..20, y 7..8 units, over chunk 4) shades the floor 16–19 units west of it
+/// under the low eastern sun, in chunk 0, whose sun rays had left the floor's layer over chunk
+/// 2. Only re-baking the whole level keeps chunk 0 right.
 #[test]
 fn content_rising_above_the_highest_layer_rebakes_the_whole_level() {
     let mut map = sunny_floor(5);
     let mut history = History::new();
     let mut e = engine(&map);
     let o = origin(&map);
-    let above = o + IVec3::new(4 * EDGE, EDGE, 0);
+    let above = o + IVec3::new(4 * EDGE + 24, EDGE + 24, 0);
     let before = map.clone();
     let queued = edit_and_check(
         &mut e,
@@ -192,7 +193,7 @@ fn content_rising_above_the_highest_layer_rebakes_the_whole_level() {
         &mut history,
         Edit::Cubes { level: 0, op: CubeOp::SetCube { addr: CubeAddr::containing(above, 3), cube: stone() } },
     );
-    let shaded = chunk_at(&map, o + IVec3::new(EDGE + 24, 0, 4));
+    let shaded = chunk_at(&map, o + IVec3::new(16, 0, 4));
     assert!(bake_changes(&before, &map, shaded), "the cube's shadow does not reach {shaded:?}");
     assert_eq!(queued.len(), e.slots().len());
 }
