@@ -110,7 +110,8 @@ fn the_view_defaults_draw_the_luxels_as_they_are() {
     // curve, as the game draws it (K5). The lightmap view draws the raw luxels.
     let lit = "c = to_srgb(to_linear(albedo) * (lm * u_exposure + vec3(u_ambient * shade)) + to_linear(emission));";
     assert!(MESH_FS.contains(lit), "the lit view's luxel decode changed: update K5, the README and this test");
-    assert!(MESH_FS.contains("vec3 lm = texture(u_lightmap, vec2(v_lm.x, 1.0 - v_lm.y)).rgb;"));
+    // The luxel is read as stored (the region atlas, no decode; see regions::LIGHTMAP_FORMAT).
+    assert!(MESH_FS.contains("vec3 lm = texture(u_lightmaps, v_lm).rgb;"));
     assert!(MESH_FS.contains("c = lm;"), "the lightmap view no longer draws the raw luxels");
 }
 
