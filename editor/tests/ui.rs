@@ -49,6 +49,18 @@ fn retype(h: &mut Harness<'_, App>, label: &str, text: &str) {
     frames(h);
 }
 
+/// [`retype`] for the number box of a slider or grid row whose other widget has the same name.
+fn retype_number(h: &mut Harness<'_, App>, label: &str, text: &str) {
+    let role = egui::accesskit::Role::SpinButton;
+    h.get_by_role_and_label(role, label).focus();
+    frames(h);
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
+    h.get_by_role_and_label(role, label).type_text(text);
+    frames(h);
+    h.key_press(egui::Key::Enter);
+    frames(h);
+}
+
 #[test]
 fn a_material_created_through_its_form_appears_in_the_library() {
     let mut h = harness();
@@ -1597,15 +1609,7 @@ fn a_slider_says_when_it_clamps_a_typed_value() {
     let edit = Edit::ReplaceObject { level: 0, id: ObjRef::Light(id), item: ObjItem::Light(l) };
     h.state_mut().commands.push(pmfedit::command::Command::Edit(edit));
     frames(&mut h);
-    // The slider's number box (the slider beside it has the same name).
-    let role = egui::accesskit::Role::SpinButton;
-    h.get_by_role_and_label(role, "Cone radius").focus();
-    frames(&mut h);
-    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
-    h.get_by_role_and_label(role, "Cone radius").type_text("999");
-    frames(&mut h);
-    h.key_press(egui::Key::Enter);
-    frames(&mut h);
+    retype_number(&mut h, "Cone radius", "999");
     assert!(matches!(light(&h, id).shape, LightShape::Spot { cone_radius, .. } if cone_radius == 180.0));
     h.get_by_label_contains("is above the maximum: set to 180");
 }
@@ -2184,15 +2188,7 @@ fn the_chunk_size_field_says_when_it_clamps() {
     let mut h = harness_on(empty_map());
     h.get_by_label("Level").click();
     frames(&mut h);
-    // The number box (the grid's label beside it has the same name).
-    let role = egui::accesskit::Role::SpinButton;
-    h.get_by_role_and_label(role, "Chunk size").focus();
-    frames(&mut h);
-    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
-    h.get_by_role_and_label(role, "Chunk size").type_text("20");
-    frames(&mut h);
-    h.key_press(egui::Key::Enter);
-    frames(&mut h);
+    retype_number(&mut h, "Chunk size", "20");
     assert_eq!(h.state().state.map.levels[0].chunk_size_log2(), 15);
     h.get_by_label("20 is above the maximum: set to 15");
 }
