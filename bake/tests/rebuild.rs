@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use glam::{IVec3, Vec3};
 
 use pmfedit_bake::compile::{CompileError, CompileSettings, bake_chunk, compile_full};
-use pmfedit_bake::deps::ChunkKey;
+use pmfedit_bake::deps::{ChunkKey, bounce_reach};
 use pmfedit_bake::rebuild::{ChunkState, Plan, Rebuild, RebuildError, diff};
 use pmfedit_bake::scheduler::{BakeFn, Scheduler, Stage};
 use pmfedit_core::edit::{CubeOp, Edit, History, LibItem, LibRef, ObjRef};
@@ -205,18 +205,27 @@ fn a_wall_rebakes_the_chunks_whose_sun_rays_pass_it_beyond_the_neighbours() {
     assert!(!queued.contains(&chunk_at(&map, o + IVec3::new(4 * EDGE + 4, 0, 4))));
 }
 
+/// Rays stop at the top of the highest occupied chunk layer, so no bake recorded the chunks
+/// above it (a ray cut there records only the chunk its end touches): a cube near the top of the
+/// next layer (x 19..20, y 7..8 units, over chunk 4) shades the floor 16–19 units west of it
+/// under the low eastern sun, in chunk 0, whose sun rays had left the floor's layer over chunk
+/// 2. Only re-baking the whole level keeps chunk 0 right.
 #[test]
 fn content_rising_above_the_highest_layer_rebakes_the_whole_level() {
-    let mut map = sunny_floor(3);
+    let mut map = sunny_floor(5);
     let mut history = History::new();
     let mut e = engine(&map);
-    let above = origin(&map) + IVec3::new(2 * EDGE + 4, EDGE + 4, 4);
+    let o = origin(&map);
+    let above = o + IVec3::new(4 * EDGE + 24, EDGE + 24, 0);
+    let before = map.clone();
     let queued = edit_and_check(
         &mut e,
         &mut map,
         &mut history,
         Edit::Cubes { level: 0, op: CubeOp::SetCube { addr: CubeAddr::containing(above, 3), cube: stone() } },
     );
+    let shaded = chunk_at(&map, o + IVec3::new(16, 0, 4));
+    assert!(bake_changes(&before, &map, shaded), "the cube's shadow does not reach {shaded:?}");
     assert_eq!(queued.len(), e.slots().len());
 }
 
@@ -247,6 +256,49 @@ fn with_bounce_a_moved_lamp_rebakes_what_its_bounced_light_reaches() {
     let receiver = chunk_at(&map, o + IVec3::new(EDGE + 4, 0, 3 * EDGE + 4));
     assert!(bake_changes(&before, &map, receiver), "no bounced light reaches {receiver:?}");
     assert!(queued.contains(&receiver), "{receiver:?} not in {queued:?}");
+}
+
+/// The bounce reach at its edge: a wall whose face lies on a chunk border and a lamp so far
+/// away that the wall's chunk is just inside the lamp's reach plus one gather distance (and
+/// its margins), not one chunk less. A spread that narrows the bounce reach by a chunk misses
+/// it.
+#[test]
+fn with_bounce_a_lamp_at_the_edge_of_the_bounce_reach_rebakes_the_wall_it_reaches() {
+    let range = 3.0;
+    let mut map = floor_map(2, range);
+    map.levels[0].lighting.bounces = 1;
+    let o = origin(&map);
+    let unit = |x: f32, y: f32, z: f32| o + (Vec3::new(x, y, z) * 8.0).as_ivec3();
+    // The floor runs 7 chunks (28 units) along +X, 2 chunks wide.
+    map.levels[0].fill_box(LatticeBox::new(o, unit(28.0, 1.0, 8.0)), stone()).unwrap();
+    // The wall x 7..8, 3 units high: its +X face lies on the border of chunks 1 and 2 and
+    // belongs to chunk 1.
+    map.levels[0].fill_box(LatticeBox::new(unit(7.0, 1.0, 0.0), unit(8.0, 4.0, 8.0)), stone()).unwrap();
+    let id = map.levels[0].objects.lights().ids().next().unwrap();
+    let mut lamp = map.levels[0].objects.lights().get(id).unwrap().clone();
+    lamp.intensity = 40.0;
+    lamp.position = map.levels[0].frame().world_from_lattice(unit(26.0, 1.5, 4.0)).as_vec3();
+    map.levels[0].objects.replace(id, lamp).unwrap();
+    let mut history = History::new();
+    let mut e = engine(&map);
+    let before = map.clone();
+    // Two units west, half a unit above the floor: it lights the floor up to x ≈ 21.8, which the
+    // wall's face at x = 8 sees 13–14 units away, within the gather distance; the wall's chunk
+    // is 16 units from the lamp, more than its reach (3) plus the gather distance minus a chunk.
+    let to = map.levels[0].frame().world_from_lattice(unit(24.0, 1.5, 4.0)).as_vec3();
+    let queued = edit_and_check(
+        &mut e,
+        &mut map,
+        &mut history,
+        Edit::MoveObject { level: 0, id: ObjRef::Light(id), position: to },
+    );
+    let wall = chunk_at(&map, unit(7.5, 2.0, 4.0));
+    // The wall's chunk (x ≥ 8) is 16 units from the lamp (x = 24): inside the spread, not inside
+    // one narrowed by a chunk.
+    let spread = f64::from(range) + bounce_reach(&map.levels[0], &settings());
+    assert!(16.0 < spread && 16.0 > spread - 4.0, "the map no longer tests the edge: spread {spread}");
+    assert!(bake_changes(&before, &map, wall), "no bounced light reaches the wall's chunk {wall:?}");
+    assert!(queued.contains(&wall), "{wall:?} not in {queued:?}");
 }
 
 #[test]

@@ -145,7 +145,7 @@ impl App {
     pub fn new(cc: &eframe::CreationContext<'_>, launch: &Launch, document: Document) -> Self {
         let ctx = cc.egui_ctx.clone();
         let wake: Arc<dyn Fn() + Send + Sync> = Arc::new(move || ctx.request_repaint());
-        let mut viewport = Viewport::new(cc.gl.clone());
+        let mut viewport = Viewport::with_gl(cc.gl.clone(), cc.get_proc_address.as_deref());
         viewport.shading = launch.shading.unwrap_or_default();
         if let Some(d) = launch.view_distance {
             viewport.view_distance = d;
@@ -350,8 +350,6 @@ impl App {
         }
     }
 
-    /// Delete: the selected light, entity or region, or the cubes of the selected box (one
-    /// undo step).
     /// C: the clip plane at the bottom of the hovered cube (the view's focus without one), or
     /// off again.
     fn toggle_clip(&mut self) {
@@ -368,24 +366,40 @@ impl App {
         self.state.say(format!("Clipped above {y} m (C: show everything)"));
     }
 
-    /// H / I: hides the selected box of cubes, or shows only it; either again shows everything.
+    /// H / I: hides the selection (a box of cubes, or lights, entities and regions), or shows
+    /// only it; either again shows everything. Isolating objects hides every other object and
+    /// leaves the cubes shown (the rooms around them stay); hidden objects are deselected.
     fn toggle_filter(&mut self, isolate: bool) {
-        if self.viewport.filter.take().is_some() {
+        let had_cubes = self.viewport.filter.take().is_some();
+        let had_objects = self.viewport.object_filter.take().is_some();
+        if had_cubes || had_objects {
             self.state.say("Showing everything");
             return;
         }
+        let key = if isolate { "I" } else { "H" };
+        if let Some((level, objects)) = self.state.selection.objects() {
+            let n = tools::select::objects_text(objects.len());
+            let what = if isolate { format!("Isolated {n}, every other object hidden") } else { format!("Hidden {n}") };
+            if !isolate {
+                self.commands.push(Command::Select(Selection::None));
+            }
+            self.viewport.object_filter = Some(crate::viewport::ObjectFilter { level, objects, isolate });
+            self.state.say(format!("{what} ({key}: show everything)"));
+            return;
+        }
         let Some((level, region)) = tools::select::selected_box(&self.state) else {
-            self.state.say("Select a box of cubes first (Select tool) to hide or isolate it");
+            self.state.say("Select a box of cubes or some objects first (Select tool) to hide or isolate them");
             return;
         };
         let Some(frame) = self.state.map.levels.get(level).map(|l| l.frame()) else { return };
         let (min, max) = (frame.world_from_lattice(region.min), frame.world_from_lattice(region.max));
         self.viewport.filter = Some(crate::viewport::ShowFilter { min, max, isolate });
         let what = if isolate { "Showing only the selection" } else { "Selection hidden" };
-        let key = if isolate { "I" } else { "H" };
         self.state.say(format!("{what} ({key}: show everything)"));
     }
 
+    /// Delete: the selected light, entity or region, or the cubes of the selected box (one
+    /// undo step).
     fn delete_selection(&mut self) {
         if let Some((level, id)) = self.state.selection.object() {
             self.commands.push(Command::Edit(Edit::RemoveObject { level, id }));
@@ -974,8 +988,9 @@ impl eframe::App for App {
             let tool = self.tools.iter_mut().find(|t| t.info().id == id).map(|t| t.as_mut() as &mut dyn Tool);
             let commands = self.viewport.ui(ui, &mut self.state, tool);
             self.commands.extend(commands);
-            self.viewport
-                .view_bar(ui, |s| ui_command::entry(Action::Shading(s)).map(Entry::keys_text).unwrap_or_default());
+            let shortcut = |s| ui_command::entry(Action::Shading(s)).map(Entry::keys_text).unwrap_or_default();
+            let commands = self.viewport.view_bar(ui, &self.state, shortcut);
+            self.commands.extend(commands);
         });
         self.viewport_rect = Some(central.response.rect);
         self.view_keys(&ctx);

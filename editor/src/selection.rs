@@ -1,7 +1,8 @@
 //! What is selected: plain data about the document (a box of cubes, one cube, a level object,
 //! or several level objects), shared by the commands, the state, the tools, the panels and the
 //! viewport. Shift or Ctrl with a click adds an object to the selection or takes it out
-//! ([`Selection::toggled`]).
+//! ([`Selection::toggled`]); a box select combines its objects with the selection
+//! ([`Selection::combined`]).
 
 use pmfedit_core::edit::ObjRef;
 use pmfedit_core::map::coords::CubeAddr;
@@ -97,6 +98,26 @@ impl Selection {
         Self::of_objects(level, objects)
     }
 
+    /// Box select: `objects` of `level` combined with the selection as `how` says. Objects of
+    /// another level, or cubes, give way to `objects` alone, as with [`Selection::toggled`].
+    pub fn combined(&self, level: usize, objects: &[ObjRef], how: Combine) -> Self {
+        let mut out = match (how, self.objects()) {
+            (Combine::Replace, _) => Vec::new(),
+            (_, Some((l, current))) if l == level => current,
+            _ => Vec::new(),
+        };
+        for obj in objects {
+            match (how, out.iter().position(|o| o == obj)) {
+                (Combine::Toggle, Some(i)) => {
+                    out.remove(i);
+                }
+                (_, None) => out.push(*obj),
+                (_, Some(_)) => {}
+            }
+        }
+        Self::of_objects(level, out)
+    }
+
     /// The selection of the level object `obj` on `level`.
     pub fn of_object(level: usize, obj: ObjRef) -> Self {
         match obj {
@@ -106,6 +127,17 @@ impl Selection {
             ObjRef::LoadRegion(id) => Selection::LoadRegion { level, id },
         }
     }
+}
+
+/// How a box select combines what the rectangle holds with the selection (the modifier held).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Combine {
+    /// No modifier: the rectangle's objects become the selection.
+    Replace,
+    /// Shift: they join it.
+    Add,
+    /// Ctrl: each one joins it, or leaves it when it was in.
+    Toggle,
 }
 
 #[cfg(test)]
@@ -140,5 +172,19 @@ mod tests {
         assert_eq!(two.object(), None, "no single object: no gizmo");
         assert_eq!(two.toggled(0, a), Selection::Entity { level: 0, id: EntityId(2) });
         assert_eq!(two.toggled(1, a), Selection::Light { level: 1, id: LightId(1) }, "another level starts over");
+    }
+
+    #[test]
+    fn a_box_select_replaces_adds_or_toggles() {
+        let (a, b, c) = (ObjRef::Light(LightId(1)), ObjRef::Entity(EntityId(2)), ObjRef::Region(RegionId(3)));
+        let ab = Selection::of_objects(0, vec![a, b]);
+        assert_eq!(ab.combined(0, &[c], Combine::Replace), Selection::Region { level: 0, id: RegionId(3) });
+        assert_eq!(ab.combined(0, &[b, c], Combine::Add), Selection::Objects { level: 0, objects: vec![a, b, c] });
+        assert_eq!(ab.combined(0, &[b, c], Combine::Toggle), Selection::Objects { level: 0, objects: vec![a, c] });
+        assert_eq!(ab.combined(0, &[], Combine::Replace), Selection::None, "an empty rectangle clears");
+        assert_eq!(ab.combined(0, &[], Combine::Add), ab, "an empty rectangle with Shift keeps");
+        assert_eq!(ab.combined(1, &[c], Combine::Add), Selection::Region { level: 1, id: RegionId(3) });
+        let cubes = Selection::Cube { level: 0, addr: CubeAddr::containing(glam::IVec3::ZERO, 3) };
+        assert_eq!(cubes.combined(0, &[a], Combine::Toggle), Selection::Light { level: 0, id: LightId(1) });
     }
 }

@@ -38,9 +38,9 @@ pub enum Action {
     PaintSelection,
     /// Cut away everything above the hovered cube (again: show everything).
     Clip,
-    /// Hide the selected box of cubes (again: show everything).
+    /// Hide the selected box of cubes or objects (again: show everything).
     Hide,
-    /// Show only the selected box of cubes (again: show everything).
+    /// Show only the selected box of cubes, or only the selected objects (again: show everything).
     Isolate,
     /// Esc: cancel the drag in progress.
     Cancel,
@@ -359,14 +359,16 @@ pub const COMMANDS: &[Entry] = &[
     Entry::new(
         Action::Hide,
         "Hide selection",
-        "Hide the selected box of cubes: not drawn, not picked (again: show everything)",
+        "Hide the selected box of cubes, or the selected lights, entities and regions: not drawn, not picked \
+         (again: show everything)",
     )
     .key(Modifiers::NONE, Key::H)
     .menu(Menu::View),
     Entry::new(
         Action::Isolate,
         "Isolate selection",
-        "Show only the selected box of cubes: the rest is not drawn, not picked (again: show everything)",
+        "Show only the selected box of cubes, or only the selected objects (every other light, entity and region \
+         hidden, the cubes stay): the rest is not drawn, not picked (again: show everything)",
     )
     .key(Modifiers::NONE, Key::I)
     .menu(Menu::View),
@@ -405,6 +407,21 @@ pub const COMMANDS: &[Entry] = &[
          side views right or middle drag pans",
     )
     .gesture("mouse wheel"),
+    Entry::new(
+        Action::Gesture,
+        "Add to selection",
+        "Select tool, Lights & entities: Shift or Ctrl + click on a light, entity marker or region outline adds it \
+         to the selection, or takes it out",
+    )
+    .gesture("Shift/Ctrl + click"),
+    Entry::new(
+        Action::Gesture,
+        "Box select",
+        "Select tool: a drag from the sky or empty ground (or anywhere with Shift or Ctrl) selects every light, \
+         entity and region whose marker (a region's centre) is in the rectangle; Shift adds, Ctrl toggles, plain \
+         replaces; a plain drag from a face still selects a box of cubes; Esc cancels",
+    )
+    .gesture("drag over empty space (Shift/Ctrl: anywhere)"),
     Entry::new(
         Action::Gesture,
         "Drop to paint",

@@ -47,9 +47,23 @@ fn a_set_is_added_named_faced_and_painted() {
     frames(&mut h);
     assert_eq!(sets(&h).get(PathAttrs(1)).and_then(|s| s.facing), Some([1.0, 0.0, -1.0]));
 
+    // A typed component outside −1..1 is clamped and says so beside the field.
+    h.get_by_label("Set 1 facing Y").focus();
+    frames(&mut h);
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
+    h.get_by_label("Set 1 facing Y").type_text("5");
+    frames(&mut h);
+    h.key_press(egui::Key::Enter);
+    frames(&mut h);
+    assert_eq!(sets(&h).get(PathAttrs(1)).and_then(|s| s.facing), Some([1.0, 1.0, -1.0]));
+    h.get_by_label("5 is above the maximum: set to 1");
+
     let names: Vec<String> = h.state().state.history.entries().map(|e| e.name.to_owned()).collect();
     assert!(names.len() >= 3 && names.iter().all(|n| n == "Edit path attribute sets"), "{names:?}");
     // Undo goes back through them.
+    h.state_mut().commands.push(pmfedit::command::Command::Undo);
+    frames(&mut h);
+    assert_eq!(sets(&h).get(PathAttrs(1)).and_then(|s| s.facing), Some([1.0, 0.0, -1.0]));
     h.state_mut().commands.push(pmfedit::command::Command::Undo);
     frames(&mut h);
     assert_eq!(sets(&h).get(PathAttrs(1)).and_then(|s| s.facing), Some([0.0, 0.0, -1.0]));

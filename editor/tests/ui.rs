@@ -49,6 +49,18 @@ fn retype(h: &mut Harness<'_, App>, label: &str, text: &str) {
     frames(h);
 }
 
+/// [`retype`] for the number box of a slider or grid row whose other widget has the same name.
+fn retype_number(h: &mut Harness<'_, App>, label: &str, text: &str) {
+    let role = egui::accesskit::Role::SpinButton;
+    h.get_by_role_and_label(role, label).focus();
+    frames(h);
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
+    h.get_by_role_and_label(role, label).type_text(text);
+    frames(h);
+    h.key_press(egui::Key::Enter);
+    frames(h);
+}
+
 #[test]
 fn a_material_created_through_its_form_appears_in_the_library() {
     let mut h = harness();
@@ -1599,15 +1611,7 @@ fn a_slider_says_when_it_clamps_a_typed_value() {
     let edit = Edit::ReplaceObject { level: 0, id: ObjRef::Light(id), item: ObjItem::Light(l) };
     h.state_mut().commands.push(pmfedit::command::Command::Edit(edit));
     frames(&mut h);
-    // The slider's number box (the slider beside it has the same name).
-    let role = egui::accesskit::Role::SpinButton;
-    h.get_by_role_and_label(role, "Cone radius").focus();
-    frames(&mut h);
-    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
-    h.get_by_role_and_label(role, "Cone radius").type_text("999");
-    frames(&mut h);
-    h.key_press(egui::Key::Enter);
-    frames(&mut h);
+    retype_number(&mut h, "Cone radius", "999");
     assert!(matches!(light(&h, id).shape, LightShape::Spot { cone_radius, .. } if cone_radius == 180.0));
     h.get_by_label_contains("is above the maximum: set to 180");
 }
@@ -1939,4 +1943,272 @@ fn hide_and_isolate_a_selected_box() {
     h.key_press(egui::Key::I);
     frames(&mut h);
     assert!(h.state().viewport.filter.is_none());
+}
+
+// Box select, Shift/Ctrl click in the view, hide/isolate of objects (issue 16).
+
+/// Three lights, a prop and a load region on an empty map (the Select tool current); their refs
+/// in table order: lights, the prop, the region.
+fn objects_on_an_empty_map(h: &mut Harness<'_, App>) -> Vec<pmfedit_core::edit::ObjRef> {
+    use pmfedit_core::edit::{Edit, ObjItem, ObjRef};
+    use pmfedit_core::format::pmf::entity::{EntityData, Prop};
+    use pmfedit_core::map::library::{EntityId, Light, LightId, LoadRegion, LoadRegionId, MapEntity};
+    let v = glam::Vec3::new;
+    let prop = Prop { position: [1.0, 1.0, 2.0], box_pos: [0.2; 3], box_neg: [-0.2; 3], ..Prop::default() };
+    let items = [
+        ObjItem::Light(Light::point("a", v(0.0, 1.0, 0.0))),
+        ObjItem::Light(Light::point("b", v(3.0, 1.0, -2.0))),
+        ObjItem::Light(Light::point("c", v(-4.0, 1.0, 5.0))),
+        ObjItem::Entity(Box::new(MapEntity::new("p", EntityData::Prop(prop)))),
+        ObjItem::LoadRegion(LoadRegion {
+            name: "r".into(),
+            min: v(5.0, 0.0, -6.0),
+            max: v(7.0, 2.0, -4.0),
+            ..LoadRegion::default()
+        }),
+    ];
+    for item in items {
+        h.state_mut().commands.push(pmfedit::command::Command::Edit(Edit::AddObject { level: 0, item }));
+    }
+    h.key_press(egui::Key::Num5);
+    frames(h);
+    assert_eq!(h.state().state.tool, tools::select::ID);
+    let o = &h.state().state.map.levels[0].objects;
+    let lights: Vec<LightId> = o.lights().iter().map(|(id, _)| id).collect();
+    let entity: EntityId = o.entities().iter().map(|(id, _)| id).next().unwrap();
+    let region: LoadRegionId = o.load_regions().iter().map(|(id, _)| id).next().unwrap();
+    let mut refs: Vec<ObjRef> = lights.into_iter().map(ObjRef::Light).collect();
+    refs.extend([ObjRef::Entity(entity), ObjRef::LoadRegion(region)]);
+    assert_eq!(refs.len(), 5);
+    refs
+}
+
+/// Where an object's marker is on screen.
+fn screen_of_object(h: &Harness<'_, App>, obj: pmfedit_core::edit::ObjRef) -> egui::Pos2 {
+    let p = obj.position(&h.state().state.map.levels[0].objects).unwrap();
+    screen_of(h, p.as_dvec3())
+}
+
+/// The corners of a screen rectangle around the markers of `inside`, checked to hold none of
+/// `outside`.
+fn rect_around(
+    h: &Harness<'_, App>,
+    inside: &[pmfedit_core::edit::ObjRef],
+    outside: &[pmfedit_core::edit::ObjRef],
+) -> (egui::Pos2, egui::Pos2) {
+    let points: Vec<egui::Pos2> = inside.iter().map(|o| screen_of_object(h, *o)).collect();
+    let r = egui::Rect::from_points(&points).expand(12.0);
+    for o in outside {
+        let all: Vec<_> = inside.iter().chain(outside).map(|o| screen_of_object(h, *o)).collect();
+        assert!(!r.contains(screen_of_object(h, *o)), "{o:?} is inside the test's rectangle {r:?}: {all:?}");
+    }
+    (r.left_top(), r.right_bottom())
+}
+
+/// A drag from `a` to `b` with `mods` held throughout.
+fn drag_with(h: &mut Harness<'_, App>, mods: egui::Modifiers, a: egui::Pos2, b: egui::Pos2) {
+    h.event(egui::Event::ModifiersChanged(mods));
+    drag_on_view(h, a, b);
+    h.event(egui::Event::ModifiersChanged(egui::Modifiers::NONE));
+    frames(h);
+}
+
+/// A click at `at` with `mods` held.
+fn click_with(h: &mut Harness<'_, App>, mods: egui::Modifiers, at: egui::Pos2) {
+    drag_with(h, mods, at, at);
+}
+
+/// A click on an object's marker with `mods` held; the selection after.
+fn click_object(
+    h: &mut Harness<'_, App>,
+    mods: egui::Modifiers,
+    obj: pmfedit_core::edit::ObjRef,
+) -> pmfedit::selection::Selection {
+    let at = screen_of_object(h, obj);
+    click_with(h, mods, at);
+    h.state().state.selection.clone()
+}
+
+/// With the Select tool a drag over empty space selects every light, entity and region whose
+/// marker is in the rectangle; Shift adds, Ctrl toggles, Esc cancels, a click on nothing
+/// clears (it used to be Outliner-only: the view's drags only selected boxes of cubes).
+#[test]
+fn a_rectangle_over_empty_space_selects_the_objects_in_it() {
+    use pmfedit::selection::Selection;
+    let mut h = harness_on(empty_map());
+    let o = objects_on_an_empty_map(&mut h);
+    let steps = h.state().state.history.len();
+    let (a, b) = rect_around(&h, &[o[0], o[1], o[3]], &[o[2], o[4]]);
+    drag_on_view(&mut h, a, b);
+    assert_eq!(h.state().state.selection, Selection::Objects { level: 0, objects: vec![o[0], o[1], o[3]] });
+    assert_eq!(h.state().state.history.len(), steps, "selecting is no edit");
+    // Shift adds the third light.
+    let (a, b) = rect_around(&h, &[o[2]], &[o[0], o[1], o[3], o[4]]);
+    drag_with(&mut h, egui::Modifiers::SHIFT, a, b);
+    assert_eq!(h.state().state.selection, Selection::Objects { level: 0, objects: vec![o[0], o[1], o[3], o[2]] });
+    // Ctrl toggles: the second light leaves, the region (its centre) joins.
+    let (a, b) = rect_around(&h, &[o[1], o[4]], &[o[0], o[2], o[3]]);
+    drag_with(&mut h, egui::Modifiers::COMMAND, a, b);
+    let toggled = Selection::Objects { level: 0, objects: vec![o[0], o[3], o[2], o[4]] };
+    assert_eq!(h.state().state.selection, toggled);
+    // Esc during the drag drops it: the selection stays.
+    let (a, b) = rect_around(&h, &[o[1]], &[o[0], o[2], o[3], o[4]]);
+    h.hover_at(a);
+    frames(&mut h);
+    h.drag_at(a);
+    frames(&mut h);
+    h.hover_at(b);
+    frames(&mut h);
+    h.key_press(egui::Key::Escape);
+    frames(&mut h);
+    h.drop_at(b);
+    frames(&mut h);
+    assert_eq!(h.state().state.selection, toggled);
+    assert!(status(&h).contains("Box select cancelled"), "{}", status(&h));
+    // A plain click on nothing clears the selection, as before.
+    let rect = h.state().viewport_rect.unwrap();
+    click_with(&mut h, egui::Modifiers::NONE, rect.center_top() + egui::vec2(0.0, 80.0));
+    assert_eq!(h.state().state.selection, Selection::None);
+}
+
+/// In the top view a plain drag that starts on a face still selects a box of cubes; with Shift
+/// (or Ctrl) the same drag selects the objects over it instead.
+#[test]
+fn in_the_top_view_shift_drag_selects_objects_over_cubes_and_a_plain_drag_cubes() {
+    use pmfedit::selection::Selection;
+    use pmfedit_core::edit::{CubeOp, Edit};
+    use pmfedit_core::map::coords::LatticeBox;
+    use pmfedit_core::map::octree::Cube;
+    let mut h = harness_on(empty_map());
+    let o = objects_on_an_empty_map(&mut h);
+    // A floor under every object.
+    let frame = h.state().state.map.levels[0].frame();
+    let lattice = |x: f64, y: f64, z: f64| frame.lattice_from_world(glam::DVec3::new(x, y, z));
+    let floor = LatticeBox::new(lattice(-8.0, -1.0, -8.0), lattice(8.0, 0.0, 8.0));
+    let stone = Cube::solid(Default::default(), Default::default(), Default::default());
+    let fill = Edit::Cubes { level: 0, op: CubeOp::FillBox { region: floor, cube: stone } };
+    h.state_mut().commands.push(pmfedit::command::Command::Edit(fill));
+    h.key_press(egui::Key::F6);
+    frames(&mut h);
+    assert!(h.state().viewport.camera.ortho.is_some());
+    let (a, b) = rect_around(&h, &[o[0], o[1]], &[o[2], o[3], o[4]]);
+    drag_with(&mut h, egui::Modifiers::SHIFT, a, b);
+    assert_eq!(h.state().state.selection, Selection::Objects { level: 0, objects: vec![o[0], o[1]] });
+    drag_on_view(&mut h, a, b);
+    assert!(matches!(h.state().state.selection, Selection::Cubes { .. }), "{:?}", h.state().state.selection);
+}
+
+/// Shift+click on two light markers in the view selects both; Ctrl+click on one again takes it
+/// out (the other tests select several objects through the Outliner).
+#[test]
+fn shift_and_ctrl_click_on_markers_in_the_view_add_and_remove_objects() {
+    use pmfedit::selection::Selection;
+    use pmfedit_core::map::library::LightId;
+    let mut h = harness_on(empty_map());
+    let o = objects_on_an_empty_map(&mut h);
+    let id = |i: usize| match o[i] {
+        pmfedit_core::edit::ObjRef::Light(id) => id,
+        _ => unreachable!(),
+    };
+    let light = |id: LightId| Selection::Light { level: 0, id };
+    let steps = h.state().state.history.len();
+    assert_eq!(click_object(&mut h, egui::Modifiers::SHIFT, o[0]), light(id(0)));
+    assert_eq!(
+        click_object(&mut h, egui::Modifiers::SHIFT, o[1]),
+        Selection::Objects { level: 0, objects: vec![o[0], o[1]] }
+    );
+    assert_eq!(click_object(&mut h, egui::Modifiers::COMMAND, o[0]), light(id(1)));
+    // A plain click on a marker selects it alone.
+    assert_eq!(click_object(&mut h, egui::Modifiers::NONE, o[2]), light(id(2)));
+    assert_eq!(h.state().state.history.len(), steps, "clicks move nothing");
+}
+
+/// H hides the selected objects (deselected, not drawn, not picked, not box-selected) and says
+/// how many; I shows only the selected ones; either again shows everything.
+#[test]
+fn hide_and_isolate_selected_objects() {
+    use pmfedit::selection::Selection;
+    let mut h = harness_on(empty_map());
+    let o = objects_on_an_empty_map(&mut h);
+    let click = |h: &mut Harness<'_, App>, i: usize| click_object(h, egui::Modifiers::NONE, o[i]);
+    h.state_mut().state.selection = Selection::Objects { level: 0, objects: vec![o[0], o[1], o[3]] };
+    h.key_press(egui::Key::H);
+    frames(&mut h);
+    assert!(status(&h).contains("Hidden 3 objects"), "{}", status(&h));
+    assert_eq!(h.state().state.selection, Selection::None, "hidden objects are deselected");
+    assert_eq!(click(&mut h, 0), Selection::None, "a hidden light is picked");
+    assert_eq!(click(&mut h, 2), Selection::of_object(0, o[2]), "a shown light is not picked");
+    // A rectangle over everything takes only what shows.
+    let (a, b) = rect_around(&h, &o, &[]);
+    let rect = h.state().viewport_rect.unwrap();
+    let (a, b) = (a.max(rect.min + egui::vec2(2.0, 40.0)), b.min(rect.max - egui::vec2(2.0, 2.0)));
+    drag_on_view(&mut h, a, b);
+    assert_eq!(h.state().state.selection, Selection::Objects { level: 0, objects: vec![o[2], o[4]] });
+    h.key_press(egui::Key::H);
+    frames(&mut h);
+    assert!(status(&h).contains("Showing everything"), "{}", status(&h));
+    assert_eq!(click(&mut h, 0), Selection::of_object(0, o[0]), "shown again");
+    // Isolate: only the selected light shows; the cubes are not touched.
+    h.key_press(egui::Key::I);
+    frames(&mut h);
+    assert!(status(&h).contains("Isolated 1 object"), "{}", status(&h));
+    assert!(h.state().viewport.filter.is_none(), "isolating objects leaves the cubes shown");
+    assert_eq!(click(&mut h, 1), Selection::None, "an object outside the isolated ones is picked");
+    assert_eq!(click(&mut h, 0), Selection::of_object(0, o[0]));
+    h.key_press(egui::Key::I);
+    frames(&mut h);
+    assert!(h.state().viewport.object_filter.is_none());
+}
+
+// Typed fields that snap or clamp say so (issue 16).
+
+/// The view bar's work plane field: a typed height snaps to the grid and says so, one too far
+/// is clamped and says so; PageUp moves the plane and the field follows.
+#[test]
+fn the_work_plane_field_snaps_a_typed_height_and_follows_page_up() {
+    let mut h = harness_on(empty_map());
+    retype(&mut h, "Work plane", "2.3");
+    assert_eq!(h.state().state.work_point.y, 2.0);
+    h.get_by_label("2.3 snapped to the grid: 2");
+    retype(&mut h, "Work plane", "1e6");
+    assert_eq!(h.state().state.work_point.y, 4000.0);
+    h.get_by_label("1000000 is above the maximum: set to 4000");
+    retype(&mut h, "Work plane", "-3");
+    assert_eq!(h.state().state.work_point.y, -3.0);
+    assert!(h.query_by_label_contains("snapped to the grid").is_none(), "a plain value clears the note");
+    h.key_press(egui::Key::PageUp);
+    frames(&mut h);
+    assert_eq!(h.state().state.work_point.y, -2.0);
+    let shown = h.get_by_label("Work plane").value().unwrap_or_default();
+    assert!(shown.starts_with("-2"), "the field shows {shown:?}");
+}
+
+/// The level's chunk size field clamps a typed power of two to 0..=15 and says so beside it (it
+/// used to clamp without a word).
+#[test]
+fn the_chunk_size_field_says_when_it_clamps() {
+    let mut h = harness_on(empty_map());
+    h.get_by_label("Level").click();
+    frames(&mut h);
+    retype_number(&mut h, "Chunk size", "20");
+    assert_eq!(h.state().state.map.levels[0].chunk_size_log2(), 15);
+    h.get_by_label("20 is above the maximum: set to 15");
+}
+
+/// At 1280×800 (the CI screenshot's size) the view bar wraps onto a second row; the heads-up
+/// text starts below every row of it (the second row used to cover the first heads-up lines).
+#[test]
+fn the_heads_up_text_starts_below_the_wrapped_view_bar() {
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(1280.0, 800.0))
+        .build_eframe(|cc| App::new(cc, &launch(), Document::sample(Sample::Demo)));
+    h.run_steps(4);
+    let first = h.get_by_label("Lit").rect();
+    let bar: Vec<egui::Rect> =
+        ["Lit", "Textures", "Objects", "Regions", "Work plane"].into_iter().map(|l| h.get_by_label(l).rect()).collect();
+    assert!(bar.iter().any(|r| r.top() > first.bottom()), "the bar fits one row at 1280×800: {bar:?}");
+    let hud = h.state().viewport.hud_top();
+    for r in bar {
+        assert!(hud >= r.bottom(), "the heads-up text at y {hud} overlaps the view bar's {r:?}");
+    }
 }

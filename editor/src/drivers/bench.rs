@@ -102,10 +102,11 @@ impl Bench {
         println!("app UI pass CPU time per frame (panels + viewport): median {am:.3} ms, p95 {ap:.3} ms");
         if let Some(d) = &self.draw_stats {
             println!(
-                "last measured frame drew {} chunks ({} culled): {} draw calls, {} triangles",
+                "last measured frame drew {} chunks ({} culled): {} draw calls ({} chunk index runs), {} triangles",
                 d.chunks,
                 d.culled,
                 d.draws,
+                d.runs,
                 d.indices / 3
             );
         }
@@ -142,6 +143,10 @@ impl Driver for Bench {
         self.last = Some(now);
         if self.started.elapsed().as_secs() > GIVE_UP_S {
             eprintln!("pmfedit: gave up after {GIVE_UP_S} s (phase {:?})", self.phase);
+            if !self.intervals.is_empty() {
+                // The frames are measured: print them (a big map's edits may outlast the limit).
+                self.report(None);
+            }
             app.close_without_asking(ctx);
             return DriverStatus::Finished;
         }

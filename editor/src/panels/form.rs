@@ -211,23 +211,42 @@ struct TypedCheck {
     old: f64,
     range: (f64, f64),
     integral: bool,
+    /// The field's own formatter, if it has one.
+    display: Option<fn(f64) -> String>,
+    /// The grid typed values snap to, if any.
+    snap: Option<f64>,
 }
 
 impl TypedCheck {
-    fn new<N: Numeric>(value: N, range: &Option<RangeInclusive<N>>) -> Self {
+    fn new<N: Numeric>(value: N, range: &Option<RangeInclusive<N>>, look: Shown<'_>) -> Self {
         let range =
             range.as_ref().map_or((N::MIN.to_f64(), N::MAX.to_f64()), |r| (r.start().to_f64(), r.end().to_f64()));
-        Self { shown: RefCell::default(), said: RefCell::default(), old: value.to_f64(), range, integral: N::INTEGRAL }
+        let (shown, said) = (RefCell::default(), RefCell::default());
+        Self { shown, said, old: value.to_f64(), range, integral: N::INTEGRAL, display: look.format, snap: look.snap }
     }
 
     fn format(&self, v: f64, decimals: RangeInclusive<usize>) -> String {
-        let s = egui::emath::format_with_decimals_in_range(v, decimals);
+        let s = match self.display {
+            Some(f) => f(v),
+            None => egui::emath::format_with_decimals_in_range(v, decimals),
+        };
         self.shown.replace(s.clone());
         s
     }
 
     fn parse(&self, text: &str) -> Option<f64> {
-        let (v, note) = check_typed(text, &self.shown.borrow(), self.old, self.range, self.integral);
+        let (v, mut note) = check_typed(text, &self.shown.borrow(), self.old, self.range, self.integral);
+        // A value in range snaps to the grid (a clamped one already says what it became).
+        let v = match (v, self.snap) {
+            (Some(v), Some(step)) if step > 0.0 && note.is_none() => {
+                let s = (v / step).round() * step;
+                if s != v {
+                    note = Some(format!("{} snapped to the grid: {}", number_text(v), number_text(s)));
+                }
+                Some(s)
+            }
+            _ => v,
+        };
         self.said.replace(Some(note));
         v
     }
@@ -252,6 +271,25 @@ fn field_note(ui: &Ui, id: egui::Id, value: f64) -> Option<String> {
     (note.value == value || (note.value.is_nan() && value.is_nan())).then_some(note.text)
 }
 
+/// How a number field shows and takes its value: text before and after it, or its own
+/// formatter (which then also is the text an unchanged Enter is compared with), and the grid a
+/// typed value snaps to.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Shown<'a> {
+    pub prefix: &'a str,
+    pub suffix: &'a str,
+    pub format: Option<fn(f64) -> String>,
+    /// A typed value in range is rounded to a multiple of this, and the field says so.
+    pub snap: Option<f64>,
+}
+
+impl<'a> Shown<'a> {
+    /// The value with `suffix` after it.
+    fn suffix(suffix: &'a str) -> Self {
+        Self { suffix, ..Self::default() }
+    }
+}
+
 /// A dragged number (typed text checked, see [`check_typed`]), its note kept under `key`; its
 /// response and its note.
 fn drag_value<N: Numeric>(
@@ -260,10 +298,10 @@ fn drag_value<N: Numeric>(
     value: &mut N,
     range: Option<RangeInclusive<N>>,
     speed: f64,
-    prefix: &str,
-    suffix: &str,
+    shown: Shown<'_>,
 ) -> (Response, Option<String>) {
-    let check = TypedCheck::new(*value, &range);
+    let check = TypedCheck::new(*value, &range, shown);
+    let Shown { prefix, suffix, .. } = shown;
     let mut dv = egui::DragValue::new(value)
         .speed(speed)
         .prefix(prefix)
@@ -289,8 +327,20 @@ pub fn number<N: Numeric>(
     range: Option<RangeInclusive<N>>,
     speed: f64,
 ) -> Response {
+    number_shown(ui, name, value, range, speed, Shown::default())
+}
+
+/// [`number`] shown as `shown` says (a prefix, a formatter).
+pub fn number_shown<N: Numeric>(
+    ui: &mut Ui,
+    name: &str,
+    value: &mut N,
+    range: Option<RangeInclusive<N>>,
+    speed: f64,
+    shown: Shown<'_>,
+) -> Response {
     let key = ui.scope_id().with(name);
-    let (r, note) = drag_value(ui, key, value, range, speed, "", "");
+    let (r, note) = drag_value(ui, key, value, range, speed, shown);
     let r = r.accessible_name(name);
     if let Some(n) = note {
         ui.colored_label(ui.visuals().error_fg_color, n);
@@ -333,7 +383,7 @@ fn num_in<N: Numeric>(
     let mut note = None;
     let key = ui.scope_id().with(text);
     let r = row(ui, text, |ui| {
-        let (r, n) = drag_value(ui, key, value, range, speed, "", suffix);
+        let (r, n) = drag_value(ui, key, value, range, speed, Shown::suffix(suffix));
         note = n;
         r
     });
@@ -343,7 +393,7 @@ fn num_in<N: Numeric>(
 
 /// A slider with a unit suffix (typed text checked, see [`check_typed`]).
 pub fn slider<N: Numeric>(ui: &mut Ui, text: &str, value: &mut N, range: RangeInclusive<N>, suffix: &str) -> bool {
-    let check = TypedCheck::new(*value, &Some(range.clone()));
+    let check = TypedCheck::new(*value, &Some(range.clone()), Shown::default());
     let r = row(ui, text, |ui| {
         ui.add(
             egui::Slider::new(value, range)
@@ -379,7 +429,8 @@ pub fn floats<const N: usize>(ui: &mut Ui, text: &str, values: &mut [f32; N], sp
         for (i, v) in values.iter_mut().enumerate() {
             let axis = AXES.get(i).copied().unwrap_or("");
             let prefix = format!("{} ", axis.to_lowercase());
-            let (r, note) = drag_value(ui, key.with(i), v, None, speed, &prefix, suffix);
+            let (r, note) =
+                drag_value(ui, key.with(i), v, None, speed, Shown { prefix: &prefix, suffix, ..Shown::default() });
             let r = r.accessible_name(format!("{text} {axis}"));
             said.extend(note.map(|n| format!("{axis}: {n}")));
             changed |= r.changed();

@@ -55,16 +55,15 @@ pub fn ui(ui: &mut Ui, cx: &mut PanelCtx<'_>) {
         }
         let empty = level.chunk_count() == 0;
         let mut n = level.chunk_size_log2();
-        let l = ui.label("Chunk size");
+        ui.label("Chunk size");
+        // Typed text is the power of two; out of 0..=15 it is clamped and says so beside it.
+        let shown =
+            form::Shown { format: Some(|v| format!("2^{v} = {} m", 1u32 << (v as u32).min(15))), ..Default::default() };
         let r = ui
-            .add_enabled(
-                empty,
-                egui::DragValue::new(&mut n)
-                    .range(0..=15)
-                    .speed(0.05)
-                    .custom_formatter(|v, _| format!("2^{v} = {} m", 1u32 << (v as u32).min(15))),
-            )
-            .labelled_by(l.id);
+            .add_enabled_ui(empty, |ui| {
+                ui.horizontal(|ui| form::number_shown(ui, "Chunk size", &mut n, Some(0..=15), 0.05, shown)).inner
+            })
+            .inner;
         let r = if empty { r } else { r.on_disabled_hover_text("Only while the level has no cube") };
         if r.changed() && n != level.chunk_size_log2() {
             cx.sink.edit(Edit::SetChunkSize { level: li, chunk_size_log2: n });

@@ -2,10 +2,10 @@
 //! attribute each set exports (docs/spec/PMF-NOTES.md P1): a name and an optional direction to
 //! face. Each set has a row: the set it paints is chosen with the radio button; name and facing
 //! edit the map's [`PathSets`] through one `SetPathSets` edit (undoable; a facing drag is one
-//! step). Ids painted in the level without a set (projects from before sets) are listed too and
+//! step; a typed component outside −1..1 is clamped and says so beside it). Ids painted in the level without a set (projects from before sets) are listed too and
 //! export as `user_<id>` until they are named.
 
-use eframe::egui::{self, Ui};
+use eframe::egui::Ui;
 
 use pmfedit_core::edit::Edit;
 use pmfedit_core::map::ids::PathAttrs;
@@ -60,15 +60,10 @@ pub fn ui(ui: &mut Ui, cx: &mut PanelCtx<'_>) {
                     ui.horizontal(|ui| {
                         let mut c = false;
                         for (v, axis) in dir.iter_mut().zip(["X", "Y", "Z"]) {
-                            c |= ui
-                                .add(
-                                    egui::DragValue::new(v)
-                                        .speed(0.05)
-                                        .range(-1.0..=1.0)
-                                        .prefix(format!("{} ", axis.to_lowercase())),
-                                )
-                                .accessible_name(format!("Set {id} facing {axis}"))
-                                .changed();
+                            let name = format!("Set {id} facing {axis}");
+                            let prefix = format!("{} ", axis.to_lowercase());
+                            let shown = form::Shown { prefix: &prefix, ..form::Shown::default() };
+                            c |= form::number_shown(ui, &name, v, Some(-1.0..=1.0), 0.05, shown).changed();
                         }
                         c
                     })

@@ -2,8 +2,8 @@
 //! the face under the pointer instead), drag a rectangle of grid cells over that plane, turn the
 //! mouse wheel while the button is held to extrude (up) or carve (down) it, one layer a notch,
 //! release to apply one `FillBox` (extrude) or `ClearBox` (carve) edit. Without wheel movement
-//! the rectangle is extruded one layer. Esc drops the box. [`BoxDrag`] and [`Wheel`] serve the
-//! Select tool's box too.
+//! the rectangle is extruded one layer. Esc drops the box. [`HeldBox`] (a [`BoxDrag`] and the
+//! [`Wheel`] turned while it is held) is the one rectangle drag of the Box and Select tools.
 //!
 //! Its panel over the view types a box instead ([`BoxForm`]): minimum corner and size in map
 //! units, then Fill or Carve; a finished drag fills the form in with the box it made.
@@ -178,11 +178,64 @@ impl BoxForm {
     }
 }
 
-/// The Box tool: the box being dragged, the wheel turned while it is held and the typed box.
+/// A rectangle drag of grid cells held by a tool (the Box and Select tools): the box being
+/// dragged and the wheel turned while it is held. It answers the [`Tool`] methods every such
+/// tool shares: [`Tool::cancel`], [`Tool::dragging`], [`Tool::takes_wheel`] and the HUD line.
 #[derive(Debug, Default)]
-pub struct BoxTool {
+pub struct HeldBox {
     drag: Option<BoxDrag>,
     wheel: Wheel,
+}
+
+impl HeldBox {
+    /// A press on `pick` (`None`: no drag) starts a box of cells of edge `2^size_log2`, `layers`
+    /// thick.
+    pub fn press(&mut self, pick: Option<&Pick>, size_log2: u8, layers: i32) {
+        self.wheel = Wheel::default();
+        self.drag = pick.map(|p| BoxDrag::start(p, size_log2, layers));
+    }
+
+    /// A held-button frame: the far corner follows the pointer; the open drag and the wheel
+    /// steps turned this frame, if a drag is open.
+    pub fn follow(&mut self, state: &EditorState, pointer: &Pointer) -> Option<(&mut BoxDrag, i32)> {
+        let d = self.drag.as_mut()?;
+        d.follow(state, pointer.ray);
+        Some((d, self.wheel.steps(pointer.wheel)))
+    }
+
+    /// The open drag, if any.
+    pub fn get(&self) -> Option<&BoxDrag> {
+        self.drag.as_ref()
+    }
+
+    /// Ends the drag (the release), handing it over.
+    pub fn take(&mut self) -> Option<BoxDrag> {
+        self.drag.take()
+    }
+
+    /// Esc: drops the drag, saying `what` ("Box cancelled") when one was open.
+    pub fn cancel(&mut self, what: &str) -> Vec<Command> {
+        match self.drag.take() {
+            Some(_) => vec![Command::Status(what.into())],
+            None => Vec::new(),
+        }
+    }
+
+    /// Whether a drag is open (the wheel is then the tool's).
+    pub fn dragging(&self) -> bool {
+        self.drag.is_some()
+    }
+
+    /// The open drag's heads-up line.
+    pub fn hud(&self) -> Vec<String> {
+        self.drag.iter().map(BoxDrag::hud).collect()
+    }
+}
+
+/// The Box tool: the box being dragged and the typed box.
+#[derive(Debug, Default)]
+pub struct BoxTool {
+    held: HeldBox,
     /// The panel's box.
     pub form: BoxForm,
 }
@@ -193,42 +246,38 @@ impl Tool for BoxTool {
     }
 
     fn press(&mut self, state: &EditorState, pointer: &Pointer) -> Vec<Command> {
-        self.wheel = Wheel::default();
-        self.drag = pointer.pick.map(|p| BoxDrag::start(&p, state.cube_log2, 1));
+        self.held.press(pointer.pick.as_ref(), state.cube_log2, 1);
         Vec::new()
     }
 
     fn drag(&mut self, state: &EditorState, pointer: &Pointer) -> Vec<Command> {
-        let Some(d) = &mut self.drag else { return Vec::new() };
-        d.follow(state, pointer.ray);
-        d.add_layers(self.wheel.steps(pointer.wheel));
+        if let Some((d, steps)) = self.held.follow(state, pointer) {
+            d.add_layers(steps);
+        }
         Vec::new()
     }
 
     fn release(&mut self, state: &EditorState) -> Vec<Command> {
-        let Some(d) = self.drag.take() else { return Vec::new() };
+        let Some(d) = self.held.take() else { return Vec::new() };
         self.form = BoxForm::of(state, d.level, d.region());
         d.commit(state)
     }
 
     fn cancel(&mut self, _state: &EditorState) -> Vec<Command> {
-        match self.drag.take() {
-            Some(_) => vec![Command::Status("Box cancelled".into())],
-            None => Vec::new(),
-        }
+        self.held.cancel("Box cancelled")
     }
 
     fn dragging(&self) -> bool {
-        self.drag.is_some()
+        self.held.dragging()
     }
 
     fn takes_wheel(&self) -> bool {
-        self.drag.is_some()
+        self.held.dragging()
     }
 
     fn preview(&self, state: &EditorState, pick: Option<&Pick>) -> Preview {
         let mut marks = Vec::new();
-        if let Some(d) = &self.drag {
+        if let Some(d) = self.held.get() {
             marks.push(Mark::Box { region: d.region(), look: if d.layers < 0 { Look::Remove } else { Look::Add } });
         }
         if let Some(p) = pick {
@@ -238,7 +287,7 @@ impl Tool for BoxTool {
     }
 
     fn hud(&self) -> Vec<String> {
-        self.drag.iter().map(BoxDrag::hud).collect()
+        self.held.hud()
     }
 
     fn plane_use(&self, mods: Mods) -> PlaneUse {

@@ -169,6 +169,13 @@ pub trait Tool {
         false
     }
 
+    /// Whether a press with `pointer` (that no gizmo handle, object marker or region outline
+    /// took) starts a rectangle that selects the objects whose markers it holds, the viewport's
+    /// box select ([`crate::viewport::marquee`]), instead of going to [`Tool::press`].
+    fn selects_objects_in_rect(&self, _pointer: &Pointer) -> bool {
+        false
+    }
+
     /// What the viewport outlines with the pointer over `pick`.
     fn preview(&self, state: &EditorState, pick: Option<&Pick>) -> Preview;
 

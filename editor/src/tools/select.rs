@@ -6,6 +6,13 @@
 //! or regions selected (Shift/Ctrl+click adds more) the same keys copy, cut, paste (centred on
 //! the hovered face) and duplicate (one cube edge along +X) the objects. Every change is one
 //! undo step. The selection's gizmo and region outlines take presses first.
+//!
+//! Box select of objects ([`crate::viewport::marquee`]): a drag that starts over the sky or the
+//! empty ground (no face under the pointer), or anywhere with Shift or Ctrl held, draws a
+//! rectangle on screen instead of a box of cells; its release selects every light, entity and
+//! region whose marker (a region's: its centre) lies inside: plain replaces the selection,
+//! Shift adds to it, Ctrl toggles each one. A plain drag that starts on a face still selects a
+//! box of cubes, so the two never compete for a press.
 
 use eframe::egui::{self, Key, Modifiers};
 use glam::IVec3;
@@ -13,7 +20,7 @@ use glam::IVec3;
 use pmfedit_core::edit::{CubeOp, Edit, ObjItem};
 use pmfedit_core::map::coords::LatticeBox;
 
-use super::box_tool::{BoxDrag, Wheel};
+use super::box_tool::{BoxDrag, HeldBox};
 use super::clipboard::Clipboard;
 use super::{Look, Mark, Pick, Pointer, Preview, Tool, ToolInfo, ToolKey, cube_edit, cubes_text, named_stroke, stroke};
 use crate::command::{Command, ToolId};
@@ -42,8 +49,9 @@ const ROTATE: ToolKey = ToolKey::new(Modifiers::NONE, Key::R, "Rotate the clipbo
 pub const INFO: ToolInfo = ToolInfo {
     id: ID,
     label: "Select",
-    tooltip: "Drag a rectangle on a face to select a box of cubes (the wheel makes it deeper); drag the \
-              selected object's gizmo",
+    tooltip: "Drag a rectangle on a face to select a box of cubes (the wheel makes it deeper); drag from the \
+              sky or empty ground, or with Shift (add) / Ctrl (toggle), to box-select lights, entities and \
+              regions; drag the selected object's gizmo",
     key: Key::Num5,
     keys: &[COPY, CUT, PASTE, DUPLICATE, MIRROR_X, MIRROR_Z, ROTATE],
     gizmos: true,
@@ -53,8 +61,7 @@ pub const INFO: ToolInfo = ToolInfo {
 /// The Select tool: the box being dragged, the clipboard, and the normal Ctrl+D copies along.
 #[derive(Debug)]
 pub struct Select {
-    drag: Option<BoxDrag>,
-    wheel: Wheel,
+    held: HeldBox,
     /// What Ctrl+C or Ctrl+X took of a box.
     pub clipboard: Option<Clipboard>,
     /// What Ctrl+C or Ctrl+X took of selected objects (a copy of a box drops it, and back).
@@ -65,7 +72,7 @@ pub struct Select {
 
 impl Default for Select {
     fn default() -> Self {
-        Self { drag: None, wheel: Wheel::default(), clipboard: None, objects: None, normal: IVec3::Y }
+        Self { held: HeldBox::default(), clipboard: None, objects: None, normal: IVec3::Y }
     }
 }
 
@@ -197,50 +204,47 @@ impl Tool for Select {
     }
 
     fn press(&mut self, state: &EditorState, pointer: &Pointer) -> Vec<Command> {
-        self.wheel = Wheel::default();
+        self.held.press(pointer.pick.as_ref(), state.cube_log2, -1);
         match pointer.pick {
-            Some(p) => {
-                self.drag = Some(BoxDrag::start(&p, state.cube_log2, -1));
-                Vec::new()
-            }
+            Some(_) => Vec::new(),
             None => vec![Command::Select(Selection::None)],
         }
     }
 
     fn drag(&mut self, state: &EditorState, pointer: &Pointer) -> Vec<Command> {
-        let Some(d) = &mut self.drag else { return Vec::new() };
-        d.follow(state, pointer.ray);
-        let steps = self.wheel.steps(pointer.wheel);
-        if steps != 0 {
+        if let Some((d, steps)) = self.held.follow(state, pointer)
+            && steps != 0
+        {
             d.layers = (d.layers - steps).min(-1);
         }
         Vec::new()
     }
 
     fn release(&mut self, _state: &EditorState) -> Vec<Command> {
-        let Some(d) = self.drag.take() else { return Vec::new() };
+        let Some(d) = self.held.take() else { return Vec::new() };
         self.normal = d.face.normal();
         vec![finish(&d)]
     }
 
     fn cancel(&mut self, _state: &EditorState) -> Vec<Command> {
-        match self.drag.take() {
-            Some(_) => vec![Command::Status("Selection cancelled".into())],
-            None => Vec::new(),
-        }
+        self.held.cancel("Selection cancelled")
     }
 
     fn dragging(&self) -> bool {
-        self.drag.is_some()
+        self.held.dragging()
     }
 
     fn takes_wheel(&self) -> bool {
-        self.drag.is_some()
+        self.held.dragging()
+    }
+
+    fn selects_objects_in_rect(&self, pointer: &Pointer) -> bool {
+        pointer.mods.shift || pointer.mods.ctrl || pointer.pick.is_none()
     }
 
     fn preview(&self, state: &EditorState, pick: Option<&Pick>) -> Preview {
         let mut marks = Vec::new();
-        if let Some(d) = &self.drag {
+        if let Some(d) = self.held.get() {
             marks.push(Mark::Box { region: d.region(), look: Look::Select });
         }
         if let Some(p) = pick {
@@ -310,7 +314,7 @@ impl Tool for Select {
     }
 
     fn hud(&self) -> Vec<String> {
-        let mut lines: Vec<String> = self.drag.iter().map(BoxDrag::hud).collect();
+        let mut lines = self.held.hud();
         if let Some(c) = &self.clipboard {
             let s = c.size.as_dvec3() / 8.0;
             lines.push(format!("clipboard {}×{}×{} u", s.x, s.y, s.z));

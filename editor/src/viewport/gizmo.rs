@@ -535,13 +535,20 @@ fn arrow(o: &mut Overlay, from: DVec3, to: DVec3, color: [f32; 4]) {
 
 /// The region or load region of `level` whose outline passes within [`REGION_PICK_PX`] of the
 /// pointer ray `(o, d)` and is not behind `surface` (the distance along the ray to the surface
-/// under the pointer, if any); the nearest on screen wins.
-pub fn pick_region_outline(level: &Level, view: &View, o: DVec3, d: DVec3, surface: Option<f64>) -> Option<ObjRef> {
+/// under the pointer, if any); the nearest on screen wins. Only regions `shows` lets through are
+/// picked (H / I hide objects).
+pub fn pick_region_outline(
+    level: &Level,
+    view: &View,
+    (o, d): (DVec3, DVec3),
+    surface: Option<f64>,
+    shows: impl Fn(ObjRef) -> bool,
+) -> Option<ObjRef> {
     let mut best: Option<(f64, ObjRef)> = None;
     let objects = &level.objects;
     let regions = objects.regions().iter().map(|(id, r)| (ObjRef::Region(id), ObjItem::Region(r.clone())));
     let loads = objects.load_regions().iter().map(|(id, r)| (ObjRef::LoadRegion(id), ObjItem::LoadRegion(r.clone())));
-    for (id, item) in regions.chain(loads) {
+    for (id, item) in regions.chain(loads).filter(|(id, _)| shows(*id)) {
         let Some(c) = item_box(&item) else { continue };
         for i in 0..8usize {
             for bit in [1usize, 2, 4] {
@@ -746,7 +753,8 @@ impl Viewport {
         if self.gizmo_hover.is_none() && self.hover_object.is_none() && self.show_regions && gizmos {
             let Some(level) = state.map.levels.get(state.level) else { return };
             let surface = self.hover.map(|p| (level.frame().world_from_lattice_f(p.point) - o).length());
-            self.region_hover = pick_region_outline(level, &view, o, d, surface).map(|id| (state.level, id));
+            let shows = |obj| self.object_shown(state.level, obj);
+            self.region_hover = pick_region_outline(level, &view, (o, d), surface, shows).map(|id| (state.level, id));
         }
     }
 

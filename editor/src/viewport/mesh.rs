@@ -407,9 +407,15 @@ const TRI_EDGES: [[f32; 4]; 3] = [[1.0, 0.0, 0.0, 1.0], [0.0, 1.0, 0.0, 1.0], [0
 
 /// Builds the draw data of one baked chunk.
 pub fn build_chunk_mesh(bake: &ChunkBake, library: &Library) -> ChunkMesh {
+    let used = &bake.pmf.common.used_materials;
+    build_chunk_mesh_with(bake, &material_looks(library, used), &material_textures(library, used))
+}
+
+/// [`build_chunk_mesh`] from the chunk's used materials' looks and texture references, already
+/// looked up in the library ([`material_looks`], [`material_textures`]): what a mesh worker gets,
+/// so it needs no library of its own.
+pub fn build_chunk_mesh_with(bake: &ChunkBake, looks: &[Look], textures: &[String]) -> ChunkMesh {
     let pmf = &bake.pmf;
-    let looks = material_looks(library, &pmf.common.used_materials);
-    let textures = material_textures(library, &pmf.common.used_materials);
     let (atlas, placements) = pack_atlas(&pmf.client.lightmaps);
     let white = AtlasPlacement { x: 0, y: 0, edge: 0, atlas: (atlas.width, atlas.height) };
     let place = |i: u8| placements.get(usize::from(i)).copied().unwrap_or(white);
@@ -467,7 +473,7 @@ pub fn build_chunk_mesh(bake: &ChunkBake, library: &Library) -> ChunkMesh {
     let (mut opaque, mut transparent, mut additive) = (Builder::default(), Builder::default(), Builder::default());
     for (i, b) in buckets.into_iter().enumerate() {
         let (material, look, texture) = match looks.get(i) {
-            Some(l) => (Some(i as u8), *l, textures[i].as_str()),
+            Some(l) => (Some(i as u8), *l, textures.get(i).map_or("", String::as_str)),
             None => (None, Look::UNKNOWN, ""),
         };
         let list = if look.additive {

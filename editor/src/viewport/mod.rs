@@ -17,10 +17,11 @@
 //!   markers and regions faintly, the grid and the hovered face not at all.
 //! - **Camera-relative rendering**: the camera position is f64; chunk offsets and overlay points
 //!   are moved by `-eye` in f64 before becoming f32, so a 2^27-unit level keeps precision.
-//! - **Budgeted uploads**: each frame the chunks in `bake.changed` are queued; at most
-//!   [`UPLOADS_PER_FRAME`] (within [`MESH_BUILD_BUDGET`]) are turned into [`mesh::ChunkMesh`]es
-//!   (CPU) and handed to the renderer, which uploads them in the next paint. Pending chunks keep
-//!   their last mesh, tinted.
+//! - **Meshes off the UI thread**: each frame the chunks in `bake.changed` are queued, nearest
+//!   the camera first; up to [`MESH_JOBS_IN_FLIGHT`] at a time go to the mesh workers
+//!   ([`mesher`]), which build GPU-ready meshes ([`gpu_mesh`]); finished ones are handed to the
+//!   renderer, which copies them into its shared region buffers ([`regions`]) in the next paint.
+//!   Pending chunks keep their last mesh, tinted.
 //! - **No GL, still a viewport**: under egui_kittest `cc.gl` is `None`; camera, picking and tools
 //!   work and the 3D image is replaced by a note.
 //!
@@ -32,7 +33,8 @@
 //! ([`Tool::plane_use`]) act on the work plane under the pointer where there is no face (or
 //! always, as the Box tool does). A primary press goes to
 //! the gizmo service first when the tool asks for it ([`crate::tools::ToolInfo::gizmos`]: the
-//! selection's handles, object markers, region outlines; see [`gizmo`]), else to the tool:
+//! selection's handles, object markers, region outlines; see [`gizmo`]), then to the box select
+//! of objects where the tool says a press starts one ([`marquee`]), else to the tool:
 //! [`Tool::press`], [`Tool::drag`] while held, [`Tool::release`]. What the tool would act on is
 //! its [`Tool::preview`], drawn here. Keys are the app's (its command table,
 //! [`crate::ui_command`]); it calls back into the viewport for the camera ones
@@ -45,11 +47,16 @@
 //! desktop, held over the view highlight the face under the pointer as the Paint tool does and
 //! say "Paint face with …" at the pointer; dropping paints it.
 
+pub mod arena;
 pub mod bookmarks;
 pub mod camera;
 pub mod gizmo;
+pub mod gpu_mesh;
+pub mod marquee;
 pub mod mesh;
+pub mod mesher;
 pub mod overlay;
+pub mod regions;
 pub mod render;
 pub mod sky;
 pub mod textures;
@@ -72,6 +79,7 @@ use pmfedit_core::map::level::LevelHit;
 
 use crate::command::Command;
 use crate::dnd::{self, FileDrop, MaterialDrag};
+use crate::panels::form;
 use crate::selection::Selection;
 use crate::state::EditorState;
 use crate::tools::{self, Look, Mark, Mods, Pick, PlaneUse, Pointer, Preview, Tool};
@@ -80,13 +88,15 @@ use self::camera::Camera;
 use self::overlay::Overlay;
 use self::render::{FrameParams, Renderer, Shading, Upload};
 
-/// Most chunk meshes built and queued for upload per frame.
-pub const UPLOADS_PER_FRAME: usize = 64;
-/// CPU time per frame for building chunk meshes; past it the rest waits for the next frame (at
-/// least one mesh is built per frame). Frames are slow when there is much to draw (software GL:
-/// 100+ ms), so a count limit alone would spread a big map's first load over hundreds of frames.
-pub const MESH_BUILD_BUDGET: std::time::Duration = std::time::Duration::from_millis(6);
+/// Most chunk mesh jobs handed to the workers and not yet back: the queue is sorted nearest
+/// first each frame, so a moving camera's new surroundings go next.
+pub const MESH_JOBS_IN_FLIGHT: usize = 64;
+/// Mesh worker threads.
+pub const MESH_WORKERS: usize = 2;
 pub use crate::pick::PICK_DISTANCE;
+
+/// eframe's GL loader (`CreationContext::get_proc_address`).
+pub type GetProcAddress = dyn Fn(&std::ffi::CStr) -> *const std::ffi::c_void + Send + Sync;
 
 /// The viewport's state (owned by the app).
 pub struct Viewport {
@@ -109,10 +119,16 @@ pub struct Viewport {
     pub clip: Option<f64>,
     /// Hide or isolate a box of cubes (H, I): not drawn and not picked.
     pub filter: Option<ShowFilter>,
+    /// Hide or isolate level objects (H, I with objects selected): not drawn and not picked.
+    pub object_filter: Option<ObjectFilter>,
     /// Draw light and entity markers.
     pub show_objects: bool,
     queue: VecDeque<ChunkKey>,
     queued: HashSet<ChunkKey>,
+    /// The mesh workers (started with the first chunk to mesh, when there is a renderer).
+    mesher: Option<mesher::Mesher>,
+    /// Texture reference → texture array layer, shared with the renderer.
+    texture_slots: Arc<Mutex<textures::TextureSlots>>,
     gpu_keys: BTreeSet<ChunkKey>,
     /// The document the uploaded meshes belong to ([`EditorState::document`]).
     document: Option<u64>,
@@ -138,6 +154,10 @@ pub struct Viewport {
     rect: egui::Rect,
     /// A gizmo handle (or an object marker's centre) being dragged.
     gizmo_drag: Option<Box<gizmo::GizmoDrag>>,
+    /// A box select of objects being dragged.
+    marquee: Option<marquee::Marquee>,
+    /// How far the view bar reached down into the view last frame, points.
+    bar_bottom: f32,
     last_frame: Option<Instant>,
     /// CPU time of the last [`Viewport::ui`] call, seconds.
     pub last_ui_seconds: f64,
@@ -166,8 +186,16 @@ pub struct Viewport {
 impl Viewport {
     /// A viewport drawing through `gl` (`None`: no 3D image, e.g. under egui_kittest).
     pub fn new(gl: Option<Arc<egui_glow::glow::Context>>) -> Self {
+        Self::with_gl(gl, None)
+    }
+
+    /// [`Viewport::new`], with the GL loader to find the entry points glow lacks (the
+    /// multi-draw, [`regions::load_multi_draw`]).
+    pub fn with_gl(gl: Option<Arc<egui_glow::glow::Context>>, get_proc_address: Option<&GetProcAddress>) -> Self {
+        let texture_slots = Arc::new(Mutex::new(textures::TextureSlots::default()));
+        let multi_draw = get_proc_address.and_then(|f| regions::load_multi_draw(f));
         let (renderer, renderer_error) = match gl {
-            Some(gl) => match Renderer::new(gl) {
+            Some(gl) => match Renderer::new(gl, multi_draw, texture_slots.clone()) {
                 Ok(r) => (Some(Arc::new(Mutex::new(r))), None),
                 Err(e) => (None, Some(e.to_string())),
             },
@@ -184,9 +212,12 @@ impl Viewport {
             show_regions: true,
             clip: None,
             filter: None,
+            object_filter: None,
             show_objects: true,
             queue: VecDeque::new(),
             queued: HashSet::new(),
+            mesher: None,
+            texture_slots,
             gpu_keys: BTreeSet::new(),
             document: None,
             materials_seen: 0,
@@ -202,6 +233,8 @@ impl Viewport {
             region_hover: None,
             rect: egui::Rect::NOTHING,
             gizmo_drag: None,
+            marquee: None,
+            bar_bottom: 0.0,
             last_frame: None,
             last_ui_seconds: 0.0,
             textures: textures::TextureStore::default(),
@@ -223,7 +256,9 @@ impl Viewport {
 
     /// Chunks waiting to be meshed and uploaded.
     pub fn uploads_waiting(&self) -> usize {
-        self.queue.len() + self.renderer.as_ref().map_or(0, |r| r.lock().map_or(0, |r| r.queue.len()))
+        self.queue.len()
+            + self.mesher.as_ref().map_or(0, mesher::Mesher::in_flight)
+            + self.renderer.as_ref().map_or(0, |r| r.lock().map_or(0, |r| r.queue.len()))
     }
 
     /// What the last paint drew (`None` without a renderer).
@@ -283,14 +318,17 @@ impl Viewport {
         self.camera_ready = true;
     }
 
-    /// Takes newly baked chunks and turns up to [`UPLOADS_PER_FRAME`] of them, within
-    /// [`MESH_BUILD_BUDGET`], into meshes for the GPU.
+    /// Takes newly baked chunks, hands them to the mesh workers (up to [`MESH_JOBS_IN_FLIGHT`]
+    /// at a time, nearest first) and queues the finished meshes for the GPU.
     fn sync_uploads(&mut self, state: &mut EditorState) {
         if self.document.replace(state.document()).is_some_and(|d| d != state.document()) {
             // The document was replaced.
             self.gpu_keys.clear();
             self.queue.clear();
             self.queued.clear();
+            if let Some(m) = &mut self.mesher {
+                m.reset();
+            }
             if let Some(r) = &self.renderer {
                 r.lock().expect("renderer").queue.push(Upload::Clear);
             }
@@ -325,9 +363,11 @@ impl Viewport {
             self.queued.clear();
             return;
         };
-        let mut uploads = Vec::new();
+        let mesher = self.mesher.get_or_insert_with(|| mesher::Mesher::new(MESH_WORKERS));
+        let mut uploads: Vec<Upload> =
+            mesher.poll().into_iter().map(|b| Upload::Set { key: b.key, mesh: Box::new(b.mesh) }).collect();
         // Nearest first: the camera's chunk matters most.
-        if self.queue.len() > UPLOADS_PER_FRAME {
+        if self.queue.len() > MESH_JOBS_IN_FLIGHT.saturating_sub(mesher.in_flight()) {
             let eye = self.camera.eye;
             let level = state.level;
             let dist = |k: &ChunkKey| {
@@ -338,19 +378,37 @@ impl Viewport {
             };
             self.queue.make_contiguous().sort_by(|a, b| dist(a).total_cmp(&dist(b)));
         }
-        let started = Instant::now();
-        while uploads.len() < UPLOADS_PER_FRAME && (uploads.is_empty() || started.elapsed() < MESH_BUILD_BUDGET) {
+        while mesher.in_flight() < MESH_JOBS_IN_FLIGHT {
             let Some(k) = self.queue.pop_front() else { break };
             self.queued.remove(&k);
             match (state.bake.shown(k), state.map.levels.get(k.0)) {
                 (Some(shown), Some(level)) => {
-                    let mesh = mesh::build_chunk_mesh(&shown.bake, &state.map.library);
-                    self.textures.want_mesh(&mesh);
-                    let center = level.frame().chunk_center_world(k.1);
-                    uploads.push(Upload::Set { key: k, center, mesh: Box::new(mesh) });
+                    // The library lookups (a few per chunk) happen here; the meshing on a worker.
+                    let used = &shown.bake.pmf.common.used_materials;
+                    let textures = mesh::material_textures(&state.map.library, used);
+                    let mut slots = self.texture_slots.lock().expect("texture slots");
+                    let layers = textures.iter().map(|t| slots.slot(t) as u32).collect();
+                    drop(slots);
+                    for t in &textures {
+                        self.textures.want(t);
+                    }
+                    let (region, slot) = gpu_mesh::region_of(k);
+                    let frame = level.frame();
+                    let origin = frame.chunk_center_world(region.first_chunk());
+                    mesher.submit(mesher::Job {
+                        key: k,
+                        bake: shown.bake.clone(),
+                        looks: mesh::material_looks(&state.map.library, used),
+                        textures,
+                        layers,
+                        offset: (frame.chunk_center_world(k.1) - origin).as_vec3(),
+                        origin,
+                        slot,
+                    });
                     self.gpu_keys.insert(k);
                 }
                 _ => {
+                    mesher.cancel(k);
                     if self.gpu_keys.remove(&k) {
                         uploads.push(Upload::Remove(k));
                     }
@@ -391,7 +449,7 @@ impl Viewport {
         self.handle_camera(ui, &response, rect, dt, tool.as_deref().is_some_and(|t| t.takes_wheel()));
         self.update_hover(ui, state, rect, gizmos, tool.as_deref());
         self.update_visibility(state);
-        let dragging = self.gizmo_drag.is_some() || tool.as_deref().is_some_and(|t| t.dragging());
+        let dragging = self.drag_open(tool.as_deref());
         self.update_gizmo(ui, state, rect, gizmos, dragging);
         self.gizmo_tooltip(&response);
         self.handle_pointer(ui, state, &response, tool.as_mut().map(|t| &mut **t as &mut dyn Tool), &mut out);
@@ -406,15 +464,43 @@ impl Viewport {
             }
             None => tool.as_deref().map(|t| t.preview(state, self.pointer.pick.as_ref())).unwrap_or_default(),
         };
-        let dragging = self.gizmo_drag.is_some() || tool.as_deref().is_some_and(|t| t.dragging());
+        let dragging = self.drag_open(tool.as_deref());
         let overlay = self.build_overlay(state, &preview, dragging);
         self.paint(ui, state, rect, overlay);
+        if let Some(m) = &self.marquee {
+            m.draw(&ui.painter_at(rect));
+        }
         self.hud(ui, state, rect, tool.as_deref());
         if let Some(t) = tool.filter(|t| t.has_panel()) {
             out.extend(tool_panel(ui, state, rect, t));
         }
         self.last_ui_seconds = started.elapsed().as_secs_f64();
         out
+    }
+
+    /// Where the heads-up text starts, points: below the view bar, however many rows it
+    /// wrapped onto last frame (it used to start at a fixed height that a second row covered).
+    pub fn hud_top(&self) -> f32 {
+        self.rect.top() + self.bar_bottom.max(28.0) + 6.0
+    }
+
+    /// Whether a drag is open: a gizmo handle's, a box select's or the tool's.
+    fn drag_open(&self, tool: Option<&dyn Tool>) -> bool {
+        self.gizmo_drag.is_some() || self.marquee.is_some() || tool.is_some_and(|t| t.dragging())
+    }
+
+    /// Whether the level object `obj` of `level` shows (is not hidden by H / I).
+    pub fn object_shown(&self, level: usize, obj: ObjRef) -> bool {
+        self.object_filter.as_ref().is_none_or(|f| f.shows(level, obj))
+    }
+
+    /// The selection a box select's release makes: the shown, unhidden objects in its rectangle
+    /// combined with the selection.
+    fn marquee_release(&self, state: &EditorState, m: &marquee::Marquee) -> Option<Command> {
+        let level = state.map.levels.get(m.level)?;
+        let object = |obj| self.object_shown(m.level, obj);
+        let shown = marquee::Shown { objects: self.show_objects, regions: self.show_regions, object: &object };
+        Some(Command::Select(m.finish(&state.selection, level, &self.view(), &shown)))
     }
 
     /// The axis the work plane is across (0 = X, 1 = Y, 2 = Z): the view's in the front and
@@ -570,7 +656,8 @@ impl Viewport {
         self.hover_world = self.hover.map(|p| level.frame().world_from_lattice_f(p.point));
         if gizmos {
             let limit = self.hover_world.map_or(self.pick_reach(), |w| (w - o).length() + 0.3);
-            self.hover_object = pick_object(level, o, d, limit).map(|id| (state.level, id));
+            let shows = |obj| self.object_shown(state.level, obj);
+            self.hover_object = pick_object(level, o, d, limit, shows).map(|id| (state.level, id));
         }
     }
 
@@ -631,20 +718,27 @@ impl Viewport {
             if !(gizmos && self.gizmo_press(ui, state, out))
                 && let Some(t) = tool.as_mut()
             {
-                out.extend(t.press(state, &self.pointer));
+                match self.pointer.pos.filter(|_| t.selects_objects_in_rect(&self.pointer)) {
+                    Some(pos) => self.marquee = Some(marquee::Marquee::start(state.level, pos, self.pointer.mods)),
+                    None => out.extend(t.press(state, &self.pointer)),
+                }
             }
         }
         if down {
             if let Some(d) = &mut self.gizmo_drag {
                 gizmo::drag_step(d, state, self.hover, self.pointer.ray, self.pointer.mods, out);
+            } else if let Some(m) = &mut self.marquee {
+                m.current = self.pointer.pos.unwrap_or(m.current);
             } else if let Some(t) = tool.as_mut() {
                 out.extend(t.drag(state, &self.pointer));
             }
         }
-        let open = self.gizmo_drag.is_some() || tool.as_deref().is_some_and(|t| t.dragging());
-        if released || (!down && open) {
+        if released || (!down && self.drag_open(tool.as_deref())) {
             if self.gizmo_drag.take().is_some() {
                 out.push(Command::EndStroke);
+            }
+            if let Some(m) = self.marquee.take() {
+                out.extend(self.marquee_release(state, &m));
             }
             if let Some(t) = tool {
                 out.extend(t.release(state));
@@ -653,8 +747,11 @@ impl Viewport {
     }
 
     /// Esc: a gizmo drag puts the start value back inside its stroke (the history then leaves
-    /// no undo step), else the tool cancels its own drag.
+    /// no undo step), a box select is dropped, else the tool cancels its own drag.
     pub fn cancel_drag(&mut self, state: &EditorState, tool: Option<&mut dyn Tool>) -> Vec<Command> {
+        if self.marquee.take().is_some() {
+            return vec![Command::Status("Box select cancelled".into())];
+        }
         match self.gizmo_drag.take() {
             Some(d) => {
                 let mut out: Vec<Command> = d.cancel().map(Command::Edit).into_iter().collect();
@@ -749,7 +846,8 @@ impl Viewport {
         let frame = level.frame();
         // Every selected light and entity is outlined (one or several).
         let selected = state.selection.objects().filter(|(l, _)| *l == state.level).map(|(_, v)| v).unwrap_or_default();
-        o.level_objects(level, &selected, self.show_objects, self.show_regions);
+        let shows = |obj| self.object_shown(state.level, obj);
+        o.level_objects(level, &selected, self.show_objects, self.show_regions, &shows);
         o.with_xray(overlay::XRAY_SELECTED, |o| self.draw_gizmo(state, o));
         // Selection.
         match state.selection {
@@ -761,9 +859,13 @@ impl Viewport {
             }
             _ => {}
         }
-        if let Some((_, obj)) = self.hover_object
-            && let Some(p) = obj.position(&level.objects).map(|p| p.as_dvec3())
-        {
+        // The hovered marker, and every one a box select would take.
+        let mut hovered: Vec<ObjRef> = self.hover_object.map(|(_, obj)| obj).into_iter().collect();
+        if let Some(m) = self.marquee.filter(|m| m.level == state.level) {
+            let shown = marquee::Shown { objects: self.show_objects, regions: self.show_regions, object: &shows };
+            hovered.extend(m.objects(level, &self.view(), &shown));
+        }
+        for p in hovered.iter().filter_map(|obj| obj.position(&level.objects)).map(|p| p.as_dvec3()) {
             o.box_lines(p - DVec3::splat(0.3), p + DVec3::splat(0.3), overlay::HOVER);
         }
         // The visibility view's air cube.
@@ -916,7 +1018,7 @@ impl Viewport {
             ));
         }
         let painter = ui.painter_at(rect);
-        let mut y = rect.top() + 34.0;
+        let mut y = self.hud_top();
         for l in lines {
             painter.text(
                 egui::pos2(rect.left() + 9.0, y + 1.0),
@@ -937,36 +1039,73 @@ impl Viewport {
     }
 
     /// The bar across the top of the view: shading buttons (hover text: `shortcut` of each),
-    /// exposure, ambient, textures, objects and regions. Call after [`Viewport::ui`].
-    pub fn view_bar(&mut self, ui: &mut egui::Ui, shortcut: impl Fn(Shading) -> String) {
+    /// exposure, ambient, textures, objects and regions, and the work plane's typed height.
+    /// Call after [`Viewport::ui`]; returns the commands it asks for.
+    pub fn view_bar(
+        &mut self,
+        ui: &mut egui::Ui,
+        state: &EditorState,
+        shortcut: impl Fn(Shading) -> String,
+    ) -> Vec<Command> {
         let rect = self.rect;
-        // Wraps onto a second row in a narrow view rather than losing its last controls.
-        let bar = egui::Rect::from_min_size(rect.min + egui::vec2(6.0, 6.0), egui::vec2(rect.width() - 12.0, 52.0));
-        ui.scope_builder(egui::UiBuilder::new().max_rect(bar), |ui| {
-            ui.horizontal_wrapped(|ui| {
-                for s in Shading::ALL {
-                    if ui.selectable_label(self.shading == s, s.label()).on_hover_text(shortcut(s)).clicked() {
-                        self.shading = s;
+        let mut out = Vec::new();
+        // Wraps onto more rows in a narrow view rather than losing its last controls; the
+        // heads-up text starts below however many rows it took.
+        let bar = egui::Rect::from_min_size(rect.min + egui::vec2(6.0, 6.0), egui::vec2(rect.width() - 12.0, 90.0));
+        // A dark backing keeps the labels readable over a bright sky.
+        let backing =
+            egui::Frame::new().fill(egui::Color32::from_black_alpha(110)).corner_radius(4.0).inner_margin(3.0);
+        let used = ui.scope_builder(egui::UiBuilder::new().max_rect(bar), |ui| {
+            backing.show(ui, |ui| {
+                ui.horizontal_wrapped(|ui| {
+                    for s in Shading::ALL {
+                        if ui.selectable_label(self.shading == s, s.label()).on_hover_text(shortcut(s)).clicked() {
+                            self.shading = s;
+                        }
                     }
-                }
-                ui.separator();
-                ui.label("View exp.").on_hover_text("View exposure");
-                ui.add(egui::DragValue::new(&mut self.exposure).range(0.25..=64.0).speed(0.05).suffix("×"))
-                    .on_hover_text(
-                        "View setting, not exported: multiplies the luxels in the lit view for inspection \
+                    ui.separator();
+                    ui.label("View exp.").on_hover_text("View exposure");
+                    ui.add(egui::DragValue::new(&mut self.exposure).range(0.25..=64.0).speed(0.05).suffix("×"))
+                        .on_hover_text(
+                            "View setting, not exported: multiplies the luxels in the lit view for inspection \
                          (1 = what the game draws)",
+                        );
+                    ui.label("View amb.").on_hover_text("View ambient");
+                    ui.add(egui::DragValue::new(&mut self.ambient).range(0.0..=1.0).speed(0.005)).on_hover_text(
+                        "View setting, not exported: editor-only light added in the lit view (0 = exactly the bake)",
                     );
-                ui.label("View amb.").on_hover_text("View ambient");
-                ui.add(egui::DragValue::new(&mut self.ambient).range(0.0..=1.0).speed(0.005)).on_hover_text(
-                    "View setting, not exported: editor-only light added in the lit view (0 = exactly the bake)",
-                );
-                ui.checkbox(&mut self.textured, "Textures")
-                    .on_hover_text("Material textures in the lit and fullbright views");
-                ui.separator();
-                ui.checkbox(&mut self.show_objects, "Objects");
-                ui.checkbox(&mut self.show_regions, "Regions");
+                    ui.checkbox(&mut self.textured, "Textures")
+                        .on_hover_text("Material textures in the lit and fullbright views");
+                    ui.separator();
+                    ui.checkbox(&mut self.show_objects, "Objects");
+                    ui.checkbox(&mut self.show_regions, "Regions");
+                    ui.separator();
+                    out.extend(self.work_plane_field(ui, state));
+                })
             });
         });
+        self.bar_bottom = used.response.rect.bottom() - rect.top();
+        out
+    }
+
+    /// The work plane's height (its coordinate across [`Viewport::plane_axis`]) as a typed field:
+    /// a typed value snaps to the grid of the current cube size and the field says so beside
+    /// it, as it says when it clamps to [`PICK_DISTANCE`]; PageUp / PageDown move what it shows.
+    fn work_plane_field(&self, ui: &mut egui::Ui, state: &EditorState) -> Option<Command> {
+        let axis = self.plane_axis();
+        let edge = f64::from(1u32 << state.cube_log2) / 8.0;
+        ui.label(format!("Work plane {}", ["x", "y", "z"][axis]))
+            .on_hover_text("The plane Box draws on and the ground grid lies on (PageUp / PageDown move it a cube)");
+        let mut v = state.work_point[axis];
+        let shown = form::Shown { snap: Some(edge), suffix: " u", ..form::Shown::default() };
+        let r = form::number_shown(ui, "Work plane", &mut v, Some(-PICK_DISTANCE..=PICK_DISTANCE), edge * 0.1, shown);
+        // A drag moves it in whole cubes too.
+        let v = (v / edge).round() * edge;
+        (r.changed() && v != state.work_point[axis]).then(|| {
+            let mut p = state.work_point;
+            p[axis] = v;
+            Command::SetWorkPlane(p)
+        })
     }
 }
 
@@ -1053,6 +1192,25 @@ fn occupied_sphere(level: &Level) -> Option<(DVec3, f64)> {
     let f = level.frame();
     let (a, b) = (f.chunk_world_box(lo).0, f.chunk_world_box(hi).1);
     Some(((a + b) * 0.5, (b - a).length() * 0.5))
+}
+
+/// Hide or isolate of level objects (H, I with lights, entities or regions selected): hidden
+/// objects are neither drawn nor picked (nor box-selected).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectFilter {
+    /// The level of `objects` (other levels' objects always show).
+    pub level: usize,
+    /// The objects selected when it was set.
+    pub objects: Vec<ObjRef>,
+    /// Only `objects` show (else: every object but them).
+    pub isolate: bool,
+}
+
+impl ObjectFilter {
+    /// Whether `obj` of `level` shows.
+    pub fn shows(&self, level: usize, obj: ObjRef) -> bool {
+        level != self.level || self.objects.contains(&obj) == self.isolate
+    }
 }
 
 /// What part of the level the view shows besides the clip plane: only a box (isolate) or all
@@ -1191,12 +1349,19 @@ fn look_color(look: Look) -> [f32; 4] {
     }
 }
 
-/// The nearest light or entity marker the ray passes within 0.35 units of, closer than `limit`.
-pub fn pick_object(level: &Level, origin: DVec3, dir: DVec3, limit: f64) -> Option<ObjRef> {
+/// The nearest light or entity marker the ray passes within 0.35 units of, closer than `limit`,
+/// of those `shows` lets through (hidden objects are not picked).
+pub fn pick_object(
+    level: &Level,
+    origin: DVec3,
+    dir: DVec3,
+    limit: f64,
+    shows: impl Fn(ObjRef) -> bool,
+) -> Option<ObjRef> {
     let mut best: Option<(f64, ObjRef)> = None;
     let mut test = |p: DVec3, id: ObjRef| {
         let t = (p - origin).dot(dir);
-        if t <= 0.0 || t > limit {
+        if t <= 0.0 || t > limit || !shows(id) {
             return;
         }
         let d = (origin + dir * t - p).length();
@@ -1215,5 +1380,7 @@ pub fn pick_object(level: &Level, origin: DVec3, dir: DVec3, limit: f64) -> Opti
     best.map(|(_, id)| id)
 }
 
+#[cfg(test)]
+mod lit_tests;
 #[cfg(test)]
 mod tests;

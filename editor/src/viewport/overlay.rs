@@ -192,10 +192,19 @@ impl Overlay {
 
     /// Markers of a level's lights (a small box in the light's colour and its range as a faint
     /// cross), entities (orange boxes, a prop's own box), environment regions (translucent, by
-    /// kind) and load regions (violet outlines).
-    pub fn level_objects(&mut self, level: &Level, selected: &[ObjRef], objects_on: bool, regions_on: bool) {
+    /// kind) and load regions (violet outlines); only those `shows` lets through (H / I hide
+    /// objects), and with `objects_on` off only the selected lights and entities.
+    pub fn level_objects(
+        &mut self,
+        level: &Level,
+        selected: &[ObjRef],
+        objects_on: bool,
+        regions_on: bool,
+        shows: &dyn Fn(ObjRef) -> bool,
+    ) {
         let objects = &level.objects;
-        let lights = objects.lights().iter().filter(|(id, _)| objects_on || selected.contains(&ObjRef::Light(*id)));
+        let drawn = |obj: ObjRef| shows(obj) && (objects_on || selected.contains(&obj));
+        let lights = objects.lights().iter().filter(|(id, _)| drawn(ObjRef::Light(*id)));
         for (id, l) in lights {
             let p = l.position.as_dvec3();
             let c = l.color.map(|v| f32::from(v) / 255.0);
@@ -207,8 +216,7 @@ impl Overlay {
                 o.box_lines(p - DVec3::splat(h), p + DVec3::splat(h), if sel { SELECT } else { [1.0, 1.0, 0.6, 1.0] });
             });
         }
-        let entities =
-            objects.entities().iter().filter(|(id, _)| objects_on || selected.contains(&ObjRef::Entity(*id)));
+        let entities = objects.entities().iter().filter(|(id, _)| drawn(ObjRef::Entity(*id)));
         for (id, e) in entities {
             let Some(p) = e.position() else { continue };
             let p = p.as_dvec3();
@@ -226,7 +234,7 @@ impl Overlay {
         if !regions_on {
             return;
         }
-        for (_, r) in objects.regions().iter() {
+        for (_, r) in objects.regions().iter().filter(|(id, _)| shows(ObjRef::Region(*id))) {
             let c = match r.kind() {
                 EnvKind::Sound => [0.3, 0.9, 0.6, 0.035],
                 EnvKind::Weather => [0.5, 0.7, 1.0, 0.035],
@@ -237,8 +245,35 @@ impl Overlay {
             self.hexa_fill(&corners, c);
             self.hexa_lines(&corners, [c[0], c[1], c[2], 0.35]);
         }
-        for (_, r) in objects.load_regions().iter() {
+        for (_, r) in objects.load_regions().iter().filter(|(id, _)| shows(ObjRef::LoadRegion(*id))) {
             self.box_lines(r.min.as_dvec3(), r.max.as_dvec3(), [0.7, 0.45, 1.0, 0.4]);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use pmfedit_core::map::Map;
+    use pmfedit_core::map::library::{Light, LoadRegion};
+
+    /// Hidden objects (H / I) draw nothing; shown ones draw their markers.
+    #[test]
+    fn hidden_objects_draw_no_marker() {
+        let mut map = Map::new("t");
+        let objects = &mut map.levels[0].objects;
+        let light = ObjRef::Light(objects.add(Light::point("l", glam::Vec3::ONE)).unwrap());
+        let region = LoadRegion { min: glam::Vec3::ZERO, max: glam::Vec3::ONE, ..LoadRegion::default() };
+        let region = ObjRef::LoadRegion(objects.add(region).unwrap());
+        let drawn = |shows: &dyn Fn(ObjRef) -> bool| {
+            let mut o = Overlay::default();
+            o.level_objects(&map.levels[0], &[], true, true, shows);
+            o.segments.len() + o.fills.len()
+        };
+        let all = drawn(&|_| true);
+        let no_light = drawn(&|obj| obj != light);
+        assert!(no_light > 0 && no_light < all, "{no_light} of {all}");
+        assert_eq!(drawn(&|obj| obj != light && obj != region), 0);
     }
 }

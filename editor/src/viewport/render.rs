@@ -1,42 +1,46 @@
-//! GPU side: three-d `Program`s with our own small shaders, one vertex-buffer set and one
-//! lightmap atlas texture per chunk, drawn camera-relative inside egui's paint callback.
+//! GPU side: three-d `Program`s with our own small shaders; chunk meshes in shared per-region
+//! buffers ([`super::regions`]), drawn camera-relative inside egui's paint callback with one
+//! multi-draw call per region and pass (opaque, transparent, additive), whatever the chunk count.
 //!
 //! Uploads happen inside the callback too (the only place the GL context is guaranteed to be
-//! current): the UI thread builds [`ChunkMesh`]es (CPU, budgeted per frame) and queues them
-//! here; the next paint uploads them and records when, for the `--bench-frames` latency figure.
+//! current): the mesh workers ([`super::mesher`]) build GPU-ready [`GpuMesh`]es, the UI thread
+//! queues them here, and the next paint copies their bytes into their region's buffers and
+//! records when, for the `--bench-frames` latency figure.
 //!
 //! Material textures: one `Texture2DArray` (repeat wrap, mipmaps, linear filtering), one layer
-//! per texture reference ("slot", layer 0 white), every layer resized to the largest texture's
-//! size (a power of two, at most [`MAX_LAYER_EDGE`]); decoded on the UI thread by
+//! per texture reference ("slot", layer 0 white; [`TextureSlots`], shared with the viewport so
+//! the workers write each vertex's layer), every layer resized to the largest texture's size (a
+//! power of two, at most [`MAX_LAYER_EDGE`]); decoded on the UI thread by
 //! [`super::textures::TextureStore`] and queued here as [`Upload::Texture`]; a reference not
-//! loaded yet, missing or undecodable draws white. Each vertex carries its material's layer (set
-//! at upload from [`super::mesh::TriList::ranges`]), so a chunk's opaque or transparent list is
-//! drawn without switching textures: one draw per run of facings the camera may see
-//! ([`super::mesh::facing_runs`]), usually one or two per list. The lists' index buffers are
-//! expanded to plain triangles at upload (software GL draws those faster, see `GpuPart::new`).
+//! loaded yet, missing or undecodable draws white. A region's pass is drawn with one texture
+//! array bound, whatever its materials, and only the facings the camera may see of each chunk
+//! ([`super::mesh::facing_runs`]) go into its multi-draw.
 //!
-//! The visibility view ([`Shading::Visibility`], see [`super::visibility`]): per chunk a mode
-//! uniform (hidden, all visible, per-cube lookup, waiting for its full bake) and, for the lookup,
-//! an R8 texture with one texel per PMF cube (1 = visible) read with the per-vertex cube index.
-//! The textures are replaced by [`Upload::Visibility`] only when the hovered air cube or the
-//! bakes change.
+//! Per chunk the shader reads its region's chunk table (see [`super::regions`]): the lightmap
+//! corner in the region's atlas, the pending tint and the visibility view's mode ([`VisMode`]:
+//! hidden, all visible, per-cube lookup, waiting for its full bake). For the lookup, the
+//! region's R8 texture has one texel per PMF cube of its listed chunks (1 = visible), read with
+//! the per-vertex cube index; it is replaced by [`Upload::Visibility`] only when the hovered air
+//! cube or the bakes change.
 
-use std::collections::HashMap;
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use eframe::egui_glow;
 use glam::{DVec3, Mat4, Vec3, Vec4};
 use three_d::{
-    Blend, BufferDataType, ClearState, Context, Cull, DepthTest, Interpolation, Program, RenderStates, RenderTarget,
-    ScissorBox, Texture2D, Texture2DArray, TextureData, VertexBuffer, Viewport as TdViewport, Wrapping, WriteMask,
+    Blend, ClearState, Context, Cull, DepthTest, Interpolation, Program, RenderStates, RenderTarget, ScissorBox,
+    Texture2D, Texture2DArray, TextureData, VertexBuffer, Viewport as TdViewport, Wrapping, WriteMask,
 };
 
 use pmfedit_bake::deps::ChunkKey;
 
-use super::mesh::{ChunkMesh, TriList, facing_runs};
+use super::gpu_mesh::{GpuMesh, RegionKey, region_of};
+use super::mesh::facing_runs;
+use super::regions::{DrawList, MultiDrawFn, Region, RegionChunk};
 use super::sky::SkyColors;
-use super::textures::TextureImage;
+use super::textures::{TextureImage, TextureSlots};
 use super::visibility::ChunkVis;
 
 // The shading modes are plain data (the command line names one); what each draws is here.
@@ -197,53 +201,6 @@ pub struct FrameParams {
     pub waiting: Vec<ChunkKey>,
 }
 
-struct GpuPart {
-    position: VertexBuffer<[f32; 3]>,
-    color: VertexBuffer<[f32; 4]>,
-    lightmap_uv: VertexBuffer<[f32; 2]>,
-    /// Texture coordinates, the texture's layer and the material's row in the material table
-    /// (0 for materials without frames, scroll or emission: [`super::mesh::MaterialRange::fx`]).
-    uv: VertexBuffer<[f32; 4]>,
-    edge: VertexBuffer<[f32; 4]>,
-    cube: VertexBuffer<u32>,
-    /// Where each facing's vertices start ([`TriList::facing_starts`]: the vertices are the
-    /// list's indices expanded, three per triangle).
-    facing_starts: [u32; 8],
-}
-
-impl GpuPart {
-    fn new(ctx: &Context, t: &TriList, slot: &mut impl FnMut(&str) -> usize) -> Option<Self> {
-        if t.is_empty() {
-            return None;
-        }
-        let mut uv: Vec<[f32; 4]> = t.uvs.iter().map(|&[u, v]| [u, v, 0.0, 0.0]).collect();
-        for r in &t.ranges {
-            let layer = slot(&r.texture) as f32;
-            let row = if r.fx { r.row as f32 } else { 0.0 };
-            for w in uv.iter_mut().skip(r.start as usize).take(r.count as usize) {
-                w[2] = layer;
-                w[3] = row;
-            }
-        }
-        // Expanded to plain triangles: llvmpipe draws 1.34 M indexed triangles slower than 2.2 M
-        // plain ones (342 vs 229 ms a frame on the terrain bench), so the index buffer stays on
-        // the CPU side.
-        fn expanded<T: BufferDataType + Copy>(ctx: &Context, indices: &[u32], v: &[T]) -> VertexBuffer<T> {
-            let data: Vec<T> = indices.iter().map(|&i| v[i as usize]).collect();
-            VertexBuffer::new_with_data(ctx, &data)
-        }
-        Some(GpuPart {
-            position: expanded(ctx, &t.indices, &t.positions),
-            color: expanded(ctx, &t.indices, &t.colors),
-            lightmap_uv: expanded(ctx, &t.indices, &t.lightmap_uv),
-            uv: expanded(ctx, &t.indices, &uv),
-            edge: expanded(ctx, &t.indices, &t.edges),
-            cube: expanded(ctx, &t.indices, &t.cubes),
-            facing_starts: t.facing_starts,
-        })
-    }
-}
-
 /// The edge of every layer of the texture array: the largest loaded texture's longest side,
 /// rounded up to a power of two, at most [`MAX_LAYER_EDGE`]; other textures are resized to it.
 fn layer_edge(images: &[Option<TextureImage>]) -> u32 {
@@ -293,28 +250,14 @@ fn texture_array(ctx: &Context, images: &[Option<TextureImage>]) -> Texture2DArr
     Texture2DArray::new(ctx, &refs)
 }
 
-struct GpuChunk {
-    opaque: Option<GpuPart>,
-    transparent: Option<GpuPart>,
-    additive: Option<GpuPart>,
-    atlas: Texture2D,
-    /// World position of the chunk center.
-    center: DVec3,
-    /// Bounding sphere radius around the center (0 for an empty chunk).
-    radius: f32,
-    sphere_offset: Vec3,
-    /// Bounds of the vertices relative to the center.
-    bounds: (Vec3, Vec3),
-}
-
-/// The visibility view's data of one chunk on the GPU.
+/// The visibility view's data of one chunk.
 enum GpuVis {
     All,
-    /// One texel per cube.
-    Bits(Texture2D),
+    /// One byte per cube (in its region's visibility texture).
+    Bits(Vec<u8>),
 }
 
-/// Per-chunk mode of the visibility view (the shader's `u_vis`).
+/// Per-chunk mode of the visibility view (the shader's `v_vis`, from the chunk table).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(i32)]
 enum VisMode {
@@ -329,7 +272,7 @@ enum VisMode {
 }
 
 impl VisMode {
-    /// Every mode with the constant the mesh shader compares `u_vis` with ([`glsl_defines`]).
+    /// Every mode with the constant the mesh shader compares `v_vis` with ([`glsl_defines`]).
     const GLSL: [(VisMode, &'static str); 4] = [
         (VisMode::Hidden, "VIS_HIDDEN"),
         (VisMode::All, "VIS_ALL"),
@@ -338,41 +281,11 @@ impl VisMode {
     ];
 }
 
-/// Texels per row of a visibility texture: a power of two (rows stay 4-byte aligned), at most
-/// 2048 (so 2048 × 16384 cubes fit the common texture size limit).
-fn vis_texture_width(cubes: usize) -> u32 {
-    (cubes.max(1).next_power_of_two() as u32).clamp(4, 2048)
-}
-
-/// An R8 texture with one texel per cube, 255 where `bits` is not 0 (a normalized texture reads
-/// 1.0 there), row-major from texel 0 (the shader undoes three-d's row flip).
-fn vis_texture(ctx: &Context, bits: &[u8]) -> Texture2D {
-    let width = vis_texture_width(bits.len());
-    let height = (bits.len() as u32).div_ceil(width).max(1);
-    let mut data: Vec<u8> = bits.iter().map(|&b| if b != 0 { 255 } else { 0 }).collect();
-    data.resize((width * height) as usize, 0);
-    Texture2D::new(
-        ctx,
-        &three_d::CpuTexture {
-            name: String::new(),
-            data: TextureData::RU8(data),
-            width,
-            height,
-            min_filter: Interpolation::Nearest,
-            mag_filter: Interpolation::Nearest,
-            mipmap: None,
-            wrap_s: Wrapping::ClampToEdge,
-            wrap_t: Wrapping::ClampToEdge,
-        },
-    )
-}
-
 /// One queued change of the GPU chunk set.
 pub enum Upload {
     Set {
         key: ChunkKey,
-        center: DVec3,
-        mesh: Box<ChunkMesh>,
+        mesh: Box<GpuMesh>,
     },
     Remove(ChunkKey),
     Clear,
@@ -384,7 +297,7 @@ pub enum Upload {
     /// The visibility view's data: the chunks with something visible; every other chunk is
     /// hidden, or drawn normally when `rest_visible` (no air cube to show).
     Visibility {
-        chunks: std::collections::BTreeMap<ChunkKey, ChunkVis>,
+        chunks: BTreeMap<ChunkKey, ChunkVis>,
         rest_visible: bool,
     },
 }
@@ -397,7 +310,12 @@ pub struct Renderer {
     fill_program: Program,
     sky_program: Program,
     sky_corners: VertexBuffer<[f32; 2]>,
-    chunks: HashMap<ChunkKey, GpuChunk>,
+    /// `glMultiDrawElementsBaseVertex`, when the context has it (else one draw per run).
+    multi_draw: Option<MultiDrawFn>,
+    /// The chunk meshes, by region (ordered: draws are deterministic).
+    regions: BTreeMap<RegionKey, Region>,
+    /// Chunks on the GPU.
+    chunk_count: usize,
     /// Material textures, one layer per slot; slot 0 is white (untextured materials).
     textures: Texture2DArray,
     /// The pixels of slots 1.. (`None`: not loaded, missing or broken; drawn white).
@@ -408,8 +326,8 @@ pub struct Renderer {
     fx_table: Texture2D,
     /// The materials `fx_table` was made from.
     fx_source: Option<Arc<Vec<MaterialFx>>>,
-    /// Texture reference → slot (layer of `textures`).
-    texture_slots: HashMap<String, usize>,
+    /// Texture reference → slot (layer of `textures`), shared with the viewport.
+    texture_slots: Arc<Mutex<TextureSlots>>,
     /// Uploads for the next paint.
     pub queue: Vec<Upload>,
     /// When each chunk was last uploaded.
@@ -417,11 +335,14 @@ pub struct Renderer {
     /// What the last paint drew.
     pub stats: DrawStats,
     /// Visibility view: per chunk with something visible.
-    vis: HashMap<ChunkKey, GpuVis>,
+    vis: BTreeMap<ChunkKey, GpuVis>,
     /// Visibility view: whether chunks not in `vis` are drawn normally (no air cube) or hidden.
     vis_rest_visible: bool,
-    /// A 1×1 zero texture bound when a chunk has no visibility texture.
-    vis_none: Texture2D,
+    /// Regions whose visibility texture must be written again from `vis` before the next
+    /// visibility view draw.
+    vis_dirty: std::collections::BTreeSet<RegionKey>,
+    /// The last GL failure of an upload (a chunk then stays as it was).
+    pub error: Option<String>,
 }
 
 /// What one paint drew (chunk meshes only).
@@ -431,8 +352,10 @@ pub struct DrawStats {
     pub chunks: usize,
     /// Chunks outside the view frustum or beyond the view distance.
     pub culled: usize,
-    /// Draw calls.
+    /// Draw calls (a multi-draw is one).
     pub draws: usize,
+    /// Chunk index runs drawn (the parts of the multi-draws).
+    pub runs: usize,
     /// Indices submitted (three per triangle).
     pub indices: usize,
 }
@@ -440,7 +363,7 @@ pub struct DrawStats {
 /// The shaders, one file each in `shaders/`. Mode uniforms are compared with the names
 /// [`glsl_defines`] puts before each source, never with bare numbers.
 const MESH_VS: &str = include_str!("shaders/chunk.vert");
-const MESH_FS: &str = include_str!("shaders/chunk.frag");
+pub(super) const MESH_FS: &str = include_str!("shaders/chunk.frag");
 const LINE_VS: &str = include_str!("shaders/line.vert");
 const FLAT_FS: &str = include_str!("shaders/flat.frag");
 const FILL_VS: &str = include_str!("shaders/fill.vert");
@@ -448,7 +371,8 @@ const SKY_VS: &str = include_str!("shaders/sky.vert");
 const SKY_FS: &str = include_str!("shaders/sky.frag");
 
 /// `#define`s of every mode constant the shaders compare uniforms with: `SHADING_*` for
-/// `u_mode` ([`Shading::glsl_name`]), `VIS_*` for `u_vis` ([`VisMode::GLSL`]). Generated from
+/// `u_mode` ([`Shading::glsl_name`]), `VIS_*` for `v_vis` ([`VisMode::GLSL`]), and the chunk
+/// table's width `TABLE_EDGE` ([`super::regions::TABLE_EDGE`]). Generated from
 /// the Rust enums, so the two sides cannot drift apart.
 pub fn glsl_defines() -> String {
     let mut s = String::new();
@@ -458,6 +382,7 @@ pub fn glsl_defines() -> String {
     for (mode, name) in VisMode::GLSL {
         s.push_str(&format!("#define {name} {}\n", mode as i32));
     }
+    s.push_str(&format!("#define TABLE_EDGE {}\n", super::regions::TABLE_EDGE));
     s
 }
 
@@ -467,6 +392,12 @@ fn with_defines(source: &str) -> String {
 }
 fn td_mat(m: Mat4) -> three_d::Mat4 {
     three_d::Mat4::from(m.to_cols_array_2d())
+}
+
+/// The key range of a level's regions.
+fn level_regions(level: usize) -> std::ops::RangeInclusive<RegionKey> {
+    let at = |v: i32| pmfedit_core::map::coords::ChunkCoord { x: v, y: v, z: v };
+    RegionKey { level, coord: at(i32::MIN) }..=RegionKey { level, coord: at(i32::MAX) }
 }
 
 /// The six frustum planes (a, b, c, d with the normal pointing inside) of a view-projection.
@@ -488,8 +419,14 @@ fn sphere_in_view(planes: &[Vec4; 6], center: Vec3, radius: f32, view_distance: 
 }
 
 impl Renderer {
-    /// Compiles the shaders. Fails only on a GL without GLSL 3.30 / ES 3.00.
-    pub fn new(gl: Arc<egui_glow::glow::Context>) -> Result<Self, three_d::CoreError> {
+    /// Compiles the shaders. Fails only on a GL without GLSL 3.30 / ES 3.00. `multi_draw` is
+    /// `glMultiDrawElementsBaseVertex` where the context has it ([`load_multi_draw`]);
+    /// `texture_slots` is the viewport's.
+    pub fn new(
+        gl: Arc<egui_glow::glow::Context>,
+        multi_draw: Option<MultiDrawFn>,
+        texture_slots: Arc<Mutex<TextureSlots>>,
+    ) -> Result<Self, three_d::CoreError> {
         let ctx = Context::from_gl_context(gl)?;
         let program = |vs: &str, fs: &str| Program::from_source(&ctx, &with_defines(vs), &with_defines(fs));
         let mesh_program = program(MESH_VS, MESH_FS)?;
@@ -500,7 +437,6 @@ impl Renderer {
         let sky_corners = VertexBuffer::new_with_data(&ctx, &[[-1.0f32, -1.0], [3.0, -1.0], [-1.0, 3.0]]);
         let textures = texture_array(&ctx, &[]);
         let fx_table = fx_texture(&ctx, &[]);
-        let vis_none = vis_texture(&ctx, &[]);
         Ok(Self {
             ctx,
             mesh_program,
@@ -508,25 +444,28 @@ impl Renderer {
             fill_program,
             sky_program,
             sky_corners,
-            chunks: HashMap::new(),
+            multi_draw,
+            regions: BTreeMap::new(),
+            chunk_count: 0,
             textures,
             texture_images: Vec::new(),
             textures_dirty: false,
             fx_table,
             fx_source: None,
-            texture_slots: HashMap::new(),
+            texture_slots,
             queue: Vec::new(),
             uploaded_at: HashMap::new(),
             stats: DrawStats::default(),
-            vis: HashMap::new(),
+            vis: BTreeMap::new(),
             vis_rest_visible: true,
-            vis_none,
+            vis_dirty: Default::default(),
+            error: None,
         })
     }
 
     /// Chunks on the GPU.
     pub fn chunk_count(&self) -> usize {
-        self.chunks.len()
+        self.chunk_count
     }
 
     /// Material textures on the GPU (not counting the white one).
@@ -536,35 +475,43 @@ impl Renderer {
 
     /// The texture slot of a reference, making a white placeholder for a new one.
     fn texture_slot(&mut self, reference: &str) -> usize {
-        if reference.is_empty() {
-            return 0;
+        let slot = self.texture_slots.lock().expect("texture slots").slot(reference);
+        self.cover_slots();
+        slot
+    }
+
+    /// Gives every slot handed out so far (here or by the viewport) a layer, white until its
+    /// pixels arrive.
+    fn cover_slots(&mut self) {
+        let n = self.texture_slots.lock().expect("texture slots").len();
+        if n > self.texture_images.len() {
+            self.texture_images.resize(n, None);
+            self.textures_dirty = true;
         }
-        if let Some(&s) = self.texture_slots.get(reference) {
-            return s;
-        }
-        self.texture_images.push(None);
-        self.textures_dirty = true;
-        let s = self.texture_images.len();
-        self.texture_slots.insert(reference.to_owned(), s);
-        s
     }
 
     fn upload(&mut self) {
         let now = Instant::now();
+        let gl = self.ctx.clone();
         for u in std::mem::take(&mut self.queue) {
             match u {
                 Upload::Clear => {
-                    self.chunks.clear();
+                    for (_, r) in std::mem::take(&mut self.regions) {
+                        r.destroy(&gl);
+                    }
+                    self.chunk_count = 0;
                     self.vis.clear();
+                    self.vis_dirty.clear();
                     self.vis_rest_visible = true;
                 }
                 Upload::Visibility { chunks, rest_visible } => {
+                    self.vis_dirty.extend(self.vis.keys().chain(chunks.keys()).map(|k| region_of(*k).0));
                     self.vis = chunks
                         .into_iter()
                         .map(|(k, v)| {
                             let g = match v {
                                 ChunkVis::All => GpuVis::All,
-                                ChunkVis::Listed(bits) => GpuVis::Bits(vis_texture(&self.ctx, &bits)),
+                                ChunkVis::Listed(bits) => GpuVis::Bits(bits),
                             };
                             (k, g)
                         })
@@ -572,7 +519,14 @@ impl Renderer {
                     self.vis_rest_visible = rest_visible;
                 }
                 Upload::Remove(k) => {
-                    self.chunks.remove(&k);
+                    let (rk, slot) = region_of(k);
+                    if let Some(r) = self.regions.get_mut(&rk) {
+                        let had = r.chunks.contains_key(&slot);
+                        self.chunk_count -= usize::from(had);
+                        if r.remove(slot) {
+                            self.regions.remove(&rk).expect("present").destroy(&gl);
+                        }
+                    }
                 }
                 Upload::Texture { reference, image } => {
                     let slot = self.texture_slot(&reference);
@@ -581,38 +535,37 @@ impl Renderer {
                         self.textures_dirty = true;
                     }
                 }
-                Upload::Set { key, center, mesh } => {
-                    let atlas = Texture2D::new(
-                        &self.ctx,
-                        &three_d::CpuTexture {
-                            name: String::new(),
-                            data: TextureData::RgbU8(mesh.atlas.texels.clone()),
-                            width: mesh.atlas.width,
-                            height: mesh.atlas.height,
-                            min_filter: Interpolation::Linear,
-                            mag_filter: Interpolation::Linear,
-                            mipmap: None,
-                            wrap_s: Wrapping::ClampToEdge,
-                            wrap_t: Wrapping::ClampToEdge,
+                Upload::Set { key, mesh } => {
+                    let (rk, slot) = region_of(key);
+                    debug_assert_eq!(slot, mesh.slot);
+                    let region = match self.regions.entry(rk) {
+                        std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+                        std::collections::btree_map::Entry::Vacant(e) => match Region::new(&gl, mesh.origin) {
+                            Ok(r) => {
+                                self.vis_dirty.insert(rk);
+                                e.insert(r)
+                            }
+                            Err(err) => {
+                                self.error = Some(err.to_string());
+                                continue;
+                            }
                         },
-                    );
-                    let (sphere_offset, radius) = match mesh.bounds {
-                        Some((lo, hi)) => ((lo + hi) * 0.5, (hi - lo).length() * 0.5),
-                        None => (Vec3::ZERO, 0.0),
                     };
-                    let bounds = mesh.bounds.unwrap_or((Vec3::ZERO, Vec3::ZERO));
-                    let ctx = self.ctx.clone();
-                    let mut slot = |r: &str| self.texture_slot(r);
-                    let opaque = GpuPart::new(&ctx, &mesh.opaque, &mut slot);
-                    let transparent = GpuPart::new(&ctx, &mesh.transparent, &mut slot);
-                    let additive = GpuPart::new(&ctx, &mesh.additive, &mut slot);
-                    let chunk =
-                        GpuChunk { opaque, transparent, additive, atlas, center, radius, sphere_offset, bounds };
-                    self.chunks.insert(key, chunk);
-                    self.uploaded_at.insert(key, now);
+                    let had = region.chunks.contains_key(&slot);
+                    match region.set(&gl, key, &mesh) {
+                        Ok(()) => {
+                            self.chunk_count += usize::from(!had);
+                            self.uploaded_at.insert(key, now);
+                        }
+                        Err(err) => {
+                            self.chunk_count -= usize::from(had);
+                            self.error = Some(format!("chunk {key:?}: {err}"));
+                        }
+                    }
                 }
             }
         }
+        self.cover_slots();
     }
 
     /// Refreshes the material table (new materials, or animation) and then the texture array
@@ -631,60 +584,89 @@ impl Renderer {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn draw_part(
+    /// Draws pass `k` of a region: one multi-draw of `list`, with the region's textures and
+    /// offset from the eye.
+    fn draw_region(
         &self,
-        part: &GpuPart,
-        chunk: &GpuChunk,
+        region: &Region,
+        k: usize,
+        list: &DrawList,
         states: RenderStates,
         vp: TdViewport,
-        offset: Vec3,
-        tint: [f32; 4],
-        vis: (VisMode, Option<&Texture2D>),
-    ) -> (usize, usize) {
+        eye: DVec3,
+    ) {
+        if list.is_empty() {
+            return;
+        }
         let p = &self.mesh_program;
+        let offset = (region.origin - eye).as_vec3();
         p.use_uniform_if_required("u_offset", three_d::vec3(offset.x, offset.y, offset.z));
-        p.use_uniform_if_required("u_vis", vis.0 as i32);
-        if p.requires_uniform("u_vis_bits") {
-            p.use_texture("u_vis_bits", vis.1.unwrap_or(&self.vis_none));
+        let (lightmaps, (w, h), table, vis) = region.textures();
+        p.use_uniform_if_required("u_lm_size", three_d::vec2(w as f32, h as f32));
+        // Our own textures on units past three-d's (it numbers the textures it binds from 0).
+        for (name, unit, texture) in [("u_lightmaps", 4u32, lightmaps), ("u_chunks", 5, table), ("u_vis_bits", 6, vis)]
+        {
+            if p.requires_uniform(name) {
+                p.use_uniform(name, unit as i32);
+                gl_state::bind_texture(&self.ctx, unit, texture);
+            }
         }
-        p.use_uniform_if_required("u_tint", three_d::vec4(tint[0], tint[1], tint[2], tint[3]));
-        if p.requires_uniform("u_lightmap") {
-            p.use_texture("u_lightmap", &chunk.atlas);
-        }
-        let bind = || {
-            p.use_vertex_attribute("a_pos", &part.position);
-            p.use_vertex_attribute("a_color", &part.color);
-            if p.requires_attribute("a_lm") {
-                p.use_vertex_attribute("a_lm", &part.lightmap_uv);
-            }
-            if p.requires_attribute("a_uv") {
-                p.use_vertex_attribute("a_uv", &part.uv);
-            }
-            if p.requires_attribute("a_edge") {
-                p.use_vertex_attribute("a_edge", &part.edge);
-            }
-            if p.requires_attribute("a_cube") {
-                p.use_vertex_attribute("a_cube", &part.cube);
-            }
-        };
         if p.requires_uniform("u_textures") {
             p.use_texture_array("u_textures", &self.textures);
         }
         if p.requires_uniform("u_fx") {
             p.use_texture("u_fx", &self.fx_table);
         }
-        // Only the facings the eye may see from the front; a draw unbinds the attributes, so
-        // they are bound again for each run.
-        let (lo, hi) = chunk.bounds;
-        let runs = facing_runs(&part.facing_starts, -offset, lo, hi);
-        let mut indices = 0;
-        for &(first, count) in &runs {
-            bind();
-            p.draw_with(states, vp, || gl_state::draw_triangles(&self.ctx, first, count));
-            indices += count as usize;
+        p.draw_with(states, vp, || region.draw(&self.ctx, self.multi_draw, k, list));
+    }
+
+    /// The chunk table texel of a chunk (see [`super::regions`]): lightmap corner, flags
+    /// (1: pending; 2 × [`VisMode`]) and where its cubes start in the visibility texture.
+    fn table_texel(
+        &self,
+        region: &Region,
+        c: &RegionChunk,
+        f: &FrameParams,
+        pending: &std::collections::HashSet<ChunkKey>,
+        waiting: &std::collections::HashSet<ChunkKey>,
+    ) -> [f32; 4] {
+        let (x, y) = c.lightmap_at();
+        let (_, slot) = region_of(c.key);
+        let (mode, base) = if f.shading != Shading::Visibility {
+            (VisMode::All, 0)
+        } else if waiting.contains(&c.key) {
+            (VisMode::Waiting, 0)
+        } else {
+            match (self.vis.get(&c.key), region.vis_base.get(&slot)) {
+                (Some(GpuVis::All), _) => (VisMode::All, 0),
+                (Some(GpuVis::Bits(_)), Some(&base)) => (VisMode::Lookup, base),
+                (Some(GpuVis::Bits(_)), None) => (VisMode::Hidden, 0),
+                (None, _) if self.vis_rest_visible => (VisMode::All, 0),
+                (None, _) => (VisMode::Hidden, 0),
+            }
+        };
+        let flags = i32::from(pending.contains(&c.key)) + 2 * mode as i32;
+        [x as f32, y as f32, flags as f32, base as f32]
+    }
+
+    /// Writes the visibility textures of the regions of the level whose data changed.
+    fn update_vis(&mut self, level: usize) {
+        let dirty: Vec<RegionKey> = self.vis_dirty.iter().filter(|r| r.level == level).copied().collect();
+        for rk in dirty {
+            self.vis_dirty.remove(&rk);
+            let Some(region) = self.regions.get_mut(&rk) else { continue };
+            let bits: BTreeMap<u32, &[u8]> = region
+                .chunks
+                .values()
+                .filter_map(|c| match self.vis.get(&c.key) {
+                    Some(GpuVis::Bits(b)) => Some((region_of(c.key).1, b.as_slice())),
+                    _ => None,
+                })
+                .collect();
+            if let Err(e) = region.set_vis(&self.ctx, &bits) {
+                self.error = Some(e.to_string());
+            }
         }
-        (runs.len(), indices)
     }
 
     /// The sky gradient over the whole viewport (no depth writes).
@@ -739,77 +721,102 @@ impl Renderer {
         self.mesh_program.use_uniform_if_required("u_box_mode", mode);
         self.mesh_program.use_uniform_if_required("u_box_min", three_d::vec3(lo.x, lo.y, lo.z));
         self.mesh_program.use_uniform_if_required("u_box_max", three_d::vec3(hi.x, hi.y, hi.z));
+        self.mesh_program.use_uniform_if_required("u_tint", three_d::vec4(0.35, 0.55, 1.0, 0.18));
+        if f.shading == Shading::Visibility {
+            self.update_vis(f.level);
+        }
         let planes = frustum_planes(f.view_proj);
         let pending: std::collections::HashSet<ChunkKey> = f.pending.iter().copied().collect();
-        let mut visible = Vec::new();
-        let mut culled = 0;
-        for (key, chunk) in &self.chunks {
-            if key.0 != f.level || chunk.radius <= 0.0 {
-                continue;
-            }
-            let offset = (chunk.center - f.eye).as_vec3();
-            if !sphere_in_view(&planes, offset + chunk.sphere_offset, chunk.radius, f.view_distance) {
-                culled += 1;
-                continue;
-            }
-            visible.push((*key, offset));
-        }
-        // Near first: hidden fragments fail the depth test before shading.
-        visible.sort_by(|a, b| a.1.length_squared().total_cmp(&b.1.length_squared()));
-        let mut stats = DrawStats { chunks: visible.len(), culled, ..DrawStats::default() };
-        let mut count = |(draws, vertices): (usize, usize)| {
-            stats.draws += draws;
-            stats.indices += vertices;
-        };
-        let tint = |k: &ChunkKey| if pending.contains(k) { [0.35, 0.55, 1.0, 0.18] } else { [0.0; 4] };
         let waiting: std::collections::HashSet<ChunkKey> = f.waiting.iter().copied().collect();
-        let vis = |k: &ChunkKey| -> (VisMode, Option<&Texture2D>) {
-            if f.shading != Shading::Visibility {
-                return (VisMode::All, None);
+        // Per region of the level in view: its visible chunks (slot, distance² from the eye).
+        let mut stats = DrawStats::default();
+        let mut in_view: Vec<(RegionKey, Vec<(u32, f32)>)> = Vec::new();
+        let keys: Vec<RegionKey> = self.regions.range(level_regions(f.level)).map(|(k, _)| *k).collect();
+        for rk in keys {
+            let region = &self.regions[&rk];
+            let offset = (region.origin - f.eye).as_vec3();
+            let drawn = region.chunks.values().filter(|c| c.sphere.1 > 0.0).count();
+            if drawn == 0 {
+                continue;
             }
-            if waiting.contains(k) {
-                return (VisMode::Waiting, None);
+            if !sphere_in_view(&planes, offset + region.sphere.0, region.sphere.1, f.view_distance) {
+                stats.culled += drawn;
+                continue;
             }
-            match self.vis.get(k) {
-                Some(GpuVis::All) => (VisMode::All, None),
-                Some(GpuVis::Bits(t)) => (VisMode::Lookup, Some(t)),
-                None if self.vis_rest_visible => (VisMode::All, None),
-                None => (VisMode::Hidden, None),
+            let mut visible = Vec::new();
+            for (&slot, c) in &region.chunks {
+                if c.sphere.1 <= 0.0 {
+                    continue;
+                }
+                let centre = offset + c.sphere.0;
+                if sphere_in_view(&planes, centre, c.sphere.1, f.view_distance) {
+                    visible.push((slot, centre.length_squared()));
+                } else {
+                    stats.culled += 1;
+                }
             }
-        };
+            // The table changes with the pending set and the visibility view only.
+            let mut texels = vec![[0.0f32; 4]; super::gpu_mesh::REGION_SLOTS as usize];
+            for (&slot, c) in &region.chunks {
+                texels[slot as usize] = self.table_texel(region, c, f, &pending, &waiting);
+            }
+            self.regions.get_mut(&rk).expect("listed").update_table(&self.ctx, texels);
+            if !visible.is_empty() {
+                stats.chunks += visible.len();
+                in_view.push((rk, visible));
+            }
+        }
         let opaque = RenderStates {
             cull: Cull::Back,
             depth_test: DepthTest::LessOrEqual,
             write_mask: WriteMask::COLOR_AND_DEPTH,
             blend: Blend::Disabled,
         };
-        for (k, offset) in &visible {
-            let chunk = &self.chunks[k];
-            if let Some(part) = &chunk.opaque {
-                count(self.draw_part(part, chunk, opaque, viewport, *offset, tint(k), vis(k)));
-            }
-        }
-        // Transparent faces, far to near.
-        let mut far_first: Vec<_> = visible.iter().filter(|(k, _)| self.chunks[k].transparent.is_some()).collect();
-        far_first.sort_by(|a, b| b.1.length().total_cmp(&a.1.length()));
         let blended = RenderStates {
             cull: if f.shading == Shading::Wireframe { Cull::None } else { Cull::Back },
             depth_test: DepthTest::LessOrEqual,
             write_mask: WriteMask::COLOR,
             blend: Blend::TRANSPARENCY,
         };
-        for (k, offset) in far_first {
-            let chunk = &self.chunks[k];
-            if let Some(part) = &chunk.transparent {
-                count(self.draw_part(part, chunk, blended, viewport, *offset, tint(k), vis(k)));
-            }
-        }
-        // Additive faces (order does not matter for a sum).
         let added = RenderStates { blend: Blend::ADD, ..blended };
-        for (k, offset) in &visible {
-            let chunk = &self.chunks[k];
-            if let Some(part) = &chunk.additive {
-                count(self.draw_part(part, chunk, added, viewport, *offset, tint(k), vis(k)));
+        // Opaque near first (hidden fragments fail the depth test before shading), regions by
+        // their nearest chunk; transparent far to near, regions by their farthest chunk (blending
+        // is ordered within a region, and between regions by that order); additive in any order
+        // (a sum).
+        let nearest = |v: &[(u32, f32)]| v.iter().map(|c| c.1).fold(f32::INFINITY, f32::min);
+        let farthest = |v: &[(u32, f32)]| v.iter().map(|c| c.1).fold(0.0, f32::max);
+        for (k, states) in [(0usize, opaque), (1, blended), (2, added)] {
+            let mut order: Vec<&(RegionKey, Vec<(u32, f32)>)> = in_view.iter().collect();
+            match k {
+                0 => order.sort_by(|a, b| nearest(&a.1).total_cmp(&nearest(&b.1))),
+                1 => order.sort_by(|a, b| farthest(&b.1).total_cmp(&farthest(&a.1))),
+                _ => {}
+            }
+            for (rk, visible) in order {
+                let region = &self.regions[rk];
+                let mut chunks = visible.clone();
+                match k {
+                    0 => chunks.sort_by(|a, b| a.1.total_cmp(&b.1)),
+                    1 => chunks.sort_by(|a, b| b.1.total_cmp(&a.1)),
+                    _ => {}
+                }
+                let eye = (f.eye - region.origin).as_vec3();
+                let mut list = DrawList::default();
+                for (slot, _) in chunks {
+                    let c = &region.chunks[&slot];
+                    let Some(part) = &c.parts[k] else { continue };
+                    for (first, count) in facing_runs(&part.facing_starts, eye, c.bounds.0, c.bounds.1) {
+                        list.push(part, first, count);
+                    }
+                }
+                if list.is_empty() {
+                    continue;
+                }
+                // Without the multi-draw entry point each run is a call of its own.
+                stats.draws += if self.multi_draw.is_some() { 1 } else { list.counts.len() };
+                stats.runs += list.counts.len();
+                stats.indices += list.indices();
+                self.draw_region(region, k, &list, states, viewport, f.eye);
             }
         }
 
@@ -935,14 +942,13 @@ mod gl_state {
         }
     }
 
-    /// Draws `count` vertices from `first` of the bound attributes as triangles (three-d's
-    /// `draw_arrays` always starts at vertex 0); call inside `Program::draw_with`.
-    #[allow(unsafe_code)] // glow calls are unsafe; a plain draw call.
-    pub fn draw_triangles(gl: &glow::Context, first: u32, count: u32) {
-        // SAFETY: called from `Program::draw_with`, with the program in use and every attribute it
-        // reads bound to a buffer holding at least `first + count` vertices.
+    /// Binds a texture of ours to texture unit `unit`.
+    #[allow(unsafe_code)] // glow calls are unsafe; a plain binding.
+    pub fn bind_texture(gl: &glow::Context, unit: u32, texture: glow::Texture) {
+        // SAFETY: a texture this renderer created, bound on the current context.
         unsafe {
-            gl.draw_arrays(glow::TRIANGLES, first as i32, count as i32);
+            gl.active_texture(glow::TEXTURE0 + unit);
+            gl.bind_texture(glow::TEXTURE_2D, Some(texture));
         }
     }
 
@@ -1039,13 +1045,13 @@ mod tests {
         assert!(!sphere_in_view(&planes, -ahead(50.0), 8.0, 0.0), "behind the camera");
     }
 
-    /// Every `u_mode` / `u_vis` comparison in `source`: the token compared with.
+    /// Every `u_mode` / `v_vis` comparison in `source`: the token compared with.
     fn compared_with(source: &str, uniform: &str) -> Vec<String> {
         let mut out = Vec::new();
         for (i, _) in source.match_indices(uniform) {
             let rest = &source[i + uniform.len()..];
             if rest.starts_with(|c: char| c.is_alphanumeric() || c == '_') {
-                continue; // u_vis_bits
+                continue; // v_vis_base
             }
             let rest = rest.trim_start();
             let Some(rest) = rest.strip_prefix("==").or_else(|| rest.strip_prefix("!=")) else { continue };
@@ -1072,7 +1078,7 @@ mod tests {
         for s in Shading::ALL {
             assert!(modes.iter().any(|m| m == s.glsl_name()), "{} not used: {modes:?}", s.glsl_name());
         }
-        let vis = compared_with(MESH_FS, "u_vis");
+        let vis = compared_with(MESH_FS, "v_vis");
         assert!(!vis.is_empty());
         let vis_names: Vec<&str> = VisMode::GLSL.iter().map(|(_, n)| *n).collect();
         for token in modes.iter().chain(&vis) {
@@ -1082,6 +1088,25 @@ mod tests {
             assert!(compared_with(source, "u_mode").is_empty() && !source.contains("#version"));
         }
         assert!(with_defines(MESH_FS).starts_with("#define SHADING_LIT 0\n"));
+    }
+
+    #[test]
+    fn packed_vertex_attributes_tile_the_stride_and_match_the_shader() {
+        use super::super::gpu_mesh::{Component, VERTEX_ATTRIBUTES, VERTEX_STRIDE};
+        let mut at = 0;
+        for (i, a) in VERTEX_ATTRIBUTES.iter().enumerate() {
+            assert_eq!((a.offset as usize, a.location as usize), (at, i));
+            let bytes = match a.component {
+                Component::U8Normalized => 1,
+                Component::F32 | Component::U32 => 4,
+            };
+            at += a.components as usize * bytes;
+            let decl = format!("layout(location = {}) in ", a.location);
+            let line = MESH_VS.lines().find(|l| l.starts_with(&decl)).unwrap_or_default();
+            assert!(line.ends_with(&format!(" {};", a.name)), "chunk.vert: {} at location {}", a.name, a.location);
+        }
+        assert_eq!(at, VERTEX_STRIDE);
+        assert!(glsl_defines().contains(&format!("#define TABLE_EDGE {}\n", super::super::regions::TABLE_EDGE)));
     }
 
     #[test]

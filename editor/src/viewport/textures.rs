@@ -11,7 +11,6 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
 
-use super::mesh::ChunkMesh;
 use crate::watch::{AssetEvent, load_rgba, resolve_texture};
 
 /// Textures decoded per frame at most.
@@ -40,6 +39,36 @@ impl TextureImage {
             weight += a;
         }
         (weight > 0).then(|| sum.map(|s| s as f32 / weight as f32 / 255.0))
+    }
+}
+
+/// Texture reference → layer of the renderer's texture array ("slot"); slot 0 is white (no
+/// texture), new references get the next slot. Shared by the viewport (which writes each chunk's
+/// layers into its job for the mesh workers) and the renderer (which fills the layers), so both
+/// sides agree on a layer before its pixels arrive.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TextureSlots {
+    slots: HashMap<String, usize>,
+}
+
+impl TextureSlots {
+    /// The slot of a reference, giving a new one the next slot (0 for the empty reference).
+    pub fn slot(&mut self, reference: &str) -> usize {
+        if reference.is_empty() {
+            return 0;
+        }
+        let next = self.slots.len() + 1;
+        *self.slots.entry(reference.to_owned()).or_insert(next)
+    }
+
+    /// Slots given out, not counting slot 0.
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Whether no reference has a slot.
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
     }
 }
 
@@ -95,13 +124,6 @@ impl TextureStore {
         }
         self.entries.insert(reference.to_owned(), Entry::default());
         self.enqueue(reference);
-    }
-
-    /// [`TextureStore::want`] for every texture of a mesh.
-    pub fn want_mesh(&mut self, mesh: &ChunkMesh) {
-        for r in mesh.lists().flat_map(|l| &l.ranges) {
-            self.want(&r.texture);
-        }
     }
 
     /// Follows the asset watcher's reports (the events [`crate::watch::Thumbnails::poll_events`]
@@ -175,6 +197,15 @@ impl TextureStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn texture_slots_are_stable_and_start_after_white() {
+        let mut s = TextureSlots::default();
+        assert_eq!(s.slot(""), 0);
+        assert!(s.is_empty());
+        assert_eq!([s.slot("a.png"), s.slot("b.png"), s.slot("a.png"), s.slot("c.png")], [1, 2, 1, 3]);
+        assert_eq!(s.len(), 3);
+    }
 
     fn png(path: &std::path::Path, rgb: [u8; 3]) {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();

@@ -273,7 +273,7 @@ impl VisView {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use std::sync::Arc;
     use std::time::{Duration, Instant};
 
@@ -285,7 +285,7 @@ mod tests {
     use super::*;
 
     /// The demo with every chunk's full bake in.
-    fn baked_demo() -> EditorState {
+    pub(in crate::viewport) fn baked_demo() -> EditorState {
         let mut s = EditorState::new(sample::demo(), None, Arc::new(|| {}));
         let t = Instant::now();
         while !s.bake.is_final() {

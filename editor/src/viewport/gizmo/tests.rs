@@ -359,13 +359,15 @@ fn region_outline_is_picked_unless_behind_a_surface() {
     let v = view(DVec3::new(-6.0, 8.0, -10.0), DVec3::splat(2.0));
     let edge_mid = DVec3::new(2.0, 4.0, 0.0);
     let (o, d) = ray_at(&v, edge_mid);
-    assert_eq!(pick_region_outline(level, &v, o, d, None), Some(ObjRef::LoadRegion(id)));
+    assert_eq!(pick_region_outline(level, &v, (o, d), None, |_| true), Some(ObjRef::LoadRegion(id)));
+    // A hidden region (H) is not picked.
+    assert_eq!(pick_region_outline(level, &v, (o, d), None, |obj| obj != ObjRef::LoadRegion(id)), None);
     // A surface in front of the edge hides it.
     let t = (edge_mid - o).length();
-    assert_eq!(pick_region_outline(level, &v, o, d, Some(t - 1.0)), None);
+    assert_eq!(pick_region_outline(level, &v, (o, d), Some(t - 1.0), |_| true), None);
     // The middle of a face is not the outline.
     let (o, d) = ray_at(&v, DVec3::new(2.0, 2.0, 0.0));
-    assert_eq!(pick_region_outline(level, &v, o, d, None), None);
+    assert_eq!(pick_region_outline(level, &v, (o, d), None, |_| true), None);
 }
 
 #[test]

@@ -1,9 +1,11 @@
-uniform sampler2D u_lightmap;
+// The region's lightmap atlas (rows as uploaded: row 0 at v = 0).
+uniform sampler2D u_lightmaps;
 uniform sampler2DArray u_textures;
 // Shading of the view: one of the SHADING_* constants (defined before this source).
 uniform int u_mode;
 uniform int u_textured;
 uniform int u_edges;
+// The tint of chunks waiting for a re-bake.
 uniform vec4 u_tint;
 uniform float u_exposure;
 uniform float u_ambient;
@@ -13,9 +15,8 @@ uniform float u_clip;
 uniform int u_box_mode;
 uniform vec3 u_box_min;
 uniform vec3 u_box_max;
-// Visibility view: VIS_HIDDEN, VIS_ALL, VIS_LOOKUP (per cube, u_vis_bits) or VIS_WAITING (for
-// the full bake).
-uniform int u_vis;
+// Visibility view: the region's cubes, one texel each from the chunk's v_vis_base (rows as
+// uploaded).
 uniform sampler2D u_vis_bits;
 in vec4 v_color;
 in vec2 v_lm;
@@ -25,20 +26,24 @@ flat in vec3 v_emission;
 in vec4 v_edge;
 in vec3 v_rel;
 flat in uint v_cube;
+// The chunk's pending flag and visibility mode: VIS_HIDDEN, VIS_ALL, VIS_LOOKUP (per cube,
+// u_vis_bits) or VIS_WAITING (for the full bake).
+flat in int v_pending;
+flat in int v_vis;
+flat in int v_vis_base;
 out vec4 fragColor;
 // 1 when this fragment's cube is visible from the air cube, 0 when not.
 float visible() {
-    if (u_vis == VIS_LOOKUP) {
+    if (v_vis == VIS_LOOKUP) {
         ivec2 size = textureSize(u_vis_bits, 0);
-        int i = int(v_cube);
+        int i = v_vis_base + int(v_cube);
         int row = i / size.x;
         if (row >= size.y) {
             return 0.0;
         }
-        // three-d flips rows on upload: texel row 0 of the data is the last GL row.
-        return texelFetch(u_vis_bits, ivec2(i - row * size.x, size.y - 1 - row), 0).r > 0.5 ? 1.0 : 0.0;
+        return texelFetch(u_vis_bits, ivec2(i - row * size.x, row), 0).r > 0.5 ? 1.0 : 0.0;
     }
-    return u_vis == VIS_HIDDEN ? 0.0 : 1.0;
+    return v_vis == VIS_HIDDEN ? 0.0 : 1.0;
 }
 vec3 to_linear(vec3 c) { return pow(c, vec3(2.2)); }
 vec3 to_srgb(vec3 c) { return pow(clamp(c, 0.0, 1.0), vec3(1.0 / 2.2)); }
@@ -55,9 +60,7 @@ void main() {
         }
     }
     vec3 n = normalize(cross(dFdx(v_rel), dFdy(v_rel)));
-    // three-d flips texture rows on upload (image convention: row 0 at the top, t = 1); the
-    // atlas keeps row 0 at v = 0, so flip back here.
-    vec3 lm = texture(u_lightmap, vec2(v_lm.x, 1.0 - v_lm.y)).rgb;
+    vec3 lm = texture(u_lightmaps, v_lm).rgb;
     vec3 emission = v_emission;
     vec4 tex = u_textured != 0 ? texture(u_textures, vec3(v_uv + v_fx.yz, v_fx.x)) : vec4(1.0);
     vec3 albedo = v_color.rgb * tex.rgb;
@@ -76,7 +79,7 @@ void main() {
         alpha = 1.0;
     } else if (u_mode == SHADING_VISIBILITY) {
         c = albedo * shade;
-        if (u_vis == VIS_WAITING) {
+        if (v_vis == VIS_WAITING) {
             // Waiting for the full bake: dimmed, with diagonal amber hatching.
             float hatch = mod(gl_FragCoord.x + gl_FragCoord.y, 12.0) < 4.0 ? 1.0 : 0.0;
             c = mix(c * 0.4, vec3(0.85, 0.6, 0.2), 0.35 * hatch);
@@ -97,6 +100,8 @@ void main() {
         float w = max(fwidth(d), 1e-5);
         c *= 1.0 - 0.3 * (1.0 - smoothstep(0.5 * w, 1.5 * w, d));
     }
-    c = mix(c, u_tint.rgb, u_tint.a);
+    if (v_pending != 0) {
+        c = mix(c, u_tint.rgb, u_tint.a);
+    }
     fragColor = vec4(c, alpha);
 }

@@ -1,0 +1,220 @@
+//! Chunk meshes built off the UI thread: a small pool of worker threads turns a chunk's shown
+//! bake into a [`GpuMesh`] ([`build_chunk_mesh_with`], then [`GpuMesh::pack`]); the UI thread
+//! only submits jobs (the library lookups, a few per chunk) and hands finished meshes to the
+//! renderer.
+//!
+//! Each job carries a sequence number; a result is taken only while its number is still the
+//! newest submitted for its chunk, so a mesh of an older bake that finishes after a newer bake's
+//! job was submitted is dropped ([`Mesher::poll`]). [`Mesher::reset`] drops everything in flight
+//! (the document was replaced). The workers end when the pool is dropped.
+
+use std::collections::HashMap;
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use glam::{DVec3, Vec3};
+
+use pmfedit_bake::compile::ChunkBake;
+use pmfedit_bake::deps::ChunkKey;
+
+use super::gpu_mesh::GpuMesh;
+use super::mesh::{Look, build_chunk_mesh_with};
+
+/// What a worker needs to mesh one chunk.
+#[derive(Debug, Clone)]
+pub struct Job {
+    pub key: ChunkKey,
+    pub bake: Arc<ChunkBake>,
+    /// Per used material of the chunk: its look, texture reference and texture array layer.
+    pub looks: Vec<Look>,
+    pub textures: Vec<String>,
+    pub layers: Vec<u32>,
+    /// The chunk centre's offset from its region's origin, the region origin and the slot
+    /// ([`GpuMesh::pack`]).
+    pub offset: Vec3,
+    pub origin: DVec3,
+    pub slot: u32,
+}
+
+/// A finished job.
+#[derive(Debug)]
+pub struct Built {
+    pub key: ChunkKey,
+    pub mesh: GpuMesh,
+}
+
+/// The worker pool (see the module docs).
+pub struct Mesher {
+    jobs: Option<Sender<(u64, Job)>>,
+    done: Receiver<(u64, Built)>,
+    workers: Vec<JoinHandle<()>>,
+    /// The newest sequence number submitted per chunk.
+    latest: HashMap<ChunkKey, u64>,
+    next: u64,
+    in_flight: usize,
+}
+
+impl Mesher {
+    /// A pool of `threads` workers (at least one).
+    pub fn new(threads: usize) -> Self {
+        let (jobs, job_rx) = channel::<(u64, Job)>();
+        let (done_tx, done) = channel();
+        let job_rx = Arc::new(Mutex::new(job_rx));
+        let workers = (0..threads.max(1))
+            .map(|i| {
+                let rx = job_rx.clone();
+                let tx = done_tx.clone();
+                std::thread::Builder::new()
+                    .name(format!("pmfedit-mesh-{i}"))
+                    .spawn(move || work(&rx, &tx))
+                    .expect("spawning a mesh worker")
+            })
+            .collect();
+        Self { jobs: Some(jobs), done, workers, latest: HashMap::new(), next: 0, in_flight: 0 }
+    }
+
+    /// Queues a job; it supersedes any earlier one of the same chunk.
+    pub fn submit(&mut self, job: Job) {
+        self.next += 1;
+        self.latest.insert(job.key, self.next);
+        if let Some(tx) = &self.jobs
+            && tx.send((self.next, job)).is_ok()
+        {
+            self.in_flight += 1;
+        }
+    }
+
+    /// Drops the results of every job of `key` still in flight (the chunk left).
+    pub fn cancel(&mut self, key: ChunkKey) {
+        self.latest.remove(&key);
+    }
+
+    /// Drops the results of every job in flight.
+    pub fn reset(&mut self) {
+        self.latest.clear();
+    }
+
+    /// Jobs submitted and not yet returned by [`Mesher::poll`].
+    pub fn in_flight(&self) -> usize {
+        self.in_flight
+    }
+
+    /// The results finished since the last call, without the superseded ones.
+    pub fn poll(&mut self) -> Vec<Built> {
+        let mut out = Vec::new();
+        while let Ok((seq, built)) = self.done.try_recv() {
+            self.in_flight -= 1;
+            if self.latest.get(&built.key) == Some(&seq) {
+                self.latest.remove(&built.key);
+                out.push(built);
+            }
+        }
+        out
+    }
+}
+
+impl Drop for Mesher {
+    fn drop(&mut self) {
+        // Closing the job channel ends each worker's loop.
+        self.jobs = None;
+        for w in self.workers.drain(..) {
+            let _ = w.join();
+        }
+    }
+}
+
+/// A worker's loop: until the job channel closes.
+fn work(jobs: &Mutex<Receiver<(u64, Job)>>, done: &Sender<(u64, Built)>) {
+    loop {
+        let next = match jobs.lock() {
+            Ok(rx) => rx.recv(),
+            Err(_) => return,
+        };
+        let Ok((seq, job)) = next else { return };
+        let mesh = build_chunk_mesh_with(&job.bake, &job.looks, &job.textures);
+        let mesh = GpuMesh::pack(&mesh, &job.layers, job.offset, job.slot, job.origin);
+        if done.send((seq, Built { key: job.key, mesh })).is_err() {
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::viewport::mesh::{build_chunk_mesh, material_looks, material_textures};
+    use pmfedit_bake::compile::{CompileSettings, bake_chunk};
+    use pmfedit_core::sample;
+
+    fn job(map: &pmfedit_core::map::Map, key: ChunkKey, bake: Arc<ChunkBake>) -> Job {
+        let used = &bake.pmf.common.used_materials;
+        Job {
+            key,
+            looks: material_looks(&map.library, used),
+            textures: material_textures(&map.library, used),
+            layers: vec![0; used.len()],
+            bake,
+            offset: Vec3::ZERO,
+            origin: DVec3::ZERO,
+            slot: 0,
+        }
+    }
+
+    /// Polls until nothing is in flight.
+    fn drain(m: &mut Mesher) -> Vec<Built> {
+        let mut out = Vec::new();
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while m.in_flight() > 0 && std::time::Instant::now() < until {
+            out.extend(m.poll());
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        assert_eq!(m.in_flight(), 0, "the workers finish");
+        out
+    }
+
+    #[test]
+    fn workers_mesh_chunks_and_drop_superseded_results() {
+        let map = sample::demo();
+        let level = &map.levels[0];
+        let chunks: Vec<_> = level.chunks().map(|(c, _)| *c).take(4).collect();
+        let bakes: Vec<Arc<ChunkBake>> = chunks
+            .iter()
+            .map(|c| Arc::new(bake_chunk(&map, 0, *c, &CompileSettings::default()).expect("bakes")))
+            .collect();
+        let mut m = Mesher::new(2);
+        for (c, b) in chunks.iter().zip(&bakes) {
+            m.submit(job(&map, (0, *c), b.clone()));
+        }
+        let mut built = drain(&mut m);
+        built.sort_by_key(|b| b.key);
+        assert_eq!(built.iter().map(|b| b.key.1).collect::<Vec<_>>(), {
+            let mut c = chunks.clone();
+            c.sort();
+            c
+        });
+        // Each result is what the UI thread would have built.
+        for b in &built {
+            let i = chunks.iter().position(|c| *c == b.key.1).unwrap();
+            let expected = GpuMesh::pack(&build_chunk_mesh(&bakes[i], &map.library), &[], Vec3::ZERO, 0, DVec3::ZERO);
+            assert_eq!(b.mesh, expected);
+        }
+        // Two jobs of one chunk: only the newer one's result is taken, whichever finishes first.
+        let key = (0, chunks[0]);
+        let mut older = job(&map, key, bakes[0].clone());
+        older.slot = 1;
+        m.submit(older);
+        let mut newer = job(&map, key, bakes[0].clone());
+        newer.slot = 2;
+        m.submit(newer);
+        let built = drain(&mut m);
+        assert_eq!(built.len(), 1);
+        assert_eq!(built[0].mesh.slot, 2);
+        // A cancelled or reset job's result is dropped.
+        m.submit(job(&map, key, bakes[0].clone()));
+        m.cancel(key);
+        m.submit(job(&map, (0, chunks[1]), bakes[1].clone()));
+        m.reset();
+        assert!(drain(&mut m).is_empty());
+    }
+}
