@@ -3,7 +3,8 @@
 //!
 //! `cargo bench -p pmfedit-bake --bench vis` (terrain 32 × 4 × 32 on 2 threads). Environment:
 //! `VIS_BENCH_MAP` = `terrain` (default) or `indoor`, `VIS_BENCH_SIZE` = `X,Y,Z` (terrain),
-//! `VIS_BENCH_THREADS`, `VIS_BENCH_RAYS` (oracle rays per sampled cell).
+//! `VIS_BENCH_THREADS`, `VIS_BENCH_RAYS` (oracle rays per sampled cell), `VIS_BENCH_PORTALS` = portal
+//! steps (`VisSettings::portal_steps`; `0`: the far sets without portal limits).
 
 use std::time::Instant;
 
@@ -31,7 +32,8 @@ fn main() {
         }
     };
     let threads: usize = env("VIS_BENCH_THREADS").unwrap_or(2);
-    let settings = VisSettings::default();
+    let portal_steps = env("VIS_BENCH_PORTALS").unwrap_or(pmfedit_bake::vis::PORTAL_STEPS);
+    let settings = VisSettings { portal_steps, ..VisSettings::default() };
     let bake = CompileSettings::default().bake;
     let level = &map.levels[0];
     let chunks = level_chunks(level);

@@ -53,6 +53,7 @@
 
 mod cache;
 pub mod oracle;
+mod portal;
 mod search;
 pub mod summary;
 
@@ -82,16 +83,24 @@ pub struct VisSettings {
     /// × visible cubes). Past it the chunk gets no visibility data at all
     /// ([`ChunkVisBake::skipped`]): conservative, the engine then culls nothing from those cells.
     pub max_listed: u64,
+    /// Narrow the far sets by the directions a straight line can take through the openings it
+    /// crosses ([`portal`]), for paths of up to this many chunk steps (beyond, every monotone
+    /// path of the chunk graph counts, [`search`]). Tighter in buildings of rooms and doors, and
+    /// dearer: one walk per face component and octant, up to this many steps long. `0`: off.
+    pub portal_steps: u32,
 }
 
 /// Default [`VisSettings::max_listed`]: 2^23 entries (32 MB in the file), hundreds of times what
 /// a chunk of ordinary cubes lists.
 pub const MAX_LISTED: u64 = 1 << 23;
 
+/// Default [`VisSettings::portal_steps`].
+pub const PORTAL_STEPS: u32 = 8;
+
 impl Default for VisSettings {
-    /// 16 voxels per chunk edge.
+    /// 16 voxels per chunk edge, portal limits for [`PORTAL_STEPS`] steps.
     fn default() -> Self {
-        Self { voxels_log2: 4, max_listed: MAX_LISTED }
+        Self { voxels_log2: 4, max_listed: MAX_LISTED, portal_steps: PORTAL_STEPS }
     }
 }
 

@@ -14,6 +14,7 @@ use std::sync::Arc;
 use glam::IVec3;
 use pmfedit_core::map::coords::{ChunkCoord, Face};
 
+use super::portal::Graph;
 use super::summary::ChunkSummary;
 
 /// Most bytes the reach bitsets of one grid may take (the far sets and one octant's scratch);
@@ -43,8 +44,15 @@ pub struct SummaryGrid {
 
 impl SummaryGrid {
     /// A grid from `min` (inclusive) spanning `dims` chunks, with `chunks` in PMF order; computes
-    /// every node's far set.
-    pub(crate) fn new(min: IVec3, dims: IVec3, nl: u8, chunks: Vec<Arc<ChunkSummary>>) -> SummaryGrid {
+    /// every node's far set, narrowed by portal limits for `portal_steps` steps
+    /// ([`super::portal`]; `0`: none).
+    pub(crate) fn new(
+        min: IVec3,
+        dims: IVec3,
+        nl: u8,
+        chunks: Vec<Arc<ChunkSummary>>,
+        portal_steps: u32,
+    ) -> SummaryGrid {
         let mut node_base = Vec::with_capacity(chunks.len() + 1);
         let mut n = 0u32;
         for c in &chunks {
@@ -55,7 +63,7 @@ impl SummaryGrid {
         let words = chunks.len().div_ceil(64);
         let mut grid = SummaryGrid { min, dims, nl, chunks, node_base, words, far: None };
         if (n as usize).saturating_mul(words).saturating_mul(16) <= MAX_REACH_BYTES {
-            grid.far = Some(grid.reach());
+            grid.far = Some(grid.reach(portal_steps));
         }
         grid
     }
@@ -120,14 +128,22 @@ impl SummaryGrid {
     }
 
     /// Every node's far set: the union over the eight octants of its reach along that octant's
-    /// steps.
-    fn reach(&self) -> Vec<u64> {
+    /// steps, narrowed by portal limits for `portal_steps` steps.
+    fn reach(&self, portal_steps: u32) -> Vec<u64> {
         let nodes = self.node_base[self.chunks.len()] as usize;
         let w = self.words;
         let mut far = vec![0u64; nodes * w];
         let mut reach = vec![0u64; nodes * w];
         let mut acc = vec![0u64; w];
         let d = self.dims;
+        let portals = Graph {
+            dims: d,
+            n: 1 << self.nl,
+            chunks: &self.chunks,
+            node_base: &self.node_base,
+            words: w,
+            steps: portal_steps,
+        };
         for octant in 0..8 {
             let positive = [octant & 1 != 0, octant & 2 != 0, octant & 4 != 0];
             let steps = [0, 1, 2].map(|a| Face::from_axis(a, positive[a]));
@@ -170,12 +186,17 @@ impl SummaryGrid {
                             }
                             let n = self.node_base[g] as usize + c;
                             reach[n * w..(n + 1) * w].copy_from_slice(&acc);
-                            for (f, a) in far[n * w..(n + 1) * w].iter_mut().zip(&acc) {
-                                *f |= a;
+                            if portal_steps == 0 {
+                                for (f, a) in far[n * w..(n + 1) * w].iter_mut().zip(&acc) {
+                                    *f |= a;
+                                }
                             }
                         }
                     }
                 }
+            }
+            if portal_steps > 0 {
+                portals.add_octant(octant, &reach, &mut far);
             }
         }
         far
@@ -218,7 +239,7 @@ mod tests {
         // 2 × 1 × 2 chunks, PMF order (x, z): (0, 0), (0, 1), (1, 0), (1, 1). A U-shaped passage
         // (0, 0) → (1, 0) → (1, 1) → (0, 1): the last step turns back along x.
         let chunks = vec![chunk(&[PosX]), chunk(&[PosX]), chunk(&[NegX, PosZ]), chunk(&[NegZ, NegX])];
-        let grid = SummaryGrid::new(IVec3::ZERO, IVec3::new(2, 1, 2), 4, chunks);
+        let grid = SummaryGrid::new(IVec3::ZERO, IVec3::new(2, 1, 2), 4, chunks, 0);
         let at = |x, z| ChunkCoord::new(x, 0, z);
         assert_eq!(grid.far_chunks(0, 0), vec![at(1, 0), at(1, 1)], "no line turns back to (0, 1)");
         // From (0, 1): + x, then − z; never back to (0, 0).
@@ -232,7 +253,7 @@ mod tests {
         let mut b = (*chunk(&[NegX, PosZ])).clone();
         b.comps[0].masks[NegX.index()] = [0xff00; 16];
         let chunks = vec![Arc::new(a), chunk(&[PosX]), Arc::new(b), chunk(&[NegZ, NegX])];
-        let grid = SummaryGrid::new(IVec3::ZERO, IVec3::new(2, 1, 2), 4, chunks);
+        let grid = SummaryGrid::new(IVec3::ZERO, IVec3::new(2, 1, 2), 4, chunks, 0);
         assert_eq!(grid.far_chunks(0, 0), vec![at(1, 0)]);
     }
 }
