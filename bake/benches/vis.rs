@@ -4,7 +4,8 @@
 //! `cargo bench -p pmfedit-bake --bench vis` (terrain 32 × 4 × 32 on 2 threads). Environment:
 //! `VIS_BENCH_MAP` = `terrain` (default) or `indoor`, `VIS_BENCH_SIZE` = `X,Y,Z` (terrain),
 //! `VIS_BENCH_THREADS`, `VIS_BENCH_RAYS` (oracle rays per sampled cell), `VIS_BENCH_PORTALS` = portal
-//! steps (`VisSettings::portal_steps`; `0`: the far sets without portal limits).
+//! steps (`VisSettings::portal_steps`; `0`: the far sets without portal limits),
+//! `VIS_BENCH_PORTAL_MAX_CHUNKS` (`VisSettings::portal_max_chunks`).
 
 use std::time::Instant;
 
@@ -33,7 +34,8 @@ fn main() {
     };
     let threads: usize = env("VIS_BENCH_THREADS").unwrap_or(2);
     let portal_steps = env("VIS_BENCH_PORTALS").unwrap_or(pmfedit_bake::vis::PORTAL_STEPS);
-    let settings = VisSettings { portal_steps, ..VisSettings::default() };
+    let portal_max_chunks = env("VIS_BENCH_PORTAL_MAX_CHUNKS").unwrap_or(pmfedit_bake::vis::PORTAL_MAX_CHUNKS);
+    let settings = VisSettings { portal_steps, portal_max_chunks, ..VisSettings::default() };
     let bake = CompileSettings::default().bake;
     let level = &map.levels[0];
     let chunks = level_chunks(level);

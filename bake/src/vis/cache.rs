@@ -152,7 +152,10 @@ impl VisCache {
         });
         let grid = match inner.levels.get(&li) {
             Some(e) if same => e.grid.clone(),
-            _ => Arc::new(SummaryGrid::new(min, dims, nl, chunks, self.settings.portal_steps)),
+            _ => {
+                let steps = self.settings.portal_steps_for(chunks.len() as u64);
+                Arc::new(SummaryGrid::new(min, dims, nl, chunks, steps))
+            }
         };
         inner.levels.insert(li, LevelEntry { min, max, chunk_log2, chunks: ids, grid: grid.clone() });
         LevelVis { grid, opaque, settings: self.settings }

@@ -19,9 +19,11 @@
 //!   adds one to the distance along the octant's axes). Where paths meet, the node keeps the
 //!   convex hull of their polygons: again only more lines.
 //!
-//! A walk is cut after [`super::VisSettings::portal_steps`] steps: the nodes it got to then add
-//! their plain reach along the octant (every monotone path on from them), which keeps the cost of
-//! a walk across open ground bounded and stays conservative.
+//! A walk is cut after [`super::VisSettings::portal_steps`] steps, or at a layer wider than
+//! [`MAX_LAYER`] nodes or holding more than [`MAX_AIR`] nodes of chunks without geometry (open
+//! ground, where the lines narrow little and a walk would visit most of the level): the nodes it
+//! got to then add their plain reach along the octant (every monotone path on from them). That
+//! bounds the cost of a walk and stays conservative.
 //!
 //! A neighbour with geometry is in sight when some kept line reaches the face it shares with the
 //! node's component (its opaque voxels there face the line), as in the plain reach. Every line the
@@ -37,6 +39,13 @@ use super::summary::{ChunkSummary, FaceMask, face_axes};
 
 /// Slack of every half-plane, in voxels: rounding must only ever keep lines, never drop one.
 const EPS: f64 = 1e-6;
+
+/// Most nodes in one layer of a walk before it hands over to the plain reach.
+const MAX_LAYER: usize = 12;
+
+/// Most nodes in chunks without geometry in one layer of a walk before it hands over: open air
+/// narrows the lines only by its chunk faces.
+const MAX_AIR: usize = 4;
 
 /// The oriented coordinate planes `(u, v)` of the polygons of a [`Lines`], in order: lines
 /// `v = a + b·u` with `0 ≤ b ≤ 1`.
@@ -242,6 +251,8 @@ pub(crate) struct Graph<'a> {
     pub words: usize,
     /// Steps a walk takes before it hands over to the plain reach (`0`: no portal limits).
     pub steps: u32,
+    /// Threads the walks are split between.
+    pub threads: usize,
 }
 
 impl Graph<'_> {
@@ -260,15 +271,32 @@ impl Graph<'_> {
     /// reach of the nodes it got to, which bounds the cost of a walk across open ground.
     pub fn add_octant(&self, octant: usize, plain: &[u64], far: &mut [u64]) {
         let nodes = self.node_base[self.chunks.len()] as usize;
+        // The walks are independent: split the sources between the threads, each writing its
+        // own far sets (the same bits for any split).
+        let per = nodes.div_ceil(self.threads.max(1)).max(1);
+        if per >= nodes {
+            return self.add_sources(octant, plain, 0, far);
+        }
+        std::thread::scope(|s| {
+            for (i, part) in far.chunks_mut(per * self.words).enumerate() {
+                s.spawn(move || self.add_sources(octant, plain, i * per, part));
+            }
+        });
+    }
+
+    /// [`Self::add_octant`] for the sources from node `first` on, whose far sets `far` holds.
+    fn add_sources(&self, octant: usize, plain: &[u64], first: usize, far: &mut [u64]) {
+        let nodes = self.node_base[self.chunks.len()] as usize;
         // Scratch, reused across sources: the next layer's lines per node.
         let mut slot: Vec<Option<Lines>> = vec![None; nodes];
-        let mut g = 0;
-        for s in 0..nodes {
+        let mut g = self.node_base.partition_point(|&b| b as usize <= first) - 1;
+        for (i, far) in far.chunks_mut(self.words).enumerate() {
+            let s = first + i;
             while self.node_base[g + 1] as usize <= s {
                 g += 1;
             }
             let c = s - self.node_base[g] as usize;
-            self.walk(octant, g, c, plain, &mut slot, &mut far[s * self.words..(s + 1) * self.words]);
+            self.walk(octant, g, c, plain, &mut slot, far);
         }
     }
 
@@ -290,7 +318,9 @@ impl Graph<'_> {
         let mut touched: Vec<(usize, usize)> = Vec::new();
         let mut step = 0;
         while !layer.is_empty() {
-            if step == self.steps {
+            // Past open ground (a wide layer) the lines narrow little: hand over there too.
+            let air = layer.iter().filter(|(g, _, _)| !self.chunks[*g].solid).count();
+            if step == self.steps || layer.len() > MAX_LAYER || air > MAX_AIR {
                 for (g, c, _) in layer.drain(..) {
                     let n = self.node_base[g] as usize + c;
                     for (f, r) in far.iter_mut().zip(&plain[n * w..(n + 1) * w]) {
@@ -425,6 +455,9 @@ mod tests {
         }
         // From chunk 1 (a line may start anywhere in it) both ways are open.
         assert_eq!(portals.far_chunks(1, 0), vec![at(0), at(2), at(3)]);
+        // Settings: larger grids take the plain reach.
+        let settings = super::super::VisSettings { portal_max_chunks: 4, ..Default::default() };
+        assert_eq!((settings.portal_steps_for(4), settings.portal_steps_for(5)), (super::super::PORTAL_STEPS, 0));
         // Doors in a line: seen through.
         let mut straight = chunks;
         straight[1] = chunk(&[(NegX, &all), (PosX, low)]);

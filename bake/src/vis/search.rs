@@ -143,6 +143,7 @@ impl SummaryGrid {
             node_base: &self.node_base,
             words: w,
             steps: portal_steps,
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
         };
         for octant in 0..8 {
             let positive = [octant & 1 != 0, octant & 2 != 0, octant & 4 != 0];

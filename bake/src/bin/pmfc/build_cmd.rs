@@ -72,6 +72,13 @@ pub struct BuildArgs {
     /// No progress line.
     #[arg(long, short)]
     quiet: bool,
+    /// Portal limits on far visibility for paths of up to this many chunks (0: none; default
+    /// 16). Tighter lists in buildings, dearer to compute.
+    #[arg(long)]
+    portal_steps: Option<u32>,
+    /// Portal limits only on levels whose grid has at most this many chunks (default 1024).
+    #[arg(long)]
+    portal_max_chunks: Option<u32>,
 }
 
 #[derive(Debug, Args)]
@@ -236,7 +243,11 @@ fn write_map(project: &Path, out: &Path, file: pmf::File, strict: bool) -> Resul
 pub fn build(a: BuildArgs) -> Result<(), Failure> {
     let start = Instant::now();
     let (_, map) = open(&a.project)?;
-    let settings = CompileSettings { timestamp: a.timestamp.unwrap_or_else(now), ..CompileSettings::default() };
+    let mut settings = CompileSettings { timestamp: a.timestamp.unwrap_or_else(now), ..CompileSettings::default() };
+    if let Some(vis) = settings.visibility.as_mut() {
+        vis.portal_steps = a.portal_steps.unwrap_or(vis.portal_steps);
+        vis.portal_max_chunks = a.portal_max_chunks.unwrap_or(vis.portal_max_chunks);
+    }
     let mut engine = engine(Arc::new(map), &settings, threads(a.threads));
     finish(&mut engine, a.quiet)?;
     let skipped = engine.slots().values().filter_map(|s| s.full.as_ref()).filter(|b| b.stats.vis_skipped).count();
