@@ -355,8 +355,8 @@ impl Graph<'_> {
                         }
                         Opening { axis, at, range }
                     };
-                    let Some(rect) = mask_rect(own, axis) else { continue };
-                    let out = lines.through(&opening(rect));
+                    let Some(own_rect) = mask_rect(own, axis) else { continue };
+                    let out = lines.through(&opening(own_rect));
                     if out.is_empty() {
                         continue;
                     }
@@ -376,7 +376,8 @@ impl Graph<'_> {
                             *o = a & b;
                         }
                         let Some(rect) = mask_rect(&both, axis) else { continue };
-                        let into = out.through(&opening(rect));
+                        // The same rectangle cuts nothing more (open air on both sides).
+                        let into = if rect == own_rect { out } else { out.through(&opening(rect)) };
                         if into.is_empty() {
                             continue;
                         }
