@@ -40,6 +40,9 @@ use super::summary::{ChunkSummary, FaceMask, face_axes};
 /// Slack of every half-plane, in voxels: rounding must only ever keep lines, never drop one.
 const EPS: f64 = 1e-6;
 
+/// No place in a walk's next layer.
+const NONE: u32 = u32::MAX;
+
 /// Most nodes in one layer of a walk before it hands over to the plain reach.
 const MAX_LAYER: usize = 12;
 
@@ -287,8 +290,9 @@ impl Graph<'_> {
     /// [`Self::add_octant`] for the sources from node `first` on, whose far sets `far` holds.
     fn add_sources(&self, octant: usize, plain: &[u64], first: usize, far: &mut [u64]) {
         let nodes = self.node_base[self.chunks.len()] as usize;
-        // Scratch, reused across sources: the next layer's lines per node.
-        let mut slot: Vec<Option<Lines>> = vec![None; nodes];
+        // Scratch, reused across sources: per node, its place in the next layer (4 bytes a node,
+        // however large the grid).
+        let mut slot: Vec<u32> = vec![NONE; nodes];
         let mut g = self.node_base.partition_point(|&b| b as usize <= first) - 1;
         for (i, far) in far.chunks_mut(self.words).enumerate() {
             let s = first + i;
@@ -302,7 +306,7 @@ impl Graph<'_> {
 
     /// Sets in `far` the bits of every chunk with geometry a line of `octant` from node `(g, c)`
     /// reaches.
-    fn walk(&self, octant: usize, g: usize, c: usize, plain: &[u64], slot: &mut [Option<Lines>], far: &mut [u64]) {
+    fn walk(&self, octant: usize, g: usize, c: usize, plain: &[u64], slot: &mut [u32], far: &mut [u64]) {
         let n = f64::from(self.n);
         let w = self.words;
         let p0 = self.pos(g);
@@ -315,7 +319,8 @@ impl Graph<'_> {
             [lo[k], hi[k]] = mirror(k, f64::from(p0[k]) * n, f64::from(p0[k] + 1) * n);
         }
         let mut layer: Vec<(usize, usize, Lines)> = vec![(g, c, Lines::through_box(lo, hi))];
-        let mut touched: Vec<(usize, usize)> = Vec::new();
+        // The next layer: (node, chunk, lines).
+        let mut coming: Vec<(usize, usize, Lines)> = Vec::new();
         let mut step = 0;
         while !layer.is_empty() {
             // Past open ground (a wide layer) the lines narrow little: hand over there too.
@@ -382,11 +387,14 @@ impl Graph<'_> {
                             continue;
                         }
                         let n2 = self.node_base[g2] as usize + c2;
-                        match &mut slot[n2] {
-                            Some(l) => *l = l.hull(&into),
-                            s @ None => {
-                                *s = Some(into);
-                                touched.push((n2, g2));
+                        match slot[n2] {
+                            NONE => {
+                                slot[n2] = coming.len() as u32;
+                                coming.push((n2, g2, into));
+                            }
+                            i => {
+                                let l = &mut coming[i as usize].2;
+                                *l = l.hull(&into);
                             }
                         }
                     }
@@ -394,12 +402,11 @@ impl Graph<'_> {
             }
             // The next layer, in node order: the hulls then do not depend on the order paths
             // arrive in, even by rounding.
-            touched.sort_unstable();
-            for &(n2, g2) in &touched {
-                let lines = slot[n2].take().expect("touched nodes hold lines");
+            coming.sort_unstable_by_key(|e| e.0);
+            for (n2, g2, lines) in coming.drain(..) {
+                slot[n2] = NONE;
                 layer.push((g2, n2 - self.node_base[g2] as usize, lines));
             }
-            touched.clear();
         }
     }
 }
