@@ -1,156 +1,223 @@
-//! Full visibility and pathfinding bake of a terrain-like map of 4 × 2 × 4 chunks (16-unit chunks,
-//! 2-unit air cells, radius 1): time and culled fraction.
+//! Whole-level visibility of a sample map: summary time per chunk, full visibility on N threads
+//! (the grid's far sets, then every chunk's lists), list sizes and culling beside the oracle's.
 //!
-//! `cargo bench -p pmfedit-bake --bench vis` (set `VIS_BENCH_OCC` to the occluder voxel log2).
+//! `cargo bench -p pmfedit-bake --bench vis` (terrain 32 × 4 × 32 on 2 threads). Environment:
+//! `VIS_BENCH_MAP` = `terrain` (default) or `indoor`, `VIS_BENCH_SIZE` = `X,Y,Z` (terrain),
+//! `VIS_BENCH_THREADS`, `VIS_BENCH_RAYS` (oracle rays per sampled cell), `VIS_BENCH_PORTALS` = portal
+//! steps (`VisSettings::portal_steps`; `0`: the far sets without portal limits),
+//! `VIS_BENCH_PORTAL_MAX_CHUNKS` (`VisSettings::portal_max_chunks`).
 
 use std::time::Instant;
 
-use glam::IVec3;
-use pmfedit_bake::path::{PathAttributeSets, bake_chunk_paths};
-use pmfedit_bake::vis::{VisSettings, VisStats, bake_chunk_vis};
-use pmfedit_core::map::coords::{ChunkCoord, CubeAddr, LatticeBox};
-use pmfedit_core::map::ids::{MaterialId, PhysicsId, SoundId};
-use pmfedit_core::map::octree::Cube;
-use pmfedit_core::map::{Level, Library};
+use pmfedit_bake::compile::{CompileSettings, Grid, level_chunks};
+use pmfedit_bake::layout::ChunkLayout;
+use pmfedit_bake::vis::{ChunkSummary, OpaqueMaterials, VisCache, VisSettings, VisStats, bake_chunk_vis_in, oracle};
+use pmfedit_core::map::Map;
+use pmfedit_core::map::coords::{ChunkCoord, CubeAddr};
+use pmfedit_core::map::octree::Octree;
+use pmfedit_core::sample;
+use pmfedit_core::sample::noise::Rng;
 
-fn solid() -> Cube {
-    Cube::solid(MaterialId(0), PhysicsId(0), SoundId(0))
-}
-
-fn lbox(min: [i32; 3], max: [i32; 3]) -> LatticeBox {
-    LatticeBox::new(IVec3::from_array(min), IVec3::from_array(max))
-}
-
-/// Heightfield of one-unit columns, plus walls and closed huts.
-fn terrain(cx: i32, cy: i32, cz: i32) -> Level {
-    let mut level = Level::new("terrain", 4).unwrap();
-    let e = level.frame().chunk_edge();
-    let h = |x: i32, z: i32| {
-        let (fx, fz) = (f64::from(x) / 40.0, f64::from(z) / 40.0);
-        (60.0 + 24.0 * fx.sin() * fz.cos() + 12.0 * (fx * 2.3 + 1.0).cos()) as i32
-    };
-    for x in (0..cx * e).step_by(8) {
-        for z in (0..cz * e).step_by(8) {
-            let top = (h(x, z) / 4 * 4).clamp(4, cy * e - 8);
-            level.fill_box(lbox([x, 0, z], [x + 8, top, z + 8]), solid()).unwrap();
-        }
-    }
-    let mut s = 0x1234_5678u32;
-    let mut rnd = |n: i32| {
-        s ^= s << 13;
-        s ^= s >> 17;
-        s ^= s << 5;
-        (s % n as u32) as i32
-    };
-    for i in 0..(cx * cz * 2) {
-        let (x, z) = (rnd(cx * e - 64), rnd(cz * e - 64));
-        let y = h(x, z).clamp(8, cy * e - 64);
-        if i % 2 == 0 {
-            let (w, d) = if rnd(2) == 0 { (48, 8) } else { (8, 48) };
-            level.fill_box(lbox([x, y - 8, z], [x + w, y + 40, z + d]), solid()).unwrap();
-        } else {
-            // A hut with a door.
-            level.fill_box(lbox([x, y - 8, z], [x + 48, y + 40, z + 48]), solid()).unwrap();
-            level.clear_box(lbox([x + 8, y, z + 8], [x + 40, y + 32, z + 40])).unwrap();
-            level.clear_box(lbox([x + 20, y, z], [x + 28, y + 16, z + 8])).unwrap();
-        }
-    }
-    level
-}
-
-/// Aligned air cubes of edge `2^size_log2` of a chunk (a stand-in for the layout's air cells).
-fn air_cells(level: &Level, chunk: ChunkCoord, size_log2: u8) -> Vec<CubeAddr> {
-    let frame = level.frame();
-    let base = frame.chunk_min_lattice(chunk);
-    let n = frame.chunk_edge() >> size_log2;
-    let mut out = Vec::new();
-    for y in 0..n {
-        for x in 0..n {
-            for z in 0..n {
-                let a = CubeAddr::new(base + (IVec3::new(x, y, z) << i32::from(size_log2)), size_log2).unwrap();
-                let (c, leaf) = level.get(a.min).unwrap();
-                if !c.is_solid() && leaf.contains_addr(&a) {
-                    out.push(a);
-                } else if !c.is_solid() {
-                    // Air made of several leaves: keep it if all of them are air.
-                    let all_air = level
-                        .leaves()
-                        .filter(|(ch, l, _)| {
-                            *ch == chunk && l.translated(base).lattice_box().intersects(&a.lattice_box())
-                        })
-                        .all(|(_, _, c)| !c.is_solid());
-                    if all_air {
-                        out.push(a);
-                    }
-                }
-            }
-        }
-    }
-    out
+fn env<T: std::str::FromStr>(k: &str) -> Option<T> {
+    std::env::var(k).ok().and_then(|v| v.parse().ok())
 }
 
 fn main() {
-    let lib = Library::starter();
     let t = Instant::now();
-    let level = terrain(4, 2, 4);
-    let chunks: Vec<ChunkCoord> =
-        (0..2).flat_map(|y| (0..4).flat_map(move |x| (0..4).map(move |z| ChunkCoord::new(x, y, z)))).collect();
-    let cells: Vec<Vec<CubeAddr>> = chunks.iter().map(|&c| air_cells(&level, c, 4)).collect();
-    println!(
-        "map built in {:.2?}: {} leaves, {} air cells",
-        t.elapsed(),
-        level.leaves().count(),
-        cells.iter().map(Vec::len).sum::<usize>()
-    );
-    let occ = std::env::var("VIS_BENCH_OCC").ok().and_then(|v| v.parse().ok()).unwrap_or(3);
-    let env = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<u8>().ok());
-    let d = VisSettings::default();
-    let settings = VisSettings {
-        radius_chunks: 1,
-        occluder_cell_log2: occ,
-        all_percent: env("VIS_BENCH_PCT").unwrap_or(d.all_percent),
-        coarse_levels: env("VIS_BENCH_COARSE").unwrap_or(d.coarse_levels),
-        slab_min_log2: env("VIS_BENCH_SLAB").unwrap_or(d.slab_min_log2),
-        ..d
-    };
-    println!("settings: {settings:?}");
-    let t = Instant::now();
-    let mut stats = VisStats::default();
-    let mut worst = (0.0f64, ChunkCoord::new(0, 0, 0));
-    for (&c, cs) in chunks.iter().zip(&cells) {
-        let tc = Instant::now();
-        let b = bake_chunk_vis(&level, &lib, c, cs, &settings).unwrap();
-        let dt = tc.elapsed().as_secs_f64();
-        if dt > worst.0 {
-            worst = (dt, c);
+    let map: Map = match std::env::var("VIS_BENCH_MAP").as_deref() {
+        Ok("indoor") => sample::indoor(1),
+        _ => {
+            let size = std::env::var("VIS_BENCH_SIZE").unwrap_or_else(|_| "32,4,32".into());
+            let v: Vec<u32> = size.split(',').filter_map(|s| s.trim().parse().ok()).collect();
+            sample::terrain(v[0], v[1], v[2], 1)
         }
-        stats.add(&b.stats);
-    }
-    let dt = t.elapsed();
-    println!(
-        "vis: {} chunks in {:.2?} (slowest chunk {:.0} ms at {:?}); occluder voxel 2^{} lattice",
-        chunks.len(),
-        dt,
-        worst.0 * 1e3,
-        worst.1,
-        stats.occluder_cell_log2
-    );
-    println!(
-        "vis: {} cells, {} solid leaves in regions (Σ), {} candidates (Σ), {} of {} pairs claimed visible: {:.1}% culled; {} whole chunks",
-        stats.cells,
-        stats.solid_leaves,
-        stats.candidates,
-        stats.pairs_visible,
-        stats.pairs_total,
-        100.0 * stats.culled_fraction(),
-        stats.whole_chunks
-    );
+    };
+    let threads: usize = env("VIS_BENCH_THREADS").unwrap_or(2);
+    let portal_steps = env("VIS_BENCH_PORTALS").unwrap_or(pmfedit_bake::vis::PORTAL_STEPS);
+    let portal_max_chunks = env("VIS_BENCH_PORTAL_MAX_CHUNKS").unwrap_or(pmfedit_bake::vis::PORTAL_MAX_CHUNKS);
+    let settings = VisSettings { portal_steps, portal_max_chunks, ..VisSettings::default() };
+    let bake = CompileSettings::default().bake;
+    let level = &map.levels[0];
+    let chunks = level_chunks(level);
+    println!("{}: {} chunks, built in {:.2?}; {settings:?}", map.meta.name, chunks.len(), t.elapsed());
+
+    // Summaries alone.
+    let opaque = OpaqueMaterials::of(&map.library);
     let t = Instant::now();
-    let sets = PathAttributeSets::default();
-    let mut walk = 0;
-    for (&c, cs) in chunks.iter().zip(&cells) {
-        walk +=
-            bake_chunk_paths(&level, &lib, c, cs, &sets).unwrap().iter().filter(|p| !p.attributes.is_empty()).count();
+    let mut stored = 0;
+    for (_, ch) in level.chunks() {
+        std::hint::black_box(ChunkSummary::of(ch.octree(), &opaque, settings.voxels_log2));
+        stored += 1;
     }
-    println!("paths: {} chunks in {:.2?}, {walk} walkable cells", chunks.len(), t.elapsed());
+    let summary_us = t.elapsed().as_secs_f64() * 1e6 / f64::from(stored.max(1));
+    println!("summary: {summary_us:.1} µs per stored chunk ({stored} stored)");
+
+    // Full visibility: summaries through the cache, then every chunk, on `threads` threads.
+    let t = Instant::now();
+    let cache = VisCache::new(settings);
+    let grid = Grid::of(level);
+    let lv = cache.level(level, &map.library, 0, grid.min, grid.max);
+    let t_summaries = t.elapsed();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: Vec<(VisStats, u64, u64, u64)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut stats = VisStats::default();
+                    let (mut far_entries, mut far_lists, mut own_entries) = (0u64, 0u64, 0u64);
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(&c) = chunks.get(i) else { break };
+                        let cells = air_cells(&map, c, &bake);
+                        let b = bake_chunk_vis_in(&lv, level, c, &cells).unwrap();
+                        stats.add(&b.stats);
+                        for &l in &b.cell_list {
+                            let l = &b.lists[l as usize];
+                            far_entries += b.far[l.far as usize].len() as u64;
+                            own_entries += b.own[l.own as usize].len() as u64;
+                        }
+                        far_lists += b.far.iter().map(|f| f.len() as u64).sum::<u64>();
+                    }
+                    (stats, far_entries, far_lists, own_entries)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let dt = t.elapsed();
+    let mut stats = VisStats::default();
+    let (mut far_entries, mut far_lists, mut own_entries) = (0, 0, 0);
+    for (s, a, b, c) in &results {
+        stats.add(s);
+        far_entries += a;
+        far_lists += b;
+        own_entries += c;
+    }
+    println!(
+        "full visibility: {dt:.2?} on {threads} threads (summaries and far sets {t_summaries:.2?}); {} cells, {} far sets looked up",
+        stats.cells, stats.searches
+    );
+    println!(
+        "lists: {:.1} far chunks and {:.1} own cubes per cell on average; distinct far lists hold {far_lists} entries; \
+         per-cell records ≈ {:.1} MB before compression",
+        far_entries as f64 / stats.cells.max(1) as f64,
+        own_entries as f64 / stats.cells.max(1) as f64,
+        (far_entries * 8 + own_entries * 4 + stats.cells * 8) as f64 / 1e6
+    );
+
+    // Single-cube edits near the middle (solid, then empty again, as `pmfc bench` makes them):
+    // the visibility work the rebuild engine does outside the edited chunks' own bakes — the new
+    // summary grid (the edited chunk's summary and, when it changed, the far sets) and the lists
+    // of every chunk whose far sets changed, baked again here (the engine only rewrites their far
+    // part, so this is an upper bound).
+    let edits: usize = env("VIS_BENCH_EDITS").unwrap_or(20);
+    let mut edited = level.snapshot();
+    let (lo, hi) = level.occupied_bounds().expect("a level with content");
+    let mid = (lo.as_ivec3() + hi.as_ivec3()) / 2;
+    let frame = level.frame();
+    let mut prev = lv.grid.clone();
+    let (mut edit_ms, mut changed_chunks) = (Vec::new(), Vec::new());
+    let mut seed = 0x2545_F491_4F6C_DD1Du64;
+    for i in 0..edits {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let c = mid + glam::IVec3::new((seed % 3) as i32 - 1, 0, ((seed >> 8) % 3) as i32 - 1);
+        let local = glam::IVec3::new(
+            ((seed >> 16) % 16) as i32 * 8,
+            ((seed >> 24) % 16) as i32 * 8,
+            ((seed >> 32) % 16) as i32 * 8,
+        );
+        let addr = CubeAddr::containing(frame.chunk_min_lattice(ChunkCoord::from_ivec3(c)) + local, 3);
+        let cube = if i % 2 == 0 {
+            pmfedit_core::map::octree::Cube::solid(Default::default(), Default::default(), Default::default())
+        } else {
+            pmfedit_core::map::octree::Cube::EMPTY
+        };
+        if edited.set_cube(addr, cube).is_err() {
+            continue;
+        }
+        let t = Instant::now();
+        let now = cache.level(&edited, &map.library, 0, grid.min, grid.max);
+        let mut n = 0;
+        if !std::sync::Arc::ptr_eq(&now.grid, &prev) {
+            let own = ChunkCoord::from_ivec3(c);
+            for &c in &chunks {
+                if c != own && !now.grid.same_far_as(&prev, c) {
+                    n += 1;
+                    let cells = air_cells(&map, c, &bake);
+                    std::hint::black_box(bake_chunk_vis_in(&now, &edited, c, &cells).unwrap());
+                }
+            }
+        }
+        edit_ms.push(t.elapsed().as_secs_f64() * 1e3);
+        changed_chunks.push(n as f64);
+        prev = now.grid;
+    }
+    let pct = |v: &mut Vec<f64>, p: f64| {
+        v.sort_by(f64::total_cmp);
+        v.get(((v.len().max(1) - 1) as f64 * p).round() as usize).copied().unwrap_or(0.0)
+    };
+    println!(
+        "{} single-cube edits: visibility work beyond the edited chunks median {:.2} ms, p95 {:.2} ms; chunks whose far sets changed median {}, p95 {}",
+        edit_ms.len(),
+        pct(&mut edit_ms.clone(), 0.5),
+        pct(&mut edit_ms, 0.95),
+        pct(&mut changed_chunks.clone(), 0.5),
+        pct(&mut changed_chunks, 0.95)
+    );
+
+    // Culling against the oracle, on a sample of cells: the share of (cell, geometry leaf) pairs
+    // our lists cull, and the share the oracle's rays never reach (random rays only find what is
+    // visible, so the oracle's share is an upper bound and the gap over-states our over-claim; a
+    // ray reaches one leaf, so with fewer rays than leaves in sight it says little). The same per
+    // (cell, chunk with geometry) pair, where the rays are more telling: a chunk is listed by us
+    // when its cubes are (own chunk) or it is in the far list, reached by the oracle when a ray
+    // ends on one of its leaves.
+    let rays: usize = env("VIS_BENCH_RAYS").unwrap_or(2000);
+    let geometry: std::collections::BTreeMap<ChunkCoord, u64> =
+        level.chunks().map(|(c, ch)| (*c, ch.octree().leaves().filter(|(_, x)| x.is_solid()).count() as u64)).collect();
+    let total: u64 = geometry.values().sum();
+    let geometry_chunks = geometry.values().filter(|&&n| n > 0).count() as u64;
+    let (mut listed_chunks, mut seen_chunks) = (0u64, 0u64);
+    let mut rng = Rng::new(1);
+    let (mut cells, mut listed, mut seen) = (0u64, 0u64, 0u64);
+    let t = Instant::now();
+    for &c in chunks.iter().step_by((chunks.len() / 64).max(1)) {
+        let cs = air_cells(&map, c, &bake);
+        if cs.is_empty() {
+            continue;
+        }
+        let b = bake_chunk_vis_in(&lv, level, c, &cs).unwrap();
+        for i in (0..cs.len()).step_by((cs.len() / 2).max(1)) {
+            let l = &b.lists[b.cell_list[i] as usize];
+            listed += b.own[l.own as usize].len() as u64;
+            listed += b.far[l.far as usize].iter().map(|f| geometry.get(f).copied().unwrap_or(0)).sum::<u64>();
+            listed_chunks += b.far[l.far as usize].len() as u64 + u64::from(!b.own[l.own as usize].is_empty());
+            let hits = oracle::reached(level, &opaque, &cs[i].lattice_box(), rays, 1e6, &mut rng);
+            seen += hits.len() as u64;
+            seen_chunks += hits.iter().map(|h| h.0).collect::<std::collections::BTreeSet<_>>().len() as u64;
+            cells += 1;
+        }
+    }
+    let share = |n: u64, of: u64| 100.0 * (1.0 - n as f64 / (cells * of).max(1) as f64);
+    println!(
+        "culling on {cells} sampled air cells × {total} geometry leaves: ours {:.1}% culled, oracle ({rays} rays per cell) {:.1}% culled ({:.2?})",
+        share(listed, total),
+        share(seen, total),
+        t.elapsed()
+    );
+    println!(
+        "by chunk ({geometry_chunks} with geometry): ours {:.1}% of (cell, chunk) pairs culled, oracle {:.1}%",
+        share(listed_chunks, geometry_chunks),
+        share(seen_chunks, geometry_chunks)
+    );
+}
+
+/// The air cells of a chunk's layout, as level lattice addresses.
+fn air_cells(map: &Map, c: ChunkCoord, bake: &pmfedit_bake::BakeSettings) -> Vec<CubeAddr> {
+    let level = &map.levels[0];
+    let empty = Octree::new(level.frame().chunk_lattice_log2());
+    let layout = ChunkLayout::build(level.chunk(c).map_or(&empty, |ch| ch.octree()), bake);
+    layout.air_cell_addrs(level.frame().chunk_min_lattice(c))
 }

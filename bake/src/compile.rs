@@ -12,6 +12,7 @@
 //! center chunk; PMF chunk indices count from its minimum corner.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use glam::{DVec3, IVec3, Vec3};
 
@@ -25,9 +26,8 @@ use crate::layout::{BakeSettings, ChunkLayout};
 use crate::light::{self, ChunkInput, LightError, LightScene, LightSettings, LitVertex, SurfaceFace};
 use crate::mesh::{FaceShape, LightmapRect};
 use crate::path::bake_chunk_paths;
-use crate::vis::{VisSettings, VisibleCubes, bake_chunk_vis};
+use crate::vis::{LevelVis, SummaryGrid, VisCache, VisSettings, bake_chunk_vis_in};
 use pmfedit_core::map::ids::PathAttrs;
-use pmfedit_core::map::octree::{CubeAddr, Octree};
 use pmfedit_core::map::path_sets::PathSets;
 
 /// Everything that decides the output besides the map.
@@ -95,11 +95,9 @@ impl CompileSettings {
     }
 }
 
-/// The visibility settings a compile uses by default: radius 1 chunk, and another chunk is
-/// listed as "all cubes" once half of its candidates may be visible (still conservative, and it
-/// keeps the lists — 4 bytes per visible cube per air cell — to a sensible size).
+/// The visibility settings a compile uses by default ([`VisSettings::default`]).
 pub fn default_vis_settings() -> VisSettings {
-    VisSettings { radius_chunks: 1, all_percent: 50, ..VisSettings::default() }
+    VisSettings::default()
 }
 
 /// The attributes a painted path attribute set exports (docs/spec/PMF-NOTES.md P1): one, named
@@ -134,10 +132,8 @@ pub struct ChunkStats {
     pub vertices: usize,
     pub lightmaps: usize,
     pub luxels: usize,
-    /// Σ over air cells of the solid leaves within the visibility radius.
-    pub vis_pairs_total: u64,
-    /// Σ over air cells of the solid leaves listed as visible ("all" counts every leaf).
-    pub vis_pairs_visible: u64,
+    /// Far sets looked up (one per component of air cells touching a chunk face).
+    pub vis_searches: u64,
     /// The chunk's visibility lists went over [`VisSettings::max_listed`]: its air cells carry
     /// no visibility data.
     pub vis_skipped: bool,
@@ -158,6 +154,83 @@ pub struct ChunkBake {
     /// when one of them changes ([`crate::rebuild`]). Empty for bakes that read only their
     /// neighbourhood and the lights' reach.
     pub reads: Vec<ChunkCoord>,
+    /// The air cells' visibility lists, kept so that their far part can be written again from
+    /// the level's current summaries without baking the chunk again ([`Self::refresh_far`]);
+    /// `None` without visibility.
+    pub vis: Option<AirVis>,
+}
+
+impl ChunkBake {
+    /// Writes the air cells' far lists again from `grid`, the summaries of the chunk's level as
+    /// they are now, when the bake's lists were taken from another grid. Far lists depend on
+    /// the level's summaries only (never on this chunk's cubes beyond its own summary, which must
+    /// be the same in `grid`), so the result equals a fresh bake's ([`crate::vis`]). Returns
+    /// whether the bake changed: the rebuild engine's re-derivation after an edit that changed
+    /// some summary, at a fraction of a chunk bake (no lighting, no meshing).
+    pub fn refresh_far(&mut self, grid: &Arc<SummaryGrid>) -> bool {
+        let Some(vis) = &mut self.vis else { return false };
+        if vis.grid.as_ptr() == Arc::as_ptr(grid) {
+            return false;
+        }
+        let before = self.stats.vis_skipped;
+        let old: Vec<Option<pmf::Visibility>> =
+            vis.cells.iter().map(|&(k, _)| self.pmf.common.cubes[k as usize].visibility.clone()).collect();
+        self.stats.vis_skipped = vis.write(grid, self.chunk, &mut self.pmf);
+        before != self.stats.vis_skipped
+            || vis.cells.iter().zip(old).any(|(&(k, _), o)| self.pmf.common.cubes[k as usize].visibility != o)
+    }
+}
+
+/// What a [`ChunkBake`] keeps of its air cells' visibility ([`ChunkBake::refresh_far`]).
+#[derive(Debug, Clone)]
+pub struct AirVis {
+    /// Per list: the visible cubes of the chunk itself (indices into its cubes), and the face
+    /// component of the chunk's summary whose far set the list names (`None`: none).
+    lists: Vec<(Arc<[u32]>, Option<u16>)>,
+    /// Per air cell: its index in the chunk's cubes and its list.
+    cells: Vec<(u32, u32)>,
+    /// [`VisSettings::max_listed`].
+    max_listed: u64,
+    /// The summary grid the far lists were last written from (a `Weak`, so its address is not
+    /// reused while this lives, without keeping its far sets in memory).
+    grid: std::sync::Weak<SummaryGrid>,
+}
+
+impl PartialEq for AirVis {
+    /// The same lists for the same cells (where the far lists came from is no part of them).
+    fn eq(&self, o: &AirVis) -> bool {
+        self.lists == o.lists && self.cells == o.cells && self.max_listed == o.max_listed
+    }
+}
+
+impl AirVis {
+    /// Writes every air cell's lists into `out` (chunk `chunk`), the far part from `grid`;
+    /// returns whether they went over [`VisSettings::max_listed`] (the cells then carry none).
+    fn write(&mut self, grid: &Arc<SummaryGrid>, chunk: ChunkCoord, out: &mut pmf::Chunk) -> bool {
+        self.grid = Arc::downgrade(grid);
+        let g0 = grid.index(chunk.as_ivec3());
+        let far: Vec<Arc<[pmf::VisibleChunk]>> = self
+            .lists
+            .iter()
+            .map(|&(_, comp)| match (g0, comp) {
+                (Some(g), Some(c)) => grid
+                    .far_chunks(g, usize::from(c))
+                    .iter()
+                    .filter_map(|c| absolute_index(c.as_ivec3()))
+                    .map(|chunk| pmf::VisibleChunk { chunk, cubes: Vec::new() })
+                    .collect(),
+                _ => Arc::from([]),
+            })
+            .collect();
+        let listed: u64 =
+            self.cells.iter().map(|&(_, l)| (self.lists[l as usize].0.len() + far[l as usize].len()) as u64).sum();
+        let skipped = listed > self.max_listed;
+        for &(k, l) in &self.cells {
+            out.common.cubes[k as usize].visibility = (!skipped)
+                .then(|| pmf::Visibility { cubes: self.lists[l as usize].0.clone(), chunks: far[l as usize].clone() });
+        }
+        skipped
+    }
 }
 
 /// The chunk holding a level-space point.
@@ -257,26 +330,44 @@ pub struct StageTimes {
     pub light: std::time::Duration,
     /// Visibility and pathfinding of the air cells.
     pub air: std::time::Duration,
+    /// The visibility part of [`Self::air`].
+    pub vis: std::time::Duration,
     /// Regions, entities and record assembly.
     pub other: std::time::Duration,
 }
 
-/// Bakes one chunk: a pure function of the snapshot (docs/spec/PMF-NOTES.md X1).
+/// Bakes one chunk: a pure function of the snapshot (docs/spec/PMF-NOTES.md X1). Visibility
+/// summarizes every chunk of the level first: to bake many chunks of one map, share a
+/// [`VisCache`] ([`bake_chunk_with`]).
 pub fn bake_chunk(
     snapshot: &Map,
     level_index: usize,
     chunk: ChunkCoord,
     settings: &CompileSettings,
 ) -> Result<ChunkBake, CompileError> {
-    bake_chunk_timed(snapshot, level_index, chunk, settings).map(|(b, _)| b)
+    let cache = VisCache::new(settings.visibility.unwrap_or_default());
+    bake_chunk_timed(snapshot, level_index, chunk, settings, &cache).map(|(b, _)| b)
 }
 
-/// [`bake_chunk`], also saying where the time went.
+/// [`bake_chunk`] with a cache of visibility summaries shared between bakes (the result is the
+/// same; the cache must serve `settings.visibility`).
+pub fn bake_chunk_with(
+    snapshot: &Map,
+    level_index: usize,
+    chunk: ChunkCoord,
+    settings: &CompileSettings,
+    cache: &VisCache,
+) -> Result<ChunkBake, CompileError> {
+    bake_chunk_timed(snapshot, level_index, chunk, settings, cache).map(|(b, _)| b)
+}
+
+/// [`bake_chunk_with`], also saying where the time went.
 pub fn bake_chunk_timed(
     snapshot: &Map,
     level_index: usize,
     chunk: ChunkCoord,
     settings: &CompileSettings,
+    cache: &VisCache,
 ) -> Result<(ChunkBake, StageTimes), CompileError> {
     let t0 = std::time::Instant::now();
     let mut geometry = bake_geometry(snapshot, level_index, chunk, &settings.bake)?;
@@ -353,7 +444,7 @@ pub fn bake_chunk_timed(
     }
 
     let t3 = std::time::Instant::now();
-    let vis_stats = add_air_data(snapshot, level_index, chunk, &geometry.layout, settings, &mut chunk_pmf)?;
+    let air = add_air_data(snapshot, level_index, chunk, &geometry.layout, settings, cache, &mut chunk_pmf)?;
     let t_air = t3.elapsed();
     add_regions(snapshot, level, chunk, center, &mut chunk_pmf);
     chunk_pmf.server.entities = chunk_entities(level, chunk, center);
@@ -364,69 +455,100 @@ pub fn bake_chunk_timed(
         vertices: geometry.mesh.vertices.len(),
         lightmaps: chunk_pmf.client.lightmaps.len(),
         luxels: chunk_pmf.client.lightmaps.iter().map(|l| l.edge() * l.edge()).sum(),
-        vis_pairs_total: vis_stats.pairs_total,
-        vis_pairs_visible: vis_stats.pairs_visible,
-        vis_skipped: vis_stats.skipped_chunks > 0,
+        vis_searches: air.searches,
+        vis_skipped: air.skipped,
     };
     let generation = level.chunk(chunk).map_or(0, |c| c.generation());
-    let times = StageTimes { mesh: t_mesh, light: t_light, air: t_air, other: t2.elapsed().saturating_sub(t_air) };
-    let reads = lighting.reads;
-    Ok((ChunkBake { level: level_index, chunk, generation, pmf: chunk_pmf, stats, reads }, times))
+    let times = StageTimes {
+        mesh: t_mesh,
+        light: t_light,
+        air: t_air,
+        vis: air.vis,
+        other: t2.elapsed().saturating_sub(t_air),
+    };
+    let bake = ChunkBake {
+        level: level_index,
+        chunk,
+        generation,
+        pmf: chunk_pmf,
+        stats,
+        reads: lighting.reads,
+        vis: air.lists,
+    };
+    Ok((bake, times))
+}
+
+/// What [`add_air_data`] reports besides the records.
+#[derive(Debug, Default)]
+struct AirData {
+    searches: u64,
+    skipped: bool,
+    lists: Option<AirVis>,
+    vis: std::time::Duration,
+}
+
+/// The level's visibility summaries for a bake: over the dense PMF grid, or over the chunk alone
+/// when the grid is too large to export (nothing beyond it is listed then; [`compile`] refuses
+/// such a level anyway).
+pub fn level_vis(cache: &VisCache, map: &Map, level_index: usize, chunk: ChunkCoord) -> LevelVis {
+    let level = &map.levels[level_index];
+    let grid = Grid::of(level);
+    let (min, max) = if grid.volume() <= MAX_GRID_CHUNKS { (grid.min, grid.max) } else { (chunk, chunk) };
+    cache.level(level, &map.library, level_index, min, max)
+}
+
+/// The summary grid every bake of level `level_index` lists far chunks from ([`level_vis`]):
+/// `None` for a grid too large to export, where each chunk gets a grid of its own.
+pub fn level_grid(cache: &VisCache, map: &Map, level_index: usize) -> Option<Arc<SummaryGrid>> {
+    let level = &map.levels[level_index];
+    let grid = Grid::of(level);
+    (grid.volume() <= MAX_GRID_CHUNKS).then(|| cache.level(level, &map.library, level_index, grid.min, grid.max).grid)
 }
 
 /// Visibility (V1) and pathfinding (P1) data of the chunk's air cells. Other chunks are named by
-/// absolute chunk coordinates for now (see [`absolute_index`]).
+/// absolute chunk coordinates for now (see [`absolute_index`]). Air cells that share a visible
+/// set share its lists.
 fn add_air_data(
     map: &Map,
     level_index: usize,
     chunk: ChunkCoord,
     layout: &ChunkLayout,
     settings: &CompileSettings,
+    cache: &VisCache,
     out: &mut pmf::Chunk,
-) -> Result<crate::vis::VisStats, CompileError> {
+) -> Result<AirData, CompileError> {
     let level = &map.levels[level_index];
     let min = level.frame().chunk_min_lattice(chunk);
-    let cells: Vec<CubeAddr> = layout
-        .air_cells()
-        .iter()
-        .map(|&k| {
-            let a = layout.cubes()[k as usize].addr;
-            CubeAddr { min: a.min + min, size_log2: a.size_log2 }
-        })
-        .collect();
+    let cells = layout.air_cell_addrs(min);
     let air_err = |error| CompileError::Air { level: level_index, chunk, error };
-    let mut stats = crate::vis::VisStats::default();
+    let mut air = AirData::default();
     if let Some(vs) = &settings.visibility {
-        let vis = bake_chunk_vis(level, &map.library, chunk, &cells, vs).map_err(air_err)?;
-        stats = vis.stats;
-        let mut layouts: BTreeMap<ChunkCoord, ChunkLayout> = BTreeMap::new();
-        for (&k, cv) in layout.air_cells().iter().zip(vis.cells) {
-            let mut cubes: Vec<u32> = cv.same_chunk.iter().filter_map(|&a| layout.index_of(a)).collect();
-            cubes.sort_unstable();
-            let mut chunks = Vec::with_capacity(cv.other_chunks.len());
-            for oc in cv.other_chunks {
-                let Some(index) = absolute_index(oc.chunk.as_ivec3()) else { continue };
-                let list = match oc.cubes {
-                    VisibleCubes::All => Vec::new(),
-                    VisibleCubes::Listed(addrs) => {
-                        let other = layouts.entry(oc.chunk).or_insert_with(|| match level.chunk(oc.chunk) {
-                            Some(c) => ChunkLayout::build(c.octree(), &settings.bake),
-                            None => {
-                                ChunkLayout::build(&Octree::new(level.frame().chunk_lattice_log2()), &settings.bake)
-                            }
-                        });
-                        let mut v: Vec<u32> = addrs.iter().filter_map(|&a| other.index_of(a)).collect();
-                        v.sort_unstable();
-                        if v.is_empty() {
-                            continue;
-                        }
-                        v
-                    }
-                };
-                chunks.push(pmf::VisibleChunk { chunk: index, cubes: list });
-            }
-            out.common.cubes[k as usize].visibility = Some(pmf::Visibility { cubes, chunks });
-        }
+        let t = std::time::Instant::now();
+        let lv = if cache.settings() == vs {
+            level_vis(cache, map, level_index, chunk)
+        } else {
+            level_vis(&VisCache::new(*vs), map, level_index, chunk)
+        };
+        let vis = bake_chunk_vis_in(&lv, level, chunk, &cells).map_err(air_err)?;
+        air.searches = vis.stats.searches;
+        let own: Vec<Arc<[u32]>> = vis
+            .own
+            .iter()
+            .map(|addrs| {
+                let mut v: Vec<u32> = addrs.iter().filter_map(|&a| layout.index_of(a)).collect();
+                v.sort_unstable();
+                v.into()
+            })
+            .collect();
+        let mut lists = AirVis {
+            lists: vis.lists.iter().map(|l| (own[l.own as usize].clone(), l.comp)).collect(),
+            cells: layout.air_cells().iter().zip(&vis.cell_list).map(|(&k, &l)| (k, l)).collect(),
+            max_listed: vs.max_listed,
+            grid: std::sync::Weak::new(),
+        };
+        air.skipped = lists.write(&lv.grid, chunk, out);
+        air.lists = Some(lists);
+        air.vis = t.elapsed();
     }
     if settings.pathfinding {
         let lookup = |set| user_path_attributes(&map.path_sets, set);
@@ -442,7 +564,7 @@ fn add_air_data(
             }
         }
     }
-    Ok(stats)
+    Ok(air)
 }
 
 /// Environment regions and load regions whose bounds overlap the chunk, relative to its center.
@@ -488,15 +610,22 @@ fn resolve_chunk_refs(chunk: &mut pmf::Chunk, grid: &Grid) {
     for r in &mut chunk.server.load_regions {
         r.other_chunks = r.other_chunks.iter().filter_map(|&i| to_grid(i)).collect();
     }
+    // Lists shared by many air cubes are mapped once: keyed by their address, the original kept
+    // alive beside its mapping so that the address stays its own.
+    type Shared = Arc<[pmf::VisibleChunk]>;
+    let mut mapped: BTreeMap<usize, (Shared, Shared)> = BTreeMap::new();
     for cube in &mut chunk.common.cubes {
         if let Some(v) = &mut cube.visibility {
-            v.chunks = std::mem::take(&mut v.chunks)
-                .into_iter()
-                .filter_map(|mut vc| {
-                    vc.chunk = to_grid(vc.chunk)?;
-                    Some(vc)
-                })
-                .collect();
+            let key = v.chunks.as_ptr() as usize;
+            let (_, m) = mapped.entry(key).or_insert_with(|| {
+                let m = v
+                    .chunks
+                    .iter()
+                    .filter_map(|vc| Some(pmf::VisibleChunk { chunk: to_grid(vc.chunk)?, cubes: vc.cubes.clone() }))
+                    .collect();
+                (v.chunks.clone(), m)
+            });
+            v.chunks = m.clone();
         }
     }
 }
@@ -763,10 +892,11 @@ pub fn assemble<'a>(
 
 /// Bakes every chunk of every level on this thread and compiles the file.
 pub fn compile_full(map: &Map, settings: &CompileSettings) -> Result<pmf::File, CompileError> {
+    let cache = VisCache::new(settings.visibility.unwrap_or_default());
     let mut bakes = BTreeMap::new();
     for (li, level) in map.levels.iter().enumerate() {
         for c in level_chunks(level) {
-            bakes.insert((li, c), bake_chunk(map, li, c, settings)?);
+            bakes.insert((li, c), bake_chunk_with(map, li, c, settings, &cache)?);
         }
     }
     compile(map, &bakes, settings)

@@ -11,7 +11,9 @@
 //!   light — before or after the edit — whose reach touches the changed chunk;
 //! - a changed light: every chunk its old or new reach touches;
 //! - a changed region or entity: the chunks its old or new bounds / position touch;
-//! - the visibility radius around a changed chunk (visibility lists read other chunks' cubes);
+//! - (visibility reads its own cubes and, beyond them, only the far sets of the level's chunk
+//!   summaries: the rebuild engine writes the far lists again where those changed, without a
+//!   re-bake, [`crate::rebuild`]);
 //! - a changed material, physics or sound material: a bake reads such a record only through
 //!   the cubes painted with it, so the change spreads exactly as if every cube using it had
 //!   changed ([`library_users`]); a record no cube uses dirties nothing;
@@ -169,10 +171,8 @@ pub fn all_chunks(level: &Level) -> BTreeSet<ChunkCoord> {
 }
 
 /// The chunks to re-bake after `changes` turned `before` into `after`, for bakes made with
-/// `settings` (the visibility radius widens the spread). This is the rebuild engine's default
-/// spread ([`crate::rebuild::Rebuild`]).
+/// `settings`. This is the rebuild engine's default spread ([`crate::rebuild::Rebuild`]).
 pub fn dirty_chunks(before: &Map, after: &Map, changes: &ChangeSet, settings: &CompileSettings) -> BTreeSet<ChunkKey> {
-    let vis_radius = settings.visibility.as_ref().map_or(0, |v| v.radius_chunks as i32);
     let mut out = BTreeSet::new();
     // Path attribute sets name what painted ids export as, in any chunk: everything.
     if changes.level_list || changes.path_sets || library_change_is_global(changes) {
@@ -199,7 +199,7 @@ pub fn dirty_chunks(before: &Map, after: &Map, changes: &ChangeSet, settings: &C
         changed.sort_unstable();
         changed.dedup();
         if !changed.is_empty() {
-            let reach = vis_radius.max(1);
+            let reach = 1;
             for &c in &changed {
                 let v = c.as_ivec3();
                 for dy in -reach..=reach {

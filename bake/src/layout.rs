@@ -179,6 +179,12 @@ impl ChunkLayout {
         &self.air
     }
 
+    /// The air cells as level lattice addresses, for a chunk whose minimum corner is `chunk_min`
+    /// (what the visibility and pathfinding bakes take), in the order of [`Self::air_cells`].
+    pub fn air_cell_addrs(&self, chunk_min: IVec3) -> Vec<CubeAddr> {
+        self.air.iter().map(|&k| self.cubes[k as usize].addr.translated(chunk_min)).collect()
+    }
+
     /// Indices of the geometry and extended geometry leaves, ascending.
     pub fn solid_cubes(&self) -> &[u32] {
         &self.solid

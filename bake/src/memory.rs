@@ -59,9 +59,14 @@ impl RecordBytes {
         r.cubes = vec(c.cubes.capacity(), size_of::<pmf::Cube>())
             + vec(l.cubes.capacity(), size_of::<pmf::ClientCube>())
             + vec(s.cubes.capacity(), size_of::<pmf::ServerCube>());
-        for cube in &c.cubes {
-            if let Some(v) = &cube.visibility {
-                r.visibility += vec(v.cubes.capacity(), 4) + vec(v.chunks.capacity(), size_of::<pmf::VisibleChunk>());
+        // Air cells share their lists (`Arc`): each distinct list counts once.
+        let (mut cube_lists, mut chunk_lists) = (std::collections::HashSet::new(), std::collections::HashSet::new());
+        for v in c.cubes.iter().filter_map(|cube| cube.visibility.as_ref()) {
+            if cube_lists.insert(v.cubes.as_ptr()) {
+                r.visibility += vec(v.cubes.len(), 4);
+            }
+            if chunk_lists.insert(v.chunks.as_ptr()) {
+                r.visibility += vec(v.chunks.len(), size_of::<pmf::VisibleChunk>());
                 r.visibility += v.chunks.iter().map(|vc| vec(vc.cubes.capacity(), 4)).sum::<u64>();
             }
         }

@@ -19,6 +19,13 @@
 //!   each full result against the changes made while it was baking: a result that read a chunk
 //!   changed after its request is not taken as final, the chunk is queued again. A ray or a search
 //!   is decided by the cubes it visits, so "nothing it visited changed" proves the result current.
+//! - **Far visibility**: a chunk's far visibility lists depend on the level's chunk *summaries*
+//!   only, through the far sets its summary grid computes for every (chunk, component)
+//!   ([`crate::vis`]). The engine keeps, per level, the grid every full bake in its slots agrees
+//!   with. After an edit it takes the current map's grid (the same one while no summary changed)
+//!   and compares the far sets chunk by chunk: the full bakes whose far sets changed get their far
+//!   lists written again ([`ChunkBake::refresh_far`]: no meshing, no lighting, no re-bake); a
+//!   full result that arrives from an older grid is brought up to the current one the same way.
 //!
 //! # The invariant
 //! After any sequence of [`Rebuild::edited`] / [`Rebuild::reload`] calls, once [`Rebuild::is_final`],
@@ -41,9 +48,10 @@ use pmfedit_core::map::level::ChunkChanges;
 use pmfedit_core::map::library::Table;
 use pmfedit_core::map::library::ids::TableId;
 
-use crate::compile::{Assembled, ChunkBake, CompileError, CompileSettings, assemble};
+use crate::compile::{Assembled, ChunkBake, CompileError, CompileSettings, assemble, level_grid};
 use crate::deps::{ChunkKey, all_chunks, dirty_chunks, library_users};
 use crate::scheduler::{BakeEvent, Scheduler, Stage};
+use crate::vis::SummaryGrid;
 
 /// Which stages a dirty chunk goes through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -168,6 +176,11 @@ pub struct Rebuild {
     changed_at: BTreeMap<ChunkKey, u64>,
     /// For each chunk, the chunks whose newest full bake lists it in [`ChunkBake::reads`].
     readers: BTreeMap<ChunkKey, BTreeSet<ChunkKey>>,
+    /// Per level: the summary grid whose far sets every full bake in the slots lists.
+    far_grids: BTreeMap<usize, Arc<SummaryGrid>>,
+    /// Full bakes whose far lists [`Rebuild::edited`] wrote again, and how long that took (the
+    /// grid included), for the last edit.
+    far_refresh: (usize, Duration),
 }
 
 impl fmt::Debug for Rebuild {
@@ -196,6 +209,8 @@ impl Rebuild {
             epoch: 0,
             changed_at: BTreeMap::new(),
             readers: BTreeMap::new(),
+            far_grids: BTreeMap::new(),
+            far_refresh: (0, Duration::ZERO),
         };
         engine.replace(map);
         engine
@@ -230,6 +245,7 @@ impl Rebuild {
         self.slots.clear();
         self.readers.clear();
         self.changed_at.clear();
+        self.far_grids.clear();
         self.epoch += 1;
         self.map = map;
         let keys = every_chunk(&self.map);
@@ -261,9 +277,10 @@ impl Rebuild {
             dirty.extend(self.readers.get(&key).into_iter().flatten().copied());
         }
         let now = every_chunk(&self.map);
-        dirty.extend(now.iter().filter(|k| !self.slots.contains_key(k)));
-        dirty.retain(|k| now.contains(k));
+        let entered: Vec<ChunkKey> = now.iter().filter(|k| !self.slots.contains_key(k)).copied().collect();
         let gone: Vec<ChunkKey> = self.slots.keys().filter(|k| !now.contains(k)).copied().collect();
+        dirty.extend(entered);
+        dirty.retain(|k| now.contains(k));
         for k in gone {
             if let Some(slot) = self.slots.remove(&k) {
                 self.forget_reads(k, slot.full.as_deref());
@@ -271,11 +288,70 @@ impl Rebuild {
             self.changed.insert(k);
             self.revision += 1;
         }
+        // Far visibility: the full bakes not re-baked whose far sets changed.
+        let t = std::time::Instant::now();
+        let refreshed = self.refresh_far(&dirty);
+        self.far_refresh = (refreshed, t.elapsed());
         // The chunks whose cubes changed come first (their meshes matter most on screen).
         let urgent: BTreeSet<ChunkKey> =
             changes.levels.iter().flat_map(|(&li, lc)| lc.chunks.iter().map(move |(c, _)| (li, c))).collect();
         let n = dirty.len();
         self.request(dirty, &urgent);
+        n
+    }
+
+    /// How many full bakes the last [`Self::edited`] brought up to the changed far sets without
+    /// a re-bake, and how long that took (the summary grid of the new map included).
+    pub fn last_far_refresh(&self) -> (usize, Duration) {
+        self.far_refresh
+    }
+
+    /// The summary grid of level `li` of the current map, when bakes list far chunks from one.
+    fn current_grid(&self, li: usize) -> Option<Arc<SummaryGrid>> {
+        self.settings().visibility.as_ref()?;
+        level_grid(self.scheduler.vis_cache(), &self.map, li)
+    }
+
+    /// The grid the full bakes of level `li` agree with ([`Self::refresh_far`]), taken from the
+    /// current map when no edit has set it yet.
+    fn far_grid(&mut self, li: usize) -> Option<Arc<SummaryGrid>> {
+        if let Some(g) = self.far_grids.get(&li) {
+            return Some(g.clone());
+        }
+        let g = self.current_grid(li)?;
+        self.far_grids.insert(li, g.clone());
+        Some(g)
+    }
+
+    /// Makes every full bake (but those in `skip`, which are re-baked) list the far sets of the
+    /// current map's summary grids. Against the grid the bakes agreed with, with the same box and
+    /// the chunk's summary unchanged, only chunks whose far sets differ are written again;
+    /// otherwise every bake not from the current grid is. Returns how many bakes changed.
+    fn refresh_far(&mut self, skip: &BTreeSet<ChunkKey>) -> usize {
+        let mut n = 0;
+        for li in 0..self.map.levels.len() {
+            let Some(grid) = self.current_grid(li) else {
+                self.far_grids.remove(&li);
+                continue;
+            };
+            let old = self.far_grids.insert(li, grid.clone());
+            if old.as_ref().is_some_and(|o| Arc::ptr_eq(o, &grid)) {
+                continue;
+            }
+            let comparable = old.filter(|o| o.same_box(&grid));
+            for (key, slot) in self.slots.iter_mut().filter(|(k, _)| k.0 == li) {
+                if skip.contains(key) || slot.full.is_none() {
+                    continue;
+                }
+                if comparable.as_ref().is_some_and(|o| grid.same_far_as(o, key.1)) {
+                    continue;
+                }
+                if update_full(slot, |b| b.refresh_far(&grid)) {
+                    n += 1;
+                    self.revision += 1;
+                }
+            }
+        }
         n
     }
 
@@ -318,11 +394,16 @@ impl Rebuild {
     pub fn poll(&mut self) -> Polled {
         let mut polled = Polled::default();
         let mut stale = BTreeSet::new();
-        for event in self.scheduler.drain() {
+        for mut event in self.scheduler.drain() {
             let key = event.key();
             let Some(requested_at) = self.slots.get(&key).map(|s| s.requested_at) else { continue }; // left the grid
             let mut is_stale = false;
-            if let BakeEvent::Baked { bake, stage: Stage::Full, .. } = &event {
+            if let BakeEvent::Baked { bake, stage: Stage::Full, .. } = &mut event {
+                // Far lists as the current map's summaries give them (the bake may come from an
+                // older map's).
+                if let Some(grid) = self.far_grid(key.0) {
+                    bake.refresh_far(&grid);
+                }
                 // It read a chunk that changed after it was asked for.
                 is_stale =
                     bake.reads.iter().any(|&r| self.changed_at.get(&(key.0, r)).is_some_and(|&t| t > requested_at));
@@ -500,6 +581,22 @@ impl Rebuild {
         }
         Ok(assemble(&self.map, |k| Some(&**self.slots.get(&k)?.full.as_ref()?), &settings)?)
     }
+}
+
+/// Applies `f` to a slot's full bake in place (copying it only where someone else holds it
+/// too); the drawn bake stays the same one when it was the full bake. Returns what `f` returns.
+fn update_full(slot: &mut ChunkSlot, f: impl FnOnce(&mut ChunkBake) -> bool) -> bool {
+    let Some(mut full) = slot.full.take() else { return false };
+    let shown_stage = match &slot.shown {
+        Some(s) if Arc::ptr_eq(&s.bake, &full) => slot.shown.take().map(|s| s.stage),
+        _ => None,
+    };
+    let changed = f(Arc::make_mut(&mut full));
+    if let Some(stage) = shown_stage {
+        slot.shown = Some(Staged { stage, bake: full.clone() });
+    }
+    slot.full = Some(full);
+    changed
 }
 
 /// Every chunk of every level the engine keeps a slot for: each level's exported grid plus every

@@ -38,8 +38,9 @@ use glam::DVec3;
 
 use pmfedit_core::map::Map;
 
-use crate::compile::{ChunkBake, CompileError, CompileSettings, bake_chunk};
+use crate::compile::{ChunkBake, CompileError, CompileSettings, bake_chunk_with};
 use crate::deps::ChunkKey;
+use crate::vis::VisCache;
 
 /// Which bake of a chunk a job makes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -108,7 +109,7 @@ impl BakeEvent {
 }
 
 /// A function a job runs: bake `key` of the snapshot for `stage` with the settings of that stage.
-/// [`bake_chunk`] unless a test swaps it (to hold a stage back, or to inject a panic).
+/// [`bake_chunk_with`] unless a test swaps it (to hold a stage back, or to inject a panic).
 pub type BakeFn = dyn Fn(&Map, ChunkKey, Stage, &CompileSettings) -> Result<ChunkBake, CompileError> + Send + Sync;
 
 struct Job {
@@ -173,6 +174,8 @@ pub struct Scheduler {
     draft_differs: bool,
     /// The settings of full bakes (drafts and previews derive theirs from them).
     settings: Arc<CompileSettings>,
+    /// Visibility summaries shared by the bakes (and by the rebuild engine).
+    vis: Arc<VisCache>,
 }
 
 impl std::fmt::Debug for Scheduler {
@@ -185,14 +188,16 @@ impl Scheduler {
     /// A pool of `threads` (at least 1) workers named `pmf-bake-N`. `wake` is called after each
     /// event is sent.
     pub fn new(threads: usize, settings: CompileSettings, wake: Arc<dyn Fn() + Send + Sync>) -> Scheduler {
-        Self::with_options(threads, settings, wake, default_bake_fn(), false)
+        let vis = vis_cache(&settings);
+        Self::build(threads, settings, wake, default_bake_fn(vis.clone()), false, vis)
     }
 
     /// [`Scheduler::new`] for an interactive viewer: plus one worker (`pmf-bake-preview`) that
     /// takes previews only, so an edit's preview starts at once even while every other worker is
     /// deep in a long full bake (visibility). It sleeps while no preview waits.
     pub fn interactive(threads: usize, settings: CompileSettings, wake: Arc<dyn Fn() + Send + Sync>) -> Scheduler {
-        Self::with_options(threads, settings, wake, default_bake_fn(), true)
+        let vis = vis_cache(&settings);
+        Self::build(threads, settings, wake, default_bake_fn(vis.clone()), true, vis)
     }
 
     /// Like [`Scheduler::new`] with another bake function (tests use it to inject panics).
@@ -213,6 +218,18 @@ impl Scheduler {
         wake: Arc<dyn Fn() + Send + Sync>,
         bake: Arc<BakeFn>,
         preview_worker: bool,
+    ) -> Scheduler {
+        let vis = vis_cache(&settings);
+        Self::build(threads, settings, wake, bake, preview_worker, vis)
+    }
+
+    fn build(
+        threads: usize,
+        settings: CompileSettings,
+        wake: Arc<dyn Fn() + Send + Sync>,
+        bake: Arc<BakeFn>,
+        preview_worker: bool,
+        vis: Arc<VisCache>,
     ) -> Scheduler {
         let shared =
             Arc::new(Shared { state: Mutex::new(State::default()), work: Condvar::new(), idle: Condvar::new() });
@@ -237,7 +254,12 @@ impl Scheduler {
                     .expect("spawn a bake worker thread")
             })
             .collect();
-        Scheduler { shared, results, workers, general, draft_differs, settings }
+        Scheduler { shared, results, workers, general, draft_differs, settings, vis }
+    }
+
+    /// The visibility summaries the default bakes share.
+    pub fn vis_cache(&self) -> &Arc<VisCache> {
+        &self.vis
     }
 
     /// The settings of full bakes ([`CompileSettings::preview`] and [`CompileSettings::draft`] of
@@ -369,8 +391,16 @@ fn distance(job: &Job, key: ChunkKey, camera: Option<(usize, DVec3)>) -> f64 {
     l.frame().chunk_center_world(key.1).distance_squared(pos)
 }
 
-fn default_bake_fn() -> Arc<BakeFn> {
-    Arc::new(|map: &Map, (level, chunk): ChunkKey, _stage, s: &CompileSettings| bake_chunk(map, level, chunk, s))
+/// A visibility cache for bakes with `settings`.
+fn vis_cache(settings: &CompileSettings) -> Arc<VisCache> {
+    Arc::new(VisCache::new(settings.visibility.unwrap_or_default()))
+}
+
+/// [`bake_chunk_with`] sharing `cache` (drafts and previews bake no visibility and leave it be).
+fn default_bake_fn(cache: Arc<VisCache>) -> Arc<BakeFn> {
+    Arc::new(move |map: &Map, (level, chunk): ChunkKey, _stage, s: &CompileSettings| {
+        bake_chunk_with(map, level, chunk, s, &cache)
+    })
 }
 
 fn worker(

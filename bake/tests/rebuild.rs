@@ -138,6 +138,37 @@ fn a_wall_near_a_lamp_rebakes_the_chunks_its_shadow_reaches_beyond_the_neighbour
     assert!(queued.contains(&far), "{far:?} not re-baked; queued {queued:?}");
 }
 
+/// A wall across an open floor hides each half from the other: the far lists of chunks far
+/// from the wall change, and the engine writes them again in the full bakes it has (no re-bake
+/// of those chunks, no relighting), equal to a full compile.
+#[test]
+fn a_wall_across_a_floor_rewrites_far_lists_without_rebaking() {
+    let mut map = floor_map(6, 0.5);
+    let mut history = History::new();
+    let mut e = engine(&map);
+    let o = origin(&map);
+    let wall = LatticeBox::new(o + IVec3::new(3 * EDGE + 8, 0, 0), o + IVec3::new(3 * EDGE + 16, EDGE, 6 * EDGE));
+    let before = map.clone();
+    let far = chunk_at(&map, o + IVec3::new(4, 0, 4));
+    let queued = edit_and_check(
+        &mut e,
+        &mut map,
+        &mut history,
+        Edit::Cubes { level: 0, op: CubeOp::FillBox { region: wall, cube: stone() } },
+    );
+    assert!(bake_changes(&before, &map, far), "the wall does not hide anything from {far:?}");
+    assert!(!queued.contains(&far), "{far:?} was baked again; queued {queued:?}");
+    // Chunks x 0 and 1 on one side, 5 on the other (2 to 4 are the wall's and its neighbours').
+    let (refreshed, _) = e.last_far_refresh();
+    assert!(refreshed >= 18, "far lists written again in {refreshed} bakes");
+    // Undone: the lists come back, again without a re-bake.
+    let changes = history.undo(&mut map).unwrap();
+    e.edited(Arc::new(map.clone()), &changes);
+    assert!(e.last_far_refresh().0 >= 18);
+    e.wait();
+    assert!(bytes(&e.compile(None).unwrap()) == bytes(&compile_full(&map, &settings()).unwrap()));
+}
+
 /// [`floor_map`] with a low sun in the east (no sky, no bounce) and a lamp too small to matter.
 fn sunny_floor(n: i32) -> Map {
     let mut map = floor_map(n, 0.5);
@@ -374,9 +405,10 @@ fn a_chunk_that_leaves_the_grid_is_forgotten_and_reported() {
 fn a_reload_works_out_the_change_and_equals_a_full_compile() {
     let mut map = floor_map(4, 6.0);
     let mut e = engine(&map);
-    // Two independent changes made "on disk": a cube and a light colour.
+    // Two independent changes made "on disk": a cube and a light colour. The cube touches no
+    // face of its chunk: the chunk's visibility summary stays, so no far chunk re-bakes.
     let o = origin(&map);
-    map.levels[0].set_cube(CubeAddr::containing(o + IVec3::new(3 * EDGE + 4, 8, 4), 3), stone()).unwrap();
+    map.levels[0].set_cube(CubeAddr::containing(o + IVec3::new(3 * EDGE + 12, 8, 12), 3), stone()).unwrap();
     let id = map.levels[0].objects.lights().ids().next().unwrap();
     let mut lamp = map.levels[0].objects.lights().get(id).unwrap().clone();
     lamp.color = [255, 0, 0];

@@ -3,17 +3,22 @@
 //!
 //! The oracle density can be raised with `VIS_ORACLE_RAYS` (rays per culled cell/cube pair).
 
+use std::collections::BTreeMap;
+
 use glam::{DVec3, IVec3};
+use pmfedit_bake::BakeSettings;
+use pmfedit_bake::layout::ChunkLayout;
 use pmfedit_bake::path::{PathAttribute, PathAttributeSets, WALK, bake_chunk_paths, is_walkable, path_deps};
-use pmfedit_bake::vis::{VisSettings, VisibleCubes, bake_chunk_vis, occludes, vis_deps};
+use pmfedit_bake::vis::{
+    ChunkVisBake, LevelVis, OpaqueMaterials, VisSettings, bake_chunk_vis, bake_chunk_vis_in, occludes, oracle,
+};
 use pmfedit_core::map::coords::{ChunkCoord, CubeAddr, Face, LatticeBox};
 use pmfedit_core::map::ids::{MaterialId, PathAttrs, PhysicsId, SoundId};
 use pmfedit_core::map::library::{Material, PhysicsMaterial};
 use pmfedit_core::map::octree::Cube;
+use pmfedit_core::map::octree::Octree;
 use pmfedit_core::map::{Level, Library};
-
-mod common;
-use common::Rng;
+use pmfedit_core::sample::noise::Rng as NoiseRng;
 
 /// Test library: material 0 "default" (opaque), 1 "glass" (transparent), 2 "water" (liquid,
 /// physics "water" not solid), 3 "stone2" (opaque).
@@ -75,160 +80,6 @@ fn region_solids(level: &Level, chunk: ChunkCoord, radius: i32) -> Vec<(ChunkCoo
         .collect()
 }
 
-/// Whether the bake lists leaf `addr` of `chunk` for the cell.
-fn listed(v: &pmfedit_bake::vis::CellVis, own: ChunkCoord, chunk: ChunkCoord, addr: CubeAddr) -> bool {
-    if chunk == own {
-        return v.same_chunk.contains(&addr);
-    }
-    v.other_chunks.iter().any(|c| {
-        c.chunk == chunk
-            && match &c.cubes {
-                VisibleCubes::All => true,
-                VisibleCubes::Listed(l) => l.contains(&addr),
-            }
-    })
-}
-
-/// Whether the segment p → q reaches `target` (level lattice) without entering an occluder.
-fn ray_reaches(level: &Level, lib: &Library, p: DVec3, q: DVec3, target: CubeAddr) -> bool {
-    let d = q - p;
-    let dist = d.length();
-    let dir = d / dist;
-    let mut travelled = 0.0;
-    loop {
-        let origin = p + dir * travelled;
-        let Some(h) = level.ray_cast(origin, dir, dist - travelled) else {
-            return true;
-        };
-        if h.level_addr == target {
-            return true;
-        }
-        if occludes(&h.cube, lib) {
-            return travelled + h.distance >= dist - 1e-7;
-        }
-        // A non-occluder: continue from where the ray leaves it.
-        let (bmin, bmax) = (h.level_addr.min.as_dvec3(), h.level_addr.max().as_dvec3());
-        let mut t_exit = f64::INFINITY;
-        for a in 0..3 {
-            if dir[a] > 0.0 {
-                t_exit = t_exit.min((bmax[a] - origin[a]) / dir[a]);
-            } else if dir[a] < 0.0 {
-                t_exit = t_exit.min((bmin[a] - origin[a]) / dir[a]);
-            }
-        }
-        travelled += t_exit.max(0.0) + 1e-9;
-        if travelled >= dist {
-            return true;
-        }
-    }
-}
-
-/// Brute force: jittered points of the cell to jittered points of the target's faces.
-fn oracle_sees(level: &Level, lib: &Library, cell: &LatticeBox, target: CubeAddr, rays: usize, rng: &mut Rng) -> bool {
-    let (cmin, csize) = (cell.min.as_dvec3(), (cell.max - cell.min).as_dvec3());
-    let (tmin, tsize) = (target.min.as_dvec3(), f64::from(target.edge()));
-    for i in 0..rays {
-        let j = |r: &mut Rng| 0.01 + 0.98 * r.unit();
-        let p = cmin + csize * DVec3::new(j(rng), j(rng), j(rng));
-        let f = Face::ALL[i % 6];
-        let mut q = tmin + DVec3::new(j(rng), j(rng), j(rng)) * tsize;
-        q[f.axis()] = tmin[f.axis()] + if f.is_positive() { tsize } else { 0.0 };
-        if ray_reaches(level, lib, p, q, target) {
-            return true;
-        }
-    }
-    false
-}
-
-fn oracle_rays(default: usize) -> usize {
-    std::env::var("VIS_ORACLE_RAYS").ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
-
-/// A random map over chunks x, z in 0..2, y = 0 of edge 4 units (32 lattice).
-fn random_map(seed: u64, ids: &Ids) -> Level {
-    let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
-    let mut level = Level::new("oracle", 2).unwrap();
-    // A floor, then boxes.
-    level.fill_box(lbox([0, 0, 0], [64, 4, 64]), solid(MaterialId(0))).unwrap();
-    for _ in 0..rng.range(6, 12) {
-        let min = IVec3::new(rng.range(0, 60), rng.range(0, 28), rng.range(0, 60));
-        let size = IVec3::new(rng.range(2, 24), rng.range(2, 24), rng.range(2, 24));
-        let max = (min + size).min(IVec3::new(64, 32, 64));
-        let m = match rng.below(10) {
-            0 => ids.glass,
-            1 => ids.water,
-            2 | 3 => ids.stone2,
-            _ => MaterialId(0),
-        };
-        let cube = if rng.below(6) == 0 { Cube::EMPTY } else { solid(m) };
-        level.fill_box(LatticeBox::new(min, max), cube).unwrap();
-        if rng.below(3) == 0 {
-            // A pushed corner somewhere.
-            let p = IVec3::new(rng.range(0, 64), rng.range(0, 32), rng.range(0, 64));
-            let addr = level.get(p).unwrap().1;
-            if level.get(p).unwrap().0.is_solid() && addr.size_log2 <= 5 {
-                level.push_corner(addr, rng.below(8) as usize, IVec3::new(-4, -6, 3)).unwrap();
-            }
-        }
-    }
-    level
-}
-
-#[test]
-fn vis_is_a_superset_of_a_ray_oracle_on_random_maps() {
-    let (lib, ids) = library();
-    let rays = oracle_rays(48);
-    let mut total = (0u64, 0u64);
-    for seed in 1..=5u64 {
-        let level = random_map(seed, &ids);
-        let chunk = ChunkCoord::new(0, 0, 0);
-        // Fine voxels with slab tests on every leaf; default voxels with the coarse "all" estimate.
-        for (size, occ, slab, pct) in [(3u8, 1u8, 0u8, 100u8), (4, 3, 4, 60)] {
-            let settings = VisSettings {
-                radius_chunks: 1,
-                occluder_cell_log2: occ,
-                slab_min_log2: slab,
-                all_percent: pct,
-                ..VisSettings::default()
-            };
-            let mut cells = air_cells(&level, chunk, size);
-            let mut rng = Rng(seed * 77 + u64::from(size));
-            // A deterministic subset keeps the debug-build test quick.
-            while cells.len() > 6 {
-                cells.remove(rng.below(cells.len() as u64) as usize);
-            }
-            let bake = bake_chunk_vis(&level, &lib, chunk, &cells, &settings).unwrap();
-            let solids = region_solids(&level, chunk, 1);
-            let frame = level.frame();
-            for v in &bake.cells {
-                let cb = v.cell.lattice_box();
-                for &(c, a) in &solids {
-                    if listed(v, chunk, c, a) {
-                        continue;
-                    }
-                    let target = a.translated(frame.chunk_min_lattice(c));
-                    assert!(
-                        !oracle_sees(&level, &lib, &cb, target, rays, &mut rng),
-                        "seed {seed}: cell {:?} sees {:?} in {:?} but the bake culled it",
-                        v.cell,
-                        a,
-                        c
-                    );
-                }
-            }
-            total.0 += bake.stats.pairs_visible;
-            total.1 += bake.stats.pairs_total;
-        }
-    }
-    println!(
-        "random maps: {} of {} cell/cube pairs listed ({:.1}% culled)",
-        total.0,
-        total.1,
-        100.0 * (1.0 - total.0 as f64 / total.1 as f64)
-    );
-    assert!(total.0 < total.1, "the random maps cull something");
-}
-
 /// Two rooms in one block: room 1 in chunk (0, 0, 0), room 2 in chunk (1, 0, 0), a 2-unit
 /// shared wall at x in 48..64. With `holes`, each room has a hole in its ceiling to the sky.
 fn two_rooms(holes: bool) -> (Level, Library) {
@@ -245,67 +96,55 @@ fn two_rooms(holes: bool) -> (Level, Library) {
     (level, lib)
 }
 
+/// The air cells of room 1 (chunk (0, 0, 0)).
+fn room1_cells(level: &Level) -> Vec<CubeAddr> {
+    air_cells(level, ChunkCoord::new(0, 0, 0), 3)
+        .into_iter()
+        .filter(|c| lbox([8, 8, 8], [48, 32, 40]).contains_box(&c.lattice_box()))
+        .collect()
+}
+
 #[test]
 fn sealed_room_next_door_is_culled() {
     let (level, lib) = two_rooms(false);
     let chunk = ChunkCoord::new(0, 0, 0);
-    let cells: Vec<CubeAddr> = air_cells(&level, chunk, 3)
-        .into_iter()
-        .filter(|c| lbox([8, 8, 8], [48, 32, 40]).contains_box(&c.lattice_box()))
-        .collect();
+    let cells = room1_cells(&level);
     assert!(!cells.is_empty());
     let bake = bake_chunk_vis(&level, &lib, chunk, &cells, &VisSettings::default()).unwrap();
-    for v in &bake.cells {
-        assert!(v.other_chunks.is_empty(), "cell {:?} sees {:?}", v.cell, v.other_chunks);
-        assert!(!v.same_chunk.is_empty(), "the room's own walls are visible");
+    for (i, cell) in cells.iter().enumerate() {
+        let l = &bake.lists[bake.cell_list[i] as usize];
+        assert!(bake.far[l.far as usize].is_empty(), "cell {cell:?} sees {:?}", bake.far[l.far as usize]);
+        let own = &bake.own[l.own as usize];
+        assert!(!own.is_empty(), "the room's own walls are visible");
         // Nothing of the block's outside is listed.
-        for a in &v.same_chunk {
+        for a in own.iter() {
             let b = a.lattice_box();
-            assert!(b.max.y > 8 && b.min.y < 32 || b.min.y <= 8 && b.max.y >= 8 || b.max.y >= 32, "{a:?}");
-            assert!(b.min.x < 64 && b.max.z > 0 && b.min.z < 48);
+            assert!(b.max.x >= 8 && b.min.x <= 48 && b.max.y >= 8 && b.min.y <= 32, "{a:?}");
         }
     }
-    println!("sealed rooms: {:.1}% of pairs culled", 100.0 * bake.stats.culled_fraction());
 }
 
 #[test]
-fn room_behind_a_wall_is_culled_even_when_both_open_to_the_sky() {
+fn rooms_open_to_the_sky_list_only_what_the_oracle_cannot_see() {
     let (level, lib) = two_rooms(true);
     let chunk = ChunkCoord::new(0, 0, 0);
-    let cells: Vec<CubeAddr> = air_cells(&level, chunk, 3)
-        .into_iter()
-        .filter(|c| lbox([8, 8, 8], [48, 32, 40]).contains_box(&c.lattice_box()))
-        .collect();
+    let cells = room1_cells(&level);
     let bake = bake_chunk_vis(&level, &lib, chunk, &cells, &VisSettings::default()).unwrap();
-    let far = ChunkCoord::new(1, 0, 0);
-    let room2: Vec<CubeAddr> = level
-        .chunk(far)
-        .unwrap()
-        .octree()
-        .leaves()
-        .filter(|(a, c)| c.is_solid() && a.lattice_box().max.y <= 32)
-        .map(|(a, _)| a)
-        .collect();
-    assert!(room2.len() > 4);
-    for v in &bake.cells {
-        for &a in &room2 {
-            assert!(!listed(v, chunk, far, a), "cell {:?} lists room-2 cube {a:?}", v.cell);
-        }
-    }
-    // Something is visible through the hole (the sky side of the roof is not, but the hole's
-    // sides are), and the oracle agrees with what was culled.
-    let (lib2, _) = library();
-    let mut rng = Rng(5);
+    // Room 2's chunk is listed whole (its roof is in sight through the hole; chunks beyond the
+    // own one are listed whole).
+    assert!((0..cells.len()).all(|i| bake.lists_chunk(i, ChunkCoord::new(1, 0, 0))));
+    // The oracle agrees with what was culled.
+    let opaque = OpaqueMaterials::of(&lib);
+    let mut rng = NoiseRng::new(5);
     let solids = region_solids(&level, chunk, 1);
-    for v in bake.cells.iter().step_by(7) {
+    for (i, cell) in cells.iter().enumerate().step_by(7) {
         for &(c, a) in &solids {
-            if !listed(v, chunk, c, a) {
+            if !bake.lists_cube(i, chunk, c, a) {
                 let t = a.translated(level.frame().chunk_min_lattice(c));
-                assert!(!oracle_sees(&level, &lib2, &v.cell.lattice_box(), t, 24, &mut rng), "{:?} -> {a:?}", v.cell);
+                assert!(!oracle::sees(&level, &opaque, &cell.lattice_box(), t, 24, &mut rng), "{cell:?} -> {a:?}");
             }
         }
     }
-    println!("open rooms: {:.1}% of pairs culled", 100.0 * bake.stats.culled_fraction());
 }
 
 #[test]
@@ -323,18 +162,14 @@ fn transparent_walls_do_not_occlude() {
     let chunk = ChunkCoord::new(0, 0, 0);
     let cell = CubeAddr::new(IVec3::new(24, 16, 16), 3).unwrap();
     let bake = bake_chunk_vis(&level, &lib, chunk, &[cell], &VisSettings::default()).unwrap();
-    let far_wall = level.get(IVec3::new(104, 16, 16)).unwrap().1.translated(-IVec3::new(64, 0, 0));
-    assert!(listed(&bake.cells[0], chunk, ChunkCoord::new(1, 0, 0), far_wall));
+    assert!(bake.lists_chunk(0, ChunkCoord::new(1, 0, 0)));
+    assert!(occludes(&solid(MaterialId(0)), &lib));
 }
 
 #[test]
-fn deps_and_errors() {
+fn errors() {
     let level = Level::new("d", 2).unwrap();
     let c = ChunkCoord::new(0, 1, 5);
-    let d = vis_deps(&level, c, 1);
-    assert_eq!(d.len(), 2 * 3 * 3);
-    assert!(d.windows(2).all(|w| w[0] < w[1]) && d.contains(&c));
-    assert_eq!(vis_deps(&level, c, 0), vec![c]);
     assert_eq!(path_deps(c), vec![ChunkCoord::new(0, 0, 5), c]);
     assert_eq!(path_deps(ChunkCoord::new(3, 0, 3)), vec![ChunkCoord::new(3, 0, 3)]);
     let (lib, _) = library();
@@ -342,67 +177,6 @@ fn deps_and_errors() {
     assert!(bake_chunk_vis(&level, &lib, ChunkCoord::new(0, 0, 0), &[outside], &VisSettings::default()).is_err());
     let sets = PathAttributeSets::default();
     assert!(bake_chunk_paths(&level, &lib, ChunkCoord::new(0, 0, 0), &[outside], &sets).is_err());
-}
-
-/// A heightfield terrain with a few walls: `cx × cy × cz` chunks of 16 units.
-fn terrain(cx: i32, cy: i32, cz: i32, seed: u64) -> Level {
-    let mut level = Level::new("terrain", 4).unwrap();
-    let e = level.frame().chunk_edge();
-    let mut rng = Rng(seed);
-    let h = |x: i32, z: i32| {
-        let (fx, fz) = (f64::from(x) / 40.0, f64::from(z) / 40.0);
-        (60.0 + 24.0 * fx.sin() * fz.cos() + 12.0 * (fx * 2.3 + 1.0).cos()) as i32
-    };
-    // Columns of 8 × 8 lattice (one map unit).
-    for x in (0..cx * e).step_by(8) {
-        for z in (0..cz * e).step_by(8) {
-            let top = (h(x, z) / 4 * 4).clamp(4, cy * e - 8);
-            level.fill_box(lbox([x, 0, z], [x + 8, top, z + 8]), solid(MaterialId(0))).unwrap();
-        }
-    }
-    for _ in 0..(cx * cz) {
-        let (x, z) = (rng.range(0, cx * e - 40), rng.range(0, cz * e - 40));
-        let (w, d) = if rng.below(2) == 0 { (32, 8) } else { (8, 32) };
-        let y = h(x, z).clamp(4, cy * e - 48);
-        level.fill_box(lbox([x, y - 8, z], [x + w, y + 40, z + d]), solid(MaterialId(0))).unwrap();
-    }
-    level
-}
-
-#[test]
-fn terrain_culls_interiors_and_prints_figures() {
-    let (lib, _) = library();
-    let level = terrain(2, 1, 2, 3);
-    let chunk = ChunkCoord::new(0, 0, 0);
-    let cells: Vec<CubeAddr> = air_cells(&level, chunk, 4).into_iter().step_by(5).collect();
-    let bake = bake_chunk_vis(&level, &lib, chunk, &cells, &VisSettings::default()).unwrap();
-    let s = bake.stats;
-    println!(
-        "terrain 2x1x2: {} cells, {} solid leaves, {} candidates, {} of {} pairs listed ({:.1}% culled)",
-        s.cells,
-        s.solid_leaves,
-        s.candidates,
-        s.pairs_visible,
-        s.pairs_total,
-        100.0 * s.culled_fraction()
-    );
-    assert!(s.candidates < s.solid_leaves, "buried leaves are not candidates");
-    assert!(s.culled_fraction() > 0.2);
-    // Deterministic.
-    assert_eq!(bake, bake_chunk_vis(&level, &lib, chunk, &cells, &VisSettings::default()).unwrap());
-    // Per-cell results do not depend on which other cells are baked with it.
-    let one = bake_chunk_vis(&level, &lib, chunk, &cells[3..4], &VisSettings::default()).unwrap();
-    assert_eq!(one.cells[0], bake.cells[3]);
-    // Lists are in octree pre-order.
-    for v in &bake.cells {
-        for cv in &v.other_chunks {
-            if let VisibleCubes::Listed(l) = &cv.cubes {
-                let order: Vec<CubeAddr> = level.chunk(cv.chunk).unwrap().octree().leaves().map(|(a, _)| a).collect();
-                let pos: Vec<usize> = l.iter().map(|a| order.iter().position(|b| b == a).unwrap()).collect();
-                assert!(pos.windows(2).all(|w| w[0] < w[1]));
-            }
-        }
-    }
 }
 
 // ----- pathfinding ------------------------------------------------------------------------
@@ -463,4 +237,303 @@ fn user_attributes_pass_through_sorted_and_deduplicated() {
     let f = |s: PathAttrs| vec![PathAttribute::new(format!("set{}", s.0), [0.0; 3])];
     let out = bake_chunk_paths(&level, &lib, ChunkCoord::new(0, 0, 0), &[high], &f).unwrap();
     assert_eq!(out[0].attributes, vec![PathAttribute::new("set2", [0.0; 3])]);
+}
+
+// ----- whole levels: the far-seeing oracle ------------------------------------------------
+
+/// Every chunk's visibility bake of a level, over the box of its stored chunks plus one layer
+/// of air around it, with the compile's air cells (the layout's empty leaves).
+struct LevelBakes {
+    bakes: BTreeMap<ChunkCoord, (Vec<CubeAddr>, ChunkVisBake)>,
+}
+
+impl LevelBakes {
+    fn new(level: &Level, lib: &Library) -> LevelBakes {
+        let (lo, hi) = level.occupied_bounds().unwrap();
+        let (lo, hi) = ((lo.as_ivec3() - IVec3::ONE).max(IVec3::ZERO), hi.as_ivec3() + IVec3::ONE);
+        let lv =
+            LevelVis::build(level, lib, VisSettings::default(), ChunkCoord::from_ivec3(lo), ChunkCoord::from_ivec3(hi));
+        let settings = BakeSettings::default();
+        let empty = Octree::new(level.frame().chunk_lattice_log2());
+        let mut bakes = BTreeMap::new();
+        for y in lo.y..=hi.y {
+            for x in lo.x..=hi.x {
+                for z in lo.z..=hi.z {
+                    let c = ChunkCoord::new(x, y, z);
+                    let layout = ChunkLayout::build(level.chunk(c).map_or(&empty, |ch| ch.octree()), &settings);
+                    let cells = layout.air_cell_addrs(level.frame().chunk_min_lattice(c));
+                    let bake = bake_chunk_vis_in(&lv, level, c, &cells).unwrap();
+                    bakes.insert(c, (cells, bake));
+                }
+            }
+        }
+        LevelBakes { bakes }
+    }
+
+    /// Every (chunk, cell index) of the level.
+    fn cells(&self) -> Vec<(ChunkCoord, usize)> {
+        self.bakes.iter().flat_map(|(&c, (cells, _))| (0..cells.len()).map(move |i| (c, i))).collect()
+    }
+
+    fn cell(&self, c: ChunkCoord, i: usize) -> CubeAddr {
+        self.bakes[&c].0[i]
+    }
+
+    /// Whether cell `i` of chunk `own` lists the leaf `leaf` (level lattice) of `chunk`.
+    fn lists(&self, level: &Level, own: ChunkCoord, i: usize, chunk: ChunkCoord, leaf: CubeAddr) -> bool {
+        let local = leaf.translated(-level.frame().chunk_min_lattice(chunk));
+        self.bakes[&own].1.lists_cube(i, own, chunk, local)
+    }
+
+    /// The chunks cell `i` of `own` lists beyond its own.
+    fn far(&self, own: ChunkCoord, i: usize) -> &[ChunkCoord] {
+        let b = &self.bakes[&own].1;
+        &b.far[b.lists[b.cell_list[i] as usize].far as usize]
+    }
+}
+
+/// Lattice units of a 4-unit chunk ([`random_level`]).
+const E: i32 = 32;
+
+/// A hollow box of stone: outer `[min, max)`, walls one unit thick.
+fn hollow(level: &mut Level, min: IVec3, max: IVec3) {
+    level.fill_box(LatticeBox::new(min, max), solid(MaterialId(0))).unwrap();
+    level.clear_box(LatticeBox::new(min + IVec3::splat(8), max - IVec3::splat(8))).unwrap();
+}
+
+/// What [`random_level`] built where, for targeted rays.
+struct Features {
+    /// A sealed room's outer box.
+    sealed: LatticeBox,
+    /// A corridor of 1 × 1 × N chunks along X: its inside.
+    corridor: LatticeBox,
+    /// Two rooms' insides and their windows (each an opening in the room's wall, facing the
+    /// other room across several chunks of open air).
+    rooms: [(LatticeBox, LatticeBox); 2],
+}
+
+/// A random whole level of 4-unit chunks, 12 × 3 × 12 chunks: an open floor over all of it
+/// (12 × 12 chunks), a second storey over part of it with holes and stairs, a corridor of
+/// 1 × 1 × N chunks open at both ends, two rooms seeing each other through windows several
+/// chunks apart, random boxes (glass, water, pushed corners), and a sealed room built last.
+fn random_level(seed: u64, ids: &Ids) -> (Level, Features) {
+    let mut rng = NoiseRng::new(seed);
+    let mut level = Level::new("far", 2).unwrap();
+    let (w, d) = (12 * E, 12 * E);
+    let stone = solid(MaterialId(0));
+    level.fill_box(lbox([0, 0, 0], [w, 8, d]), stone).unwrap();
+    // Second storey over x < 5 chunks, at y 1.5 chunks, with a hole and a flight of stairs.
+    let y2 = 48;
+    level.fill_box(lbox([0, y2, 0], [5 * E, y2 + 8, d]), stone).unwrap();
+    let hz = rng.range(1, 9) * E;
+    level.clear_box(lbox([E, y2, hz], [3 * E, y2 + 8, hz + 2 * E])).unwrap();
+    let sz = rng.range(0, 10) * E;
+    for s in 0..5 {
+        level.fill_box(lbox([3 * E + s * 8, 8, sz], [3 * E + s * 8 + 8, 8 + (s + 1) * 8, sz + 16]), stone).unwrap();
+    }
+    // Random boxes.
+    for _ in 0..rng.range(8, 16) {
+        let min = IVec3::new(rng.range(0, w - 8), rng.range(8, 80), rng.range(0, d - 8));
+        let size = IVec3::new(rng.range(4, 40), rng.range(4, 32), rng.range(4, 40));
+        let max = (min + size).min(IVec3::new(w, 96, d));
+        let m = match rng.range(0, 10) {
+            0 => ids.glass,
+            1 => ids.water,
+            2 => ids.stone2,
+            _ => MaterialId(0),
+        };
+        level.fill_box(LatticeBox::new(min, max), solid(m)).unwrap();
+        if rng.range(0, 3) == 0 {
+            let addr = level.get(min).unwrap().1;
+            if addr.size_log2 <= 4 {
+                level.push_corner(addr, rng.range(0, 8) as usize, IVec3::new(-3, -5, 2)).unwrap();
+            }
+        }
+    }
+    // A corridor of 1 × 1 × N chunks along X in the chunk layer y 1, open at both ends.
+    let (cz, cx, n) = (rng.range(6, 11) * E, rng.range(5, 7) * E, rng.range(4, 6));
+    let outer = lbox([cx, E, cz], [cx + n * E, 2 * E, cz + E]);
+    level.fill_box(outer, stone).unwrap();
+    let corridor = lbox([cx, E + 8, cz + 8], [cx + n * E, 2 * E - 8, cz + E - 8]);
+    level.clear_box(corridor).unwrap();
+    // Two rooms 2 × 1 × 2 chunks, several chunks apart along Z, with facing windows.
+    let rx = rng.range(6, 9) * E;
+    let (za, zb) = (0, rng.range(4, 6) * E);
+    hollow(&mut level, IVec3::new(rx, 8, za), IVec3::new(rx + 2 * E, 8 + E, za + 2 * E));
+    hollow(&mut level, IVec3::new(rx, 8, zb), IVec3::new(rx + 2 * E, 8 + E, zb + 2 * E));
+    let wx = rx + rng.range(1, 5) * 8;
+    let win_a = lbox([wx, 16, za + 2 * E - 8], [wx + 16, 32, za + 2 * E]);
+    let win_b = lbox([wx + 8, 16, zb], [wx + 24, 32, zb + 8]);
+    level.clear_box(win_a).unwrap();
+    level.clear_box(win_b).unwrap();
+    let inside = |z: i32| lbox([rx + 8, 16, z + 8], [rx + 2 * E - 8, E, z + 2 * E - 8]);
+    // A sealed room, last: nothing cuts it open.
+    let (sx, sz) = (rng.range(0, 3) * E, rng.range(0, 9) * E);
+    let sealed = lbox([sx + 4, 8, sz + 4], [sx + 2 * E + 4, 8 + E, sz + E + 12]);
+    hollow(&mut level, sealed.min, sealed.max);
+    (level, Features { sealed, corridor, rooms: [(inside(za), win_a), (inside(zb), win_b)] })
+}
+
+/// A point of `b` (jittered away from its faces).
+fn point_in(b: &LatticeBox, rng: &mut NoiseRng) -> DVec3 {
+    let j = |r: &mut NoiseRng| 0.02 + 0.96 * r.unit();
+    b.min.as_dvec3() + (b.max - b.min).as_dvec3() * DVec3::new(j(rng), j(rng), j(rng))
+}
+
+/// Checks that cell `i` of `own` lists every leaf the segment from `p` towards `q` passes before
+/// it enters an occluder; returns how many leaves it checked.
+fn check_segment(
+    level: &Level,
+    bakes: &LevelBakes,
+    opaque: &OpaqueMaterials,
+    own: ChunkCoord,
+    i: usize,
+    p: DVec3,
+    q: DVec3,
+) -> usize {
+    let hits = oracle::leaves_along(level, opaque, p, q);
+    for &(c, leaf) in &hits {
+        assert!(
+            bakes.lists(level, own, i, c, leaf),
+            "cell {:?} (chunk {own:?}) sees leaf {leaf:?} of chunk {c:?} along {p} → {q}, but does not list it",
+            bakes.cell(own, i)
+        );
+    }
+    hits.len()
+}
+
+#[test]
+fn no_cell_omits_what_a_far_seeing_oracle_sees_on_random_levels() {
+    let (lib, ids) = library();
+    let opaque = OpaqueMaterials::of(&lib);
+    let mut checked = 0;
+    for seed in 1..=3u64 {
+        let (level, f) = random_level(seed, &ids);
+        let bakes = LevelBakes::new(&level, &lib);
+        let cells = bakes.cells();
+        let mut rng = NoiseRng::new(seed * 1000 + 7);
+        // Random cells, random directions, as far as the level goes.
+        for _ in 0..30 {
+            let (c, i) = cells[rng.range(0, cells.len() as i32) as usize];
+            let cb = bakes.cell(c, i).lattice_box();
+            for &(hc, leaf) in &oracle::reached(&level, &opaque, &cb, 60, 1000.0, &mut rng) {
+                assert!(
+                    bakes.lists(&level, c, i, hc, leaf),
+                    "cell {cb:?} sees {leaf:?} of {hc:?} but does not list it"
+                );
+                checked += 1;
+            }
+        }
+        // Cells in the corridor looking down it, out of either end, and cells outside looking in.
+        let along = |cell: &CubeAddr| cell.lattice_box().intersects(&f.corridor);
+        let in_corridor: Vec<(ChunkCoord, usize)> =
+            cells.iter().copied().filter(|&(c, i)| along(&bakes.cell(c, i))).collect();
+        assert!(!in_corridor.is_empty(), "seed {seed}: the corridor has air cells");
+        for &(c, i) in in_corridor.iter().step_by(3) {
+            let cb = bakes.cell(c, i).lattice_box();
+            for _ in 0..8 {
+                let p = point_in(&cb, &mut rng);
+                let mut end = point_in(&f.corridor, &mut rng);
+                end.x = if rng.unit() < 0.5 { f64::from(f.corridor.min.x) } else { f64::from(f.corridor.max.x) };
+                checked += check_segment(&level, &bakes, &opaque, c, i, p, p + (end - p) * 40.0);
+            }
+        }
+        // Rooms: from inside one, through both windows, into the other.
+        for (a, b) in [(0, 1), (1, 0)] {
+            let (room, win) = f.rooms[a];
+            let far_win = f.rooms[b].1;
+            let room_cells: Vec<(ChunkCoord, usize)> =
+                cells.iter().copied().filter(|&(c, i)| room.contains_box(&bakes.cell(c, i).lattice_box())).collect();
+            assert!(!room_cells.is_empty());
+            for &(c, i) in room_cells.iter().step_by(2) {
+                let cb = bakes.cell(c, i).lattice_box();
+                for _ in 0..12 {
+                    let p = point_in(&cb, &mut rng);
+                    let through =
+                        if rng.unit() < 0.5 { point_in(&win, &mut rng) } else { point_in(&far_win, &mut rng) };
+                    checked += check_segment(&level, &bakes, &opaque, c, i, p, p + (through - p) * 30.0);
+                }
+            }
+        }
+        // The reverse: the sealed room's cells list no chunk outside the room's own chunks.
+        let (lo, hi) = (f.sealed.min >> 5, (f.sealed.max - IVec3::ONE) >> 5);
+        let inside = LatticeBox::new(f.sealed.min + IVec3::splat(8), f.sealed.max - IVec3::splat(8));
+        let mut sealed_cells = 0;
+        for &(c, i) in &cells {
+            if inside.contains_box(&bakes.cell(c, i).lattice_box()) {
+                sealed_cells += 1;
+                for far in bakes.far(c, i) {
+                    let v = far.as_ivec3();
+                    assert!(v.cmpge(lo).all() && v.cmple(hi).all(), "seed {seed}: a sealed room's cell lists {far:?}");
+                }
+            }
+        }
+        assert!(sealed_cells > 0);
+    }
+    assert!(checked > 1000, "the oracle checked {checked} leaves");
+}
+
+/// Two sealed rooms, chunks apart on an open floor, never list each other (nor the floor).
+#[test]
+fn sealed_rooms_never_list_each_other() {
+    let (lib, _) = library();
+    let mut level = Level::new("sealed", 2).unwrap();
+    level.fill_box(lbox([0, 0, 0], [10 * E, 8, 10 * E]), solid(MaterialId(0))).unwrap();
+    let a = lbox([E + 4, 8, E + 4], [3 * E + 4, 8 + E, 3 * E + 4]);
+    let b = lbox([6 * E + 4, 8, 5 * E + 4], [8 * E + 4, 8 + E, 7 * E + 4]);
+    hollow(&mut level, a.min, a.max);
+    hollow(&mut level, b.min, b.max);
+    let bakes = LevelBakes::new(&level, &lib);
+    for (room, other) in [(a, b), (b, a)] {
+        let inside = LatticeBox::new(room.min + IVec3::splat(8), room.max - IVec3::splat(8));
+        let (olo, ohi) = (other.min >> 5, (other.max - IVec3::ONE) >> 5);
+        let mut n = 0;
+        for (c, i) in bakes.cells() {
+            if !inside.contains_box(&bakes.cell(c, i).lattice_box()) {
+                continue;
+            }
+            n += 1;
+            for far in bakes.far(c, i) {
+                let v = far.as_ivec3();
+                assert!(
+                    !(v.cmpge(olo).all() && v.cmple(ohi).all()),
+                    "{:?} in {room:?} lists {far:?}",
+                    bakes.cell(c, i)
+                );
+                assert!(v.cmpge(room.min >> 5).all() && v.cmple((room.max - IVec3::ONE) >> 5).all());
+            }
+        }
+        assert!(n > 0);
+    }
+}
+
+/// The new-user case at small scale: a flat floor of 8 × 8 chunks (16-unit chunks) and
+/// nothing else. Every air cell above it lists every floor chunk.
+#[test]
+fn on_an_open_floor_every_cell_lists_every_floor_chunk() {
+    let (lib, _) = library();
+    let mut level = Level::new("floor", 4).unwrap();
+    level.fill_box(lbox([0, 0, 0], [8 * 128, 8, 8 * 128]), solid(MaterialId(0))).unwrap();
+    let bakes = LevelBakes::new(&level, &lib);
+    let floor: Vec<ChunkCoord> = level.chunks().map(|(c, _)| *c).collect();
+    assert_eq!(floor.len(), 64);
+    let mut n = 0;
+    for (c, i) in bakes.cells() {
+        let cell = bakes.cell(c, i);
+        if cell.min.y < 8 || cell.min.x < 0 || cell.min.z < 0 || cell.min.x >= 8 * 128 || cell.min.z >= 8 * 128 {
+            continue; // below the floor's top or beside the floor
+        }
+        n += 1;
+        let far = bakes.far(c, i);
+        for f in &floor {
+            if *f != c {
+                assert!(far.binary_search(f).is_ok(), "cell {cell:?} of {c:?} omits floor chunk {f:?}");
+            }
+        }
+        if floor.contains(&c) {
+            let b = &bakes.bakes[&c].1;
+            assert!(!b.own[b.lists[b.cell_list[i] as usize].own as usize].is_empty(), "{cell:?} sees its own floor");
+        }
+    }
+    assert!(n > 64, "{n} cells above the floor");
 }

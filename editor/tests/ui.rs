@@ -675,7 +675,9 @@ fn the_visibility_view_is_reached_by_shortcut_and_menu_and_names_the_hovered_air
     assert!(app.viewport.hovered().is_some(), "the pointer is on a face");
     let air = app.viewport.vis_air().unwrap_or_else(|| panic!("no air cube: {status}"));
     assert!(
-        status.starts_with(&format!("air cube {} in chunk (", air.index)) && status.contains(" cubes visible in "),
+        status.starts_with(&format!("air cube {} in chunk (", air.index))
+            && status.contains(" chunks in the level: ")
+            && status.contains(" cubes visible in "),
         "{status}"
     );
     let cube = &app.state.bake.full(air.key).expect("full bake").pmf.common.cubes[air.index as usize];

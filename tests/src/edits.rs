@@ -5,7 +5,9 @@
 //! whose sun shadows and sky occlusion reach far beyond an edit's neighbours, the level's sun,
 //! sky and bounce settings, imports (the whole map replaced) and the undo history. The level is
 //! in daylight (sun, sky, one bounce) with an emissive material, so rays that leave a chunk's
-//! neighbourhood — and the chunks they record as read — are exercised. `tests/invariant.rs` plays them on the
+//! neighbourhood — and the chunks they record as read — are exercised. A wall splits the work
+//! area into two large spaces, and windows opened and closed in it change what every cell of
+//! both sees (the whole-level visibility, docs/spec/PMF-NOTES.md V1). `tests/invariant.rs` plays them on the
 //! rebuild engine, `tests/editor_invariant.rs` through the editor's own commands.
 
 use glam::{IVec3, Vec3};
@@ -29,6 +31,11 @@ pub const EDGE: i32 = 32;
 /// light's reach, so a spread that forgets lights or neighbours is caught.
 pub const AREA: i32 = 6;
 
+/// The wall between the two halves of the work area: lattice x (from [`area_min`]) of its west
+/// face. It is one unit thick and stands from the floor to the top of the chunk layer across the
+/// whole area, so the halves see each other only through [`Op::Window`]s.
+pub const WALL_X: i32 = 3 * EDGE - 8;
+
 /// The lattice minimum of the AREA×1×AREA chunk work area around the center chunk.
 pub fn area_min(map: &Map) -> IVec3 {
     let frame = map.levels[0].frame();
@@ -38,9 +45,9 @@ pub fn area_min(map: &Map) -> IVec3 {
 /// Materials the ops use: 0 (the starter stone), 1 (glass), 2 (glow, emissive).
 pub const MATERIALS: u16 = 3;
 
-/// A small map: 4-unit chunks, a floor over AREA×AREA chunks, a glass material, an emissive
-/// material, a static light reaching over several chunks and a dynamic one, in daylight with one
-/// bounce.
+/// A small map: 4-unit chunks, a floor over AREA×AREA chunks split in two by a wall
+/// ([`WALL_X`]), a glass material, an emissive material, a static light reaching over several
+/// chunks and a dynamic one, in daylight with one bounce.
 pub fn start_map() -> Map {
     let mut map = Map::new("invariant");
     map.levels[0] = Level::new("main", 2).expect("a valid chunk size");
@@ -55,6 +62,12 @@ pub fn start_map() -> Map {
     let stone = Cube::solid(MaterialId(0), PhysicsId(0), SoundId(0));
     map.levels[0]
         .fill_box(LatticeBox::new(min, min + IVec3::new(AREA * EDGE, 8, AREA * EDGE)), stone)
+        .expect("in the grid");
+    map.levels[0]
+        .fill_box(
+            LatticeBox::new(min + IVec3::new(WALL_X, 8, 0), min + IVec3::new(WALL_X + 8, EDGE, AREA * EDGE)),
+            stone,
+        )
         .expect("in the grid");
     let mut lamp = Light::point("lamp", Vec3::new(0.0, 3.0, 0.0));
     lamp.range = 10.0;
@@ -145,6 +158,11 @@ pub enum Op {
         from: IVec3,
         to: IVec3,
     },
+    /// Opens (clears) or closes (fills) a window 2 units wide and high in the wall at `z`.
+    Window {
+        z: i32,
+        open: bool,
+    },
     Undo,
     Redo,
 }
@@ -180,6 +198,7 @@ pub fn op() -> impl Strategy<Value = Op> {
         1 => (0f32..360.0, 10f32..80.0, 0u8..3)
             .prop_map(|(azimuth, elevation, bounces)| Op::Lighting { azimuth, elevation, bounces }),
         1 => (pos.clone(), pos).prop_map(|(from, to)| Op::Import { from, to }),
+        2 => (0..AREA * EDGE - 16, any::<bool>()).prop_map(|(z, open)| Op::Window { z, open }),
         1 => Just(Op::Undo),
         1 => Just(Op::Redo),
     ]
@@ -254,6 +273,11 @@ pub fn edit_for(map: &Map, op: &Op) -> Option<Edit> {
             let mut copy = map.snapshot();
             import_voxels(&mut copy, 0, &model, min + to, 3).ok()?;
             Edit::ReplaceMap { map: WholeMap(Box::new(copy)), name: "Import copy".into() }
+        }
+        Op::Window { z, open } => {
+            let region = LatticeBox::new(min + IVec3::new(WALL_X, 12, z), min + IVec3::new(WALL_X + 8, 28, z + 16));
+            let op = if open { CubeOp::ClearBox { region } } else { CubeOp::FillBox { region, cube: cube(0) } };
+            Edit::Cubes { level: 0, op }
         }
         Op::Undo | Op::Redo => return None,
     })

@@ -386,7 +386,7 @@ fn dynamic_fast_lights() -> File {
 
 fn visible_air(cubes: Vec<u32>, chunks: Vec<VisibleChunk>) -> Node {
     let mut n = Node::empty();
-    n.cube.visibility = Some(Visibility { cubes, chunks });
+    n.cube.visibility = Some(Visibility { cubes: cubes.into(), chunks: chunks.into() });
     n
 }
 

@@ -104,6 +104,44 @@ fn a_narrow_spread_is_caught() {
     assert!(result.is_err(), "a spread that ignores neighbours, lights and the library went unnoticed");
 }
 
+/// The chunks (x, z grid index) whose air cells' visibility differs between two compiles.
+fn visibility_changed(a: &pmf::File, b: &pmf::File) -> Vec<(u16, u16)> {
+    let (la, lb) = (&a.levels[0], &b.levels[0]);
+    assert_eq!(la.grid, lb.grid);
+    (0..la.chunks.len())
+        .filter(|&i| {
+            let vis =
+                |l: &pmf::Level| l.chunks[i].common.cubes.iter().map(|c| c.visibility.clone()).collect::<Vec<_>>();
+            vis(la) != vis(lb)
+        })
+        .map(|i| {
+            let c = la.grid.index_of(i);
+            (c.x, c.z)
+        })
+        .collect()
+}
+
+/// A window opened and closed in the wall between the two halves changes the lists of cells
+/// far from it (beyond any fixed spread around the edit): the engine writes their far lists
+/// again from the new summaries (where their sun rays through the wall do not re-bake them
+/// anyway), and stays equal to a full compile.
+#[test]
+fn a_window_between_two_large_spaces_changes_far_cells() {
+    let map = start_map();
+    let mut open = map.snapshot();
+    let window = Op::Window { z: 72, open: true };
+    History::new().apply(&mut open, edit_for(&map, &window).unwrap()).unwrap();
+    let (before, after) = (compile_full(&map, &settings()).unwrap(), compile_full(&open, &settings()).unwrap());
+    // The window is in chunk x 2, z 2 of the grid: chunks two and more away see through it.
+    let far: Vec<(u16, u16)> = visibility_changed(&before, &after)
+        .into_iter()
+        .filter(|&(x, z)| (i32::from(x) - 2).abs() > 1 || (i32::from(z) - 2).abs() > 1)
+        .collect();
+    assert!(far.len() > 4, "far chunks whose lists changed: {far:?}");
+    let ops = [window, Op::Window { z: 72, open: false }, Op::Undo, Op::Window { z: 8, open: true }, Op::Undo];
+    check(&ops, 2, Plan::FinalOnly, None).unwrap();
+}
+
 /// Library edits spread only to the chunks whose cubes use the record, like cube edits there.
 /// A spread that re-bakes those chunks alone (not their neighbours, whose faces against a glass
 /// cube are culled or not by its transparency) is caught.

@@ -14,6 +14,13 @@ use super::bin::{ReadError, Reader};
 pub const MAX_DECOMPRESSED: u64 = 1 << 30;
 
 /// Compresses `data` into one LZ4 frame (independent blocks, content checksum, content size).
+///
+/// The block size is left to `lz4_flex` (`BlockSize::Auto`): the smallest of 64 KiB, 256 KiB
+/// and 4 MiB that holds `data`, so a large chunk block is cut every 4 MiB only. A record repeated
+/// within LZ4's 64 KiB window can then cost a few bytes per 255 repeated, when the match finder
+/// finds the earlier copy (it does for varied bytes; not for the self-similar far visibility
+/// lists, docs/spec/PMF-NOTES.md L1); linked blocks would only add the few repeats that straddle
+/// a 4 MiB boundary.
 pub fn compress(data: &[u8]) -> Vec<u8> {
     let info = FrameInfo::new()
         .block_mode(BlockMode::Independent)
@@ -156,6 +163,39 @@ mod tests {
             let frame = compress(data);
             assert_eq!(&frame[..4], &[0x04, 0x22, 0x4D, 0x18], "LZ4 frame magic");
             assert_eq!(decompress(&reader(&frame), data.len() as u64).unwrap(), data);
+        }
+    }
+
+    /// A 40 KB record written 50 times (as a far visibility list is, once per air cube): each
+    /// repeat copies from the one before, so the frame holds about one copy. 64 KiB independent
+    /// blocks would hold one per block (about 30 here).
+    #[test]
+    fn repeats_compress_across_64_kib() {
+        let mut rng = 0x9E37_79B9_7F4A_7C15u64;
+        let record: Vec<u8> = (0..40_000)
+            .map(|_| {
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                rng as u8
+            })
+            .collect();
+        let data = record.repeat(50);
+        let frame = compress(&data);
+        assert!(frame.len() < 2 * record.len(), "{} bytes for 50 repeats of {}", frame.len(), record.len());
+        assert_eq!(decompress(&reader(&frame), data.len() as u64).unwrap(), data);
+        let with = |mode, size| {
+            let info = FrameInfo::new().block_mode(mode).block_size(size).content_checksum(true);
+            let mut enc = FrameEncoder::with_frame_info(info, Vec::new());
+            enc.write_all(&data).unwrap();
+            enc.finish().unwrap()
+        };
+        let small = with(BlockMode::Independent, lz4_flex::frame::BlockSize::Max64KB);
+        assert!(small.len() > 10 * frame.len(), "64 KiB blocks: {}, ours: {}", small.len(), frame.len());
+        // Linked blocks decode too (our reader takes any valid frame).
+        let linked = with(BlockMode::Linked, lz4_flex::frame::BlockSize::Max64KB);
+        for f in [&small, &linked] {
+            assert_eq!(decompress(&reader(f), data.len() as u64).unwrap(), data);
         }
     }
 

@@ -1,16 +1,19 @@
 //! Sample maps: [`demo`], the small hand-built map the editor opens by default (and tests and
-//! benchmarks use), [`terrain`], a scalable procedural landscape for benchmarks, and [`empty`],
-//! what a new map is. Every one takes its materials from the [`starter_library`], the one
-//! definition of the starter palette.
+//! benchmarks use), [`terrain`], a scalable procedural landscape for benchmarks, [`indoor`], a
+//! multi-storey building of rooms and corridors (where most of the level is hidden from most
+//! places: the visibility benchmark), and [`empty`], what a new map is. Every one takes its
+//! materials from the [`starter_library`], the one definition of the starter palette.
 //!
-//! All are deterministic: no clock, no thread, no `rand`; [`terrain`]'s randomness is a
-//! hand-written SplitMix64 stream and hash-based value noise ([`noise`]), seeded by its `seed`.
+//! All are deterministic: no clock, no thread, no `rand`; the randomness of [`terrain`] and
+//! [`indoor`] is a hand-written SplitMix64 stream and hash-based value noise ([`noise`]), seeded
+//! by their `seed`.
 //!
-//! The two landscapes build through the public edit API ([`Level::fill_box`], [`Level::set_cube`],
+//! The landscapes build through the public edit API ([`Level::fill_box`], [`Level::set_cube`],
 //! [`Level::push_corner`], [`LevelObjects::add`](crate::map::library::LevelObjects::add), …),
 //! whole boxes at a time, never cube by cube.
 
 mod demo;
+mod indoor;
 pub mod noise;
 mod palette;
 mod site;
@@ -21,6 +24,7 @@ mod terrain;
 mod tests;
 
 pub use self::demo::{demo, landmarks};
+pub use self::indoor::{INDOOR_CHUNKS, indoor};
 pub use self::starter::{empty, starter_library};
 pub use self::terrain::{TERRAIN_CHUNK_SIZE_LOG2, terrain};
 use crate::map::Level;

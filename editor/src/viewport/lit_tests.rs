@@ -24,8 +24,15 @@ use super::visibility::tests::baked_demo;
 
 /// A chunk record as the viewport meshes it.
 fn mesh_of(map: &Map, chunk: ChunkCoord, record: &pmf::Chunk) -> ChunkMesh {
-    let bake =
-        ChunkBake { level: 0, chunk, generation: 0, pmf: record.clone(), stats: Default::default(), reads: Vec::new() };
+    let bake = ChunkBake {
+        level: 0,
+        chunk,
+        generation: 0,
+        pmf: record.clone(),
+        stats: Default::default(),
+        reads: Vec::new(),
+        vis: None,
+    };
     build_chunk_mesh(&bake, &map.library)
 }
 

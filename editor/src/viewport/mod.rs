@@ -683,6 +683,7 @@ impl Viewport {
                     let b = visibility::build(state, a);
                     self.vis.cubes = b.cubes;
                     self.vis.chunks = b.chunks.len();
+                    self.vis.level_chunks = state.bake.slots().keys().filter(|k| k.0 == a.key.0).count();
                     (b.chunks, false)
                 }
                 Err(_) => {

@@ -207,6 +207,8 @@ pub struct VisView {
     /// Geometry cubes and chunks visible from it.
     pub cubes: usize,
     pub chunks: usize,
+    /// Chunks of its level's compiled grid (what "sees N of M chunks" counts against).
+    pub level_chunks: usize,
     /// Chunks waiting for their full bake.
     pub waiting: usize,
     /// A world point whose air cube is shown instead of the one in front of the hovered face.
@@ -217,7 +219,15 @@ pub struct VisView {
 
 impl Default for VisView {
     fn default() -> Self {
-        Self { air: Err(NoAir::NothingHovered), cubes: 0, chunks: 0, waiting: 0, pin: None, built: None }
+        Self {
+            air: Err(NoAir::NothingHovered),
+            cubes: 0,
+            chunks: 0,
+            level_chunks: 0,
+            waiting: 0,
+            pin: None,
+            built: None,
+        }
     }
 }
 
@@ -238,14 +248,17 @@ impl VisView {
         self.built = None;
     }
 
-    /// The status text: "air cube 123 in chunk (x, y, z): 456 cubes visible in 7 chunks", or why
-    /// there is nothing to show; plus the chunks still waiting for their full bake.
+    /// The status text: "air cube 123 in chunk (x, y, z) sees 7 of 64 chunks in the level: 456
+    /// cubes visible in 7 chunks", or why there is nothing to show; plus the chunks still waiting
+    /// for their full bake.
     pub fn status(&self) -> String {
         let mut s = match &self.air {
             Ok(a) => format!(
-                "air cube {} in chunk {}: {} cubes visible in {} chunk{}",
+                "air cube {} in chunk {} sees {} of {} chunks in the level: {} cubes visible in {} chunk{}",
                 a.index,
                 show(a.key.1),
+                self.chunks,
+                self.level_chunks,
                 self.cubes,
                 self.chunks,
                 if self.chunks == 1 { "" } else { "s" }
@@ -331,8 +344,9 @@ pub(super) mod tests {
             ChunkVis::Listed(bits) => assert_eq!(bits[solid as usize], 1, "the ground cube is visible"),
         }
         assert!(b.cubes > 0);
-        // Nothing outside the visibility radius (1 chunk) is listed.
-        assert!(b.chunks.keys().all(|k| (k.1.as_ivec3() - air.key.1.as_ivec3()).abs().max_element() <= 1));
+        // No radius (V1): the other chunks in sight are listed, whole, however far.
+        assert!(b.chunks.iter().all(|(k, v)| *k == air.key || matches!(v, ChunkVis::All)));
+        assert!(b.chunks.len() > 1, "open ground sees other chunks");
         // Bits are sized to the drawn meshes.
         for (k, v) in &b.chunks {
             if let ChunkVis::Listed(bits) = v {
@@ -357,7 +371,11 @@ pub(super) mod tests {
         v.air = Ok(AirCube { key: (0, ChunkCoord::new(1, 2, 3)), index: 123, min: DVec3::ZERO, max: DVec3::ONE });
         v.cubes = 456;
         v.chunks = 7;
-        assert_eq!(v.status(), "air cube 123 in chunk (1, 2, 3): 456 cubes visible in 7 chunks");
+        v.level_chunks = 64;
+        assert_eq!(
+            v.status(),
+            "air cube 123 in chunk (1, 2, 3) sees 7 of 64 chunks in the level: 456 cubes visible in 7 chunks"
+        );
         v.waiting = 2;
         assert!(v.status().ends_with("· 2 chunks waiting for full bakes (hatched)"));
         // Rebuilt only when the air cube or the revision changes.

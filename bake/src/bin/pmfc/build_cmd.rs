@@ -8,12 +8,15 @@ use std::time::{Duration, Instant};
 use clap::{Args, ValueEnum};
 use glam::IVec3;
 
-use pmfedit_bake::compile::{CompileSettings, StageTimes, bake_chunk, bake_chunk_timed, compile_full, level_chunks};
+use pmfedit_bake::compile::{
+    CompileSettings, StageTimes, bake_chunk, bake_chunk_timed, compile_full, level_chunks, level_vis,
+};
 use pmfedit_bake::deps::dirty_chunks;
 use pmfedit_bake::export::{self, ExportError};
 use pmfedit_bake::memory::{self, RecordBytes, mib};
 use pmfedit_bake::rebuild::{ChunkState, Plan, Rebuild};
 use pmfedit_bake::scheduler::Scheduler;
+use pmfedit_bake::vis::VisCache;
 use pmfedit_core::edit::{CubeOp, Edit, History};
 use pmfedit_core::format::pmf;
 use pmfedit_core::map::Map;
@@ -32,6 +35,8 @@ pub enum Sample {
     Terrain,
     /// One empty level and the starter library (what the editor's File → New makes).
     Empty,
+    /// A building of rooms, corridors, doors and four storeys (16 × 2 × 16 chunks, `--seed`).
+    Indoor,
 }
 
 #[derive(Debug, Args)]
@@ -43,7 +48,7 @@ pub struct NewArgs {
     /// Terrain size in chunks: X,Y,Z.
     #[arg(long, default_value = "8,2,8")]
     size: String,
-    /// Terrain seed.
+    /// Seed of the terrain and indoor samples.
     #[arg(long, default_value_t = 1)]
     seed: u64,
 }
@@ -67,6 +72,13 @@ pub struct BuildArgs {
     /// No progress line.
     #[arg(long, short)]
     quiet: bool,
+    /// Portal limits on far visibility for paths of up to this many chunks (0: none; default
+    /// 16). Tighter lists in buildings, dearer to compute.
+    #[arg(long)]
+    portal_steps: Option<u32>,
+    /// Portal limits only on levels whose grid has at most this many chunks (default 1024).
+    #[arg(long)]
+    portal_max_chunks: Option<u32>,
 }
 
 #[derive(Debug, Args)]
@@ -134,6 +146,7 @@ pub fn new(a: NewArgs) -> Result<(), Failure> {
             let [x, y, z] = parse_size(&a.size).map_err(|e| fail(&a.project, e))?;
             sample::terrain(x, y, z, a.seed)
         }
+        Sample::Indoor => sample::indoor(a.seed),
         Sample::Empty => {
             sample::empty(a.project.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default())
         }
@@ -230,14 +243,13 @@ fn write_map(project: &Path, out: &Path, file: pmf::File, strict: bool) -> Resul
 pub fn build(a: BuildArgs) -> Result<(), Failure> {
     let start = Instant::now();
     let (_, map) = open(&a.project)?;
-    let settings = CompileSettings { timestamp: a.timestamp.unwrap_or_else(now), ..CompileSettings::default() };
+    let mut settings = CompileSettings { timestamp: a.timestamp.unwrap_or_else(now), ..CompileSettings::default() };
+    if let Some(vis) = settings.visibility.as_mut() {
+        vis.portal_steps = a.portal_steps.unwrap_or(vis.portal_steps);
+        vis.portal_max_chunks = a.portal_max_chunks.unwrap_or(vis.portal_max_chunks);
+    }
     let mut engine = engine(Arc::new(map), &settings, threads(a.threads));
     finish(&mut engine, a.quiet)?;
-    let (total, visible) = engine
-        .slots()
-        .values()
-        .filter_map(|s| s.full.as_ref())
-        .fold((0u64, 0u64), |(t, v), b| (t + b.stats.vis_pairs_total, v + b.stats.vis_pairs_visible));
     let skipped = engine.slots().values().filter_map(|s| s.full.as_ref()).filter(|b| b.stats.vis_skipped).count();
     if skipped > 0 {
         eprintln!("warning: {skipped} chunks see too many cubes to list: their air cells carry no visibility data");
@@ -245,11 +257,16 @@ pub fn build(a: BuildArgs) -> Result<(), Failure> {
     let file = engine.compile(None).map_err(|e| fail(&a.project, e))?;
     let (file, n) = write_map(&a.project, &a.out, file, a.strict)?;
     eprintln!("{}: {}", a.out.display(), summary(&file, n, start.elapsed().as_secs_f64()));
-    if total > 0 {
-        eprintln!(
-            "visibility: {:.1}% of (air cell, cube) pairs within the radius culled",
-            100.0 * (1.0 - visible as f64 / total as f64)
-        );
+    for (i, level) in file.levels.iter().enumerate() {
+        let p = pmfedit_bake::vis::oracle::pair_counts(level);
+        if p.cells > 0 {
+            eprintln!(
+                "level {i}: visibility culls {:.1}% of (air cell, geometry cube) pairs ({} air cells, {} cubes)",
+                100.0 * p.culled(),
+                p.cells,
+                p.cubes
+            );
+        }
     }
     Ok(())
 }
@@ -392,6 +409,14 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
     let mut dirty_counts = Vec::new();
     // The engine's wall time from an edit to every dirty chunk's final bake, on `threads` workers.
     let mut final_ms = Vec::new();
+    // Chunks the engine re-baked per edit (the static spread and the readers of the edited
+    // chunk), and the full bakes whose far visibility lists it wrote again in place (far sets
+    // changed by a changed summary) with the time that took, the new summary grid included.
+    let mut engine_chunks = Vec::new();
+    let (mut far_refreshed, mut far_refresh_ms) = (Vec::new(), Vec::new());
+    // Visibility work of an edit: the dirty chunks' visibility (the first one's includes the new
+    // summary grid) plus the engine's far refresh.
+    let mut vis_ms = Vec::new();
     // The editor's first stage: mesh + lightmaps of the dirty chunks (and of the edited chunk).
     let preview = settings.preview();
     let (mut preview_ms, mut preview_edited_ms) = (Vec::new(), Vec::new());
@@ -400,6 +425,8 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
     let draft = settings.draft();
     let mut draft_ms = Vec::new();
     let mut seed = 0x2545_F491_4F6C_DD1Du64;
+    // Summaries kept between the edits' bakes, as the engine keeps them.
+    let vis_cache = VisCache::new(settings.visibility.unwrap_or_default());
     for i in 0..a.edits {
         seed ^= seed << 13;
         seed ^= seed >> 7;
@@ -436,10 +463,12 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
         let dirty = dirty_chunks(&before, &map, &changes, &settings);
         let mut st = StageTimes::default();
         for &(li, c) in &dirty {
-            let (_, times) = bake_chunk_timed(&map, li, c, &settings).map_err(|e| Failure(e.to_string()))?;
+            let (_, times) =
+                bake_chunk_timed(&map, li, c, &settings, &vis_cache).map_err(|e| Failure(e.to_string()))?;
             st.mesh += times.mesh;
             st.light += times.light;
             st.air += times.air;
+            st.vis += times.vis;
             st.other += times.other;
         }
         per_edit.push(ms(t.elapsed()));
@@ -449,7 +478,11 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
         other_ms.push(ms(st.other));
         dirty_counts.push(dirty.len() as f64);
         let t = Instant::now();
-        engine.edited(Arc::new(map.clone()), &changes);
+        engine_chunks.push(engine.edited(Arc::new(map.clone()), &changes) as f64);
+        let (n, refresh) = engine.last_far_refresh();
+        far_refreshed.push(n as f64);
+        far_refresh_ms.push(ms(refresh));
+        vis_ms.push(ms(st.vis + refresh));
         finish(&mut engine, true)?;
         final_ms.push(ms(t.elapsed()));
     }
@@ -471,28 +504,40 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
 
     let (ours_us, ours_quads, theirs) = mesh_comparison()?;
 
-    // Visibility alone, every chunk of the level.
+    // Visibility alone, every chunk of the level on `threads` threads: the summaries and the
+    // grid's far sets, then every chunk's lists.
+    let opaque = pmfedit_bake::vis::OpaqueMaterials::of(&map.library);
+    let voxels = settings.visibility.unwrap_or_default().voxels_log2;
     let t = Instant::now();
-    let vis_settings = settings.visibility.unwrap_or_default();
-    for c in level_chunks(&map.levels[0]) {
-        let layout = pmfedit_bake::layout::ChunkLayout::build(
-            map.levels[0]
-                .chunk(c)
-                .map(|ch| ch.octree())
-                .unwrap_or(&pmfedit_core::map::octree::Octree::new(map.levels[0].frame().chunk_lattice_log2())),
-            &settings.bake,
-        );
-        let min = map.levels[0].frame().chunk_min_lattice(c);
-        let cells: Vec<CubeAddr> = layout
-            .air_cells()
-            .iter()
-            .map(|&k| {
-                let a = layout.cubes()[k as usize].addr;
-                CubeAddr { min: a.min + min, size_log2: a.size_log2 }
-            })
-            .collect();
-        pmfedit_bake::vis::bake_chunk_vis(&map.levels[0], &map.library, c, &cells, &vis_settings)
-            .map_err(|e| Failure(e.to_string()))?;
+    for (_, ch) in map.levels[0].chunks() {
+        std::hint::black_box(pmfedit_bake::vis::ChunkSummary::of(ch.octree(), &opaque, voxels));
+    }
+    let summary_us = t.elapsed().as_secs_f64() * 1e6 / map.levels[0].chunks().count().max(1) as f64;
+    let t = Instant::now();
+    let lv =
+        level_vis(&VisCache::new(settings.visibility.unwrap_or_default()), &map, 0, map.levels[0].frame().center_chunk);
+    let grid_s = t.elapsed().as_secs_f64();
+    let all = level_chunks(&map.levels[0]);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let failed = std::sync::Mutex::new(None);
+    std::thread::scope(|scope| {
+        for _ in 0..a.threads.max(1) {
+            scope.spawn(|| {
+                let level = &map.levels[0];
+                let empty = pmfedit_core::map::octree::Octree::new(level.frame().chunk_lattice_log2());
+                while let Some(&c) = all.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) {
+                    let octree = level.chunk(c).map_or(&empty, |ch| ch.octree());
+                    let layout = pmfedit_bake::layout::ChunkLayout::build(octree, &settings.bake);
+                    let cells = layout.air_cell_addrs(level.frame().chunk_min_lattice(c));
+                    if let Err(e) = pmfedit_bake::vis::bake_chunk_vis_in(&lv, level, c, &cells) {
+                        *failed.lock().unwrap_or_else(|e| e.into_inner()) = Some(e.to_string());
+                    }
+                }
+            });
+        }
+    });
+    if let Some(e) = failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        return Err(Failure(e));
     }
     let vis_s = t.elapsed().as_secs_f64();
 
@@ -527,6 +572,14 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
         "edit_dirty_chunks_median": percentile(&mut dirty_counts, 0.5),
         // The rebuild engine on `threads` workers: edit → every dirty chunk's final bake, wall.
         "edit_final_ms": { "median": percentile(&mut final_ms.clone(), 0.5), "p95": percentile(&mut final_ms, 0.95) },
+        "edit_engine_chunks_median": percentile(&mut engine_chunks, 0.5),
+        "edit_vis_ms": { "median": percentile(&mut vis_ms.clone(), 0.5), "p95": percentile(&mut vis_ms, 0.95) },
+        "edit_far_refresh": {
+            "bakes_median": percentile(&mut far_refreshed.clone(), 0.5),
+            "bakes_p95": percentile(&mut far_refreshed, 0.95),
+            "ms_median": percentile(&mut far_refresh_ms.clone(), 0.5),
+            "ms_p95": percentile(&mut far_refresh_ms, 0.95),
+        },
         // Wall time of the full bake (all threads) over the median single-thread edit re-bake.
         "full_over_incremental": full_bake_s * 1e3 / median.max(1e-9),
         "mesh_us_per_chunk": mesh_s * 1e6 / sample_chunks.len().max(1) as f64,
@@ -537,7 +590,10 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
             "block_mesh_us": theirs.map(|t| t.0),
             "block_mesh_quads_per_s": theirs.map(|t| t.1),
         },
+        // Summaries and far sets, then every chunk's lists, on `threads` threads.
         "full_vis_rebuild_s": vis_s,
+        "vis_grid_s": grid_s,
+        "vis_summary_us_per_chunk": summary_us,
         "export_s": export_s,
         "export_1_thread_s": export_1_thread_s,
         "export_mb_per_s": bytes.len() as f64 / 1e6 / export_s.max(1e-9),

@@ -137,9 +137,9 @@ impl Visibility {
             chunks.insert(chunk, merged);
         };
         if !self.cubes.is_empty() {
-            add(own, CubeSet::Listed(self.cubes.clone()));
+            add(own, CubeSet::Listed(self.cubes.to_vec()));
         }
-        for c in &self.chunks {
+        for c in self.chunks.iter() {
             add(c.chunk, if c.cubes.is_empty() { CubeSet::All } else { CubeSet::Listed(c.cubes.clone()) });
         }
         VisibleSet { chunks }
@@ -229,14 +229,15 @@ mod tests {
         let a = ChunkIndex { y: 0, x: 2, z: 1 };
         let b = ChunkIndex { y: 1, x: 1, z: 1 };
         let v = Visibility {
-            cubes: vec![9, 3, 3],
+            cubes: vec![9, 3, 3].into(),
             chunks: vec![
                 VisibleChunk { chunk: a, cubes: vec![] },
                 VisibleChunk { chunk: b, cubes: vec![4, 2] },
                 // Malformed: `own` and `b` again.
                 VisibleChunk { chunk: own, cubes: vec![5] },
                 VisibleChunk { chunk: b, cubes: vec![7] },
-            ],
+            ]
+            .into(),
         };
         let s = v.visible_set(own);
         assert_eq!(s.get(own), Some(&CubeSet::Listed(vec![3, 5, 9])));
@@ -245,7 +246,7 @@ mod tests {
         assert!(s.contains(a, 12345) && s.contains(own, 9) && !s.contains(own, 4));
         assert!(!s.contains(ChunkIndex::default(), 0));
         // No own list: the own chunk is absent.
-        let empty = Visibility { cubes: vec![], chunks: vec![] }.visible_set(own);
+        let empty = Visibility::default().visible_set(own);
         assert!(empty.chunks.is_empty());
 
         // Only empty cubes with data have a set.

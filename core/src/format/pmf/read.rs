@@ -638,9 +638,22 @@ pub(crate) fn read_chunk_common(
     let mut cubes = alloc(n);
     let mut headers = alloc(n);
     let mut offsets = alloc(n);
+    // Air cubes often carry the same lists as the one before: share them.
+    let mut last: Option<Visibility> = None;
     for _ in 0..n {
         offsets.push(r.offset());
-        let (cube, header) = read_cube(r)?;
+        let (mut cube, header) = read_cube(r)?;
+        if let Some(v) = &mut cube.visibility {
+            if let Some(l) = &last {
+                if l.cubes == v.cubes {
+                    v.cubes = l.cubes.clone();
+                }
+                if l.chunks == v.chunks {
+                    v.chunks = l.chunks.clone();
+                }
+            }
+            last = Some(v.clone());
+        }
         cubes.push(cube);
         headers.push(header);
     }
@@ -902,7 +915,7 @@ pub(crate) fn read_visibility(r: &mut Reader<'_>) -> ReadResult<Visibility> {
         let chunk = read_chunk_index(r)?;
         chunks.push(VisibleChunk { chunk, cubes: read_u32s(r, "visible cube indices")? });
     }
-    Ok(Visibility { cubes, chunks })
+    Ok(Visibility { cubes: cubes.into(), chunks: chunks.into() })
 }
 
 fn read_u32s(r: &mut Reader<'_>, what: &'static str) -> ReadResult<Vec<u32>> {

@@ -305,7 +305,7 @@ fn vectors() -> Vec<(&'static str, Rec, Vec<u8>)> {
             Rec::Cube(
                 Cube {
                     draw_backfaces: false,
-                    visibility: Some(Visibility { cubes: vec![3], chunks: vec![] }),
+                    visibility: Some(Visibility { cubes: vec![3].into(), chunks: vec![].into() }),
                     kind: CubeKind::Empty,
                 },
                 CubeHeader { lighting: true, pathfinding: true },
@@ -315,11 +315,12 @@ fn vectors() -> Vec<(&'static str, Rec, Vec<u8>)> {
         (
             "visibility data",
             Rec::Visibility(Visibility {
-                cubes: vec![2, 5],
+                cubes: vec![2, 5].into(),
                 chunks: vec![
                     VisibleChunk { chunk: ci(1, 0, 2), cubes: vec![] },
                     VisibleChunk { chunk: ci(0, 0, 0), cubes: vec![7] },
-                ],
+                ]
+                .into(),
             }),
             vec![
                 2, 0, 0, 0, 2, 0, 0, 0, 5, 0, 0, 0, //
@@ -527,7 +528,7 @@ fn arb_visibility() -> BoxedStrategy<Visibility> {
             0..3,
         ),
     )
-        .prop_map(|(cubes, chunks)| Visibility { cubes, chunks })
+        .prop_map(|(cubes, chunks)| Visibility { cubes: cubes.into(), chunks: chunks.into() })
         .boxed()
 }
 
@@ -1136,11 +1137,12 @@ fn rich_chunk() -> Chunk {
         // 3: air with visibility (lighting and pathfinding on the client / server side)
         Cube {
             visibility: Some(Visibility {
-                cubes: vec![1, 2, 5],
+                cubes: vec![1, 2, 5].into(),
                 chunks: vec![
                     VisibleChunk { chunk: ci(0, 1, 0), cubes: vec![] },
                     VisibleChunk { chunk: ci(0, 0, 1), cubes: vec![0] },
-                ],
+                ]
+                .into(),
             }),
             ..cube(CubeKind::Empty)
         },
@@ -1354,7 +1356,7 @@ fn reader_accepts_any_cube_order() {
     chunk.common.cubes[5].kind =
         CubeKind::Parent(ParentCube { children: [None, None, Some(4), None, None, None, None, None] });
     if let Some(v) = &mut chunk.common.cubes[3].visibility {
-        v.cubes = vec![1, 2, 4];
+        v.cubes = vec![1, 2, 4].into();
     }
     let bytes = write(&file).unwrap();
     assert_eq!(read(&bytes).unwrap(), file);
@@ -1988,10 +1990,10 @@ refusal!(refuses_point_outside_cube, "moved point 6", |f| {
 });
 refusal!(refuses_visible_cube_out_of_range, "visible cube 6 is out of range", |f| chunk0(f).common.cubes[3]
     .visibility =
-    Some(Visibility { cubes: vec![6], chunks: vec![] }));
+    Some(Visibility { cubes: vec![6].into(), chunks: vec![].into() }));
 refusal!(refuses_visible_chunk_outside_grid, "visible chunk y1 x0 z0 lies outside", |f| chunk0(f).common.cubes[3]
     .visibility =
-    Some(Visibility { cubes: vec![], chunks: vec![VisibleChunk { chunk: ci(1, 0, 0), cubes: vec![] }] }));
+    Some(Visibility { cubes: vec![].into(), chunks: vec![VisibleChunk { chunk: ci(1, 0, 0), cubes: vec![] }].into() }));
 refusal!(refuses_light_ref_out_of_range, "fast light reference 1 is out of range", |f| {
     if let Some(l) = &mut chunk0(f).client.cubes[3].lighting {
         l.fast.push(LightRef { index: 1, amount: 1 });

@@ -3,6 +3,8 @@
 //! lost on a round trip; "has X" flag bits that only announce optional data are derived from the
 //! presence of that data (`Option`) and are not stored twice.
 
+use std::sync::Arc;
+
 use super::entity::Entity;
 
 /// A whole `.pmf` file.
@@ -584,11 +586,14 @@ pub struct ServerCube {
     pub pathfinding: Option<Vec<PathAttribute>>,
 }
 
+/// Visibility data of an air cube (docs/spec/PMF-NOTES.md V1). The lists are shared (`Arc`):
+/// the compiler gives many air cubes the same lists, and a level's lists can run into many
+/// times its geometry.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Visibility {
     /// Visible cubes of the same chunk, ascending.
-    pub cubes: Vec<u32>,
-    pub chunks: Vec<VisibleChunk>,
+    pub cubes: Arc<[u32]>,
+    pub chunks: Arc<[VisibleChunk]>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]

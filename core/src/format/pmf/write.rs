@@ -944,7 +944,7 @@ pub(crate) fn write_server_cube(
 pub(crate) fn write_visibility(w: &mut Writer, v: &Visibility, ctx: &str) -> WriteResult<()> {
     write_u32s(w, &v.cubes, ctx, "visible cube indices")?;
     w.u32(count_u32(v.chunks.len(), ctx, "visible chunks")?);
-    for c in &v.chunks {
+    for c in v.chunks.iter() {
         if !c.chunk.is_valid() {
             return Err(WriteError::new(ctx, format!("visible chunk {} does not fit a chunk index", c.chunk)));
         }

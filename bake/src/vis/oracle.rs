@@ -1,0 +1,187 @@
+//! A brute-force ray oracle for visibility, and the culling figures of a compiled level: what the
+//! tests check the bake against and what `pmfc bench` prints.
+//!
+//! The oracle follows segments through the level's octrees ([`Level::ray_cast`]), passing
+//! through geometry that does not occlude ([`OpaqueMaterials::occludes`]). Jittered points keep
+//! its segments generic (no grazing), as the visibility definition wants. It only ever finds
+//! cubes that *are* visible (a lower bound of the truth): a cube the bake omits and the oracle
+//! reaches is a bug; a cube the bake lists and the oracle never reaches is over-claimed (or the
+//! oracle was unlucky).
+
+use std::collections::BTreeMap;
+
+use glam::DVec3;
+use pmfedit_core::format::pmf;
+use pmfedit_core::map::Level;
+use pmfedit_core::map::coords::{ChunkCoord, CubeAddr, Face, LatticeBox};
+use pmfedit_core::sample::noise::Rng;
+
+use super::OpaqueMaterials;
+
+/// The solid leaves (chunk, level lattice address) a segment from `p` towards `q` enters before
+/// it enters an occluder (that one included) or reaches `q`, in order.
+pub fn leaves_along(level: &Level, opaque: &OpaqueMaterials, p: DVec3, q: DVec3) -> Vec<(ChunkCoord, CubeAddr)> {
+    let mut out = Vec::new();
+    let d = q - p;
+    let dist = d.length();
+    if dist <= 0.0 {
+        return out;
+    }
+    let dir = d / dist;
+    let mut travelled = 0.0;
+    while travelled < dist {
+        let origin = p + dir * travelled;
+        let Some(h) = level.ray_cast(origin, dir, dist - travelled) else { break };
+        if out.last() != Some(&(h.chunk, h.level_addr)) {
+            out.push((h.chunk, h.level_addr));
+        }
+        if opaque.occludes(&h.cube) {
+            break;
+        }
+        // Through it: go on from where the segment leaves it.
+        let (bmin, bmax) = (h.level_addr.min.as_dvec3(), h.level_addr.max().as_dvec3());
+        let mut t_exit = f64::INFINITY;
+        for a in 0..3 {
+            if dir[a] > 0.0 {
+                t_exit = t_exit.min((bmax[a] - origin[a]) / dir[a]);
+            } else if dir[a] < 0.0 {
+                t_exit = t_exit.min((bmin[a] - origin[a]) / dir[a]);
+            }
+        }
+        travelled += t_exit.max(0.0) + 1e-9;
+    }
+    out
+}
+
+/// Whether the segment from `p` to `q` reaches the solid leaf `target` (level lattice) before any
+/// other occluder.
+pub fn ray_reaches(level: &Level, opaque: &OpaqueMaterials, p: DVec3, q: DVec3, target: CubeAddr) -> bool {
+    let hits = leaves_along(level, opaque, p, q);
+    match hits.last() {
+        None => true,
+        Some(&(_, last)) => hits.iter().any(|&(_, a)| a == target) || !opaque_hit(level, opaque, last),
+    }
+}
+
+fn opaque_hit(level: &Level, opaque: &OpaqueMaterials, addr: CubeAddr) -> bool {
+    level.get(addr.min).is_ok_and(|(c, _)| opaque.occludes(&c))
+}
+
+/// A point of the box `b` away from its boundary (jittered).
+fn point_in(b: &LatticeBox, rng: &mut Rng) -> DVec3 {
+    let j = |r: &mut Rng| 0.01 + 0.98 * r.unit();
+    b.min.as_dvec3() + (b.max - b.min).as_dvec3() * DVec3::new(j(rng), j(rng), j(rng))
+}
+
+/// Whether any of `rays` segments from jittered points of `cell` to jittered points of the faces
+/// of `target` (level lattice) reaches it.
+pub fn sees(
+    level: &Level,
+    opaque: &OpaqueMaterials,
+    cell: &LatticeBox,
+    target: CubeAddr,
+    rays: usize,
+    rng: &mut Rng,
+) -> bool {
+    let tb = target.lattice_box();
+    let (tmin, tsize) = (tb.min.as_dvec3(), f64::from(target.edge()));
+    // Only faces whose outside holds part of the cell can be reached from it.
+    let faces: Vec<Face> = Face::ALL
+        .into_iter()
+        .filter(|f| {
+            let a = f.axis();
+            if f.is_positive() { f64::from(cell.max[a]) > tmin[a] + tsize } else { f64::from(cell.min[a]) < tmin[a] }
+        })
+        .collect();
+    if faces.is_empty() {
+        return false;
+    }
+    for i in 0..rays {
+        let p = point_in(cell, rng);
+        let f = faces[i % faces.len()];
+        let mut q = point_in(&tb, rng);
+        q[f.axis()] = tmin[f.axis()] + if f.is_positive() { tsize } else { 0.0 };
+        if ray_reaches(level, opaque, p, q, target) {
+            return true;
+        }
+    }
+    false
+}
+
+/// The solid leaves reached by `rays` segments of length `reach` from jittered points of `cell` in
+/// uniformly random directions.
+pub fn reached(
+    level: &Level,
+    opaque: &OpaqueMaterials,
+    cell: &LatticeBox,
+    rays: usize,
+    reach: f64,
+    rng: &mut Rng,
+) -> Vec<(ChunkCoord, CubeAddr)> {
+    let mut out = Vec::new();
+    for _ in 0..rays {
+        let p = point_in(cell, rng);
+        // Uniform on the sphere.
+        let z = 2.0 * rng.unit() - 1.0;
+        let t = std::f64::consts::TAU * rng.unit();
+        let r = (1.0 - z * z).sqrt();
+        let dir = DVec3::new(r * t.cos(), z, r * t.sin());
+        out.extend(leaves_along(level, opaque, p, p + dir * reach));
+    }
+    out.sort_by_key(|&(c, a)| (c, a.min.to_array(), a.size_log2));
+    out.dedup();
+    out
+}
+
+/// Culling figures of a compiled level: (air cell, geometry cube) pairs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PairCounts {
+    /// Air cubes carrying visibility data.
+    pub cells: u64,
+    /// Geometry cubes of the level.
+    pub cubes: u64,
+    /// Σ over air cubes of the geometry cubes their lists name (a chunk listed whole counts all
+    /// of its geometry cubes).
+    pub listed: u64,
+}
+
+impl PairCounts {
+    /// The share of pairs culled.
+    pub fn culled(&self) -> f64 {
+        let total = self.cells as f64 * self.cubes as f64;
+        if total == 0.0 { 0.0 } else { 1.0 - self.listed as f64 / total }
+    }
+}
+
+fn is_geometry(c: &pmf::Cube) -> bool {
+    matches!(c.kind, pmf::CubeKind::Geometry(_) | pmf::CubeKind::ExtGeometry(_))
+}
+
+/// The pairs listed by a compiled level's visibility data (shared lists are counted once per
+/// list, so this is quick even when lists are long).
+pub fn pair_counts(level: &pmf::Level) -> PairCounts {
+    let geometry: Vec<u64> =
+        level.chunks.iter().map(|c| c.common.cubes.iter().filter(|c| is_geometry(c)).count() as u64).collect();
+    let mut out = PairCounts { cubes: geometry.iter().sum(), ..PairCounts::default() };
+    let mut sums: BTreeMap<usize, u64> = BTreeMap::new();
+    for chunk in &level.chunks {
+        for cube in &chunk.common.cubes {
+            let Some(v) = &cube.visibility else { continue };
+            out.cells += 1;
+            out.listed += v.cubes.len() as u64;
+            out.listed += *sums.entry(v.chunks.as_ptr() as usize).or_insert_with(|| {
+                v.chunks
+                    .iter()
+                    .map(|vc| {
+                        if vc.cubes.is_empty() {
+                            level.grid.linear(vc.chunk).map_or(0, |i| geometry[i])
+                        } else {
+                            vc.cubes.len() as u64
+                        }
+                    })
+                    .sum()
+            });
+        }
+    }
+    out
+}
