@@ -1,18 +1,22 @@
 //! PMF write/read throughput on a generated 64-chunk map, and our LZ4 frames against the `lz4`
-//! command-line tool on the same uncompressed bytes. Prints figures; no targets are asserted.
+//! command-line tool on the same uncompressed bytes. Then LZ4 encoders side by side (lz4_flex's,
+//! ours, `lz4 -1`, `lz4 -9`) on those bytes, on the whole-level visibility shape (repeated far
+//! lists), and on the file named by `PMFEDIT_CHUNK_BLOCKS` if set. Prints figures; no targets
+//! are asserted.
 //!
 //! `cargo bench -p pmfedit-core --bench pmf_io`
+//! `PMFEDIT_CHUNK_BLOCKS=blocks.bin cargo bench -p pmfedit-core --bench pmf_io` (`pmfc bench --chunk-blocks`)
 
 use std::io::Write as _;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use pmfedit_core::format::bin::Reader;
-use pmfedit_core::format::lz4f;
 use pmfedit_core::format::pmf::{
     self, Chunk, ChunkClient, ChunkCommon, ChunkServer, ClientCube, ClientGeometry, ClientGeometryCube, Cube, CubeKind,
     File, GeometryCube, GridSize, Level, Lightmap, Material, ParentCube, ServerCube, Vertex,
 };
+use pmfedit_core::format::{lz4_block, lz4f};
 
 /// A deterministic 4×4×4-chunk map: each chunk is a two-level octree with about half of its 64
 /// small cubes solid, every solid cube with six quads, and a 32×32 lightmap.
@@ -212,22 +216,7 @@ fn main() {
     match (lz4_cli(&["-1", "-c"], &raw, reps), lz4_cli(&["-1", "-c"], b"", reps)) {
         (Some(tc), Some(t0)) => {
             let theirs_c = tc.saturating_sub(t0).max(Duration::from_micros(1));
-            let cli_frame = Command::new("sh")
-                .arg("-c")
-                .arg("lz4 -1 -c")
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .spawn()
-                .ok()
-                .and_then(|mut ch| {
-                    let mut stdin = ch.stdin.take()?;
-                    let input = raw.clone();
-                    let w = std::thread::spawn(move || stdin.write_all(&input));
-                    let out = ch.wait_with_output().ok()?;
-                    w.join().ok()?.ok()?;
-                    Some(out.stdout)
-                })
-                .unwrap_or_default();
+            let cli_frame = lz4_cli_output(&["-1", "-c"], &raw).unwrap_or_default();
             let theirs_d =
                 lz4_cli(&["-d", "-c"], &cli_frame, reps).map(|t| t.saturating_sub(t0).max(Duration::from_micros(1)));
             println!(
@@ -245,4 +234,70 @@ fn main() {
         }
         _ => println!("lz4 command-line tool not found (apt-get install lz4): no comparison"),
     }
+
+    // Encoders side by side: lz4_flex's (what `lz4f::compress` used before), ours, `lz4 -1`/`-9`.
+    println!();
+    encoders("generated map, chunk blocks", &raw, min);
+    encoders("far lists: 300 cells × 4 096 (chunk, 0)", &lz4_block::far_list_sample(300, 4096), min);
+    // The chunk blocks of a real export: `pmfc bench … --chunk-blocks FILE`.
+    if let Some(path) = std::env::var_os("PMFEDIT_CHUNK_BLOCKS") {
+        let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.to_string_lossy()));
+        encoders(&format!("{}", path.to_string_lossy()), &bytes, min);
+    }
+}
+
+/// Prints the compressed size and the compression speed of each encoder on `raw`.
+fn encoders(name: &str, raw: &[u8], min: Duration) {
+    println!("{name}: {} bytes", raw.len());
+    let flex = || {
+        let mut enc =
+            lz4_flex::frame::FrameEncoder::with_frame_info(flex_info(raw.len()), Vec::with_capacity(raw.len() / 2));
+        enc.write_all(raw).unwrap();
+        enc.finish().unwrap()
+    };
+    let row = |who: &str, bytes: usize, t: Duration| {
+        println!(
+            "  {who:<9} {:>11} bytes ({:>6.2} %), compress {:>7.1} MB/s",
+            bytes,
+            bytes as f64 * 100.0 / raw.len() as f64,
+            mb_s(raw.len(), t)
+        );
+    };
+    let (t, _) = time(min, flex);
+    row("lz4_flex", flex().len(), t);
+    let (t, _) = time(min, || lz4f::compress(raw));
+    row("ours", lz4f::compress(raw).len(), t);
+    let t0 = lz4_cli(&["-1", "-c"], b"", 5);
+    for level in ["-1", "-9"] {
+        let reps = if raw.len() > 20 << 20 { 2 } else { 5 };
+        match (lz4_cli(&[level, "-c"], raw, reps), t0, lz4_cli_output(&[level, "-c"], raw)) {
+            (Some(t), Some(t0), Some(out)) => row(&format!("lz4 {level}"), out.len(), t.saturating_sub(t0)),
+            _ => println!("  lz4 {level}: command-line tool not found"),
+        }
+    }
+}
+
+/// What `lz4 args` writes for `input` on stdin.
+fn lz4_cli_output(args: &[&str], input: &[u8]) -> Option<Vec<u8>> {
+    let mut child = Command::new("lz4")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let mut stdin = child.stdin.take()?;
+    let input = input.to_vec();
+    let writer = std::thread::spawn(move || stdin.write_all(&input));
+    let out = child.wait_with_output().ok()?;
+    writer.join().ok()?.ok()?;
+    out.status.success().then_some(out.stdout)
+}
+
+/// lz4_flex's frame settings as `lz4f::compress` used them before our own encoder.
+fn flex_info(len: usize) -> lz4_flex::frame::FrameInfo {
+    lz4_flex::frame::FrameInfo::new()
+        .block_mode(lz4_flex::frame::BlockMode::Independent)
+        .content_checksum(true)
+        .content_size(Some(len as u64))
 }

@@ -1,0 +1,353 @@
+//! The LZ4 block compressor behind [`super::lz4f::compress`] (docs/spec/PMF-NOTES.md L1).
+//!
+//! Whole-level visibility lists (V1) repeat a far list of `u32 chunk, u32 0` entries, tens of
+//! KB long, from one air cell to the next. A matcher with one 4-byte hash (lz4_flex's, lz4's
+//! fast mode) keeps finding the previous entry's zero count a few bytes back and never the
+//! identical list one cell back. This one is a greedy parse that, at each position, tries three
+//! candidates and keeps the longest:
+//!
+//! 1. the offsets of the last three matches (a repeat that continues, e.g. the next cell's list
+//!    after the few short matches of the cell's own record),
+//! 2. the last position with the same 8 bytes (long matches, far back; every position inside a
+//!    match is entered too, so the newest copy of repeated data is the one found),
+//! 3. the last position with the same 4 bytes (short, near matches);
+//!
+//! then extends the match backwards over the pending literals. Ties go to the earlier candidate
+//! in that order, and nothing depends on anything but the input, so the output is deterministic.
+//! Positions without a match are skipped faster the longer no match has been found (as lz4
+//! does), so incompressible data costs little.
+//!
+//! A [`BlockCompressor`] works on a block of a larger input and may match into the bytes
+//! before the block (up to [`MAX_OFFSET`] back): the frame's blocks are linked, so a list that
+//! repeats across a block boundary is still found.
+
+/// Shortest match LZ4 can encode.
+const MIN_MATCH: usize = 4;
+/// The last 5 bytes of a block are always literals (LZ4 block format, end-of-block rules).
+const LAST_LITERALS: usize = 5;
+/// The last match must start at least 12 bytes before the end of the block.
+const MF_LIMIT: usize = 12;
+/// Largest distance an LZ4 match offset can express.
+pub const MAX_OFFSET: usize = 65_535;
+/// After `1 << SKIP_TRIGGER` bytes without a match the search steps 2 bytes at a time, and so on.
+const SKIP_TRIGGER: u32 = 6;
+/// Largest hash tables: 2^16 entries each cover the whole 64 KB match window.
+const MAX_HASH_BITS: u32 = 16;
+/// Smallest hash tables, for tiny inputs.
+const MIN_HASH_BITS: u32 = 8;
+/// How many recent match offsets are tried at each position: a far list's repeat offset
+/// survives the few short matches of the cell record between two lists.
+const REPS: usize = 3;
+
+/// Compresses LZ4 blocks of one input, remembering positions across blocks.
+#[derive(Debug, Clone)]
+pub struct BlockCompressor {
+    /// Last position (as `u32`, compared by wrapping distance) of each 4-byte hash.
+    hash4: Vec<u32>,
+    /// Last position of each 8-byte hash.
+    hash8: Vec<u32>,
+    /// `32 - bits` for [`Self::hash4`], `64 - bits` for [`Self::hash8`].
+    shift4: u32,
+    shift8: u32,
+    /// Offsets of the last [`REPS`] matches, distinct, most recent first (0: none yet).
+    reps: [usize; REPS],
+}
+
+impl BlockCompressor {
+    /// A compressor whose hash tables are sized for an input of `input_len` bytes (small inputs
+    /// get small tables, so compressing many small chunk blocks does not clear 512 KB each time).
+    pub fn new(input_len: usize) -> Self {
+        let bits = (usize::BITS - input_len.max(1).leading_zeros()).clamp(MIN_HASH_BITS, MAX_HASH_BITS);
+        Self {
+            hash4: vec![0; 1 << bits],
+            hash8: vec![0; 1 << bits],
+            shift4: 32 - bits,
+            shift8: 64 - bits,
+            reps: [0; REPS],
+        }
+    }
+
+    /// Appends one LZ4 block holding `data[start..end]` to `out`. Matches may reach into
+    /// `data[..start]` (the earlier blocks of a linked frame), never past `end`.
+    ///
+    /// # Panics
+    /// If `start > end` or `end > data.len()`.
+    pub fn compress_block(&mut self, data: &[u8], start: usize, end: usize, out: &mut Vec<u8>) {
+        assert!(start <= end && end <= data.len(), "block {start}..{end} of {} bytes", data.len());
+        let mut anchor = start;
+        if end - start > MF_LIMIT {
+            // A match ends at or before `match_limit` and starts at or before `last_start`.
+            let match_limit = end - LAST_LITERALS;
+            let last_start = end - MF_LIMIT;
+            let mut pos = start;
+            while pos <= last_start {
+                // 8 bytes are readable: pos + 8 <= end - 4.
+                let seq = read_u64(data, pos);
+                let h4 = ((seq as u32).wrapping_mul(2_654_435_761) >> self.shift4) as usize;
+                let h8 = (seq.wrapping_mul(0x9E37_79B1_85EB_CA87) >> self.shift8) as usize;
+                let here = pos as u32;
+                let c8 = here.wrapping_sub(std::mem::replace(&mut self.hash8[h8], here)) as usize;
+                let c4 = here.wrapping_sub(std::mem::replace(&mut self.hash4[h4], here)) as usize;
+                let (mut best_len, mut best_dist) = (0, 0);
+                let [r0, r1, r2] = self.reps;
+                let candidates = [r0, r1, r2, c8, c4];
+                for (i, &dist) in candidates.iter().enumerate() {
+                    if dist == 0 || dist > MAX_OFFSET || dist > pos || candidates[..i].contains(&dist) {
+                        continue;
+                    }
+                    let src = pos - dist;
+                    if read_u32(data, src) != seq as u32 {
+                        continue;
+                    }
+                    let len = MIN_MATCH + common_len(data, src + MIN_MATCH, pos + MIN_MATCH, match_limit);
+                    if len > best_len {
+                        (best_len, best_dist) = (len, dist);
+                        if pos + len == match_limit {
+                            break;
+                        }
+                    }
+                }
+                if best_len == 0 {
+                    pos += 1 + ((pos - anchor) >> SKIP_TRIGGER);
+                    continue;
+                }
+                // Backward extension over the pending literals (never before this block).
+                let (mut at, mut src) = (pos, pos - best_dist);
+                while at > anchor && src > 0 && data[at - 1] == data[src - 1] {
+                    at -= 1;
+                    src -= 1;
+                }
+                let len = best_len + (pos - at);
+                write_sequence(out, &data[anchor..at], best_dist, len);
+                // Move the offset to the front of the recent ones.
+                let found = self.reps.iter().position(|&r| r == best_dist).unwrap_or(REPS - 1);
+                self.reps.copy_within(0..found, 1);
+                self.reps[0] = best_dist;
+                anchor = at + len;
+                pos = anchor;
+                // Every position of the match goes into the 8-byte table: a later repeat of this
+                // data (the next cell's list, 32 KB on) finds it, not an older copy out of reach.
+                // The 4-byte table only gets a position near the end (as lz4 does).
+                for p in at + 1..anchor.min(data.len().saturating_sub(7)) {
+                    let h8 = (read_u64(data, p).wrapping_mul(0x9E37_79B1_85EB_CA87) >> self.shift8) as usize;
+                    self.hash8[h8] = p as u32;
+                }
+                let near_end = anchor - 2;
+                if near_end + 4 <= data.len() {
+                    let h4 = (read_u32(data, near_end).wrapping_mul(2_654_435_761) >> self.shift4) as usize;
+                    self.hash4[h4] = near_end as u32;
+                }
+            }
+        }
+        let literals = &data[anchor..end];
+        out.push((literals.len().min(15) as u8) << 4);
+        if literals.len() >= 15 {
+            write_length(out, literals.len() - 15);
+        }
+        out.extend_from_slice(literals);
+    }
+}
+
+/// Compresses `block` into one independent LZ4 block (no frame).
+pub fn compress_block(block: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(block.len() + block.len() / 255 + 16);
+    BlockCompressor::new(block.len()).compress_block(block, 0, block.len(), &mut out);
+    out
+}
+
+/// A synthetic chunk block shaped like whole-level visibility lists (V1): `cells` air cells,
+/// each with a few bytes of its own, then a far list of `u32 chunk index, u32 0` for the first
+/// `chunks` chunks of a 32 × 4 × 32 grid (index bits as L4: Y 31..24, X 23..12, Z 11..0),
+/// ascending. Consecutive cells list the same chunks, except that every 16 cells about 1 % of
+/// them drop out or come back (the cells further on see a little less or more). For tests and
+/// benches of the compressor on the shape it is built for.
+pub fn far_list_sample(cells: u32, chunks: u32) -> Vec<u8> {
+    let mut out = Vec::with_capacity(cells as usize * (chunks as usize * 8 + 20));
+    for cell in 0..cells {
+        // The cell's own record: its cube index, the near cubes it sees, how many far chunks.
+        for v in [cell * 3 + 1, 2, cell % 7, cell % 5 + 9, chunks] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        for chunk in 0..chunks {
+            if (chunk.wrapping_mul(2_654_435_761) ^ (cell / 16).wrapping_mul(40_503)) % 97 == 0 {
+                continue;
+            }
+            let index = ((chunk / 1024) << 24) | ((chunk / 32 % 32) << 12) | (chunk % 32);
+            out.extend_from_slice(&index.to_le_bytes());
+            out.extend_from_slice(&0u32.to_le_bytes());
+        }
+    }
+    out
+}
+
+/// One sequence: token, literal length, literals, offset, match length.
+fn write_sequence(out: &mut Vec<u8>, literals: &[u8], offset: usize, match_len: usize) {
+    let ml = match_len - MIN_MATCH;
+    out.push(((literals.len().min(15) as u8) << 4) | ml.min(15) as u8);
+    if literals.len() >= 15 {
+        write_length(out, literals.len() - 15);
+    }
+    out.extend_from_slice(literals);
+    out.extend_from_slice(&(offset as u16).to_le_bytes());
+    if ml >= 15 {
+        write_length(out, ml - 15);
+    }
+}
+
+/// The extra length bytes after a nibble of 15: 255s, then the rest.
+fn write_length(out: &mut Vec<u8>, n: usize) {
+    out.resize(out.len() + n / 255, 255);
+    out.push((n % 255) as u8);
+}
+
+/// How many bytes from `a` and `b` (`a < b`) are equal, stopping at `limit` for `b`.
+fn common_len(data: &[u8], mut a: usize, mut b: usize, limit: usize) -> usize {
+    let start = b;
+    while b + 8 <= limit {
+        let diff = read_u64(data, a) ^ read_u64(data, b);
+        if diff != 0 {
+            return b - start + (diff.trailing_zeros() / 8) as usize;
+        }
+        a += 8;
+        b += 8;
+    }
+    while b < limit && data[a] == data[b] {
+        a += 1;
+        b += 1;
+    }
+    b - start
+}
+
+fn read_u32(data: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(data[at..at + 4].try_into().expect("4 bytes"))
+}
+
+fn read_u64(data: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(data[at..at + 8].try_into().expect("8 bytes"))
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Pseudo-random bytes that do not compress.
+    pub(crate) fn noise(n: usize, seed: u64) -> Vec<u8> {
+        let mut s = seed | 1;
+        (0..n)
+            .map(|_| {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                (s >> 24) as u8
+            })
+            .collect()
+    }
+
+    /// Decodes an LZ4 block while checking the block format's rules, which a decoder need not
+    /// enforce: the last sequence is literals only, the last 5 bytes are literals, the last
+    /// match starts at least 12 bytes before the end, offsets are 1..=65 535 and stay inside
+    /// `history` + the output. Returns the block's bytes.
+    fn decode_strict(block: &[u8], history: &[u8]) -> Vec<u8> {
+        let mut out = history.to_vec();
+        let mut i = 0;
+        let mut last_match: Option<(usize, usize)> = None;
+        let read_len = |i: &mut usize, nibble: usize| {
+            let mut n = nibble;
+            if nibble == 15 {
+                loop {
+                    let b = block[*i];
+                    *i += 1;
+                    n += usize::from(b);
+                    if b != 255 {
+                        break;
+                    }
+                }
+            }
+            n
+        };
+        loop {
+            let token = block[i];
+            i += 1;
+            let lits = read_len(&mut i, usize::from(token >> 4));
+            out.extend_from_slice(&block[i..i + lits]);
+            i += lits;
+            if i == block.len() {
+                assert_eq!(token & 15, 0, "the last sequence has no match");
+                break;
+            }
+            let offset = usize::from(u16::from_le_bytes([block[i], block[i + 1]]));
+            i += 2;
+            let len = MIN_MATCH + read_len(&mut i, usize::from(token & 15));
+            assert!(offset >= 1 && offset <= out.len(), "offset {offset} with {} bytes decoded", out.len());
+            last_match = Some((out.len() - history.len(), len));
+            for _ in 0..len {
+                out.push(out[out.len() - offset]);
+            }
+        }
+        let n = out.len() - history.len();
+        if let Some((start, len)) = last_match {
+            assert!(start + MF_LIMIT <= n, "last match starts at {start} of {n}");
+            assert!(start + len + LAST_LITERALS <= n, "match {start}+{len} reaches into the last 5 bytes of {n}");
+        }
+        out.split_off(history.len())
+    }
+
+    fn check(data: &[u8]) {
+        let block = compress_block(data);
+        assert_eq!(decode_strict(&block, &[]), data);
+        let flex = lz4_flex::block::decompress(&block, data.len()).expect("lz4_flex decodes");
+        assert_eq!(flex, data);
+    }
+
+    #[test]
+    fn edge_lengths_and_shapes() {
+        for n in [0, 1, 4, 5, 12, 13, 14, 17, 20, 64, 1000] {
+            check(&vec![0u8; n]);
+            check(&(0..n).map(|i| (i * 7 % 251) as u8).collect::<Vec<_>>());
+            check(&(0..n).map(|i| (i / 3) as u8).collect::<Vec<_>>());
+        }
+        check(&far_list_sample(5, 300));
+    }
+
+    #[test]
+    fn matches_reach_into_earlier_blocks() {
+        // The second half repeats the first: a block of it alone is all literals, but with the
+        // first half as history it is one long match.
+        let half = noise(5000, 1);
+        let data = [&half[..], &half[..]].concat();
+        let mut enc = BlockCompressor::new(data.len());
+        let mut first = Vec::new();
+        enc.compress_block(&data, 0, half.len(), &mut first);
+        let mut second = Vec::new();
+        enc.compress_block(&data, half.len(), data.len(), &mut second);
+        assert!(first.len() > half.len(), "random bytes do not compress");
+        assert!(second.len() < 50, "the repeat is one match: {} bytes", second.len());
+        assert_eq!(decode_strict(&second, &half), half);
+        assert_eq!(decode_strict(&first, &[]), half);
+    }
+
+    #[test]
+    fn a_repeated_far_list_costs_a_few_bytes() {
+        // 64 cells × 4 096 entries: every list after the first is one match of ~32 KB.
+        let data = far_list_sample(64, 4096);
+        let block = compress_block(&data);
+        let per_list = (block.len() - compress_block(&far_list_sample(1, 4096)).len()) / 63;
+        assert!(per_list < 200, "{per_list} bytes per repeated 32 KB list");
+        assert_eq!(decode_strict(&block, &[]), data);
+    }
+
+    proptest! {
+        #[test]
+        fn round_trips_with_strict_rules(
+            data in prop_oneof![
+                proptest::collection::vec(any::<u8>(), 0..3000),
+                proptest::collection::vec(0u8..3, 0..3000),
+                proptest::collection::vec((any::<u8>(), 1usize..40), 0..200)
+                    .prop_map(|runs| runs.into_iter().flat_map(|(b, n)| std::iter::repeat_n(b, n)).collect()),
+            ]
+        ) {
+            check(&data);
+        }
+    }
+}
