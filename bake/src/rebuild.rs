@@ -184,6 +184,13 @@ impl Rebuild {
     /// An engine baking on `scheduler`'s workers (with its settings), starting with every chunk of
     /// `map`.
     pub fn new(scheduler: Scheduler, plan: Plan, map: Arc<Map>) -> Self {
+        Self::with_bakes(scheduler, plan, map, BTreeMap::new())
+    }
+
+    /// [`Rebuild::new`] starting from full bakes made earlier of this very map (the bake cache,
+    /// [`crate::cache::load`]): their chunks are [`ChunkState::Done`] and shown at once, only
+    /// the others are queued. Bakes for chunks the map does not have are dropped.
+    pub fn with_bakes(scheduler: Scheduler, plan: Plan, map: Arc<Map>, bakes: BTreeMap<ChunkKey, ChunkBake>) -> Self {
         let mut engine = Self {
             scheduler,
             plan,
@@ -197,7 +204,7 @@ impl Rebuild {
             changed_at: BTreeMap::new(),
             readers: BTreeMap::new(),
         };
-        engine.replace(map);
+        engine.replace_with(map, bakes);
         engine
     }
 
@@ -226,13 +233,34 @@ impl Rebuild {
 
     /// A new document: forgets every bake and queues every chunk of `map`.
     pub fn replace(&mut self, map: Arc<Map>) {
+        self.replace_with(map, BTreeMap::new());
+    }
+
+    /// [`Rebuild::replace`] with full bakes of `map` made earlier (see [`Rebuild::with_bakes`]).
+    pub fn replace_with(&mut self, map: Arc<Map>, bakes: BTreeMap<ChunkKey, ChunkBake>) {
         self.changed.extend(self.slots.keys().copied());
         self.slots.clear();
         self.readers.clear();
         self.changed_at.clear();
         self.epoch += 1;
         self.map = map;
-        let keys = every_chunk(&self.map);
+        let mut keys = every_chunk(&self.map);
+        for (key, bake) in bakes {
+            if !keys.remove(&key) {
+                continue;
+            }
+            for &r in &bake.reads {
+                self.readers.entry((key.0, r)).or_default().insert(key);
+            }
+            let bake = Arc::new(bake);
+            let mut slot = ChunkSlot::queued(self.epoch);
+            slot.state = ChunkState::Done;
+            slot.shown = Some(Staged { stage: Stage::Full, bake: bake.clone() });
+            slot.full = Some(bake);
+            self.slots.insert(key, slot);
+            self.changed.insert(key);
+            self.revision += 1;
+        }
         self.request(keys, &BTreeSet::new());
     }
 
