@@ -9,7 +9,9 @@ use std::time::{Duration, Instant};
 
 use glam::DVec3;
 
-use pmfedit_bake::compile::CompileSettings;
+use pmfedit_bake::cache;
+use pmfedit_bake::compile::{ChunkBake, CompileSettings};
+use pmfedit_bake::deps::ChunkKey;
 use pmfedit_bake::export;
 use pmfedit_bake::rebuild::{ChunkState, Plan, Rebuild, RebuildError};
 use pmfedit_bake::scheduler::Scheduler;
@@ -133,7 +135,10 @@ impl EditorState {
     /// A document baking on `scheduler` (tests choose the thread count, or a bake function that
     /// holds stages back).
     pub fn with_scheduler(map: Map, project: Option<Project>, scheduler: Scheduler) -> Self {
-        let bake = Rebuild::new(scheduler, Plan::Interactive, Arc::new(map.snapshot()));
+        // The project's cached bakes are on screen at once; only stale chunks are queued.
+        let snapshot = Arc::new(map.snapshot());
+        let cached = cached_bakes(project.as_ref(), &snapshot, scheduler.settings());
+        let bake = Rebuild::with_bakes(scheduler, Plan::Interactive, snapshot, cached);
         let mut s = Self {
             map,
             history: History::new(),
@@ -316,8 +321,15 @@ impl EditorState {
     /// Saves the map into its project; the history's saved marker moves here.
     pub fn save(&mut self) -> Result<SaveReport, SaveError> {
         let project = self.project.as_mut().ok_or(SaveError::NoProject)?;
-        let report = project.save(&self.map).map_err(SaveError::Write)?;
+        let mut report = project.save(&self.map).map_err(SaveError::Write)?;
         self.history.set_saved();
+        // The full bakes of the saved map go into the project's bake cache; chunks still baking
+        // are left out (they are baked again on the next open). The engine's map is the saved
+        // one: every edit reaches the engine as it is applied.
+        let bakes = self.bake.slots().keys().filter_map(|&k| self.bake.full(k)).map(|b| &**b);
+        if let Err(e) = cache::store(project.dir(), self.bake.map(), self.bake.settings(), bakes) {
+            report.cleanup_warnings.push(format!("bake cache not written: {e}"));
+        }
         Ok(report)
     }
 
@@ -359,7 +371,9 @@ impl EditorState {
         self.selection = Selection::None;
         self.start_view = None;
         self.level = 0;
-        self.bake.replace(Arc::new(self.map.snapshot()));
+        let snapshot = Arc::new(self.map.snapshot());
+        let cached = cached_bakes(self.project.as_ref(), &snapshot, self.bake.settings());
+        self.bake.replace_with(snapshot, cached);
     }
 
     /// Compiles the current full bakes into a file stamped with [`Self::export_timestamp`] (else
@@ -416,6 +430,16 @@ impl EditorState {
             self.bake.report(format!("autosave: {e}"));
         }
     }
+}
+
+/// The full bakes of `map` in `project`'s bake cache whose inputs still hold (none without a
+/// project; unusable entries are simply baked again).
+fn cached_bakes(
+    project: Option<&Project>,
+    map: &Map,
+    settings: &CompileSettings,
+) -> std::collections::BTreeMap<ChunkKey, ChunkBake> {
+    project.map(|p| cache::load(p.dir(), map, settings).bakes).unwrap_or_default()
 }
 
 #[cfg(test)]
