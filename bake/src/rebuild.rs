@@ -168,6 +168,10 @@ pub struct Rebuild {
     changed_at: BTreeMap<ChunkKey, u64>,
     /// For each chunk, the chunks whose newest full bake lists it in [`ChunkBake::reads`].
     readers: BTreeMap<ChunkKey, BTreeSet<ChunkKey>>,
+    /// Settle-then-bake ([`Rebuild::hold`]): requests get drafts only.
+    holding: bool,
+    /// Chunks requested while holding: their preview and full bakes wait for the release.
+    held: BTreeSet<ChunkKey>,
 }
 
 impl fmt::Debug for Rebuild {
@@ -203,6 +207,8 @@ impl Rebuild {
             epoch: 0,
             changed_at: BTreeMap::new(),
             readers: BTreeMap::new(),
+            holding: false,
+            held: BTreeSet::new(),
         };
         engine.replace_with(map, bakes);
         engine
@@ -231,7 +237,8 @@ impl Rebuild {
         self.scheduler.threads()
     }
 
-    /// A new document: forgets every bake and queues every chunk of `map`.
+    /// A new document: forgets every bake (and a [`Rebuild::hold`]) and queues every chunk of
+    /// `map`.
     pub fn replace(&mut self, map: Arc<Map>) {
         self.replace_with(map, BTreeMap::new());
     }
@@ -242,6 +249,8 @@ impl Rebuild {
         self.slots.clear();
         self.readers.clear();
         self.changed_at.clear();
+        self.held.clear();
+        self.holding = false;
         self.epoch += 1;
         self.map = map;
         let mut keys = every_chunk(&self.map);
@@ -314,6 +323,31 @@ impl Rebuild {
         self.edited(map, &changes)
     }
 
+    /// Settle-then-bake, for a value still being dragged (a form's slider, a dragged light):
+    /// while `hold` is set, chunks the engine queues get drafts only ([`Scheduler::submit_drafts`])
+    /// and stay in flight; releasing it queues the preview and full bakes of every chunk queued
+    /// meanwhile, from the map as it is then. Only under [`Plan::Interactive`] (a headless
+    /// engine draws nothing to hurry).
+    pub fn hold(&mut self, hold: bool) {
+        let hold = hold && self.plan == Plan::Interactive;
+        if self.holding == hold {
+            return;
+        }
+        self.holding = hold;
+        if !hold {
+            let keys: Vec<ChunkKey> =
+                std::mem::take(&mut self.held).into_iter().filter(|k| self.slots.contains_key(k)).collect();
+            // Their state stays (a drawn draft stays `Drafted`); newer requests supersede the
+            // drafts still on their way.
+            self.scheduler.submit(self.map.clone(), keys);
+        }
+    }
+
+    /// Whether full bakes are held back ([`Rebuild::hold`]).
+    pub fn holding(&self) -> bool {
+        self.holding
+    }
+
     /// Queues `keys`; those in `urgent` go first (and get a draft under [`Plan::Interactive`]).
     fn request(&mut self, keys: BTreeSet<ChunkKey>, urgent: &BTreeSet<ChunkKey>) {
         if keys.is_empty() {
@@ -324,6 +358,11 @@ impl Rebuild {
             slot.state = ChunkState::Queued;
             slot.error = None;
             slot.requested_at = self.epoch;
+        }
+        if self.holding {
+            self.scheduler.submit_drafts(self.map.clone(), keys.iter().copied());
+            self.held.extend(keys);
+            return;
         }
         let (first, rest): (Vec<ChunkKey>, Vec<ChunkKey>) = keys.into_iter().partition(|k| urgent.contains(k));
         match self.plan {
