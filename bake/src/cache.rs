@@ -97,9 +97,14 @@ pub enum CacheError {
     TooLarge { path: PathBuf, size: u64 },
     #[error("{path}: {source}")]
     Format { path: PathBuf, source: ReadError },
-    /// A well-formed entry whose inputs no longer hold (a changed chunk, light or setting).
+    /// A well-formed entry whose inputs no longer hold (a changed chunk, light or setting), or
+    /// one for a level the map does not have.
     #[error("{path}: made from other inputs")]
     Stale { path: PathBuf },
+    /// A well-formed entry for another chunk than its file name says, or for another chunk size
+    /// than its level's (copied or renamed by hand).
+    #[error("{path}: the entry is for another chunk or chunk size than its name says")]
+    Misnamed { path: PathBuf },
     /// The chunk record could not be encoded (what the PMF writer refuses).
     #[error("level {}, chunk (x {}, y {}, z {}): {source}", key.0, key.1.x, key.1.y, key.1.z)]
     Encode { key: ChunkKey, source: pmf::WriteError },
@@ -523,7 +528,7 @@ fn read_entry(path: &Path, key: ChunkKey, chunk_size_exp: u8) -> Result<Entry, C
     // An entry copied under another chunk's name, or made for another chunk size, is not this
     // chunk's bake.
     if (entry.bake.level, entry.bake.chunk) != key || entry.chunk_size_exp != chunk_size_exp {
-        return Err(CacheError::Stale { path: path.to_owned() });
+        return Err(CacheError::Misnamed { path: path.to_owned() });
     }
     Ok(entry)
 }

@@ -238,7 +238,7 @@ fn damaged_entries_are_rebaked_never_used() {
         loaded.rejected
     );
     assert!(
-        loaded.rejected.iter().any(|e| matches!(e, CacheError::Stale { path } if *path == forged)),
+        loaded.rejected.iter().any(|e| matches!(e, CacheError::Misnamed { path } if *path == forged)),
         "{:?}",
         loaded.rejected
     );

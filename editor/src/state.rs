@@ -740,7 +740,7 @@ mod tests {
         poll_until(&mut state, |s| s.bake.is_final());
         let before = fulls.load(Ordering::SeqCst);
 
-        let id = MaterialId(0);
+        let id = state.map.library.materials().ids().find(|&m| state.map.material_in_use(m)).unwrap();
         let colour = |state: &mut EditorState, v: u8| {
             let mut m = state.map.library.materials().get(id).unwrap().clone();
             m.color = [v, 255 - v, 128];

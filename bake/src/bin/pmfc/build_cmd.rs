@@ -194,7 +194,7 @@ fn cached_engine(
             "bake cache: {} chunks reused, {} stale{}",
             loaded.bakes.len(),
             loaded.stale(),
-            if damaged > 0 { format!(", {damaged} unreadable (re-baked)") } else { String::new() }
+            if damaged > 0 { format!(", {damaged} damaged or misnamed (re-baked)") } else { String::new() }
         );
     }
     engine_with(Arc::new(map), settings, threads, loaded.bakes)
