@@ -13,6 +13,9 @@
 //! - **Per-chunk bookkeeping**: one [`ChunkSlot`] per chunk with a [`ChunkState`], the bake to
 //!   draw and the full bake to export. The states replace the sets (pending ⊆ finalizing, …) whose
 //!   invariants used to live in comments.
+//! - **Saved bakes and held bakes**: an engine may start from full bakes made earlier of the
+//!   same map ([`Rebuild::with_bakes`], from the bake cache, [`crate::cache`]), and a viewer may
+//!   hold full bakes back while a value is dragged ([`Rebuild::hold`], drafts only).
 //! - **Recorded reads**: a bake may read chunks far beyond any static rule (a sight line, a sky
 //!   ray, a visibility search); it lists them in [`ChunkBake::reads`]. The engine keeps the reverse
 //!   index, so a change to such a chunk re-bakes exactly the chunks that read it, and it checks
@@ -335,10 +338,17 @@ impl Rebuild {
         }
         self.holding = hold;
         if !hold {
-            let keys: Vec<ChunkKey> =
-                std::mem::take(&mut self.held).into_iter().filter(|k| self.slots.contains_key(k)).collect();
-            // Their state stays (a drawn draft stays `Drafted`); newer requests supersede the
-            // drafts still on their way.
+            let mut keys = Vec::new();
+            for k in std::mem::take(&mut self.held) {
+                let Some(slot) = self.slots.get_mut(&k) else { continue }; // left the grid
+                // A drawn draft stays `Drafted`; a failed draft is retried with the rest.
+                if slot.state == ChunkState::Failed {
+                    slot.state = ChunkState::Queued;
+                    slot.error = None;
+                }
+                keys.push(k);
+            }
+            // Newer requests supersede the drafts still on their way.
             self.scheduler.submit(self.map.clone(), keys);
         }
     }

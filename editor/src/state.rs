@@ -789,6 +789,38 @@ mod tests {
         state.apply(Command::EndStroke).unwrap();
     }
 
+    /// Save As writes the bake cache into the new folder, and a document opened from it shows
+    /// every chunk from the cache at once (nothing queued); `pmfc build` would reuse them too
+    /// (the same default settings).
+    #[test]
+    fn bakes_follow_save_as_and_a_reopened_document_bakes_nothing() {
+        let mut map = sample::terrain(2, 1, 2, 3);
+        map.levels[0].lighting = pmfedit_core::map::lighting::LevelLighting::none();
+        let mut state = EditorState::with_scheduler(
+            map,
+            None,
+            Scheduler::interactive(2, CompileSettings::default(), Arc::new(|| {})),
+        );
+        poll_until(&mut state, |s| s.bake.is_final());
+        state.export_timestamp = Some(1);
+        let chunks = state.bake.slots().len();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("saved");
+        state.save_as(&path).unwrap();
+        assert_eq!(std::fs::read_dir(cache::dir(&path)).unwrap().count(), chunks, "one entry per chunk");
+        let before = state.compile().unwrap();
+        drop(state);
+
+        let (project, map) = Project::open(&path).unwrap();
+        let mut state = EditorState::new(map, None, Arc::new(|| {}));
+        state.export_timestamp = Some(1);
+        assert!(state.bake.in_flight() > 0, "without its project a map is baked");
+        state.load_document(state.map.clone(), Some(project));
+        assert_eq!(state.bake.in_flight(), 0, "opened with every bake from the cache");
+        assert_eq!(state.bake.take_changed().len(), chunks, "all of them on screen at once");
+        assert!(state.compile().unwrap() == before, "the same file");
+    }
+
     /// An undo step the map no longer matches (changed behind the history's back) is reported
     /// in the status line instead of being skipped silently.
     #[test]
