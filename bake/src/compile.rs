@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 use glam::{DVec3, IVec3, Vec3};
 
+use pmfedit_core::format::bin::{ReadError, Reader, Writer};
 use pmfedit_core::format::pmf;
 use pmfedit_core::map::coords::{ChunkCoord, LatticeBox};
 use pmfedit_core::map::library::{EntityScope, LightMode};
@@ -204,6 +205,60 @@ impl PartialEq for AirVis {
 }
 
 impl AirVis {
+    /// The lists and cells in the bake cache's layout (docs/spec/BAKE-CACHE.md): what a cached
+    /// bake needs to have its far lists written again from the level's summaries as they are
+    /// when it is loaded ([`ChunkBake::refresh_far`]).
+    pub(crate) fn encode(&self, w: &mut Writer) {
+        w.u64(self.max_listed);
+        w.u32(self.lists.len() as u32);
+        for (own, comp) in &self.lists {
+            w.u32(comp.map_or(u32::MAX, u32::from));
+            w.u32(own.len() as u32);
+            for &k in own.iter() {
+                w.u32(k);
+            }
+        }
+        w.u32(self.cells.len() as u32);
+        for &(k, l) in &self.cells {
+            w.u32(k);
+            w.u32(l);
+        }
+    }
+
+    /// Reads what [`Self::encode`] wrote, for a chunk of `cubes` cubes: every cell must name one
+    /// of those cubes and one of the lists, so a damaged entry is refused here rather than
+    /// indexing out of bounds later. The far lists come from no grid yet.
+    pub(crate) fn decode(r: &mut Reader<'_>, cubes: usize) -> Result<AirVis, ReadError> {
+        let max_listed = r.u64()?;
+        let n = r.u32()?;
+        let n = r.count(n.into(), 8, "visibility lists")?;
+        let mut lists = Vec::with_capacity(n);
+        for _ in 0..n {
+            let comp = match r.u32()? {
+                u32::MAX => None,
+                c => Some(u16::try_from(c).map_err(|_| r.invalid(format!("summary component {c} out of range")))?),
+            };
+            let m = r.u32()?;
+            let m = r.count(m.into(), 4, "own visible cubes")?;
+            let own: Vec<u32> = (0..m).map(|_| r.u32()).collect::<Result<_, _>>()?;
+            lists.push((Arc::from(own), comp));
+        }
+        let n = r.u32()?;
+        let n = r.count(n.into(), 8, "air cells")?;
+        let mut cells = Vec::with_capacity(n);
+        for _ in 0..n {
+            let (k, l) = (r.u32()?, r.u32()?);
+            if k as usize >= cubes || l as usize >= lists.len() {
+                return Err(r.invalid(format!(
+                    "air cell {k} with list {l}: outside the chunk's {cubes} cubes or {} lists",
+                    lists.len()
+                )));
+            }
+            cells.push((k, l));
+        }
+        Ok(AirVis { lists, cells, max_listed, grid: std::sync::Weak::new() })
+    }
+
     /// Writes every air cell's lists into `out` (chunk `chunk`), the far part from `grid`;
     /// returns whether they went over [`VisSettings::max_listed`] (the cells then carry none).
     fn write(&mut self, grid: &Arc<SummaryGrid>, chunk: ChunkCoord, out: &mut pmf::Chunk) -> bool {

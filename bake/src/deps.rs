@@ -56,7 +56,7 @@ pub fn light_chunks(level: &Level, light: &SceneLight) -> Vec<ChunkCoord> {
 }
 
 /// The chunks within `extra` map units of a baked light's reach.
-fn chunks_near_light(level: &Level, light: &SceneLight, extra: f64) -> Vec<ChunkCoord> {
+pub(crate) fn chunks_near_light(level: &Level, light: &SceneLight, extra: f64) -> Vec<ChunkCoord> {
     let p = light.light.position.as_dvec3();
     let reach = light.reach + extra;
     let r = DVec3::splat(reach);
@@ -90,7 +90,7 @@ fn top_rose(before: &Level, after: &Level) -> bool {
     }
 }
 
-fn scene_lights(level: &Level) -> Vec<SceneLight> {
+pub(crate) fn scene_lights(level: &Level) -> Vec<SceneLight> {
     level.objects.lights().iter().filter_map(|(id, l)| SceneLight::new(id, l, 1)).collect()
 }
 

@@ -13,6 +13,9 @@
 //! - **Per-chunk bookkeeping**: one [`ChunkSlot`] per chunk with a [`ChunkState`], the bake to
 //!   draw and the full bake to export. The states replace the sets (pending ⊆ finalizing, …) whose
 //!   invariants used to live in comments.
+//! - **Saved bakes and held bakes**: an engine may start from full bakes made earlier of the
+//!   same map ([`Rebuild::with_bakes`], from the bake cache, [`crate::cache`]), and a viewer may
+//!   hold full bakes back while a value is dragged ([`Rebuild::hold`], drafts only).
 //! - **Recorded reads**: a bake may read chunks far beyond any static rule (a sight line, a sky
 //!   ray, a visibility search); it lists them in [`ChunkBake::reads`]. The engine keeps the reverse
 //!   index, so a change to such a chunk re-bakes exactly the chunks that read it, and it checks
@@ -181,6 +184,10 @@ pub struct Rebuild {
     /// Full bakes whose far lists [`Rebuild::edited`] wrote again, and how long that took (the
     /// grid included), for the last edit.
     far_refresh: (usize, Duration),
+    /// Settle-then-bake ([`Rebuild::hold`]): requests get drafts only.
+    holding: bool,
+    /// Chunks requested while holding: their preview and full bakes wait for the release.
+    held: BTreeSet<ChunkKey>,
 }
 
 impl fmt::Debug for Rebuild {
@@ -197,6 +204,13 @@ impl Rebuild {
     /// An engine baking on `scheduler`'s workers (with its settings), starting with every chunk of
     /// `map`.
     pub fn new(scheduler: Scheduler, plan: Plan, map: Arc<Map>) -> Self {
+        Self::with_bakes(scheduler, plan, map, BTreeMap::new())
+    }
+
+    /// [`Rebuild::new`] starting from full bakes made earlier of this very map (the bake cache,
+    /// [`crate::cache::load`]): their chunks are [`ChunkState::Done`] and shown at once, only
+    /// the others are queued. Bakes for chunks the map does not have are dropped.
+    pub fn with_bakes(scheduler: Scheduler, plan: Plan, map: Arc<Map>, bakes: BTreeMap<ChunkKey, ChunkBake>) -> Self {
         let mut engine = Self {
             scheduler,
             plan,
@@ -211,8 +225,10 @@ impl Rebuild {
             readers: BTreeMap::new(),
             far_grids: BTreeMap::new(),
             far_refresh: (0, Duration::ZERO),
+            holding: false,
+            held: BTreeSet::new(),
         };
-        engine.replace(map);
+        engine.replace_with(map, bakes);
         engine
     }
 
@@ -239,16 +255,45 @@ impl Rebuild {
         self.scheduler.threads()
     }
 
-    /// A new document: forgets every bake and queues every chunk of `map`.
+    /// A new document: forgets every bake (and a [`Rebuild::hold`]) and queues every chunk of
+    /// `map`.
     pub fn replace(&mut self, map: Arc<Map>) {
+        self.replace_with(map, BTreeMap::new());
+    }
+
+    /// [`Rebuild::replace`] with full bakes of `map` made earlier (see [`Rebuild::with_bakes`]).
+    pub fn replace_with(&mut self, map: Arc<Map>, bakes: BTreeMap<ChunkKey, ChunkBake>) {
         self.changed.extend(self.slots.keys().copied());
         self.slots.clear();
         self.readers.clear();
         self.changed_at.clear();
         self.far_grids.clear();
+        self.held.clear();
+        self.holding = false;
         self.epoch += 1;
         self.map = map;
-        let keys = every_chunk(&self.map);
+        let mut keys = every_chunk(&self.map);
+        for (key, mut bake) in bakes {
+            if !keys.remove(&key) {
+                continue;
+            }
+            // A saved bake's far lists are from the summaries of the map it was made in: write
+            // them from the current ones (far sets are no part of a cache key).
+            if let Some(grid) = self.far_grid(key.0) {
+                bake.refresh_far(&grid);
+            }
+            for &r in &bake.reads {
+                self.readers.entry((key.0, r)).or_default().insert(key);
+            }
+            let bake = Arc::new(bake);
+            let mut slot = ChunkSlot::queued(self.epoch);
+            slot.state = ChunkState::Done;
+            slot.shown = Some(Staged { stage: Stage::Full, bake: bake.clone() });
+            slot.full = Some(bake);
+            self.slots.insert(key, slot);
+            self.changed.insert(key);
+            self.revision += 1;
+        }
         self.request(keys, &BTreeSet::new());
     }
 
@@ -362,6 +407,38 @@ impl Rebuild {
         self.edited(map, &changes)
     }
 
+    /// Settle-then-bake, for a value still being dragged (a form's slider, a dragged light):
+    /// while `hold` is set, chunks the engine queues get drafts only ([`Scheduler::submit_drafts`])
+    /// and stay in flight; releasing it queues the preview and full bakes of every chunk queued
+    /// meanwhile, from the map as it is then. Only under [`Plan::Interactive`] (a headless
+    /// engine draws nothing to hurry).
+    pub fn hold(&mut self, hold: bool) {
+        let hold = hold && self.plan == Plan::Interactive;
+        if self.holding == hold {
+            return;
+        }
+        self.holding = hold;
+        if !hold {
+            let mut keys = Vec::new();
+            for k in std::mem::take(&mut self.held) {
+                let Some(slot) = self.slots.get_mut(&k) else { continue }; // left the grid
+                // A drawn draft stays `Drafted`; a failed draft is retried with the rest.
+                if slot.state == ChunkState::Failed {
+                    slot.state = ChunkState::Queued;
+                    slot.error = None;
+                }
+                keys.push(k);
+            }
+            // Newer requests supersede the drafts still on their way.
+            self.scheduler.submit(self.map.clone(), keys);
+        }
+    }
+
+    /// Whether full bakes are held back ([`Rebuild::hold`]).
+    pub fn holding(&self) -> bool {
+        self.holding
+    }
+
     /// Queues `keys`; those in `urgent` go first (and get a draft under [`Plan::Interactive`]).
     fn request(&mut self, keys: BTreeSet<ChunkKey>, urgent: &BTreeSet<ChunkKey>) {
         if keys.is_empty() {
@@ -372,6 +449,11 @@ impl Rebuild {
             slot.state = ChunkState::Queued;
             slot.error = None;
             slot.requested_at = self.epoch;
+        }
+        if self.holding {
+            self.scheduler.submit_drafts(self.map.clone(), keys.iter().copied());
+            self.held.extend(keys);
+            return;
         }
         let (first, rest): (Vec<ChunkKey>, Vec<ChunkKey>) = keys.into_iter().partition(|k| urgent.contains(k));
         match self.plan {

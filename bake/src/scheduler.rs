@@ -288,6 +288,14 @@ impl Scheduler {
         self.submit_stages(snapshot, chunks, stages, true);
     }
 
+    /// Queues only a draft of each of `chunks` (a preview where the draft would equal it), ahead
+    /// of the other chunks, replacing older pending requests for them (every stage): for values
+    /// still being dragged, whose full bakes would be stale before they finish.
+    pub fn submit_drafts(&self, snapshot: Arc<Map>, chunks: impl IntoIterator<Item = ChunkKey>) {
+        let stage = if self.draft_differs { Stage::Draft } else { Stage::Preview };
+        self.submit_stages(snapshot, chunks, &[stage], true);
+    }
+
     /// Queues only a full bake of each of `chunks` (for tools that draw nothing), replacing older
     /// pending requests for them (every stage).
     pub fn submit_full(&self, snapshot: Arc<Map>, chunks: impl IntoIterator<Item = ChunkKey>) {

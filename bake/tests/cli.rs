@@ -193,9 +193,19 @@ fn new_build_inspect_round_trip_on_the_demo() {
         "--threads",
         "1",
         "-q",
+        "--no-cache",
     ]);
     assert!(out.status.success());
     assert!(std::fs::read(&again).unwrap() == bytes);
+    // The first build left its bakes in the project's cache: a rebuild bakes nothing and writes
+    // the same bytes.
+    assert_eq!(std::fs::read_dir(project.join("bakes")).unwrap().count(), 25);
+    let cached = dir.path().join("cached.pmf");
+    let out = pmfc(&["build", project.to_str().unwrap(), "-o", cached.to_str().unwrap(), "--timestamp", "1700000000"]);
+    assert!(out.status.success());
+    assert!(stderr(&out).contains("bake cache: 25 chunks reused, 0 stale"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("0 entries written, 25 kept, 0 removed"), "{}", stderr(&out));
+    assert!(std::fs::read(&cached).unwrap() == bytes, "the build from cached bakes differs");
     let out = pmfc(&["inspect", pmf_path.to_str().unwrap()]);
     assert!(out.status.success());
     assert!(stdout(&out).contains("chunk grid:   5×1×5"), "{}", stdout(&out));

@@ -9,7 +9,9 @@ use std::time::{Duration, Instant};
 
 use glam::DVec3;
 
-use pmfedit_bake::compile::CompileSettings;
+use pmfedit_bake::cache;
+use pmfedit_bake::compile::{ChunkBake, CompileSettings};
+use pmfedit_bake::deps::ChunkKey;
 use pmfedit_bake::export;
 use pmfedit_bake::rebuild::{ChunkState, Plan, Rebuild, RebuildError};
 use pmfedit_bake::scheduler::Scheduler;
@@ -117,6 +119,12 @@ pub struct EditorState {
     /// What the last export wrote and warned about (`None`: none yet, or it failed).
     pub last_export: Option<ExportSummary>,
     last_recovery: Instant,
+    /// The last edit of a drag that changed no cubes, while its full bakes are held back
+    /// (settle-then-bake, [`Rebuild::hold`]).
+    last_continuous_edit: Option<Instant>,
+    /// How long a dragged value must stay unchanged to count as settled ([`SETTLE`]; tests
+    /// lengthen it to watch a drag without a clock).
+    pub settle_after: Duration,
     /// Bumped whenever the map changes (edit, undo, redo, a history jump, a new document).
     generation: u64,
     /// Bumped whenever the document is replaced (new, opened, recovered).
@@ -133,7 +141,10 @@ impl EditorState {
     /// A document baking on `scheduler` (tests choose the thread count, or a bake function that
     /// holds stages back).
     pub fn with_scheduler(map: Map, project: Option<Project>, scheduler: Scheduler) -> Self {
-        let bake = Rebuild::new(scheduler, Plan::Interactive, Arc::new(map.snapshot()));
+        // The project's cached bakes are on screen at once; only stale chunks are queued.
+        let snapshot = Arc::new(map.snapshot());
+        let cached = cached_bakes(project.as_ref(), &snapshot, scheduler.settings());
+        let bake = Rebuild::with_bakes(scheduler, Plan::Interactive, snapshot, cached);
         let mut s = Self {
             map,
             history: History::new(),
@@ -155,6 +166,8 @@ impl EditorState {
             asset_roots: Vec::new(),
             last_export: None,
             last_recovery: Instant::now(),
+            last_continuous_edit: None,
+            settle_after: SETTLE,
             generation: 0,
             document: 0,
         };
@@ -197,6 +210,11 @@ impl EditorState {
     /// Takes finished bakes from the engine, and runs a waiting export once nothing is on its
     /// way. Call once per frame.
     pub fn poll_bakes(&mut self) {
+        // A dragged value held still for a moment has settled: bake it fully (the drag goes on
+        // holding if it moves again).
+        if self.last_continuous_edit.is_some_and(|t| t.elapsed() >= self.settle_after) {
+            self.settle();
+        }
         self.bake.poll();
         // Exports compile from full bakes only (a failed chunk makes the export say so).
         if self.bake.is_settled()
@@ -204,6 +222,13 @@ impl EditorState {
         {
             self.export_now(&path);
         }
+    }
+
+    /// The dragged value settled (released, cancelled, or still for [`Self::settle_after`]): the chunks it
+    /// dirtied get their preview and full bakes.
+    fn settle(&mut self) {
+        self.last_continuous_edit = None;
+        self.bake.hold(false);
     }
 
     /// Chunks waiting for a re-baked mesh (drawn tinted with their previous one).
@@ -230,6 +255,16 @@ impl EditorState {
             Command::Edit(edit) => {
                 changes = self.history.apply(&mut self.map, edit)?;
                 self.generation += 1;
+                // Settle-then-bake: a drag that changes no cubes (a form's slider or dragged
+                // number, a dragged light) may dirty many chunks every frame; they get drafts
+                // until the value settles (see `poll_bakes`).
+                let continuous = self.history.current_stroke().is_some()
+                    && changes.levels.values().all(|l| l.chunks.is_empty())
+                    && !changes.is_empty();
+                if continuous {
+                    self.bake.hold(true);
+                    self.last_continuous_edit = Some(Instant::now());
+                }
                 self.changed(&changes);
             }
             Command::BeginStroke => {
@@ -239,13 +274,17 @@ impl EditorState {
             Command::BeginNamedStroke(name) => {
                 self.history.begin_named_stroke(name);
             }
-            Command::EndStroke => self.history.end_stroke(),
+            Command::EndStroke => {
+                self.history.end_stroke();
+                self.settle();
+            }
             Command::CancelStroke => {
                 changes = self.history.cancel_stroke(&mut self.map);
                 if !changes.is_empty() {
                     self.generation += 1;
                 }
                 self.changed(&changes);
+                self.settle();
             }
             // The status line says what was undone (an "Imported …" message must not outlive
             // its import).
@@ -316,8 +355,15 @@ impl EditorState {
     /// Saves the map into its project; the history's saved marker moves here.
     pub fn save(&mut self) -> Result<SaveReport, SaveError> {
         let project = self.project.as_mut().ok_or(SaveError::NoProject)?;
-        let report = project.save(&self.map).map_err(SaveError::Write)?;
+        let mut report = project.save(&self.map).map_err(SaveError::Write)?;
         self.history.set_saved();
+        // The full bakes of the saved map go into the project's bake cache; chunks still baking
+        // are left out (they are baked again on the next open). The engine's map is the saved
+        // one: every edit reaches the engine as it is applied.
+        let bakes = self.bake.slots().keys().filter_map(|&k| self.bake.full(k)).map(|b| &**b);
+        if let Err(e) = cache::store(project.dir(), self.bake.map(), self.bake.settings(), bakes) {
+            report.cleanup_warnings.push(format!("bake cache not written: {e}"));
+        }
         Ok(report)
     }
 
@@ -354,12 +400,15 @@ impl EditorState {
         self.document += 1;
         self.map = map;
         self.project = project;
+        self.last_continuous_edit = None;
         self.history = History::new();
         self.history.set_saved();
         self.selection = Selection::None;
         self.start_view = None;
         self.level = 0;
-        self.bake.replace(Arc::new(self.map.snapshot()));
+        let snapshot = Arc::new(self.map.snapshot());
+        let cached = cached_bakes(self.project.as_ref(), &snapshot, self.bake.settings());
+        self.bake.replace_with(snapshot, cached);
     }
 
     /// Compiles the current full bakes into a file stamped with [`Self::export_timestamp`] (else
@@ -416,6 +465,19 @@ impl EditorState {
             self.bake.report(format!("autosave: {e}"));
         }
     }
+}
+
+/// How long a dragged value must stay unchanged to count as settled ([`EditorState::poll_bakes`]).
+pub const SETTLE: Duration = Duration::from_millis(300);
+
+/// The full bakes of `map` in `project`'s bake cache whose inputs still hold (none without a
+/// project; unusable entries are simply baked again).
+fn cached_bakes(
+    project: Option<&Project>,
+    map: &Map,
+    settings: &CompileSettings,
+) -> std::collections::BTreeMap<ChunkKey, ChunkBake> {
+    project.map(|p| cache::load(p.dir(), map, settings).bakes).unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -656,6 +718,107 @@ mod tests {
         toggle_a_cube(&mut state);
         poll_until(&mut state, |s| s.bake.is_final());
         assert!(state.compile().is_ok());
+    }
+
+    /// Dragging a material's colour (a stroke of library edits, as a form's slider makes) bakes
+    /// drafts only while it moves; the value that settles gets one preview and one full bake per
+    /// chunk using the material; the export waits for them.
+    #[test]
+    fn a_dragged_material_colour_bakes_drafts_until_it_settles() {
+        use pmfedit_core::edit::{Edit, LibItem, LibRef};
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let fulls = Arc::new(AtomicUsize::new(0));
+        let f = fulls.clone();
+        let bake: Arc<BakeFn> = Arc::new(move |m: &Map, (l, c): ChunkKey, stage: Stage, s: &CompileSettings| {
+            if stage == Stage::Full {
+                f.fetch_add(1, Ordering::SeqCst);
+            }
+            bake_chunk(m, l, c, s)
+        });
+        let mut state = state_with(2, bake);
+        state.settle_after = Duration::from_secs(3600);
+        poll_until(&mut state, |s| s.bake.is_final());
+        let before = fulls.load(Ordering::SeqCst);
+
+        let id = state.map.library.materials().ids().find(|&m| state.map.material_in_use(m)).unwrap();
+        let colour = |state: &mut EditorState, v: u8| {
+            let mut m = state.map.library.materials().get(id).unwrap().clone();
+            m.color = [v, 255 - v, 128];
+            let edit = Edit::ReplaceLibraryItem { id: LibRef::Material(id), item: LibItem::Material(m) };
+            state.apply(Command::Edit(edit)).unwrap();
+            state.poll_bakes();
+        };
+        state.apply(Command::BeginStroke).unwrap();
+        for v in [10, 60, 120] {
+            colour(&mut state, v);
+        }
+        assert!(state.bake.holding());
+        let dirty = state.bake.in_flight();
+        assert!(dirty > 0);
+        // Every dirty chunk gets its draft (drawn), none a preview or a full bake.
+        poll_until(&mut state, |s| s.baking() == 0);
+        assert_eq!(state.bake.count(ChunkState::Drafted), dirty);
+        std::thread::sleep(Duration::from_millis(200));
+        state.poll_bakes();
+        assert_eq!(state.bake.count(ChunkState::Drafted), dirty, "a preview or full bake ran mid-drag");
+        assert_eq!(fulls.load(Ordering::SeqCst), before, "a full bake ran mid-drag");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.pmf");
+        state.apply(Command::Export(path.clone())).unwrap();
+        assert!(state.pending_export.is_some(), "exported drafts");
+
+        // Release: one full bake per dirty chunk, of the last value.
+        colour(&mut state, 200);
+        state.apply(Command::EndStroke).unwrap();
+        assert!(!state.bake.holding());
+        poll_until(&mut state, |s| s.pending_export.is_none());
+        assert!(state.bake.is_final() && path.exists());
+        assert_eq!(fulls.load(Ordering::SeqCst) - before, dirty, "one full re-bake per dirty chunk");
+        let (k, slot) = state.bake.slots().iter().next().unwrap();
+        let exact = bake_chunk(&state.map, k.0, k.1, &CompileSettings::default()).unwrap();
+        assert!(slot.full.as_ref().unwrap().pmf == exact.pmf, "{k:?}: the full bake is of the settled value");
+
+        // A value held still for the settle time settles without a release.
+        state.settle_after = Duration::from_millis(1);
+        state.apply(Command::BeginStroke).unwrap();
+        colour(&mut state, 30);
+        std::thread::sleep(Duration::from_millis(5));
+        state.poll_bakes();
+        assert!(!state.bake.holding(), "a still value did not settle");
+        poll_until(&mut state, |s| s.bake.is_final());
+        state.apply(Command::EndStroke).unwrap();
+    }
+
+    /// Save As writes the bake cache into the new folder, and a document opened from it shows
+    /// every chunk from the cache at once (nothing queued); `pmfc build` would reuse them too
+    /// (the same default settings).
+    #[test]
+    fn bakes_follow_save_as_and_a_reopened_document_bakes_nothing() {
+        let mut map = sample::terrain(2, 1, 2, 3);
+        map.levels[0].lighting = pmfedit_core::map::lighting::LevelLighting::none();
+        let mut state = EditorState::with_scheduler(
+            map,
+            None,
+            Scheduler::interactive(2, CompileSettings::default(), Arc::new(|| {})),
+        );
+        poll_until(&mut state, |s| s.bake.is_final());
+        state.export_timestamp = Some(1);
+        let chunks = state.bake.slots().len();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("saved");
+        state.save_as(&path).unwrap();
+        assert_eq!(std::fs::read_dir(cache::dir(&path)).unwrap().count(), chunks, "one entry per chunk");
+        let before = state.compile().unwrap();
+        drop(state);
+
+        let (project, map) = Project::open(&path).unwrap();
+        let mut state = EditorState::new(map, None, Arc::new(|| {}));
+        state.export_timestamp = Some(1);
+        assert!(state.bake.in_flight() > 0, "without its project a map is baked");
+        state.load_document(state.map.clone(), Some(project));
+        assert_eq!(state.bake.in_flight(), 0, "opened with every bake from the cache");
+        assert_eq!(state.bake.take_changed().len(), chunks, "all of them on screen at once");
+        assert!(state.compile().unwrap() == before, "the same file");
     }
 
     /// An undo step the map no longer matches (changed behind the history's back) is reported

@@ -399,6 +399,35 @@ fn dragging_a_value_is_one_undo_step() {
     assert_eq!(h.state().state.map.levels[0].objects.lights().get(id).unwrap().range, before);
 }
 
+/// Settle-then-bake through the form: dragging a light's range holds full bakes back (drafts
+/// only, `state.rs`'s `a_dragged_material_colour_bakes_drafts_until_it_settles` checks what is
+/// baked), releasing the drag settles it.
+#[test]
+fn a_dragged_value_bakes_drafts_until_it_is_released() {
+    let mut h = harness();
+    h.state_mut().state.settle_after = Duration::from_secs(3600);
+    let name = {
+        let (_, l) = h.state().state.map.levels[0].objects.lights().iter().find(|(_, l)| !l.name.is_empty()).unwrap();
+        l.name.clone()
+    };
+    h.get_by_label(&name).click();
+    frames(&mut h);
+    assert!(!h.state().state.bake.holding());
+    let start = h.get_by_label("Range").rect().center();
+    h.drag_at(start);
+    h.run_steps(2);
+    for dx in [10.0, 20.0, 30.0] {
+        h.hover_at(start + egui::vec2(dx, 0.0));
+        h.run_steps(2);
+    }
+    let s = &h.state().state;
+    assert!(s.bake.holding(), "full bakes are held back mid-drag");
+    h.drop_at(start + egui::vec2(30.0, 0.0));
+    frames(&mut h);
+    let s = &h.state().state;
+    assert!(!s.bake.holding(), "the release settles the value");
+}
+
 /// A small Model 3D voxel model from the shared test data.
 const VOXEL_M3D: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/testdata/m3d/voxel.m3d");
 

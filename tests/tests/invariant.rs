@@ -10,7 +10,8 @@ use glam::IVec3;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 
-use pmfedit_bake::compile::{CompileSettings, compile_full};
+use pmfedit_bake::cache;
+use pmfedit_bake::compile::{CompileSettings, Grid, compile_full};
 use pmfedit_bake::deps::{ChunkKey, dirty_chunks, library_users};
 use pmfedit_bake::rebuild::{ChunkState, Plan, Rebuild, SpreadFn};
 use pmfedit_bake::scheduler::Scheduler;
@@ -18,6 +19,7 @@ use pmfedit_core::edit::{ChangeSet, History};
 use pmfedit_core::format::pmf;
 use pmfedit_core::map::Map;
 use pmfedit_core::map::library::LightId;
+use pmfedit_core::map::lighting::{LevelLighting, Sky};
 use pmfedit_tests::edits::{EDGE, Op, edit_for, op, settings, start_map};
 
 fn bytes(file: &pmf::File) -> Vec<u8> {
@@ -140,6 +142,57 @@ fn a_window_between_two_large_spaces_changes_far_cells() {
     assert!(far.len() > 4, "far chunks whose lists changed: {far:?}");
     let ops = [window, Op::Window { z: 72, open: false }, Op::Undo, Op::Window { z: 8, open: true }, Op::Undo];
     check(&ops, 2, Plan::FinalOnly, None).unwrap();
+}
+
+/// Saved bakes (`bake/src/cache.rs`) are keyed by the chunks a bake reads, not by the far sets
+/// of the whole level, so a reused bake's far lists must be written again from the summaries of
+/// the map it is loaded into. Baked and saved with the wall closed, reopened with a window in
+/// it: the chunks away from the window come from the cache, yet see through it, and the export
+/// equals a full compile of the reopened map.
+#[test]
+fn saved_bakes_reused_after_a_window_opened_list_what_it_shows() {
+    let dir = tempfile::tempdir().unwrap();
+    // Sun only, no lamps: the static reads of a bake (its neighbours and the chunks in reach of a
+    // lamp or a bounce) then stay away from the window for the chunks far from it.
+    let mut map = start_map();
+    let level = &mut map.levels[0];
+    level.lighting =
+        LevelLighting { sky: Sky { intensity: 0.0, ..Sky::default() }, bounces: 0, ..LevelLighting::default() };
+    let lamps: Vec<LightId> = level.objects.lights().ids().collect();
+    for id in lamps {
+        level.objects.remove(id).unwrap();
+    }
+    let mut open = map.snapshot();
+    History::new().apply(&mut open, edit_for(&map, &Op::Window { z: 72, open: true }).unwrap()).unwrap();
+    let engine = |m: &Map, bakes| {
+        Rebuild::with_bakes(Scheduler::new(2, settings(), Arc::new(|| {})), Plan::FinalOnly, Arc::new(m.clone()), bakes)
+    };
+    let mut closed = engine(&map, Default::default());
+    closed.wait();
+    assert!(closed.is_final());
+    let bakes = closed.slots().keys().filter_map(|&k| closed.full(k)).map(|b| &**b);
+    cache::store(dir.path(), closed.map(), closed.settings(), bakes).unwrap();
+
+    let loaded = cache::load(dir.path(), &open, &settings());
+    let reused: BTreeSet<ChunkKey> = loaded.bakes.keys().copied().collect();
+    let full = compile_full(&open, &settings()).unwrap();
+    // Reused bakes whose lists the window changed: the case this test is about.
+    let before = compile_full(&map, &settings()).unwrap();
+    let changed = visibility_changed(&before, &full);
+    let min = Grid::of(&open.levels[0]).min.as_ivec3();
+    let stale_far = reused
+        .iter()
+        .filter(|k| {
+            let g = k.1.as_ivec3() - min;
+            changed.contains(&(g.x as u16, g.z as u16))
+        })
+        .count();
+    assert!(stale_far > 0, "no reused chunk sees through the window: {reused:?}");
+    let mut warm = engine(&open, loaded.bakes);
+    warm.wait();
+    assert!(warm.is_final());
+    let warm_bytes = pmf::write(&warm.compile(None).unwrap()).unwrap();
+    assert!(warm_bytes == pmf::write(&full).unwrap(), "the export from saved bakes differs from a full compile");
 }
 
 /// Library edits spread only to the chunks whose cubes use the record, like cube edits there.

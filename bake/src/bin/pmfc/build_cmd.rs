@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use clap::{Args, ValueEnum};
 use glam::IVec3;
 
+use pmfedit_bake::cache;
 use pmfedit_bake::compile::{
     CompileSettings, StageTimes, bake_chunk, bake_chunk_timed, compile_full, level_chunks, level_vis,
 };
@@ -79,6 +80,9 @@ pub struct BuildArgs {
     /// Portal limits only on levels whose grid has at most this many chunks (default 1024).
     #[arg(long)]
     portal_max_chunks: Option<u32>,
+    /// Neither read nor write the project's bake cache (`<project>/bakes/`): bake every chunk.
+    #[arg(long)]
+    no_cache: bool,
 }
 
 #[derive(Debug, Args)]
@@ -95,6 +99,9 @@ pub struct WatchArgs {
     /// Stop after this many rebuilds (for scripts and tests).
     #[arg(long)]
     max_builds: Option<usize>,
+    /// Neither read nor write the project's bake cache (`<project>/bakes/`).
+    #[arg(long)]
+    no_cache: bool,
 }
 
 #[derive(Debug, Args)]
@@ -173,6 +180,59 @@ fn engine(map: Arc<Map>, settings: &CompileSettings, threads: usize) -> Rebuild 
     Rebuild::new(Scheduler::new(threads, settings.clone(), Arc::new(|| {})), Plan::FinalOnly, map)
 }
 
+/// [`engine`] starting from `bakes` (made earlier of this very map).
+fn engine_with(
+    map: Arc<Map>,
+    settings: &CompileSettings,
+    threads: usize,
+    bakes: std::collections::BTreeMap<pmfedit_bake::deps::ChunkKey, pmfedit_bake::compile::ChunkBake>,
+) -> Rebuild {
+    Rebuild::with_bakes(Scheduler::new(threads, settings.clone(), Arc::new(|| {})), Plan::FinalOnly, map, bakes)
+}
+
+/// [`engine`] starting from the project's cached bakes (unless `no_cache`): only chunks whose
+/// inputs changed are queued. Says how many were reused unless `quiet`.
+fn cached_engine(
+    project: &Path,
+    map: Map,
+    settings: &CompileSettings,
+    threads: usize,
+    no_cache: bool,
+    quiet: bool,
+) -> Rebuild {
+    let loaded = if no_cache { cache::Loaded::default() } else { cache::load(project, &map, settings) };
+    if !quiet && !no_cache {
+        let damaged = loaded.rejected.len() - loaded.stale();
+        eprintln!(
+            "bake cache: {} chunks reused, {} stale{}",
+            loaded.bakes.len(),
+            loaded.stale(),
+            if damaged > 0 { format!(", {damaged} damaged or misnamed (re-baked)") } else { String::new() }
+        );
+    }
+    engine_with(Arc::new(map), settings, threads, loaded.bakes)
+}
+
+/// Writes the engine's full bakes into the project's bake cache (unless `no_cache`); a failure is
+/// a warning (the build itself is fine).
+fn store_cache(project: &Path, engine: &Rebuild, no_cache: bool, quiet: bool) {
+    if no_cache {
+        return;
+    }
+    let bakes = engine.slots().keys().filter_map(|&k| engine.full(k)).map(|b| &**b);
+    match cache::store(project, engine.map(), engine.settings(), bakes) {
+        Ok(s) if !quiet => eprintln!(
+            "bake cache: {} entries written, {} kept, {} removed, {:.1} MiB",
+            s.written,
+            s.kept,
+            s.removed,
+            s.bytes as f64 / f64::from(1 << 20)
+        ),
+        Ok(_) => {}
+        Err(e) => eprintln!("warning: bake cache not written: {e}"),
+    }
+}
+
 /// Waits until the engine has baked everything it was asked to, printing a progress bar unless
 /// `quiet`; the first failed chunk is the error.
 fn finish(engine: &mut Rebuild, quiet: bool) -> Result<(), Failure> {
@@ -248,8 +308,9 @@ pub fn build(a: BuildArgs) -> Result<(), Failure> {
         vis.portal_steps = a.portal_steps.unwrap_or(vis.portal_steps);
         vis.portal_max_chunks = a.portal_max_chunks.unwrap_or(vis.portal_max_chunks);
     }
-    let mut engine = engine(Arc::new(map), &settings, threads(a.threads));
+    let mut engine = cached_engine(&a.project, map, &settings, threads(a.threads), a.no_cache, a.quiet);
     finish(&mut engine, a.quiet)?;
+    store_cache(&a.project, &engine, a.no_cache, a.quiet);
     let skipped = engine.slots().values().filter_map(|s| s.full.as_ref()).filter(|b| b.stats.vis_skipped).count();
     if skipped > 0 {
         eprintln!("warning: {skipped} chunks see too many cubes to list: their air cells carry no visibility data");
@@ -278,8 +339,9 @@ pub fn watch(a: WatchArgs) -> Result<(), Failure> {
     let settings = CompileSettings { timestamp: a.timestamp.unwrap_or_else(now), ..CompileSettings::default() };
     let (_, map) = open(&a.project)?;
     let t = Instant::now();
-    let mut engine = engine(Arc::new(map), &settings, threads(a.threads));
+    let mut engine = cached_engine(&a.project, map, &settings, threads(a.threads), a.no_cache, false);
     finish(&mut engine, true)?;
+    store_cache(&a.project, &engine, a.no_cache, true);
     let file = engine.compile(None).map_err(|e| fail(&a.project, e))?;
     let (file, n) = write_map(&a.project, &a.out, file, false)?;
     eprintln!("{}: {}", a.out.display(), summary(&file, n, t.elapsed().as_secs_f64()));
@@ -303,7 +365,7 @@ pub fn watch(a: WatchArgs) -> Result<(), Failure> {
                 && e.event.paths.iter().any(|p| {
                     let p = std::fs::canonicalize(p).unwrap_or(p.clone());
                     p != out_abs
-                        && !p.components().any(|c| c.as_os_str() == ".recovery")
+                        && !p.components().any(|c| c.as_os_str() == ".recovery" || c.as_os_str() == cache::DIR)
                         && !p.to_string_lossy().ends_with(".tmp")
                 })
         });
@@ -323,6 +385,7 @@ pub fn watch(a: WatchArgs) -> Result<(), Failure> {
             eprintln!("{e} (keeping the last build)");
             continue;
         }
+        store_cache(&a.project, &engine, a.no_cache, true);
         let compiled = engine.compile(None).map_err(|e| fail(&a.project, e));
         match compiled.and_then(|file| write_map(&a.project, &a.out, file, false)) {
             Ok((file, n)) => eprintln!(
@@ -371,6 +434,25 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
         .values()
         .filter_map(|s| s.full.as_ref())
         .fold(RecordBytes::default(), |acc, b| acc + RecordBytes::of(&b.pmf));
+    // Open with a warm bake cache: write the cache of the baked terrain, then time what an open
+    // adds to reading the project: loading the entries (read, check, decode) until the engine
+    // is final with nothing to bake.
+    let cache_dir = std::env::temp_dir().join(format!("pmfc-bench-cache-{}", std::process::id()));
+    let t = Instant::now();
+    let bakes = engine.slots().keys().filter_map(|&k| engine.full(k)).map(|b| &**b);
+    let stored = cache::store(&cache_dir, engine.map(), &settings, bakes).map_err(|e| Failure(e.to_string()))?;
+    let cache_store_s = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let loaded = cache::load(&cache_dir, engine.map(), &settings);
+    let reused = loaded.bakes.len();
+    let warm = engine_with(engine.map().clone(), &settings, a.threads, loaded.bakes);
+    let open_cached_s = t.elapsed().as_secs_f64();
+    let warm_final = warm.is_final();
+    drop(warm);
+    let _ = std::fs::remove_dir_all(&cache_dir);
+    if !warm_final || reused != chunks {
+        return Err(Failure(format!("the warm cache reused {reused} of {chunks} chunks")));
+    }
     // Export: compile + encode + LZ4 + one buffer, on `threads` threads, then on one (the same
     // bytes whatever the count).
     let t = Instant::now();
@@ -553,6 +635,11 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
         "threads": a.threads,
         "chunks": chunks,
         "full_bake_s": full_bake_s,
+        // Opening the baked terrain with its bake cache (every entry current): load + check +
+        // decode, until the engine is final; and writing the cache from scratch.
+        "open_cached_s": open_cached_s,
+        "cache_store_s": cache_store_s,
+        "cache_bytes": stored.bytes,
         "edit_rebake_ms": { "median": median, "p95": percentile(&mut per_edit.clone(), 0.95) },
         // Preview bakes (mesh + lightmaps, no visibility or pathfinding) of the same edits: all
         // dirty chunks, and the edited chunk alone (what the editor shows first).

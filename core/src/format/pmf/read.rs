@@ -372,6 +372,25 @@ pub(crate) fn read_chunk_index(r: &mut Reader<'_>) -> ReadResult<ChunkIndex> {
     Ok(ChunkIndex::from_bits(r.u32()?))
 }
 
+/// Reads one chunk record outside a file: the three LZ4 frames at `r` whose sizes are `sizes`
+/// ([`EncodedChunk::sizes`](super::write::EncodedChunk::sizes)), of a level whose chunks are
+/// `2^chunk_size_exp` units and whose grid is `grid`, within `limits`. The same checks as a
+/// chunk read from a file; errors name `prefix` and the absolute offset. For stores that keep
+/// encoded chunks on their own (the bake cache, `bake/src/cache.rs`).
+pub fn read_chunk_record(
+    r: &mut Reader<'_>,
+    prefix: &str,
+    sizes: &[u32; 6],
+    chunk_size_exp: u8,
+    grid: GridSize,
+    limits: &ReadLimits,
+) -> ReadResult<Chunk> {
+    if chunk_size_exp > MAX_CHUNK_SIZE_EXP {
+        return Err(r.invalid(format!("{prefix}: chunk size exponent {chunk_size_exp} is over {MAX_CHUNK_SIZE_EXP}")));
+    }
+    read_chunk(r, prefix, sizes, chunk_size_exp, grid, &Budget::new(*limits))
+}
+
 /// Reads one chunk's three LZ4 blocks and parses them, one block at a time.
 fn read_chunk(
     r: &mut Reader<'_>,

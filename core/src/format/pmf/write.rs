@@ -49,6 +49,19 @@ impl EncodedChunk {
     pub fn compressed_len(&self) -> usize {
         self.frames.iter().map(|f| f.bytes.len()).sum()
     }
+
+    /// The chunk's entry in its level's chunk table: the three compressed sizes, then the three
+    /// decompressed sizes (what [`read::read_chunk_record`](super::read::read_chunk_record)
+    /// takes back).
+    pub fn sizes(&self) -> [u32; 6] {
+        let [c, l, s] = &self.frames;
+        [c.compressed, l.compressed, s.compressed, c.decompressed, l.decompressed, s.decompressed]
+    }
+
+    /// The common, client and server LZ4 frames, in the order a file stores them.
+    pub fn frames(&self) -> [&[u8]; 3] {
+        self.frames.each_ref().map(|f| f.bytes.as_slice())
+    }
 }
 
 /// Encodes and compresses chunk `index` (in the grid's `[Y][X][Z]` order) of level `level_index`,

@@ -461,11 +461,18 @@ impl Octree {
     /// and allocation history; equal for equal content.
     pub fn content_hash(&self) -> u64 {
         let mut h = Fnv64::new();
+        self.hash_content(&mut h);
+        h.finish()
+    }
+
+    /// Feeds the bytes [`Self::content_hash`] hashes (size, then the canonical pre-order
+    /// tokens in a fixed layout) into any hasher, for callers that need a wider hash (the bake
+    /// cache keys chunks by 128 bits, `bake/src/cache.rs`).
+    pub fn hash_content<H: Hasher>(&self, h: &mut H) {
         h.write_u8(self.size_log2);
         for (_, c) in self.pre_order() {
-            hash_token(&mut h, c.as_ref());
+            hash_token(h, c.as_ref());
         }
-        h.finish()
     }
 
     /// Checks the structural invariants (canonical form, normalized cubes, consistent arena).
@@ -834,12 +841,12 @@ impl Hasher for Fnv64 {
 }
 
 /// Feeds one pre-order token (parent = `None`) into `h` with an explicit, stable byte layout.
-fn hash_token(h: &mut Fnv64, c: Option<&Cube>) {
+fn hash_token<H: Hasher>(h: &mut H, c: Option<&Cube>) {
     let Some(c) = c else {
         h.write_u8(TAG_PARENT);
         return;
     };
-    let u16s = |h: &mut Fnv64, v: &[u16]| v.iter().for_each(|x| h.write(&x.to_le_bytes()));
+    let u16s = |h: &mut H, v: &[u16]| v.iter().for_each(|x| h.write(&x.to_le_bytes()));
     match &c.kind {
         CubeKind::Empty => h.write_u8(TAG_EMPTY),
         CubeKind::Geometry(g) => {

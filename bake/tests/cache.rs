@@ -1,0 +1,250 @@
+//! The bake cache (`bake/src/cache.rs`): bakes saved beside a project are reused exactly when
+//! their inputs still hold, the export made from them equals a fresh full compile byte for byte,
+//! and a damaged or hostile entry is rebuilt, never used and never a panic.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use glam::IVec3;
+
+use pmfedit_bake::cache::{self, CacheError};
+use pmfedit_bake::compile::{CompileSettings, compile_full};
+use pmfedit_bake::deps::ChunkKey;
+use pmfedit_bake::rebuild::{Plan, Rebuild};
+use pmfedit_bake::scheduler::Scheduler;
+use pmfedit_core::edit::{CubeOp, Edit, History};
+use pmfedit_core::format::pmf;
+use pmfedit_core::map::Map;
+use pmfedit_core::map::coords::CubeAddr;
+use pmfedit_core::map::library::Light;
+use pmfedit_core::map::lighting::{LevelLighting, Sky};
+use pmfedit_core::map::octree::Cube;
+use pmfedit_core::sample;
+
+/// The default settings (visibility and pathfinding included) with a draft's lighting, which
+/// keeps these debug-build bakes quick; the cache does not care what the settings are.
+fn settings() -> CompileSettings {
+    let mut s = CompileSettings { timestamp: 7, ..CompileSettings::default() };
+    s.light.emitter_grid = 1;
+    s.light.ao = None;
+    s.light.gather = s.light.gather.draft();
+    s
+}
+
+/// A small terrain lit by the sun alone plus one lamp over its far corner (so light reach is
+/// part of the key).
+fn map() -> Map {
+    let mut map = sample::terrain(4, 2, 4, 5);
+    let level = &mut map.levels[0];
+    level.lighting =
+        LevelLighting { sky: Sky { intensity: 0.0, ..Sky::default() }, bounces: 0, ..LevelLighting::default() };
+    let (_, hi) = level.occupied_bounds().unwrap();
+    let f = level.frame();
+    let mut lamp = Light::point("lamp", (f.chunk_center_world(hi) + glam::DVec3::new(0.0, 2.0, 0.0)).as_vec3());
+    lamp.range = 6.0;
+    level.objects.add(lamp).unwrap();
+    map
+}
+
+fn engine(map: &Map, bakes: std::collections::BTreeMap<ChunkKey, pmfedit_bake::compile::ChunkBake>) -> Rebuild {
+    Rebuild::with_bakes(Scheduler::new(2, settings(), Arc::new(|| {})), Plan::FinalOnly, Arc::new(map.clone()), bakes)
+}
+
+fn bytes(f: &pmf::File) -> Vec<u8> {
+    pmf::write(f).unwrap()
+}
+
+/// Bakes `map` from scratch and stores the cache into `dir`; returns the engine.
+fn bake_and_store(map: &Map, dir: &Path) -> Rebuild {
+    let mut e = engine(map, Default::default());
+    e.wait();
+    assert!(e.is_final());
+    store(&e, dir);
+    e
+}
+
+fn store(e: &Rebuild, dir: &Path) -> cache::Stored {
+    let bakes = e.slots().keys().filter_map(|&k| e.full(k)).map(|b| &**b);
+    cache::store(dir, e.map(), e.settings(), bakes).unwrap()
+}
+
+fn entries(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(cache::dir(dir)).unwrap().map(|e| e.unwrap().path()).collect();
+    v.sort();
+    v
+}
+
+/// Changes one cube (to stone, or to air where it is stone already) in the corner chunk of the
+/// terrain's top layer away from the lamp; returns the chunk.
+fn edit(map: &mut Map) -> ChunkKey {
+    let level = &map.levels[0];
+    let (lo, hi) = level.occupied_bounds().unwrap();
+    let c = pmfedit_core::map::coords::ChunkCoord::new(lo.x, hi.y, lo.z);
+    let min = level.frame().chunk_min_lattice(c);
+    let addr = CubeAddr::containing(min + IVec3::new(8, 8, 8), 3);
+    let hash = |m: &Map| m.levels[0].chunk(c).map(|ch| ch.octree().content_hash());
+    let before = hash(map);
+    for cube in [Cube::solid(Default::default(), Default::default(), Default::default()), Cube::EMPTY] {
+        History::new().apply(map, Edit::Cubes { level: 0, op: CubeOp::SetCube { addr, cube } }).unwrap();
+        if hash(map) != before {
+            return (0, c);
+        }
+    }
+    panic!("no edit changed chunk {c:?}")
+}
+
+#[test]
+fn a_reopened_map_bakes_nothing_and_exports_the_bytes_of_a_full_compile() {
+    let dir = tempfile::tempdir().unwrap();
+    let map = map();
+    let cold = bake_and_store(&map, dir.path());
+    let chunks = cold.slots().len();
+    assert_eq!(entries(dir.path()).len(), chunks, "one entry per chunk");
+
+    // "Reopen": a fresh map value with the same content (new allocations, new generations).
+    let reopened = map.snapshot();
+    let loaded = cache::load(dir.path(), &reopened, &settings());
+    assert!(loaded.rejected.is_empty(), "{:?}", loaded.rejected);
+    assert_eq!(loaded.bakes.len(), chunks, "every chunk from the cache");
+    for (k, b) in &loaded.bakes {
+        let fresh = cold.full(*k).unwrap();
+        assert_eq!(b.pmf, fresh.pmf, "{k:?}: the cached record is the baked one");
+        assert_eq!((b.stats, &b.reads), (fresh.stats, &fresh.reads), "{k:?}");
+    }
+    let warm = engine(&reopened, loaded.bakes);
+    assert_eq!(warm.in_flight(), 0, "nothing queued on a warm open");
+    assert!(warm.is_final());
+    let full = bytes(&compile_full(&map, &settings()).unwrap());
+    assert_eq!(bytes(&warm.compile(None).unwrap()), full, "cached export == fresh full compile");
+
+    // Storing the same bakes again writes nothing and keeps every entry.
+    let again = store(&warm, dir.path());
+    assert_eq!((again.written, again.kept, again.removed), (0, chunks, 0));
+
+    // A changed compile setting (visibility off) is another key: nothing is reused.
+    let other = CompileSettings { visibility: None, ..settings() };
+    assert!(cache::load(dir.path(), &reopened, &other).bakes.is_empty());
+}
+
+#[test]
+fn an_edit_reuses_only_the_entries_whose_inputs_hold_and_save_prunes_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut map = map();
+    let cold = bake_and_store(&map, dir.path());
+    let chunks = cold.slots().len();
+    let edited = edit(&mut map);
+
+    let loaded = cache::load(dir.path(), &map, &settings());
+    let missing: BTreeSet<ChunkKey> = cold.slots().keys().filter(|k| !loaded.bakes.contains_key(k)).copied().collect();
+    assert!(missing.contains(&edited), "the edited chunk is re-baked");
+    let v = edited.1.as_ivec3();
+    for k in cold.slots().keys() {
+        if (k.1.as_ivec3() - v).abs().max_element() <= 1 {
+            assert!(missing.contains(k), "neighbour {k:?} of the edit is re-baked");
+        }
+    }
+    assert!(loaded.bakes.len() >= chunks / 2, "most chunks reused: {} of {chunks}", loaded.bakes.len());
+    assert_eq!(loaded.stale(), missing.len(), "every missing chunk had a stale entry");
+
+    let mut warm = engine(&map, loaded.bakes);
+    assert_eq!(warm.in_flight(), missing.len(), "only the stale chunks are queued");
+    warm.wait();
+    assert!(warm.is_final());
+    let full = bytes(&compile_full(&map, &settings()).unwrap());
+    assert_eq!(bytes(&warm.compile(None).unwrap()), full, "incremental from the cache == full");
+
+    // Saving writes the re-baked chunks' entries and deletes the stale ones (and leftovers).
+    std::fs::write(cache::dir(dir.path()).join("0.0.0.0.x.bake.1.2.tmp"), b"half").unwrap();
+    let s = store(&warm, dir.path());
+    assert_eq!(s.written, missing.len());
+    assert_eq!(s.kept, chunks - missing.len());
+    assert_eq!(s.removed, missing.len() + 1);
+    assert_eq!(entries(dir.path()).len(), chunks);
+
+    // Moving the lamp changes the level's inputs: nothing is reused.
+    let lamp = map.levels[0].objects.lights().ids().next().unwrap();
+    let mut moved = map.clone();
+    let light: &Light = moved.levels[0].objects.lights().get(lamp).unwrap();
+    let mut light = light.clone();
+    light.position.x += 1.0;
+    moved.levels[0].objects.replace(lamp, light).unwrap();
+    assert!(cache::load(dir.path(), &moved, &settings()).bakes.is_empty());
+}
+
+#[test]
+fn damaged_entries_are_rebaked_never_used() {
+    let dir = tempfile::tempdir().unwrap();
+    let map = map();
+    let cold = bake_and_store(&map, dir.path());
+    let chunks = cold.slots().len();
+    let files = entries(dir.path());
+    // The largest entry has real records (mesh, lightmaps, visibility) to damage.
+    let victim = files.iter().max_by_key(|p| std::fs::metadata(p).unwrap().len()).unwrap().clone();
+    let good = std::fs::read(&victim).unwrap();
+    let name = victim.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(cache::decode_entry(&good, &name).is_ok());
+
+    // Truncated anywhere, or one byte flipped anywhere: refused.
+    let mut cuts: Vec<usize> = (0..good.len()).step_by(good.len() / 97 + 1).collect();
+    cuts.extend([0, 1, 8, good.len() - 17, good.len() - 16, good.len() - 1]);
+    for cut in cuts {
+        assert!(cache::decode_entry(&good[..cut], &name).is_err(), "truncated at {cut}");
+    }
+    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+    for _ in 0..200 {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let mut bad = good.clone();
+        let at = (seed % bad.len() as u64) as usize;
+        bad[at] ^= 1 << ((seed >> 32) % 8);
+        assert!(cache::decode_entry(&bad, &name).is_err(), "byte {at} flipped");
+    }
+
+    // Hostile: mutated bytes under a recomputed checksum get past the checksum; the bounded
+    // reader must still refuse or decode them without panicking or allocating wildly.
+    for _ in 0..300 {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let mut bad = good[..good.len() - 16].to_vec();
+        for k in 0..1 + seed % 4 {
+            let at = ((seed >> (8 * k)) % bad.len() as u64) as usize;
+            bad[at] = (seed >> (16 + k)) as u8;
+        }
+        let sum = twox_hash::XxHash3_128::oneshot(&bad);
+        bad.extend_from_slice(&sum.to_le_bytes());
+        let _ = cache::decode_entry(&bad, &name);
+    }
+
+    // On disk: the damaged entry is reported and its chunk re-baked; the others are reused and
+    // the export is still the full compile's.
+    let mut bad = good.clone();
+    bad[good.len() / 2] ^= 0x40;
+    std::fs::write(&victim, &bad).unwrap();
+    // An entry copied under another chunk's name is not that chunk's bake.
+    let other = files.iter().find(|p| **p != victim).unwrap();
+    let key_part = |p: &Path| p.file_name().unwrap().to_string_lossy().rsplitn(3, '.').nth(2).unwrap().to_owned();
+    // (Digest 0… sorts before the real entry, so it is the one tried first.)
+    let forged = cache::dir(dir.path()).join(format!("{}.{}.bake", key_part(other), "0".repeat(32)));
+    std::fs::write(&forged, &good).unwrap();
+    std::fs::write(cache::dir(dir.path()).join(format!("{}.{}.bake", key_part(&victim), "0".repeat(32))), b"").unwrap();
+    let loaded = cache::load(dir.path(), &map, &settings());
+    assert_eq!(loaded.bakes.len(), chunks - 1, "only the damaged chunk is missing");
+    assert!(
+        loaded.rejected.iter().any(|e| matches!(e, CacheError::Format { path, .. } if *path == victim)),
+        "{:?}",
+        loaded.rejected
+    );
+    assert!(
+        loaded.rejected.iter().any(|e| matches!(e, CacheError::Misnamed { path } if *path == forged)),
+        "{:?}",
+        loaded.rejected
+    );
+    let mut warm = engine(&map, loaded.bakes);
+    assert_eq!(warm.in_flight(), 1);
+    warm.wait();
+    let full = bytes(&compile_full(&map, &settings()).unwrap());
+    assert_eq!(bytes(&warm.compile(None).unwrap()), full);
+}
