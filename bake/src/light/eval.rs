@@ -1,7 +1,6 @@
 //! Light evaluation: falloff, spot cones, emitter sampling, shadow rays, ambient (occlusion).
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 
 use glam::DVec3;
 use pmfedit_core::format::pmf;
@@ -11,7 +10,7 @@ use pmfedit_core::map::octree::raycast::RayGrid;
 use pmfedit_core::map::{Level, Library, Map};
 
 use super::LightError;
-use super::gather::{Far, GatherSettings, hemisphere};
+use super::gather::{Far, GatherSettings, KeyMap, hemisphere};
 
 /// Ambient occlusion of the ambient term on luxels.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -217,9 +216,10 @@ pub struct LightScene<'a> {
     ao_dirs: Vec<DVec3>,
     /// Sun, sky, bounce and emission ([`super::gather`]).
     pub(super) far: Far,
-    /// A ray grid per chunk rays entered, built at the first ray (every ray of a chunk's bake
-    /// walks the same few chunks: the grid's DDA is much cheaper than an octree descent per ray).
-    pub(super) grids: RefCell<HashMap<ChunkCoord, RayGrid<'a>>>,
+    /// A ray grid per stored chunk rays entered, built at the first ray: every ray of a chunk's
+    /// bake walks the same few chunks, and the grid's DDA is much cheaper than an octree descent
+    /// per ray.
+    pub(super) grids: RefCell<KeyMap<ChunkCoord, RayGrid<'a>>>,
 }
 
 impl<'a> LightScene<'a> {

@@ -170,7 +170,10 @@ impl<'a> LightScene<'a> {
                 key[a] = hit.point[a].round() as i32;
                 q[a] = f64::from(key[a]);
             } else {
-                key[a] = (hit.point[a] / cell).floor() as i32;
+                // Level lattice coordinates are not negative: truncation is `floor` there, without
+                // the library call.
+                let f = hit.point[a] / cell;
+                key[a] = if f >= 0.0 { f as i32 } else { f.floor() as i32 };
                 q[a] = (f64::from(key[a]) + 0.5) * cell;
             }
         }

@@ -61,6 +61,7 @@ impl Ray {
     /// Entry and exit distances through the half-open box `[min, max)` and the entry face, or
     /// `None` if the ray's line misses it. The entry distance may be negative (origin inside or
     /// past the box).
+    #[inline]
     pub(crate) fn slab(&self, min: DVec3, max: DVec3) -> Option<(f64, f64, Face)> {
         let mut t0 = f64::NEG_INFINITY;
         let mut t1 = f64::INFINITY;
@@ -91,6 +92,7 @@ impl Ray {
 
     /// [`slab`](Ray::slab) for a cube; `None` also when the cube lies behind the origin or
     /// beyond `max_dist`.
+    #[inline]
     pub(crate) fn enter(&self, addr: &CubeAddr, max_dist: f64) -> Option<(f64, Face)> {
         let (t0, t1, face) = self.slab(addr.min.as_dvec3(), addr.max().as_dvec3())?;
         if t1 <= 0.0 || t0 > max_dist {
@@ -242,12 +244,14 @@ impl<'a> RayGrid<'a> {
             let (o, d, inv) = (ray.origin[a], ray.dir[a], ray.inv[a]);
             if d == 0.0 {
                 // Inside the root's half-open slab on this axis (else the slab test failed).
-                cell[a] = ((o.floor() as i64) >> edge).clamp(0, i64::from(self.n - 1)) as i32;
+                // (Truncation, not `floor`, a library call: they differ only below 0, where
+                // both clamp to 0.)
+                cell[a] = ((o as i64) >> edge).clamp(0, i64::from(self.n - 1)) as i32;
                 continue;
             }
             step[a] = if d > 0.0 { 1 } else { -1 };
             let p = o + d * t_start;
-            let mut c = ((p.floor() as i64) >> edge).clamp(0, i64::from(self.n - 1)) as i32;
+            let mut c = ((p as i64) >> edge).clamp(0, i64::from(self.n - 1)) as i32;
             // The cell whose slab on this axis holds `t_start`, by the slab test's arithmetic
             // (the point's rounding may land a cell off).
             let near = |c: i32| (bound(if d > 0.0 { c } else { c + 1 }) - o) * inv;
