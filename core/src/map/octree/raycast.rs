@@ -287,7 +287,7 @@ impl<'a> RayGrid<'a> {
                 2
             };
             // Every leaf not yet met starts at or beyond this exit.
-            if !(t_exit[a] <= max_dist) {
+            if t_exit[a] > max_dist || t_exit[a].is_nan() {
                 return None;
             }
             cell[a] += step[a];
