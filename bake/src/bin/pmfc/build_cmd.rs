@@ -464,6 +464,7 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
     let full = pmf::write(&compile_full(&map, &settings).map_err(|e| Failure(e.to_string()))?)
         .map_err(|e| Failure(e.to_string()))?;
     let invariant_held = incremental == full;
+    let light_parts = light_parts(&map, &settings, mid)?;
 
     // Meshing alone: re-bake the geometry of sampled chunks.
     let sample_chunks: Vec<_> = map.levels[0].chunks().map(|(c, _)| *c).take(64).collect();
@@ -476,8 +477,6 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
     let mesh_s = t.elapsed().as_secs_f64();
 
     let (ours_us, ours_quads, theirs) = mesh_comparison()?;
-
-    let light_parts = light_parts(&map, &settings, mid)?;
 
     // Visibility alone, every chunk of the level.
     let t = Instant::now();
