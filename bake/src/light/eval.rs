@@ -1,13 +1,16 @@
 //! Light evaluation: falloff, spot cones, emitter sampling, shadow rays, ambient (occlusion).
 
+use std::cell::RefCell;
+
 use glam::DVec3;
 use pmfedit_core::format::pmf;
-use pmfedit_core::map::coords::LevelFrame;
+use pmfedit_core::map::coords::{ChunkCoord, LevelFrame};
 use pmfedit_core::map::library::{Light, LightId, LightMode, LightShape};
+use pmfedit_core::map::octree::raycast::RayGrid;
 use pmfedit_core::map::{Level, Library, Map};
 
 use super::LightError;
-use super::gather::{Far, GatherSettings, hemisphere};
+use super::gather::{Far, GatherSettings, KeyMap, hemisphere};
 
 /// Ambient occlusion of the ambient term on luxels.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -213,6 +216,10 @@ pub struct LightScene<'a> {
     ao_dirs: Vec<DVec3>,
     /// Sun, sky, bounce and emission ([`super::gather`]).
     pub(super) far: Far,
+    /// A ray grid per stored chunk rays entered, built at the first ray: every ray of a chunk's
+    /// bake walks the same few chunks, and the grid's DDA is much cheaper than an octree descent
+    /// per ray.
+    pub(super) grids: RefCell<KeyMap<ChunkCoord, RayGrid<'a>>>,
 }
 
 impl<'a> LightScene<'a> {
@@ -235,7 +242,7 @@ impl<'a> LightScene<'a> {
             level.objects.lights().iter().filter_map(|(id, l)| SceneLight::new(id, l, settings.emitter_grid)).collect();
         let ao_dirs = settings.ao.map(|ao| hemisphere(ao.rays)).unwrap_or_default();
         let far = Far::new(level, library, &settings.gather);
-        Self { level, frame: level.frame(), settings, lights, ao_dirs, far }
+        Self { level, frame: level.frame(), settings, lights, ao_dirs, far, grids: RefCell::default() }
     }
 
     /// [`with_library`](Self::with_library) for level `level` of `map`.

@@ -5,12 +5,14 @@
 use glam::{DVec2, DVec3, IVec3};
 use pmfedit_core::map::coords::{ChunkCoord, LATTICE_PER_UNIT};
 use pmfedit_core::map::level::LevelHit;
+use pmfedit_core::map::octree::Octree;
+use pmfedit_core::map::octree::raycast::{Ray, RayGrid};
 
 use super::BakedMode;
 use super::eval::LightScene;
 use super::gather::*;
 
-impl LightScene<'_> {
+impl<'a> LightScene<'a> {
     /// The first solid face along a ray from `origin` (level lattice space) in unit direction
     /// `dir` within `max` lattice units, stopping at the top of the level; records the chunks
     /// entered. A cube with pushed corners containing the start is stepped out of first (see
@@ -32,9 +34,14 @@ impl LightScene<'_> {
         let mut origin = origin;
         let mut remaining = max;
         let mut reads = self.far.reads.borrow_mut();
+        let mut grids = self.grids.borrow_mut();
+        let mut cast = |c: ChunkCoord, octree: &'a Octree, ray: &Ray, max: f64| {
+            grids.entry(c).or_insert_with(|| RayGrid::new(octree)).cast(ray, max)
+        };
         let mut last = None;
         for _ in 0..3 {
-            let Some(hit) = self.level.ray_cast_visiting(origin, dir, remaining, |c| reads.visit(c)) else {
+            let Some(hit) = self.level.ray_cast_visiting_with(origin, dir, remaining, |c| reads.visit(c), &mut cast)
+            else {
                 return (None, topped);
             };
             if hit.distance > 1e-9 || !hit.cube.has_pushed_corners() {
@@ -163,7 +170,10 @@ impl LightScene<'_> {
                 key[a] = hit.point[a].round() as i32;
                 q[a] = f64::from(key[a]);
             } else {
-                key[a] = (hit.point[a] / cell).floor() as i32;
+                // Level lattice coordinates are not negative: truncation is `floor` there, without
+                // the library call.
+                let f = hit.point[a] / cell;
+                key[a] = if f >= 0.0 { f as i32 } else { f.floor() as i32 };
                 q[a] = (f64::from(key[a]) + 0.5) * cell;
             }
         }

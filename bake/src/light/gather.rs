@@ -28,14 +28,18 @@
 //! Ray directions are fixed sequences (golden-angle spirals), turned about the normal by an
 //! angle hashed from the point's coordinates: the same point always gets the same rays, whatever
 //! the thread, the chunk order or whether the bake is incremental. Every ray records the chunks
-//! it enters ([`Level::ray_cast_visiting`]); the bake lists those beyond its neighbourhood in
+//! it enters ([`Level::ray_cast_visiting_with`], through a [`RayGrid`] per chunk that gives the
+//! octree's own hits bit for bit); the bake lists those beyond its neighbourhood in
 //! [`ChunkLighting::reads`](super::ChunkLighting::reads), so the rebuild engine re-bakes exactly
 //! the chunks whose rays passed an edit. Rays stop at the top of the highest occupied chunk layer
 //! (nothing can be hit above it); content rising above that layer re-bakes the whole level
 //! ([`crate::deps`]).
+//!
+//! [`RayGrid`]: pmfedit_core::map::octree::raycast::RayGrid
 
 use std::cell::RefCell;
 use std::collections::{BTreeSet, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
 
 use glam::{DVec2, DVec3, IVec3};
 use pmfedit_core::map::coords::{ChunkCoord, Face, LATTICE_PER_UNIT};
@@ -124,6 +128,54 @@ impl ReadSet {
     }
 }
 
+/// The hasher of the bake's per-chunk maps (ray grids by chunk, bounce cells): FxHash's
+/// rotate-xor-multiply over the keys' integers. Their keys are a few small integers, hashed once
+/// or twice per ray, where the standard SipHash showed up in profiles; the maps are never
+/// iterated, so their order cannot reach the output.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct KeyHasher(u64);
+
+impl KeyHasher {
+    fn add(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+}
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.add(u64::from(b));
+        }
+    }
+
+    fn write_u8(&mut self, v: u8) {
+        self.add(u64::from(v));
+    }
+
+    fn write_u32(&mut self, v: u32) {
+        self.add(u64::from(v));
+    }
+
+    fn write_i32(&mut self, v: i32) {
+        self.add(u64::from(v as u32));
+    }
+
+    fn write_u64(&mut self, v: u64) {
+        self.add(v);
+    }
+
+    fn write_usize(&mut self, v: usize) {
+        self.add(v as u64);
+    }
+}
+
+/// A map hashed by [`KeyHasher`].
+pub(super) type KeyMap<K, V> = HashMap<K, V, BuildHasherDefault<KeyHasher>>;
+
 /// A gather ray's outcome.
 pub(super) enum RayEnd {
     /// Open sky (or a skybox face).
@@ -163,7 +215,7 @@ pub(super) struct Far {
     pub(super) distance: f64,
     pub(super) bounce_cell: f64,
     /// Light received at bounce points ([`CellKey`]).
-    pub(super) received: RefCell<HashMap<CellKey, DVec3>>,
+    pub(super) received: RefCell<KeyMap<CellKey, DVec3>>,
     pub(super) reads: RefCell<ReadSet>,
 }
 
@@ -220,7 +272,7 @@ impl Far {
             sphere: sphere(settings.cell_rays.max(1)),
             distance: settings.distance.max(0.0),
             bounce_cell: settings.bounce_cell.max(1.0 / f64::from(LATTICE_PER_UNIT)),
-            received: RefCell::new(HashMap::new()),
+            received: RefCell::default(),
             reads: RefCell::new(ReadSet::default()),
         }
     }

@@ -27,7 +27,7 @@ use crate::map::coords::{ChunkCoord, CubeAddr, Face, LatticeBox, LevelFrame, MAX
 use crate::map::ids::{MaterialId, PathAttrs, PhysicsId, SoundId};
 use crate::map::library::EnvironmentDefaults;
 use crate::map::lighting::LevelLighting;
-use crate::map::octree::raycast::Ray;
+use crate::map::octree::raycast::{Hit, Ray};
 use crate::map::octree::subtree::Subtree;
 use crate::map::octree::{Cube, Octree, OctreeError};
 
@@ -776,7 +776,25 @@ impl Level {
         origin: DVec3,
         dir: DVec3,
         max_dist: f64,
+        visit: impl FnMut(ChunkCoord),
+    ) -> Option<LevelHit> {
+        self.ray_cast_visiting_with(origin, dir, max_dist, visit, |_, octree, ray, max| {
+            octree.ray_cast_prepared(ray, max)
+        })
+    }
+
+    /// [`ray_cast_visiting`](Level::ray_cast_visiting) with the cast into each stored chunk's
+    /// octree done by `cast(chunk, octree, chunk-local ray, max_dist)`, which must give what
+    /// [`Octree::ray_cast_prepared`] gives (e.g. a cached [`RayGrid`]).
+    ///
+    /// [`RayGrid`]: crate::map::octree::raycast::RayGrid
+    pub fn ray_cast_visiting_with<'l>(
+        &'l self,
+        origin: DVec3,
+        dir: DVec3,
+        max_dist: f64,
         mut visit: impl FnMut(ChunkCoord),
+        mut cast: impl FnMut(ChunkCoord, &'l Octree, &Ray, f64) -> Option<Hit>,
     ) -> Option<LevelHit> {
         let ray = Ray::new(origin, dir)?;
         let grid = self.frame.grid_box();
@@ -789,7 +807,9 @@ impl Level {
         let edge = f64::from(self.frame.chunk_edge());
         let grid_chunks = grid.max / self.frame.chunk_edge();
         let p = ray.origin + ray.dir * t_start;
-        let mut cell = (p / edge).floor().as_ivec3().clamp(IVec3::ZERO, grid_chunks - IVec3::ONE);
+        // Truncation rather than `floor` (a library call on baseline x86-64): they differ only
+        // below 0, which the clamp maps to 0 either way.
+        let mut cell = (p / edge).as_ivec3().clamp(IVec3::ZERO, grid_chunks - IVec3::ONE);
         let mut t_next = DVec3::ZERO;
         let mut t_delta = DVec3::ZERO;
         let mut step = IVec3::ZERO;
@@ -814,7 +834,7 @@ impl Level {
             if let Some(ch) = self.chunks.get(&c) {
                 let base = self.frame.chunk_min_lattice(c);
                 let local = ray.translated(base.as_dvec3());
-                if let Some(h) = ch.octree.ray_cast_prepared(&local, max_dist) {
+                if let Some(h) = cast(c, &ch.octree, &local, max_dist) {
                     return Some(LevelHit {
                         chunk: c,
                         addr: h.addr,

@@ -502,6 +502,8 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
     // The editor's first stage: mesh + lightmaps of the dirty chunks (and of the edited chunk).
     let preview = settings.preview();
     let (mut preview_ms, mut preview_edited_ms) = (Vec::new(), Vec::new());
+    // The final bake of the edited chunk alone, and the final bakes' time per dirty chunk.
+    let (mut final_edited_ms, mut final_per_chunk_ms) = (Vec::new(), Vec::new());
     // The editor's draft stage (cheap lighting: hard sun, few sky rays, no bounce) of the dirty
     // chunks: what the designer sees first after an edit.
     let draft = settings.draft();
@@ -532,6 +534,9 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
         bake_chunk(&map, edited.0, edited.1, &preview).map_err(|e| Failure(e.to_string()))?;
         preview_edited_ms.push(ms(t.elapsed()));
         let t = Instant::now();
+        bake_chunk(&map, edited.0, edited.1, &settings).map_err(|e| Failure(e.to_string()))?;
+        final_edited_ms.push(ms(t.elapsed()));
+        let t = Instant::now();
         for &(li, c) in &dirty_chunks(&before, &map, &changes, &settings) {
             bake_chunk(&map, li, c, &preview).map_err(|e| Failure(e.to_string()))?;
         }
@@ -554,6 +559,7 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
             st.other += times.other;
         }
         per_edit.push(ms(t.elapsed()));
+        final_per_chunk_ms.push(ms(t.elapsed()) / dirty.len().max(1) as f64);
         mesh_ms.push(ms(st.mesh));
         light_ms.push(ms(st.light));
         air_ms.push(ms(st.air));
@@ -573,6 +579,7 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
     let full = pmf::write(&compile_full(&map, &settings).map_err(|e| Failure(e.to_string()))?)
         .map_err(|e| Failure(e.to_string()))?;
     let invariant_held = incremental == full;
+    let light_parts = light_parts(&map, &settings, mid)?;
 
     // Meshing alone: re-bake the geometry of sampled chunks.
     let sample_chunks: Vec<_> = map.levels[0].chunks().map(|(c, _)| *c).take(64).collect();
@@ -630,7 +637,7 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
     let demo_luxels = pmfedit_bake::inspect::luxel_stats(&demo);
 
     let median = percentile(&mut per_edit.clone(), 0.5);
-    let figures = serde_json::json!({
+    let mut figures = serde_json::json!({
         "map": format!("terrain({x},{y},{z})"),
         "threads": a.threads,
         "chunks": chunks,
@@ -719,6 +726,12 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
             "bake_s": demo_bake_s,
         },
     });
+    // Set here rather than in the literal above, which is at `json!`'s recursion limit.
+    // One thread: the final bake of the edited chunk alone (what the edit's own chunk would wait
+    // if it were lit first), and the final bakes of the dirty chunks per chunk.
+    figures["edit_final_edited_chunk_ms_median"] = percentile(&mut final_edited_ms, 0.5).into();
+    figures["edit_final_per_dirty_chunk_ms_median"] = percentile(&mut final_per_chunk_ms, 0.5).into();
+    figures["light_parts_ms_per_chunk"] = light_parts;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&figures).map_err(|e| Failure(e.to_string()))?);
     } else {
@@ -727,6 +740,48 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
         }
     }
     if invariant_held { Ok(()) } else { Err(Failure("incremental != full".into())) }
+}
+
+/// Where the light stage's time goes, ms per chunk (one thread), over the chunks of the 2 × 2
+/// columns at `mid`: the light stage with the compile settings, and by difference with cheaper
+/// settings: bounce (bounce off), sky gathering at luxels (1 ray instead of
+/// [`rays`](pmfedit_bake::light::GatherSettings::rays)) and at air cells (1 ray instead of
+/// `cell_rays`), the soft sun (1 disc ray instead of `sun_rays`); `rest` is what the cheapest
+/// settings still take (lights, one ray of each kind, patches, packing, and the chunk's meshing).
+fn light_parts(map: &Map, settings: &CompileSettings, mid: IVec3) -> Result<serde_json::Value, Failure> {
+    let level = &map.levels[0];
+    let (lo, hi) = level.occupied_bounds().ok_or_else(|| Failure("empty terrain".into()))?;
+    let chunks: Vec<_> = (lo.y..=hi.y)
+        .flat_map(|y| (0..2).flat_map(move |dx| (0..2).map(move |dz| mid + IVec3::new(dx, 0, dz)).map(move |c| (c, y))))
+        .map(|(c, y)| pmfedit_core::map::coords::ChunkCoord::new(c.x, y, c.z))
+        .collect();
+    // Preview bakes (no visibility, no pathfinding): the light stage plus meshing, a few ms.
+    let light_ms = |s: &CompileSettings| -> Result<f64, Failure> {
+        let t = Instant::now();
+        for &c in &chunks {
+            bake_chunk(map, 0, c, s).map_err(|e| Failure(e.to_string()))?;
+        }
+        Ok(ms(t.elapsed()) / chunks.len().max(1) as f64)
+    };
+    let mut s = settings.preview();
+    let full = light_ms(&s)?;
+    s.light.gather.bounce = false;
+    let no_bounce = light_ms(&s)?;
+    s.light.gather.rays = 1;
+    let no_luxel_sky = light_ms(&s)?;
+    s.light.gather.cell_rays = 1;
+    let no_cell_sky = light_ms(&s)?;
+    s.light.gather.sun_rays = 1;
+    let rest = light_ms(&s)?;
+    Ok(serde_json::json!({
+        "chunks": chunks.len(),
+        "total": full,
+        "bounce": full - no_bounce,
+        "sky_luxels": no_bounce - no_luxel_sky,
+        "sky_air_cells": no_luxel_sky - no_cell_sky,
+        "soft_sun": no_cell_sky - rest,
+        "rest": rest,
+    }))
 }
 
 /// The same 32³ voxels (a height field with holes) meshed by our mesher and, when built with

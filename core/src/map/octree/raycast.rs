@@ -1,8 +1,11 @@
-//! Ray casting against one octree.
+//! Ray casting against one octree: a descent from the root per ray ([`Octree::ray_cast`]), or
+//! a 3-D DDA over a dense index of the octree's cells ([`RayGrid`]) for callers that cast many
+//! rays through the same octree (the light bake). Both give bit-identical hits.
 
-use glam::DVec3;
+use glam::{DVec3, IVec3};
 
 use super::{Cube, CubeAddr, Face, Node, Octree};
+use crate::map::coords::LATTICE_PER_UNIT_LOG2;
 
 /// The first solid cube a ray meets.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -17,9 +20,10 @@ pub struct Hit {
     pub cube: Cube,
 }
 
-/// A ray with a normalized direction, prepared for slab tests.
+/// A ray with a normalized direction, prepared for slab tests (see
+/// [`Level::ray_cast_visiting_with`](crate::map::Level::ray_cast_visiting_with)).
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Ray {
+pub struct Ray {
     pub(crate) origin: DVec3,
     pub(crate) dir: DVec3,
     inv: DVec3,
@@ -57,6 +61,7 @@ impl Ray {
     /// Entry and exit distances through the half-open box `[min, max)` and the entry face, or
     /// `None` if the ray's line misses it. The entry distance may be negative (origin inside or
     /// past the box).
+    #[inline]
     pub(crate) fn slab(&self, min: DVec3, max: DVec3) -> Option<(f64, f64, Face)> {
         let mut t0 = f64::NEG_INFINITY;
         let mut t1 = f64::INFINITY;
@@ -87,6 +92,7 @@ impl Ray {
 
     /// [`slab`](Ray::slab) for a cube; `None` also when the cube lies behind the origin or
     /// beyond `max_dist`.
+    #[inline]
     pub(crate) fn enter(&self, addr: &CubeAddr, max_dist: f64) -> Option<(f64, Face)> {
         let (t0, t1, face) = self.slab(addr.min.as_dvec3(), addr.max().as_dvec3())?;
         if t1 <= 0.0 || t0 > max_dist {
@@ -105,7 +111,8 @@ impl Octree {
         self.ray_cast_prepared(&ray, max_dist)
     }
 
-    pub(crate) fn ray_cast_prepared(&self, ray: &Ray, max_dist: f64) -> Option<Hit> {
+    /// [`ray_cast`](Octree::ray_cast) of a prepared ray.
+    pub fn ray_cast_prepared(&self, ray: &Ray, max_dist: f64) -> Option<Hit> {
         let root = self.root_addr();
         let (t, face) = ray.enter(&root, max_dist)?;
         self.cast(ray, self.root, root, t, face, max_dist)
@@ -129,5 +136,167 @@ impl Octree {
         let order = &mut order[..count];
         order.sort_by(|a, b| a.0.total_cmp(&b.0));
         order.iter().find_map(|&(t, f, i)| self.cast(ray, kids[i], addr.child(i), t, f, max_dist))
+    }
+}
+
+/// Cells per axis of a [`RayGrid`] at most, as a power of two: 32³ cells, 128 KiB.
+const MAX_GRID_LOG2: u8 = 5;
+
+/// A dense index of an octree's cells of one edge (one map unit by default), for casting many
+/// rays through the same octree: [`cast`](RayGrid::cast) steps through the cells with a 3-D DDA
+/// instead of descending from the root at every ray, and gives the same hit as
+/// [`Octree::ray_cast`], bit for bit.
+///
+/// Each cell is air (inside an empty leaf), a solid leaf at least as large as the cell, or a
+/// subtree; a subtree is cast into with the octree's own descent from that cell. The hit's
+/// distance and face always come from the hit leaf's own slab test, the DDA's cell boundaries
+/// use the same expressions as the slab test, and the walk stops only where no later leaf can be
+/// entered within the distance: the first leaf entered along the ray is the one the descent
+/// finds. (Exact ties, a ray through a shared edge of two solid leaves, may pick the other leaf
+/// of the tie; neither the descent's order nor the DDA's is a property of the model.)
+#[derive(Debug, Clone)]
+pub struct RayGrid<'a> {
+    tree: &'a Octree,
+    /// Lattice edge of a cell, as a power of two.
+    cell_log2: u8,
+    /// Cells per axis.
+    n: i32,
+    /// Per cell (X fastest, then Y, then Z): 0 for air, else 1 + an index into `nodes`.
+    cells: Vec<u32>,
+    /// Solid leaves (with their address) and subtrees (with their cell's address).
+    nodes: Vec<(CubeAddr, Node)>,
+}
+
+impl<'a> RayGrid<'a> {
+    /// The index of `tree`, cells of one map unit (or of the octree's edge / 32 when that is
+    /// larger, or of the whole octree when it is smaller).
+    pub fn new(tree: &'a Octree) -> RayGrid<'a> {
+        let log2 = tree.size_log2;
+        let cell = LATTICE_PER_UNIT_LOG2.max(log2.saturating_sub(MAX_GRID_LOG2)).min(log2);
+        Self::with_cell_log2(tree, cell)
+    }
+
+    /// The index of `tree` with cells of edge `2^cell_log2` lattice units (clamped to the
+    /// octree's edge and to at most 32 cells per axis).
+    pub fn with_cell_log2(tree: &'a Octree, cell_log2: u8) -> RayGrid<'a> {
+        let log2 = tree.size_log2;
+        let cell_log2 = cell_log2.max(log2.saturating_sub(MAX_GRID_LOG2)).min(log2);
+        let n = 1i32 << (log2 - cell_log2);
+        let mut grid = RayGrid { tree, cell_log2, n, cells: Vec::new(), nodes: Vec::new() };
+        if tree.root.is_parent() {
+            grid.cells = vec![0; (n * n * n) as usize];
+            grid.fill(tree.root, tree.root_addr());
+        }
+        grid
+    }
+
+    fn index(&self, c: IVec3) -> usize {
+        (c.x + self.n * (c.y + self.n * c.z)) as usize
+    }
+
+    fn fill(&mut self, node: Node, addr: CubeAddr) {
+        if node.is_parent() && addr.size_log2 > self.cell_log2 {
+            for (i, &kid) in self.tree.children(node).iter().enumerate() {
+                self.fill(kid, addr.child(i));
+            }
+            return;
+        }
+        if !node.is_parent() && !self.tree.decode(node).is_solid() {
+            return;
+        }
+        self.nodes.push((addr, node));
+        let id = self.nodes.len() as u32;
+        let lo = addr.min >> i32::from(self.cell_log2);
+        let span = 1i32 << (addr.size_log2 - self.cell_log2);
+        for z in lo.z..lo.z + span {
+            for y in lo.y..lo.y + span {
+                for x in lo.x..lo.x + span {
+                    let i = self.index(IVec3::new(x, y, z));
+                    self.cells[i] = id;
+                }
+            }
+        }
+    }
+
+    /// The octree indexed.
+    pub fn octree(&self) -> &'a Octree {
+        self.tree
+    }
+
+    /// [`Octree::ray_cast`] of a prepared ray (chunk-local lattice space), by the grid.
+    pub fn cast(&self, ray: &Ray, max_dist: f64) -> Option<Hit> {
+        if self.cells.is_empty() {
+            return self.tree.ray_cast_prepared(ray, max_dist);
+        }
+        let root = self.tree.root_addr();
+        let (t0, t1, _) = ray.slab(root.min.as_dvec3(), root.max().as_dvec3())?;
+        if t1 <= 0.0 || t0 > max_dist {
+            return None;
+        }
+        let t_start = t0.max(0.0);
+        let edge = self.cell_log2;
+        // Cell boundaries as the slab test computes them: `(bound - origin) · inv`.
+        let bound = |c: i32| f64::from(c << edge);
+        let mut cell = IVec3::ZERO;
+        let mut step = IVec3::ZERO;
+        let mut t_exit = DVec3::splat(f64::INFINITY);
+        for a in 0..3 {
+            let (o, d, inv) = (ray.origin[a], ray.dir[a], ray.inv[a]);
+            if d == 0.0 {
+                // Inside the root's half-open slab on this axis (else the slab test failed).
+                // (Truncation, not `floor`, a library call: they differ only below 0, where
+                // both clamp to 0.)
+                cell[a] = ((o as i64) >> edge).clamp(0, i64::from(self.n - 1)) as i32;
+                continue;
+            }
+            step[a] = if d > 0.0 { 1 } else { -1 };
+            let p = o + d * t_start;
+            let mut c = ((p as i64) >> edge).clamp(0, i64::from(self.n - 1)) as i32;
+            // The cell whose slab on this axis holds `t_start`, by the slab test's arithmetic
+            // (the point's rounding may land a cell off).
+            let near = |c: i32| (bound(if d > 0.0 { c } else { c + 1 }) - o) * inv;
+            let far = |c: i32| (bound(if d > 0.0 { c + 1 } else { c }) - o) * inv;
+            while far(c) <= t_start && (0..self.n).contains(&(c + step[a])) {
+                c += step[a];
+            }
+            while near(c) > t_start && (0..self.n).contains(&(c - step[a])) {
+                c -= step[a];
+            }
+            cell[a] = c;
+            t_exit[a] = far(c);
+        }
+        loop {
+            let id = self.cells[self.index(cell)];
+            if id != 0 {
+                let (addr, node) = self.nodes[id as usize - 1];
+                if let Some((t, face)) = ray.enter(&addr, max_dist) {
+                    if node.is_parent() {
+                        if let Some(hit) = self.tree.cast(ray, node, addr, t, face, max_dist) {
+                            return Some(hit);
+                        }
+                    } else {
+                        return Some(Hit { addr, face, distance: t, cube: self.tree.decode(node) });
+                    }
+                }
+            }
+            let a = if t_exit.x <= t_exit.y && t_exit.x <= t_exit.z {
+                0
+            } else if t_exit.y <= t_exit.z {
+                1
+            } else {
+                2
+            };
+            // Every leaf not yet met starts at or beyond this exit.
+            if t_exit[a] > max_dist || t_exit[a].is_nan() {
+                return None;
+            }
+            cell[a] += step[a];
+            if !(0..self.n).contains(&cell[a]) {
+                return None;
+            }
+            let c = cell[a];
+            let b = if step[a] > 0 { c + 1 } else { c };
+            t_exit[a] = (bound(b) - ray.origin[a]) * ray.inv[a];
+        }
     }
 }

@@ -3,7 +3,7 @@
 use glam::DVec3;
 use proptest::prelude::*;
 
-use super::raycast::Ray;
+use super::raycast::{Ray, RayGrid};
 use super::*;
 
 const LOG2: u8 = 4;
@@ -380,6 +380,31 @@ proptest! {
                 );
                 prop_assert_eq!(h.cube, m.at(h.addr.min).0);
             }
+        }
+    }
+
+    /// A ray grid gives the octree descent's hit bit for bit, whatever its cell size, for rays
+    /// from anywhere (inside, outside, on cell boundaries) in any direction, axis-aligned ones
+    /// included.
+    #[test]
+    fn ray_grid_matches_descent(
+        ops in prop::collection::vec(op_strategy(LOG2), 1..16),
+        origin in prop::array::uniform3(prop_oneof![-6.0f64..22.0, (-1i32..18).prop_map(f64::from)]),
+        dir in prop::array::uniform3(prop_oneof![3 => -1.0f64..1.0, 1 => Just(0.0)]),
+        max_dist in prop_oneof![0.0f64..60.0, Just(f64::INFINITY)],
+    ) {
+        let mut t = Octree::new(LOG2);
+        let mut m = Dense::new(LOG2);
+        for op in &ops {
+            op.apply(&mut t, &mut m);
+        }
+        let Some(ray) = Ray::new(DVec3::from_array(origin), DVec3::from_array(dir)) else {
+            return Ok(());
+        };
+        let want = t.ray_cast_prepared(&ray, max_dist);
+        for cell_log2 in 0..=LOG2 {
+            let grid = RayGrid::with_cell_log2(&t, cell_log2);
+            prop_assert_eq!(grid.cast(&ray, max_dist), want, "cells of 2^{}", cell_log2);
         }
     }
 }
