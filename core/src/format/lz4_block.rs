@@ -8,11 +8,14 @@
 //!
 //! 1. the offsets of the last three matches (a repeat that continues, e.g. the next cell's list
 //!    after the few short matches of the cell's own record),
-//! 2. the last position with the same 8 bytes (long matches, far back; every position inside a
-//!    match is entered too, so the newest copy of repeated data is the one found),
-//! 3. the last position with the same 4 bytes (short, near matches);
+//! 2. the last position with the same 8 bytes (long matches, far back; positions inside a match
+//!    are entered too, every 2nd for matches from 8 KB or more back and every 8th for nearer
+//!    ones, so the newest copy of repeated data is the one found, a few bytes late at worst),
+//! 3. only when those find nothing, the last position with the same 4 bytes (short, near
+//!    matches);
 //!
-//! then extends the match backwards over the pending literals. Ties go to the earlier candidate
+//! then extends the match backwards over the pending literals (which also takes back the bytes
+//! a sparsely entered copy is found late). Ties go to the earlier candidate
 //! in that order, and nothing depends on anything but the input, so the output is deterministic.
 //! Positions without a match are skipped faster the longer no match has been found (as lz4
 //! does), so incompressible data costs little.
