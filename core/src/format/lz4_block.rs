@@ -41,7 +41,8 @@ const MIN_HASH_BITS: u32 = 8;
 /// How many recent match offsets are tried at each position: a far list's repeat offset
 /// survives the few short matches of the cell record between two lists.
 const REPS: usize = 3;
-/// Every how many positions inside a match go into the 8-byte table (see `compress_block`).
+/// Every how many positions inside a match from [`FAR_OFFSET`] or more back go into the 8-byte
+/// table (see `compress_block`): the older copy such a match came from soon falls out of reach.
 const INNER_STEP: usize = 2;
 /// The step inside matches from less than [`FAR_OFFSET`] back.
 const NEAR_INNER_STEP: usize = 8;
@@ -140,9 +141,9 @@ impl BlockCompressor {
                 self.reps[0] = best_dist;
                 anchor = at + len;
                 pos = anchor;
-                // Every INNER_STEP-th position of the match goes into the 8-byte table: a later
+                // Every `step`-th position of the match goes into the 8-byte table: a later
                 // repeat of this data (the next cell's list, 32 KB on) finds it, not an older
-                // copy out of reach, at most INNER_STEP - 1 bytes late, and the backward
+                // copy out of reach, at most `step - 1` bytes late, and the backward
                 // extension takes those bytes back. The 4-byte table only gets a position near
                 // the end (as lz4 does).
                 let step = if best_dist >= FAR_OFFSET { INNER_STEP } else { NEAR_INNER_STEP };
