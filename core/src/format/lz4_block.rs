@@ -8,11 +8,14 @@
 //!
 //! 1. the offsets of the last three matches (a repeat that continues, e.g. the next cell's list
 //!    after the few short matches of the cell's own record),
-//! 2. the last position with the same 8 bytes (long matches, far back; every position inside a
-//!    match is entered too, so the newest copy of repeated data is the one found),
-//! 3. the last position with the same 4 bytes (short, near matches);
+//! 2. the last position with the same 8 bytes (long matches, far back; positions inside a match
+//!    are entered too, every 2nd for matches from 8 KB or more back and every 8th for nearer
+//!    ones, so the newest copy of repeated data is the one found, a few bytes late at worst),
+//! 3. only when those find nothing, the last position with the same 4 bytes (short, near
+//!    matches);
 //!
-//! then extends the match backwards over the pending literals. Ties go to the earlier candidate
+//! then extends the match backwards over the pending literals (which also takes back the bytes
+//! a sparsely entered copy is found late). Ties go to the earlier candidate
 //! in that order, and nothing depends on anything but the input, so the output is deterministic.
 //! Positions without a match are skipped faster the longer no match has been found (as lz4
 //! does), so incompressible data costs little.
@@ -38,6 +41,13 @@ const MIN_HASH_BITS: u32 = 8;
 /// How many recent match offsets are tried at each position: a far list's repeat offset
 /// survives the few short matches of the cell record between two lists.
 const REPS: usize = 3;
+/// Every how many positions inside a match from [`FAR_OFFSET`] or more back go into the 8-byte
+/// table (see `compress_block`): the older copy such a match came from soon falls out of reach.
+const INNER_STEP: usize = 2;
+/// The step inside matches from less than [`FAR_OFFSET`] back.
+const NEAR_INNER_STEP: usize = 8;
+/// Matches from at least this far back get [`INNER_STEP`].
+const FAR_OFFSET: usize = 8192;
 
 /// Compresses LZ4 blocks of one input, remembering positions across blocks.
 #[derive(Debug, Clone)]
@@ -74,6 +84,9 @@ impl BlockCompressor {
     /// If `start > end` or `end > data.len()`.
     pub fn compress_block(&mut self, data: &[u8], start: usize, end: usize, out: &mut Vec<u8>) {
         assert!(start <= end && end <= data.len(), "block {start}..{end} of {} bytes", data.len());
+        // One bounds check here; every read below stays under `end`, so the optimiser can drop
+        // most of the per-load checks against the shorter slice.
+        let data = &data[..end];
         let mut anchor = start;
         if end - start > MF_LIMIT {
             // A match ends at or before `match_limit` and starts at or before `last_start`.
@@ -83,23 +96,19 @@ impl BlockCompressor {
             while pos <= last_start {
                 // 8 bytes are readable: pos + 8 <= end - 4.
                 let seq = read_u64(data, pos);
-                let h4 = ((seq as u32).wrapping_mul(2_654_435_761) >> self.shift4) as usize;
-                let h8 = (seq.wrapping_mul(0x9E37_79B1_85EB_CA87) >> self.shift8) as usize;
                 let here = pos as u32;
+                let h8 = self.hash8_of(seq);
                 let c8 = here.wrapping_sub(std::mem::replace(&mut self.hash8[h8], here)) as usize;
-                let c4 = here.wrapping_sub(std::mem::replace(&mut self.hash4[h4], here)) as usize;
                 let (mut best_len, mut best_dist) = (0, 0);
-                let [r0, r1, r2] = self.reps;
-                let candidates = [r0, r1, r2, c8, c4];
-                for (i, &dist) in candidates.iter().enumerate() {
-                    if dist == 0 || dist > MAX_OFFSET || dist > pos || candidates[..i].contains(&dist) {
+                // Candidates in order (ties keep the earlier): the recent offsets, the 8-byte
+                // hash, and only when those give nothing, the 4-byte hash. A candidate equal to
+                // an earlier one gives the same length, which does not win.
+                let reps = self.reps;
+                for dist in reps.into_iter().chain([c8]) {
+                    if dist == 0 || dist > MAX_OFFSET || dist > pos {
                         continue;
                     }
-                    let src = pos - dist;
-                    if read_u32(data, src) != seq as u32 {
-                        continue;
-                    }
-                    let len = MIN_MATCH + common_len(data, src + MIN_MATCH, pos + MIN_MATCH, match_limit);
+                    let len = match_len(data, pos - dist, pos, seq, match_limit);
                     if len > best_len {
                         (best_len, best_dist) = (len, dist);
                         if pos + len == match_limit {
@@ -108,8 +117,15 @@ impl BlockCompressor {
                     }
                 }
                 if best_len == 0 {
-                    pos += 1 + ((pos - anchor) >> SKIP_TRIGGER);
-                    continue;
+                    let h4 = self.hash4_of(seq as u32);
+                    let c4 = here.wrapping_sub(std::mem::replace(&mut self.hash4[h4], here)) as usize;
+                    if c4 != 0 && c4 <= MAX_OFFSET && c4 <= pos {
+                        (best_len, best_dist) = (match_len(data, pos - c4, pos, seq, match_limit), c4);
+                    }
+                    if best_len == 0 {
+                        pos += 1 + ((pos - anchor) >> SKIP_TRIGGER);
+                        continue;
+                    }
                 }
                 // Backward extension over the pending literals (never before this block).
                 let (mut at, mut src) = (pos, pos - best_dist);
@@ -125,16 +141,19 @@ impl BlockCompressor {
                 self.reps[0] = best_dist;
                 anchor = at + len;
                 pos = anchor;
-                // Every position of the match goes into the 8-byte table: a later repeat of this
-                // data (the next cell's list, 32 KB on) finds it, not an older copy out of reach.
-                // The 4-byte table only gets a position near the end (as lz4 does).
-                for p in at + 1..anchor.min(data.len().saturating_sub(7)) {
-                    let h8 = (read_u64(data, p).wrapping_mul(0x9E37_79B1_85EB_CA87) >> self.shift8) as usize;
+                // Every `step`-th position of the match goes into the 8-byte table: a later
+                // repeat of this data (the next cell's list, 32 KB on) finds it, not an older
+                // copy out of reach, at most `step - 1` bytes late, and the backward
+                // extension takes those bytes back. The 4-byte table only gets a position near
+                // the end (as lz4 does).
+                let step = if best_dist >= FAR_OFFSET { INNER_STEP } else { NEAR_INNER_STEP };
+                for p in (at + 1..anchor.min(end - 7)).step_by(step) {
+                    let h8 = self.hash8_of(read_u64(data, p));
                     self.hash8[h8] = p as u32;
                 }
                 let near_end = anchor - 2;
-                if near_end + 4 <= data.len() {
-                    let h4 = (read_u32(data, near_end).wrapping_mul(2_654_435_761) >> self.shift4) as usize;
+                if near_end + 4 <= end {
+                    let h4 = self.hash4_of(read_u32(data, near_end));
                     self.hash4[h4] = near_end as u32;
                 }
             }
@@ -145,6 +164,16 @@ impl BlockCompressor {
             write_length(out, literals.len() - 15);
         }
         out.extend_from_slice(literals);
+    }
+
+    /// The 4-byte hash table's slot for `v`.
+    fn hash4_of(&self, v: u32) -> usize {
+        (v.wrapping_mul(2_654_435_761) >> self.shift4) as usize
+    }
+
+    /// The 8-byte hash table's slot for `v`.
+    fn hash8_of(&self, v: u64) -> usize {
+        (v.wrapping_mul(0x9E37_79B1_85EB_CA87) >> self.shift8) as usize
     }
 }
 
@@ -198,6 +227,19 @@ fn write_sequence(out: &mut Vec<u8>, literals: &[u8], offset: usize, match_len: 
 fn write_length(out: &mut Vec<u8>, n: usize) {
     out.resize(out.len() + n / 255, 255);
     out.push((n % 255) as u8);
+}
+
+/// Length of the match of `data[pos..]` against `data[src..]` (`src < pos`), whose first 8 bytes
+/// at `pos` are `seq`, stopping at `limit`; 0 if shorter than [`MIN_MATCH`].
+fn match_len(data: &[u8], src: usize, pos: usize, seq: u64, limit: usize) -> usize {
+    // The first 8 bytes compare in one load (both are readable); the match still stops at `limit`.
+    let diff = read_u64(data, src) ^ seq;
+    let n = if diff == 0 { 8 } else { (diff.trailing_zeros() / 8) as usize }.min(limit - pos);
+    match n {
+        0..MIN_MATCH => 0,
+        8 => 8 + common_len(data, src + 8, pos + 8, limit),
+        _ => n,
+    }
 }
 
 /// How many bytes from `a` and `b` (`a < b`) are equal, stopping at `limit` for `b`.
