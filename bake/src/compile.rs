@@ -260,7 +260,8 @@ impl AirVis {
     }
 
     /// Writes every air cell's lists into `out` (chunk `chunk`), the far part from `grid`;
-    /// returns whether they went over [`VisSettings::max_listed`] (the cells then carry none).
+    /// returns whether they went over the chunk's budget ([`VisSettings::max_listed`], and the
+    /// level's [`crate::vis::LEVEL_LISTED`] shared by the grid's chunks): the cells then carry none.
     fn write(&mut self, grid: &Arc<SummaryGrid>, chunk: ChunkCoord, out: &mut pmf::Chunk) -> bool {
         self.grid = Arc::downgrade(grid);
         let g0 = grid.index(chunk.as_ivec3());
@@ -279,7 +280,8 @@ impl AirVis {
             .collect();
         let listed: u64 =
             self.cells.iter().map(|&(_, l)| (self.lists[l as usize].0.len() + far[l as usize].len()) as u64).sum();
-        let skipped = listed > self.max_listed;
+        let budget = self.max_listed.min(crate::vis::LEVEL_LISTED / grid.chunks.len().max(1) as u64);
+        let skipped = listed > budget;
         for &(k, l) in &self.cells {
             out.common.cubes[k as usize].visibility = (!skipped)
                 .then(|| pmf::Visibility { cubes: self.lists[l as usize].0.clone(), chunks: far[l as usize].clone() });

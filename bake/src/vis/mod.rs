@@ -105,6 +105,15 @@ pub struct VisSettings {
 /// a chunk of ordinary cubes lists.
 pub const MAX_LISTED: u64 = 1 << 23;
 
+/// Most entries the air cells of one level may list together, shared evenly by the chunks of
+/// its grid: a chunk's budget is the smaller of [`VisSettings::max_listed`] and this divided by
+/// the grid's chunk count. Whole-level lists on a big open map would otherwise decompress to
+/// more than a reader accepts (`ReadLimits::DEFAULT`: 2 GiB per file; terrain(32,4,32) lists
+/// about 2.2 G entries, 17 GB): 2^26 entries are at most 512 MB, which leaves the rest of a
+/// file room. A chunk over its budget gets no visibility data (conservative). The grid's size
+/// is part of every far-list refresh, so incremental bakes keep equal to full ones.
+pub const LEVEL_LISTED: u64 = 1 << 26;
+
 /// Default [`VisSettings::portal_steps`].
 pub const PORTAL_STEPS: u32 = 16;
 
