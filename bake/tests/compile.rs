@@ -256,3 +256,67 @@ fn visibility_over_budget_is_left_out_of_the_chunk() {
     assert_eq!(bounded.pmf.client, full.pmf.client);
     assert_eq!(bounded.pmf.server, full.pmf.server);
 }
+
+/// Whole-level visibility shares one budget per level over the chunks of its grid
+/// (`vis::LEVEL_LISTED`, docs/spec/PMF-NOTES.md V1), so a big level's lists cannot grow past what a
+/// reader accepts. The same floor chunk keeps its lists in a level of one chunk and loses them
+/// (conservatively: no data) when one far cube stretches the grid to 64 × 1 × 64 chunks, whose
+/// share per chunk is smaller than what the floor lists.
+#[test]
+fn a_level_shares_its_visibility_budget_over_its_grid() {
+    use glam::IVec3;
+    use pmfedit_bake::vis::LEVEL_LISTED;
+    use pmfedit_core::map::coords::LatticeBox;
+    use pmfedit_core::map::ids::{MaterialId, PhysicsId, SoundId};
+    use pmfedit_core::map::lighting::{LevelLighting, Sky};
+    use pmfedit_core::map::octree::Cube;
+    use pmfedit_core::map::{Level, Map};
+
+    let stone = Cube::solid(MaterialId(0), PhysicsId(0), SoundId(0));
+    let mut map = Map::new("budget");
+    map.levels[0] = Level::new("main", 4).unwrap();
+    map.levels[0].lighting =
+        LevelLighting { sky: Sky { intensity: 0.0, ..Sky::default() }, bounces: 0, ..LevelLighting::default() };
+    let frame = map.levels[0].frame();
+    let min = frame.chunk_min_lattice(frame.center_chunk);
+    let edge = 1 << (frame.chunk_size_log2 + 3);
+    // A floor one unit thick with a row of pillars: air cells that see many cubes of their chunk.
+    map.levels[0].fill_box(LatticeBox::new(min, min + IVec3::new(edge, edge / 16, edge)), stone).unwrap();
+    for i in (0..edge).step_by((edge / 8) as usize) {
+        let at = min + IVec3::new(i, edge / 16, edge / 2);
+        map.levels[0].fill_box(LatticeBox::new(at, at + IVec3::new(edge / 16, edge / 2, edge / 16)), stone).unwrap();
+    }
+    let settings = CompileSettings { timestamp: 1, ..CompileSettings::default() };
+    let listed = |f: &pmf::File| -> (u64, usize) {
+        let level = &f.levels[0];
+        let mut n = 0u64;
+        let mut with = 0;
+        for chunk in &level.chunks {
+            for v in chunk.common.cubes.iter().filter_map(|c| c.visibility.as_ref()) {
+                n += (v.cubes.len() + v.chunks.len()) as u64;
+                with += 1;
+            }
+        }
+        (n, with)
+    };
+    let alone = compile_full(&map, &settings).unwrap();
+    let (n, cells) = listed(&alone);
+    let share = LEVEL_LISTED / (64 * 64);
+    assert!(
+        cells > 0 && n > share,
+        "the floor lists {n} entries in {cells} cells: not over a 4 096-chunk share ({share})"
+    );
+
+    let far = min + IVec3::new(63 * edge, 0, 63 * edge);
+    map.levels[0].fill_box(LatticeBox::new(far, far + IVec3::splat(edge / 16)), stone).unwrap();
+    let wide = compile_full(&map, &settings).unwrap();
+    assert_eq!(wide.levels[0].chunks.len(), 64 * 64, "the grid spans the far cube");
+    let floor = wide.levels[0].chunks.iter().max_by_key(|c| c.common.cubes.len()).unwrap();
+    assert!(
+        floor.common.cubes.iter().all(|c| c.visibility.is_none()),
+        "the floor chunk kept its lists past its share of the level's budget"
+    );
+    // What the writer writes, the reader reads.
+    let bytes = pmf::write(&wide).unwrap();
+    pmf::read(&bytes).unwrap();
+}
