@@ -163,21 +163,7 @@ fn mb_s(bytes: usize, d: Duration) -> f64 {
 fn lz4_cli(args: &[&str], input: &[u8], reps: u32) -> Option<Duration> {
     let start = Instant::now();
     for _ in 0..reps {
-        let mut child = Command::new("lz4")
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .ok()?;
-        let mut stdin = child.stdin.take()?;
-        let input = input.to_vec();
-        let writer = std::thread::spawn(move || stdin.write_all(&input));
-        let out = child.wait_with_output().ok()?;
-        writer.join().ok()?.ok()?;
-        if !out.status.success() {
-            return None;
-        }
+        lz4_cli_output(args, input)?;
     }
     Some(start.elapsed() / reps)
 }
