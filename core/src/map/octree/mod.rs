@@ -406,6 +406,28 @@ impl Octree {
         self.pre_order().filter_map(|(a, c)| c.map(|c| (a, c)))
     }
 
+    /// Every leaf whose box intersects `region` (lattice space), with its address, in pre-order
+    /// (PMF child bit order). Descends only into parents that intersect `region`, so a thin slab
+    /// (a chunk's border, read by the mesher's culling) costs the leaves along it, not the tree.
+    pub fn leaves_in(&self, region: LatticeBox) -> impl Iterator<Item = (CubeAddr, Cube)> + '_ {
+        let mut stack = vec![(self.root, self.root_addr())];
+        std::iter::from_fn(move || {
+            while let Some((n, a)) = stack.pop() {
+                if !a.lattice_box().intersects(&region) {
+                    continue;
+                }
+                if !n.is_parent() {
+                    return Some((a, self.decode(n)));
+                }
+                let kids = self.children(n);
+                for i in (0..8).rev() {
+                    stack.push((kids[i], a.child(i)));
+                }
+            }
+            None
+        })
+    }
+
     /// Whether any leaf satisfies `pred`; stops at the first that does. Walks the nodes without
     /// building addresses (`O(nodes)`, no allocation beyond a small stack).
     pub fn any_leaf(&self, pred: impl Fn(&Cube) -> bool) -> bool {

@@ -311,6 +311,20 @@ proptest! {
         prop_assert!(compacted.memory_bytes() <= t.memory_bytes());
     }
 
+    /// `leaves_in` lists exactly the leaves of `leaves` whose boxes meet the region, in the same
+    /// order.
+    #[test]
+    fn leaves_in_is_the_filtered_pre_order(ops in prop::collection::vec(op_strategy(LOG2), 1..30), region in box_strategy(LOG2)) {
+        let mut t = Octree::new(LOG2);
+        let mut m = Dense::new(LOG2);
+        for op in &ops {
+            op.apply(&mut t, &mut m);
+        }
+        let want: Vec<_> = t.leaves().filter(|(a, _)| a.lattice_box().intersects(&region)).collect();
+        prop_assert!(!want.is_empty());
+        prop_assert_eq!(t.leaves_in(region).collect::<Vec<_>>(), want);
+    }
+
     /// Capturing an op's region before it and writing the capture back undoes it exactly;
     /// writing the returned subtrees again redoes it.
     #[test]
