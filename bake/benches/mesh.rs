@@ -1,8 +1,10 @@
 //! Meshing speed on 32³-cell chunks (chunk edge 32 map units, 1-unit voxels).
 //!
 //! `cargo bench -p pmfedit-bake --bench mesh` prints µs per chunk for the layout, the mesh alone
-//! and the whole geometry bake (layout + mesh + PMF cube records), and quads per second; each
-//! the fastest of 30 runs.
+//! (the cell grid's [`mesh_chunk`], and [`mesh_chunk_reference`], which asks the leaves for every
+//! face), the whole geometry bake (layout + mesh + PMF cube records), and quads per second; each
+//! the fastest of 30 runs. With `--features block-mesh-bench`, also `block-mesh`'s
+//! `visible_block_faces` on the same 1-unit voxels (opaque where solid).
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -11,7 +13,7 @@ use glam::IVec3;
 use pmfedit_bake::BakeSettings;
 use pmfedit_bake::chunk::bake_geometry;
 use pmfedit_bake::layout::ChunkLayout;
-use pmfedit_bake::mesh::mesh_chunk;
+use pmfedit_bake::mesh::{mesh_chunk, mesh_chunk_reference};
 use pmfedit_core::map::coords::{ChunkCoord, CubeAddr, LatticeBox};
 use pmfedit_core::map::library::Material;
 use pmfedit_core::map::octree::{Cube, MaterialId, PhysicsId, SoundId};
@@ -93,6 +95,63 @@ fn terrain() -> Map {
     map
 }
 
+/// The `pmfc bench` chunk (`mesh_32cubed`): a height field with holes, stone, in chunk C alone.
+fn dense() -> Map {
+    let (mut map, mats) = new_map();
+    let solid = |x: i32, z: i32, y: i32| {
+        let h = 8 + ((x * 7 + z * 13) % 11) + ((x / 4 + z / 3) % 5);
+        y < h && !(x % 5 == 2 && z % 7 == 3 && y > 3)
+    };
+    for x in 0..N {
+        for z in 0..N {
+            for y in (0..N).filter(|&y| solid(x, z, y)) {
+                let a = unit(&map, C, IVec3::new(x, y, z));
+                map.levels[0].set_cube(a, Cube::solid(mats[0], PhysicsId(0), SoundId(0))).unwrap();
+            }
+        }
+    }
+    map
+}
+
+/// `block-mesh`'s fastest of `iters` runs over chunk C's 1-unit cells (solid = opaque, the
+/// neighbours' cells air): (seconds, quads).
+#[cfg(feature = "block-mesh-bench")]
+fn block_mesh(map: &Map, iters: u32) -> Option<(f64, usize)> {
+    use block_mesh::ndshape::{ConstShape, ConstShape3u32};
+    use block_mesh::{RIGHT_HANDED_Y_UP_CONFIG, UnitQuadBuffer, Voxel, VoxelVisibility, visible_block_faces};
+    #[derive(Clone, Copy, PartialEq, Eq)]
+    struct V(bool);
+    impl Voxel for V {
+        fn get_visibility(&self) -> VoxelVisibility {
+            if self.0 { VoxelVisibility::Opaque } else { VoxelVisibility::Empty }
+        }
+    }
+    type Shape = ConstShape3u32<34, 34, 34>;
+    let level = &map.levels[0];
+    let min = level.frame().chunk_min_lattice(C);
+    let mut voxels = vec![V(false); Shape::SIZE as usize];
+    for i in 0..Shape::SIZE {
+        let [x, y, z] = Shape::delinearize(i).map(|c| c as i32);
+        if (1..33).contains(&x) && (1..33).contains(&y) && (1..33).contains(&z) {
+            let p = min + (IVec3::new(x, y, z) - 1) * 8;
+            voxels[i as usize] = V(level.get(p).is_ok_and(|(c, _)| c.is_solid()));
+        }
+    }
+    let mut quads = 0;
+    let t = time(iters, || {
+        let mut buffer = UnitQuadBuffer::new();
+        visible_block_faces(&voxels, &Shape {}, [0; 3], [33; 3], &RIGHT_HANDED_Y_UP_CONFIG.faces, &mut buffer);
+        quads = buffer.num_quads();
+        buffer
+    });
+    Some((t, quads))
+}
+
+#[cfg(not(feature = "block-mesh-bench"))]
+fn block_mesh(_: &Map, _: u32) -> Option<(f64, usize)> {
+    None
+}
+
 /// Fastest of `iters` runs, in seconds (the machine is shared: the minimum is the least noisy).
 fn time<T>(iters: u32, mut f: impl FnMut() -> T) -> f64 {
     black_box(f());
@@ -114,19 +173,32 @@ fn bench(name: &str, map: &Map) {
     let iters = 30;
     let t_layout = time(iters, || ChunkLayout::build(octree, &s));
     let t_mesh = time(iters, || mesh_chunk(level, &map.library, C, &layout, &s));
+    let t_ref = time(iters, || mesh_chunk_reference(level, &map.library, C, &layout, &s));
+    assert_eq!(mesh, mesh_chunk_reference(level, &map.library, C, &layout, &s), "{name}: grid != reference");
     let t_bake = time(iters, || bake_geometry(map, 0, C, &s).unwrap());
     let quads = mesh.quad_count();
     println!(
-        "{name:<22} leaves {:>6}  cubes {:>6}  quads {:>6}  layout {:>8.0} µs  mesh {:>8.0} µs  bake {:>8.0} µs  \
-         {:>5.1} M quads/s (mesh)",
+        "{name:<22} leaves {:>6}  cubes {:>6}  quads {:>6}  layout {:>6.0} µs  mesh {:>6.0} µs (reference {:>6.0} µs, \
+         {:.1}x)  bake {:>6.0} µs  {:>6.1} M quads/s (mesh; reference {:.1})",
         octree.leaf_count(),
         layout.len(),
         quads,
         t_layout * 1e6,
         t_mesh * 1e6,
+        t_ref * 1e6,
+        t_ref / t_mesh,
         t_bake * 1e6,
         quads as f64 / t_mesh / 1e6,
+        quads as f64 / t_ref / 1e6,
     );
+    if let Some((t, quads)) = block_mesh(map, iters) {
+        println!(
+            "{:<22} block-mesh on its 1-unit cells: quads {quads:>6}  {:>6.0} µs  {:>6.1} M quads/s",
+            "",
+            t * 1e6,
+            quads as f64 / t / 1e6
+        );
+    }
 }
 
 fn main() {
@@ -135,4 +207,5 @@ fn main() {
     bench("random 10 %", &random(0.1, 9));
     bench("random 90 %", &random(0.9, 11));
     bench("terrain (3×3 chunks)", &terrain());
+    bench("dense (pmfc bench)", &dense());
 }

@@ -3,12 +3,14 @@
 use glam::{IVec3, Vec3};
 use pmfedit_bake::BakeSettings;
 use pmfedit_bake::chunk::{BakeError, ChunkGeometry, bake_geometry};
-use pmfedit_bake::mesh::{FaceId, FaceShape, LightmapRect, Mesh};
+use pmfedit_bake::layout::ChunkLayout;
+use pmfedit_bake::mesh::{FaceId, FaceShape, LightmapRect, Mesh, mesh_chunk, mesh_chunk_reference};
 use pmfedit_core::format::pmf;
-use pmfedit_core::map::coords::{ChunkCoord, CubeAddr, Face};
+use pmfedit_core::map::coords::{ChunkCoord, CubeAddr, Face, LatticeBox};
 use pmfedit_core::map::library::Material;
-use pmfedit_core::map::octree::{Cube, CubeKind, MaterialId, PhysicsId, SoundId};
+use pmfedit_core::map::octree::{Cube, CubeKind, ExtGeometry, MaterialId, Octree, PhysicsId, SoundId};
 use pmfedit_core::map::{Level, Map};
+use proptest::prelude::*;
 
 /// The chunk most tests use (the default center chunk, 16 map units).
 const C: ChunkCoord = Level::DEFAULT_CENTER;
@@ -512,5 +514,86 @@ fn culling_matches_a_cell_by_cell_check() {
         }
         assert!(checked > 500, "{checked}");
         assert!(g.layout.solid_cubes().iter().any(|&i| g.layout.cubes()[i as usize].addr.size_log2 > 3));
+    }
+}
+
+/// One random edit of [`random_chunks`]: `(chunk, size_log2, lattice offset from the chunk's
+/// minimum corner, cube, fill a box instead of one cube)`.
+type RandomEdit = (ChunkCoord, u8, IVec3, Cube, bool);
+
+fn random_cube() -> impl Strategy<Value = Cube> {
+    // Library ids of `world()`: stone 0 (opaque), glass 1, water 2, and 3 (not in the library:
+    // opaque).
+    let mat = (0u16..4).prop_map(MaterialId);
+    let plain = mat.clone().prop_map(|m| Cube::solid(m, PhysicsId(0), SoundId(0)));
+    let extended = (
+        prop::array::uniform6(mat),
+        prop::collection::vec((0usize..8, 0usize..3, -16i8..=16), 0..3),
+        prop::bool::weighted(0.5),
+    )
+        .prop_map(|(m, pushes, along_faces)| {
+            let mut corners = [[0i8; 3]; 8];
+            for (c, a, v) in pushes {
+                corners[c][a] = v;
+            }
+            // Half of them push only within the face planes (faces stay in their planes but not
+            // at rest: they are culled and never cover).
+            if along_faces {
+                for (c, corner) in corners.iter_mut().enumerate() {
+                    corner[c % 3] = 0;
+                }
+            }
+            Cube {
+                kind: CubeKind::Extended(ExtGeometry {
+                    face_materials: m,
+                    face_physics: [PhysicsId(0); 6],
+                    sound: SoundId(0),
+                    corners,
+                }),
+                ..Cube::EMPTY
+            }
+        });
+    let kind = prop_oneof![2 => Just(Cube::EMPTY), 6 => plain, 2 => extended];
+    (kind, prop::bool::weighted(0.1)).prop_map(|(c, b)| Cube { draw_backfaces: b, ..c }.normalized())
+}
+
+fn random_edit() -> impl Strategy<Value = RandomEdit> {
+    // Chunk C (16 units, 128 lattice units) and the grid's corner chunk (out-of-grid neighbours);
+    // offsets reach a few units into the neighbours.
+    let chunk = prop_oneof![4 => Just(C), 1 => Just(ChunkCoord::new(0, 0, 0))];
+    (chunk, 1u8..=6, prop::array::uniform3(-24i32..152), random_cube(), prop::bool::weighted(0.15))
+        .prop_map(|(c, s, p, cube, fill)| (c, s, IVec3::from_array(p), cube, fill))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    /// The cell grid's shortcut meshes random chunks (leaves from 1/4 to 8 units, opaque, clear
+    /// and unknown materials, extended cubes pushed or at rest, neighbours present, missing or
+    /// outside the grid) exactly as asking the leaves face by face does.
+    #[test]
+    fn the_cell_grid_meshes_like_the_reference(edits in prop::collection::vec(random_edit(), 1..80)) {
+        let mut w = world();
+        let f = w.map.levels[0].frame();
+        for (chunk, size_log2, p, cube, fill) in edits {
+            let at = f.chunk_min_lattice(chunk) + p;
+            let a = CubeAddr::containing(at, size_log2);
+            // Edits outside the grid are refused; the rest of the sequence still counts.
+            if fill {
+                let b = LatticeBox::new(at, at + IVec3::new(40, 8, 24));
+                let _ = w.level().fill_box(b, cube.flattened());
+            } else {
+                let _ = w.level().set_cube(a, cube);
+            }
+        }
+        let level = &w.map.levels[0];
+        let s = BakeSettings::default();
+        for chunk in [C, ChunkCoord::new(0, 0, 0), ChunkCoord::new(C.x + 1, C.y, C.z)] {
+            let empty = Octree::new(f.chunk_lattice_log2());
+            let layout = ChunkLayout::build(level.chunk(chunk).map_or(&empty, |c| c.octree()), &s);
+            let fast = mesh_chunk(level, &w.map.library, chunk, &layout, &s);
+            let reference = mesh_chunk_reference(level, &w.map.library, chunk, &layout, &s);
+            prop_assert_eq!(fast, reference, "chunk {:?}", chunk);
+        }
     }
 }
