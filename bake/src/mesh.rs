@@ -33,7 +33,9 @@
 //! (covers nothing), opaque (covers every opaque face and no clear one from any side) or mixed.
 //! A face whose cells across it are all opaque is culled, one with an air cell (or an opaque one,
 //! for a clear face) is kept; only the rest, and leaves smaller than a cell, ask the leaves one by
-//! one as [`mesh_chunk_reference`] does for every face. Both give the same mesh (tested).
+//! one as [`mesh_chunk_reference`] does for every face. Vertex positions and texture
+//! coordinates are then computed by integers and one exact power-of-two product instead of the
+//! reference's `f64` vector arithmetic. Both give the same mesh, bit for bit (tested).
 //!
 //! **Partial coverage**: a face is emitted whole if any part of it is uncovered. PMF draws a
 //! geometry cube's face as one quad, so a face cannot be split without changing the octree; the
@@ -64,7 +66,7 @@ use pmfedit_core::format::pmf::Vertex;
 use pmfedit_core::map::Level;
 use pmfedit_core::map::Library;
 use pmfedit_core::map::coords::{
-    ChunkCoord, CubeAddr, Face, LATTICE_PER_UNIT, LatticeBox, LevelFrame, octant_index, octant_offset,
+    ChunkCoord, CubeAddr, Face, LATTICE_PER_UNIT, LatticeBox, LevelFrame, MIN_CUBE_EDGE, octant_index, octant_offset,
 };
 use pmfedit_core::map::octree::{CORNER_STEPS, Cube, CubeKind, ExtGeometry, MaterialId, Octree};
 
@@ -567,6 +569,15 @@ struct Mesher<'a> {
     grid: Option<CellGrid>,
     /// Texture repeats per lattice unit.
     uv_scale: f64,
+    /// Texture repeats per 1/16 lattice unit (`uv_scale / 16`, a power of two).
+    fine_uv_scale: f64,
+    /// The chunk's minimum corner in 1/16 level lattice units (beyond `i32` in a big level).
+    base_fine: [i64; 3],
+    /// World position of the chunk's minimum corner.
+    base_world: DVec3,
+    /// Whether vertices are computed as `mesh_chunk_reference` does (in `f64` vectors) rather
+    /// than by integers and one exact product; both give the same bits (tested).
+    reference: bool,
     mesh: Mesh,
 }
 
@@ -585,11 +596,26 @@ impl Mesher<'_> {
         [u, v]
     }
 
+    /// [`raw_uv`](Self::raw_uv) without vectors: the level position along each tangent in
+    /// 1/16 lattice units is an integer, and scaling it by a power of two is exact, as is every
+    /// step of `raw_uv` (positions below 2^35, zero only as `+0.0` in both), so the `f64`s are
+    /// the same.
+    fn fine_uv(&self, face: Face, fine: IVec3) -> [f64; 2] {
+        TANGENTS[face.index()].map(|(axis, sign)| {
+            (i64::from(sign) * (self.base_fine[axis] + i64::from(fine[axis]))) as f64 * self.fine_uv_scale
+        })
+    }
+
     /// Appends a face record and fills the square data; returns the whole-repeat UV shift.
     fn begin_face(&mut self, cube: u32, addr: CubeAddr, face: Face, material: MaterialId, backfaces: bool) -> [f64; 2] {
         let c0 = octant_offset(FACE_CORNERS[face.index()][0]) * addr.edge() + addr.min;
-        let [u, v] = self.raw_uv(face, c0 * 16);
-        let origin = self.hood.frame.world_from_lattice(self.hood.base + c0);
+        let ([u, v], origin) = if self.reference {
+            (self.raw_uv(face, c0 * 16), self.hood.frame.world_from_lattice(self.hood.base + c0))
+        } else {
+            // Both terms are multiples of 1/8 far below 2^50: the sum is exact, like
+            // `world_from_lattice`'s one product.
+            (self.fine_uv(face, c0 * 16), self.base_world + c0.as_dvec3() * MIN_CUBE_EDGE)
+        };
         self.mesh.faces.push(MeshFace {
             cube,
             first_vertex: self.mesh.vertices.len() as u32,
@@ -606,9 +632,17 @@ impl Mesher<'_> {
     }
 
     fn vertex(&mut self, face: Face, fine: IVec3, shift: [f64; 2]) {
-        let [u, v] = self.raw_uv(face, fine);
+        let ([u, v], position) = if self.reference {
+            (self.raw_uv(face, fine), self.position(fine))
+        } else {
+            // Below 2^24 in magnitude (chunks of at most 2^18 lattice units), `fine - half` and
+            // its product by 2^-7 are exact in `f32`: the same value as `position`'s `f64`
+            // quotient rounded to `f32`.
+            let half = IVec3::splat(self.hood.edge * 8);
+            (self.fine_uv(face, fine), ((fine - half).as_vec3() * (1.0 / (16 * LATTICE_PER_UNIT) as f32)).to_array())
+        };
         self.mesh.vertices.push(Vertex {
-            position: self.position(fine),
+            position,
             uv: [(u - shift[0]) as f32, (v - shift[1]) as f32],
             lightmap_uv: [0.0, 0.0],
         });
@@ -734,7 +768,7 @@ pub fn mesh_chunk(
     layout: &ChunkLayout,
     settings: &BakeSettings,
 ) -> Mesh {
-    mesh_with(level, library, chunk, layout, settings, true)
+    mesh_with(level, library, chunk, layout, settings, false)
 }
 
 /// The same mesh as [`mesh_chunk`], every face culled by asking the neighbouring leaves one by
@@ -746,7 +780,7 @@ pub fn mesh_chunk_reference(
     layout: &ChunkLayout,
     settings: &BakeSettings,
 ) -> Mesh {
-    mesh_with(level, library, chunk, layout, settings, false)
+    mesh_with(level, library, chunk, layout, settings, true)
 }
 
 fn mesh_with(
@@ -755,7 +789,7 @@ fn mesh_with(
     chunk: ChunkCoord,
     layout: &ChunkLayout,
     settings: &BakeSettings,
-    use_grid: bool,
+    reference: bool,
 ) -> Mesh {
     let frame = level.frame();
     let base = frame.chunk_min_lattice(chunk);
@@ -764,8 +798,20 @@ fn mesh_with(
     let uv_scale = 2f64.powi(-i32::from(settings.texture_repeat_log2)) / f64::from(LATTICE_PER_UNIT);
     let chunk_center = frame.chunk_center_world(chunk);
     let mats = Materials::new(library);
-    let grid = if use_grid { CellGrid::new(&hood, layout, &mats) } else { None };
-    let mut m = Mesher { hood, mats, grid, uv_scale, mesh: Mesh { chunk_center, ..Mesh::default() } };
+    let grid = if reference { None } else { CellGrid::new(&hood, layout, &mats) };
+    let base_fine = (base.as_i64vec3() * 16).to_array();
+    let base_world = frame.world_from_lattice(base);
+    let mut m = Mesher {
+        hood,
+        mats,
+        grid,
+        uv_scale,
+        fine_uv_scale: uv_scale / 16.0,
+        base_fine,
+        base_world,
+        reference,
+        mesh: Mesh { chunk_center, ..Mesh::default() },
+    };
     // Cull first, then allocate the output once (large chunks spend more time growing vectors
     // than meshing otherwise).
     let solid: Vec<(u32, CubeAddr, &Cube)> = layout
