@@ -31,7 +31,7 @@
 //! one-cell border from its six neighbours (cell edge: the chunk's smallest solid leaf, at most
 //! 32 cells a side; see `CellGrid`). A cell inside a leaf at least as big as the cell is air
 //! (covers nothing), opaque (covers every opaque face and no clear one from any side) or mixed.
-//! A face whose cells across it are all opaque is culled, one with an air cell (or an opaque one,
+//! An opaque face whose cells across it are all opaque is culled, one with an air cell (or an opaque one,
 //! for a clear face) is kept; only the rest, and leaves smaller than a cell, ask the leaves one by
 //! one as [`mesh_chunk_reference`] does for every face. Vertex positions and texture
 //! coordinates are then computed by integers and one exact power-of-two product instead of the
