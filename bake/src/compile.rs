@@ -259,22 +259,39 @@ impl AirVis {
         Ok(AirVis { lists, cells, max_listed, grid: std::sync::Weak::new() })
     }
 
+    /// Writes every air cell's own part of its lists into `out`, with no far chunks (unless
+    /// `skipped`: the cells then carry none), as a bake cache entry holds them until
+    /// [`ChunkBake::refresh_far`] writes the far part.
+    pub(crate) fn write_own(&self, out: &mut pmf::Chunk, skipped: bool) {
+        for &(k, l) in &self.cells {
+            out.common.cubes[k as usize].visibility =
+                (!skipped).then(|| pmf::Visibility { cubes: self.lists[l as usize].0.clone(), chunks: Arc::from([]) });
+        }
+    }
+
     /// Writes every air cell's lists into `out` (chunk `chunk`), the far part from `grid`;
     /// returns whether they went over the chunk's budget ([`VisSettings::max_listed`], and the
     /// level's [`crate::vis::LEVEL_LISTED`] shared by the grid's chunks): the cells then carry none.
     fn write(&mut self, grid: &Arc<SummaryGrid>, chunk: ChunkCoord, out: &mut pmf::Chunk) -> bool {
         self.grid = Arc::downgrade(grid);
         let g0 = grid.index(chunk.as_ivec3());
+        // Lists of one component (other own cubes) share its far list: on open ground a far
+        // list of thousands of chunks is most of a loaded bake's memory.
+        let mut by_comp: BTreeMap<u16, Arc<[pmf::VisibleChunk]>> = BTreeMap::new();
         let far: Vec<Arc<[pmf::VisibleChunk]>> = self
             .lists
             .iter()
             .map(|&(_, comp)| match (g0, comp) {
-                (Some(g), Some(c)) => grid
-                    .far_chunks(g, usize::from(c))
-                    .iter()
-                    .filter_map(|c| absolute_index(c.as_ivec3()))
-                    .map(|chunk| pmf::VisibleChunk { chunk, cubes: Vec::new() })
-                    .collect(),
+                (Some(g), Some(c)) => by_comp
+                    .entry(c)
+                    .or_insert_with(|| {
+                        grid.far_chunks(g, usize::from(c))
+                            .iter()
+                            .filter_map(|c| absolute_index(c.as_ivec3()))
+                            .map(|chunk| pmf::VisibleChunk { chunk, cubes: Vec::new() })
+                            .collect()
+                    })
+                    .clone(),
                 _ => Arc::from([]),
             })
             .collect();
