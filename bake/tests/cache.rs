@@ -276,4 +276,6 @@ fn damaged_entries_are_rebaked_never_used() {
     warm.wait();
     let full = bytes(&compile_full(&map, &settings()).unwrap());
     assert_eq!(bytes(&warm.compile(None).unwrap()), full);
+    // `pmfc build`'s way: the engine consumed, its records moved into the file.
+    assert_eq!(bytes(&warm.into_file(None).unwrap()), full);
 }

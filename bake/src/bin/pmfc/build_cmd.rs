@@ -356,13 +356,30 @@ pub fn build(a: BuildArgs) -> Result<(), Failure> {
     let mut engine = cached_engine(&a.project, map, &settings, threads(a.threads), a.no_cache, a.quiet, &mut phases);
     finish(&mut engine, a.quiet)?;
     phases.end("bake");
+    if !a.quiet {
+        let records = engine
+            .slots()
+            .values()
+            .filter_map(|s| s.full.as_ref())
+            .fold(RecordBytes::default(), |acc, b| acc + RecordBytes::of(&b.pmf));
+        let m = |b: u64| format!("{:.0}", mib(b));
+        eprintln!(
+            "bakes in memory (MiB): {} = cubes {}, visibility {}, lighting {}, vertices {}, other {}",
+            m(records.total()),
+            m(records.cubes),
+            m(records.visibility),
+            m(records.lighting),
+            m(records.vertices),
+            m(records.other)
+        );
+    }
     store_cache(&a.project, &engine, a.no_cache, a.quiet);
     phases.end("cache write");
     let skipped = engine.slots().values().filter_map(|s| s.full.as_ref()).filter(|b| b.stats.vis_skipped).count();
     if skipped > 0 {
         eprintln!("warning: {skipped} chunks see too many cubes to list: their air cells carry no visibility data");
     }
-    let file = engine.compile(None).map_err(|e| fail(&a.project, e))?;
+    let file = engine.into_file(None).map_err(|e| fail(&a.project, e))?;
     phases.end("compile");
     let (file, n) = write_map(&a.project, &a.out, file, a.strict)?;
     phases.end("write");
