@@ -74,8 +74,9 @@ const EXT: &str = "bake";
 /// First bytes of an entry.
 const MAGIC: &[u8; 8] = b"PMFBAKE\0";
 
-/// The entry layout's version (docs/spec/BAKE-CACHE.md).
-const FORMAT: u16 = 1;
+/// The entry layout's version (docs/spec/BAKE-CACHE.md); 1 kept the air cells' lists in the
+/// chunk record too.
+const FORMAT: u16 = 2;
 
 /// The largest entry file read (a chunk's records are far smaller; a bigger file is refused
 /// before it is read).
@@ -358,7 +359,22 @@ fn read_inputs(r: &mut Reader<'_>) -> Result<Inputs, ReadError> {
 /// One entry's bytes (docs/spec/BAKE-CACHE.md): header, inputs, the bake, checksum.
 pub fn encode_entry(bake: &ChunkBake, inputs: &Inputs, chunk_size_exp: u8) -> Result<Vec<u8>, CacheError> {
     let key = (bake.level, bake.chunk);
-    let encoded = pmf::encode_chunk(&bake.pmf, bake.level, 0, chunk_size_exp, ABSOLUTE_GRID)
+    // The air cells' lists are written again on load from `vis` (B5): storing them in the
+    // record too would repeat every far list once per air cell, most of an entry's decoded
+    // bytes on an open map, only to be overwritten.
+    let stripped;
+    let record = match &bake.vis {
+        Some(_) => {
+            let mut pmf = bake.pmf.clone();
+            for cube in &mut pmf.common.cubes {
+                cube.visibility = None;
+            }
+            stripped = pmf;
+            &stripped
+        }
+        None => &bake.pmf,
+    };
+    let encoded = pmf::encode_chunk(record, bake.level, 0, chunk_size_exp, ABSOLUTE_GRID)
         .map_err(|source| CacheError::Encode { key, source })?;
     let mut w = Writer::with_capacity(256 + 28 * inputs.chunks.len() + encoded.compressed_len());
     w.bytes(MAGIC);
@@ -463,10 +479,19 @@ pub fn decode_entry(bytes: &[u8], section: &str) -> Result<Entry, ReadError> {
         *s = r.u32()?;
     }
     let prefix = format!("{section} / chunk record");
-    let pmf = pmf::read::read_chunk_record(&mut r, &prefix, &sizes, exp, ABSOLUTE_GRID, &ReadLimits::DEFAULT)?;
+    let mut pmf = pmf::read::read_chunk_record(&mut r, &prefix, &sizes, exp, ABSOLUTE_GRID, &ReadLimits::DEFAULT)?;
+    if pmf.common.cubes.iter().any(|c| c.visibility.is_some()) {
+        return Err(r.invalid("the chunk record carries visibility lists (an entry keeps them apart, B5)"));
+    }
     let vis = match r.u8()? {
         0 => None,
-        1 => Some(AirVis::decode(&mut r, pmf.common.cubes.len())?),
+        1 => {
+            let vis = AirVis::decode(&mut r, pmf.common.cubes.len())?;
+            // The lists as far as the entry knows them: the chunk's own cubes, no far chunks
+            // until `ChunkBake::refresh_far` writes them from the level the bake is loaded into.
+            vis.write_own(&mut pmf, stats.vis_skipped);
+            Some(vis)
+        }
         v => return Err(r.invalid(format!("visibility flag {v}, expected 0 or 1"))),
     };
     r.expect_end()?;
@@ -491,8 +516,17 @@ impl Loaded {
 
 /// Reads the cache of the project in `project` for `map` baked with `settings`: every entry
 /// whose inputs still hold. A missing folder is an empty cache; nothing here fails, an entry that
-/// cannot be used is listed in [`Loaded::rejected`] and its chunk is baked again.
+/// cannot be used is listed in [`Loaded::rejected`] and its chunk is baked again. Entries are read
+/// on as many threads as the machine has ([`load_on`]).
 pub fn load(project: &Path, map: &Map, settings: &CompileSettings) -> Loaded {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    load_on(project, map, settings, threads)
+}
+
+/// [`load`] on `threads` scoped threads (at least one). Each takes a run of chunks in file-name
+/// order and decides each entry alone (reading, checking and decoding it, then comparing its
+/// inputs with hashes of the map), so the result is the same whatever the thread count.
+pub fn load_on(project: &Path, map: &Map, settings: &CompileSettings, threads: usize) -> Loaded {
     let mut out = Loaded::default();
     let folder = dir(project);
     let Ok(list) = fs::read_dir(&folder) else { return out };
@@ -504,26 +538,57 @@ pub fn load(project: &Path, map: &Map, settings: &CompileSettings) -> Loaded {
         })
         .collect();
     files.sort();
-    let mut hashes = Hashes::new(map, settings);
+    // Several entries may name one chunk: they are tried in name order by one thread.
+    let mut chunks: Vec<(ChunkKey, Vec<PathBuf>)> = Vec::new();
     for (key, path) in files {
-        if out.bakes.contains_key(&key) {
-            continue;
+        match chunks.last_mut() {
+            Some((k, paths)) if *k == key => paths.push(path),
+            _ => chunks.push((key, vec![path])),
         }
-        let Some(level) = map.levels.get(key.0) else {
-            out.rejected.push(CacheError::Stale { path });
-            continue;
-        };
-        match read_entry(&path, key, level.chunk_size_log2()) {
-            Ok(entry) if hashes.current(key, &entry.inputs, settings) => {
-                let mut bake = entry.bake;
-                bake.generation = level.chunk(key.1).map_or(0, |c| c.generation());
-                out.bakes.insert(key, bake);
-            }
-            Ok(_) => out.rejected.push(CacheError::Stale { path }),
-            Err(e) => out.rejected.push(e),
+    }
+    let per_thread = chunks.len().div_ceil(threads.max(1)).max(1);
+    let found: Vec<Vec<Found>> = std::thread::scope(|s| {
+        let workers: Vec<_> =
+            chunks.chunks(per_thread).map(|run| s.spawn(move || load_run(run, map, settings))).collect();
+        workers.into_iter().map(|w| w.join().expect("a cache reader panicked")).collect()
+    });
+    for (key, bake, rejected) in found.into_iter().flatten() {
+        out.rejected.extend(rejected);
+        if let Some(bake) = bake {
+            out.bakes.insert(key, bake);
         }
     }
     out
+}
+
+/// One chunk's outcome in [`load_on`]: the bake used, if any, and the entries refused before it.
+type Found = (ChunkKey, Option<ChunkBake>, Vec<CacheError>);
+
+/// Decides the entries of a run of chunks, each chunk's in name order.
+fn load_run(run: &[(ChunkKey, Vec<PathBuf>)], map: &Map, settings: &CompileSettings) -> Vec<Found> {
+    let mut hashes = Hashes::new(map, settings);
+    run.iter()
+        .map(|(key, paths)| {
+            let key = *key;
+            let mut rejected = Vec::new();
+            let Some(level) = map.levels.get(key.0) else {
+                rejected.extend(paths.iter().map(|path| CacheError::Stale { path: path.clone() }));
+                return (key, None, rejected);
+            };
+            for path in paths {
+                match read_entry(path, key, level.chunk_size_log2()) {
+                    Ok(entry) if hashes.current(key, &entry.inputs, settings) => {
+                        let mut bake = entry.bake;
+                        bake.generation = level.chunk(key.1).map_or(0, |c| c.generation());
+                        return (key, Some(bake), rejected);
+                    }
+                    Ok(_) => rejected.push(CacheError::Stale { path: path.clone() }),
+                    Err(e) => rejected.push(e),
+                }
+            }
+            (key, None, rejected)
+        })
+        .collect()
 }
 
 /// Reads and decodes one entry file for `key` (named so) of a level with chunks of

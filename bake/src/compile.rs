@@ -259,22 +259,39 @@ impl AirVis {
         Ok(AirVis { lists, cells, max_listed, grid: std::sync::Weak::new() })
     }
 
+    /// Writes every air cell's own part of its lists into `out`, with no far chunks (unless
+    /// `skipped`: the cells then carry none), as a bake cache entry holds them until
+    /// [`ChunkBake::refresh_far`] writes the far part.
+    pub(crate) fn write_own(&self, out: &mut pmf::Chunk, skipped: bool) {
+        for &(k, l) in &self.cells {
+            out.common.cubes[k as usize].visibility =
+                (!skipped).then(|| pmf::Visibility { cubes: self.lists[l as usize].0.clone(), chunks: Arc::from([]) });
+        }
+    }
+
     /// Writes every air cell's lists into `out` (chunk `chunk`), the far part from `grid`;
     /// returns whether they went over the chunk's budget ([`VisSettings::max_listed`], and the
     /// level's [`crate::vis::LEVEL_LISTED`] shared by the grid's chunks): the cells then carry none.
     fn write(&mut self, grid: &Arc<SummaryGrid>, chunk: ChunkCoord, out: &mut pmf::Chunk) -> bool {
         self.grid = Arc::downgrade(grid);
         let g0 = grid.index(chunk.as_ivec3());
+        // Lists of one component (other own cubes) share its far list: on open ground a far
+        // list of thousands of chunks is most of a loaded bake's memory.
+        let mut by_comp: BTreeMap<u16, Arc<[pmf::VisibleChunk]>> = BTreeMap::new();
         let far: Vec<Arc<[pmf::VisibleChunk]>> = self
             .lists
             .iter()
             .map(|&(_, comp)| match (g0, comp) {
-                (Some(g), Some(c)) => grid
-                    .far_chunks(g, usize::from(c))
-                    .iter()
-                    .filter_map(|c| absolute_index(c.as_ivec3()))
-                    .map(|chunk| pmf::VisibleChunk { chunk, cubes: Vec::new() })
-                    .collect(),
+                (Some(g), Some(c)) => by_comp
+                    .entry(c)
+                    .or_insert_with(|| {
+                        grid.far_chunks(g, usize::from(c))
+                            .iter()
+                            .filter_map(|c| absolute_index(c.as_ivec3()))
+                            .map(|chunk| pmf::VisibleChunk { chunk, cubes: Vec::new() })
+                            .collect()
+                    })
+                    .clone(),
                 _ => Arc::from([]),
             })
             .collect();
@@ -795,47 +812,97 @@ impl<'a> Assembled<'a> {
     pub fn write(&self, threads: usize) -> Result<Vec<u8>, CompileError> {
         let jobs: Vec<(usize, usize)> =
             self.levels.iter().enumerate().flat_map(|(li, (_, b))| (0..b.len()).map(move |i| (li, i))).collect();
-        let encode = |&(li, i): &(usize, usize)| {
+        let results = run_jobs(jobs.len(), threads, |k| {
+            let (li, i) = jobs[k];
             let level = &self.file.levels[li];
             pmf::encode_chunk(&self.chunk(li, i), li, i, level.chunk_size_exp, level.grid)
-        };
-        let mut results: Vec<Option<pmf::WriteResult<pmf::EncodedChunk>>> = Vec::new();
-        results.resize_with(jobs.len(), || None);
-        let threads = threads.clamp(1, jobs.len().max(1));
-        if threads == 1 {
-            for (slot, job) in results.iter_mut().zip(&jobs) {
-                *slot = Some(encode(job));
-            }
-        } else {
-            // Workers take the next job from a shared counter (chunks differ a lot in size).
-            let next = std::sync::atomic::AtomicUsize::new(0);
-            let done: Vec<Vec<(usize, pmf::WriteResult<pmf::EncodedChunk>)>> = std::thread::scope(|scope| {
-                let workers: Vec<_> = (0..threads)
-                    .map(|_| {
-                        scope.spawn(|| {
-                            let mut out = Vec::new();
-                            loop {
-                                let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                                let Some(job) = jobs.get(k) else { break };
-                                out.push((k, encode(job)));
-                            }
-                            out
-                        })
-                    })
-                    .collect();
-                workers.into_iter().map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
-            });
-            for (k, r) in done.into_iter().flatten() {
-                results[k] = Some(r);
-            }
-        }
+        });
         let mut per_level: Vec<Vec<pmf::EncodedChunk>> =
             self.levels.iter().map(|(_, b)| Vec::with_capacity(b.len())).collect();
         for (&(li, _), r) in jobs.iter().zip(results) {
-            per_level[li].push(r.expect("every job ran")?);
+            per_level[li].push(r?);
         }
         Ok(pmf::write_with_chunks(&self.file, per_level)?)
     }
+}
+
+/// [`pmf::write`] with the chunks encoded and LZ4-compressed on `threads` threads: the same
+/// bytes for any thread count (see [`Assembled::write`]), the first error in file order.
+pub fn write_file(file: &pmf::File, threads: usize) -> pmf::WriteResult<Vec<u8>> {
+    let jobs: Vec<(usize, usize)> =
+        file.levels.iter().enumerate().flat_map(|(li, l)| (0..l.chunks.len()).map(move |i| (li, i))).collect();
+    let results = run_jobs(jobs.len(), threads, |k| {
+        let (li, i) = jobs[k];
+        let level = &file.levels[li];
+        pmf::encode_chunk(&level.chunks[i], li, i, level.chunk_size_exp, level.grid)
+    });
+    let mut per_level: Vec<Vec<pmf::EncodedChunk>> =
+        file.levels.iter().map(|l| Vec::with_capacity(l.chunks.len())).collect();
+    for (&(li, _), r) in jobs.iter().zip(results) {
+        per_level[li].push(r?);
+    }
+    pmf::write_with_chunks(file, per_level)
+}
+
+/// `job(k)` for every `k` in `0..n` on `threads` scoped threads, the results in `k` order
+/// whatever the count. Workers take the next `k` from a shared counter (chunks differ a lot in
+/// size); a worker's panic is passed on.
+fn run_jobs<T: Send>(n: usize, threads: usize, job: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    let threads = threads.clamp(1, n.max(1));
+    if threads == 1 {
+        return (0..n).map(job).collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let done: Vec<Vec<(usize, T)>> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut out = Vec::new();
+                    loop {
+                        let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        if k >= n {
+                            break;
+                        }
+                        out.push((k, job(k)));
+                    }
+                    out
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
+    });
+    let mut results: Vec<Option<T>> = (0..n).map(|_| None).collect();
+    for (k, r) in done.into_iter().flatten() {
+        results[k] = Some(r);
+    }
+    results.into_iter().map(|r| r.expect("every job ran")).collect()
+}
+
+/// Moves the chunk records of `bakes` into `file`, the skeleton [`assemble`] made of `map` (its
+/// levels' chunks empty): each record as [`Assembled`] gives it, chunk references resolved into
+/// the level's grid, copied only from a bake someone else holds too. `take` hands over each
+/// chunk's bake once.
+pub fn fill_chunks(
+    mut file: pmf::File,
+    map: &Map,
+    mut take: impl FnMut((usize, ChunkCoord)) -> Option<Arc<ChunkBake>>,
+) -> Result<pmf::File, CompileError> {
+    for (li, level) in map.levels.iter().enumerate() {
+        let grid = Grid::of(level);
+        let mut chunks = Vec::with_capacity(grid.volume() as usize);
+        for c in grid.chunks() {
+            let bake = take((li, c))
+                .ok_or_else(|| CompileError::Format(format!("level {li}: chunk {c:?} has not been baked")))?;
+            let mut chunk = Arc::try_unwrap(bake).map_or_else(|b| b.pmf.clone(), |b| b.pmf);
+            if has_chunk_refs(&chunk) {
+                resolve_chunk_refs(&mut chunk, &grid);
+            }
+            chunks.push(chunk);
+        }
+        file.levels.get_mut(li).ok_or_else(|| CompileError::Format(format!("level {li}: not in the file")))?.chunks =
+            chunks;
+    }
+    Ok(file)
 }
 
 /// Whether a baked chunk names other chunks (visibility lists, load regions): those references

@@ -82,7 +82,10 @@ pub fn write_map(mut file: pmf::File, roots: &[PathBuf], out: &Path, strict: boo
     if strict && !problems.is_empty() {
         return Err(ExportError::Strict(problems));
     }
-    let bytes = pmf::write(&file).map_err(|source| ExportError::Format { path: out.to_owned(), source })?;
+    // Chunks are encoded on every core: the same bytes as `pmf::write` whatever the count.
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let bytes = crate::compile::write_file(&file, threads)
+        .map_err(|source| ExportError::Format { path: out.to_owned(), source })?;
     pmfedit_core::project::atomic::write_atomic(out, &bytes)
         .map_err(|source| ExportError::Write { path: out.to_owned(), source })?;
     Ok(Exported { file, bytes: bytes.len(), resources })

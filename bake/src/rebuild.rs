@@ -51,7 +51,7 @@ use pmfedit_core::map::level::ChunkChanges;
 use pmfedit_core::map::library::Table;
 use pmfedit_core::map::library::ids::TableId;
 
-use crate::compile::{Assembled, ChunkBake, CompileError, CompileSettings, assemble, level_grid};
+use crate::compile::{Assembled, ChunkBake, CompileError, CompileSettings, assemble, fill_chunks, level_grid};
 use crate::deps::{ChunkKey, all_chunks, dirty_chunks, library_users};
 use crate::scheduler::{BakeEvent, Scheduler, Stage};
 use crate::vis::SummaryGrid;
@@ -645,6 +645,17 @@ impl Rebuild {
     /// never exported.
     pub fn compile(&self, timestamp: Option<u64>) -> Result<pmf::File, RebuildError> {
         Ok(self.assemble(timestamp)?.into_file())
+    }
+
+    /// [`Self::compile`] consuming the engine: each chunk record moves from its bake into the
+    /// file instead of being copied, so the file and the bakes are never in memory twice (on
+    /// terrain(32,4,32), 750 MiB less at the peak of `pmfc build`).
+    pub fn into_file(mut self, timestamp: Option<u64>) -> Result<pmf::File, RebuildError> {
+        let file = self.assemble(timestamp)?.file;
+        // Without the drawn bakes, the full bakes are the only holders of their records.
+        let mut bakes: BTreeMap<ChunkKey, Arc<ChunkBake>> =
+            std::mem::take(&mut self.slots).into_iter().filter_map(|(k, s)| Some((k, s.full?))).collect();
+        Ok(fill_chunks(file, &self.map, |k| bakes.remove(&k))?)
     }
 
     /// [`Self::compile`] without copying the bakes: write the result with [`Assembled::write`]

@@ -107,14 +107,28 @@ fn a_reopened_map_bakes_nothing_and_exports_the_bytes_of_a_full_compile() {
     let loaded = cache::load(dir.path(), &reopened, &settings());
     assert!(loaded.rejected.is_empty(), "{:?}", loaded.rejected);
     assert_eq!(loaded.bakes.len(), chunks, "every chunk from the cache");
+    // Entries keep no far lists (B5): a loaded bake lists no other chunk until the engine writes
+    // its far lists from the map's summaries; the fresh bakes do list some (else this proves
+    // nothing).
+    let far = |b: &pmfedit_bake::compile::ChunkBake| {
+        b.pmf.common.cubes.iter().filter_map(|c| c.visibility.as_ref()).map(|v| v.chunks.len()).sum::<usize>()
+    };
+    assert!(loaded.bakes.values().all(|b| far(b) == 0), "far lists stored in an entry");
+    assert!(loaded.bakes.keys().map(|&k| far(cold.full(k).unwrap())).sum::<usize>() > 0, "no far lists to store");
     for (k, b) in &loaded.bakes {
         let fresh = cold.full(*k).unwrap();
-        assert_eq!(b.pmf, fresh.pmf, "{k:?}: the cached record is the baked one");
-        assert_eq!((b.stats, &b.reads), (fresh.stats, &fresh.reads), "{k:?}");
+        assert_eq!((b.stats, &b.reads, &b.vis), (fresh.stats, &fresh.reads, &fresh.vis), "{k:?}");
     }
     let warm = engine(&reopened, loaded.bakes);
     assert_eq!(warm.in_flight(), 0, "nothing queued on a warm open");
     assert!(warm.is_final());
+    for (k, fresh) in cold.slots().keys().map(|&k| (k, cold.full(k).unwrap())) {
+        assert_eq!(
+            warm.full(k).unwrap().pmf,
+            fresh.pmf,
+            "{k:?}: the cached record, far lists written, is the baked one"
+        );
+    }
     let full = bytes(&compile_full(&map, &settings()).unwrap());
     assert_eq!(bytes(&warm.compile(None).unwrap()), full, "cached export == fresh full compile");
 
@@ -202,6 +216,15 @@ fn damaged_entries_are_rebaked_never_used() {
         assert!(cache::decode_entry(&bad, &name).is_err(), "byte {at} flipped");
     }
 
+    // An entry of the first layout (which kept far lists in its record) is refused by its
+    // format number, not misread.
+    let mut old = good[..good.len() - 16].to_vec();
+    old[8..10].copy_from_slice(&1u16.to_le_bytes());
+    let sum = twox_hash::XxHash3_128::oneshot(&old);
+    old.extend_from_slice(&sum.to_le_bytes());
+    let e = cache::decode_entry(&old, &name).unwrap_err().to_string();
+    assert!(e.contains("entry format 1, this build reads 2"), "{e}");
+
     // Hostile: mutated bytes under a recomputed checksum get past the checksum; the bounded
     // reader must still refuse or decode them without panicking or allocating wildly.
     for _ in 0..300 {
@@ -242,9 +265,17 @@ fn damaged_entries_are_rebaked_never_used() {
         "{:?}",
         loaded.rejected
     );
+    // Read on one thread or several (more than there are chunks), the outcome is the same.
+    for threads in [1, 3, chunks + 5] {
+        let other = cache::load_on(dir.path(), &map, &settings(), threads);
+        assert_eq!(other.bakes, loaded.bakes, "{threads} threads");
+        assert_eq!(format!("{:?}", other.rejected), format!("{:?}", loaded.rejected), "{threads} threads");
+    }
     let mut warm = engine(&map, loaded.bakes);
     assert_eq!(warm.in_flight(), 1);
     warm.wait();
     let full = bytes(&compile_full(&map, &settings()).unwrap());
     assert_eq!(bytes(&warm.compile(None).unwrap()), full);
+    // `pmfc build`'s way: the engine consumed, its records moved into the file.
+    assert_eq!(bytes(&warm.into_file(None).unwrap()), full);
 }

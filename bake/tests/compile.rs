@@ -85,7 +85,22 @@ fn parallel_export_from_the_bakes_equals_the_compiled_file() {
             .iter()
             .any(|c| c.visibility.as_ref().is_some_and(|v| !v.chunks.is_empty())))
     );
-    let expected = pmf::write(&compile_full(&map, &settings).unwrap()).unwrap();
+    let compiled = compile_full(&map, &settings).unwrap();
+    let expected = pmf::write(&compiled).unwrap();
+    // A whole file encoded on several threads (the export's path) is `pmf::write`'s bytes.
+    for threads in [1, 2, 3, 8] {
+        assert!(pmfedit_bake::compile::write_file(&compiled, threads).unwrap() == expected, "{threads} threads");
+    }
+    // Records moved out of their bakes (`Rebuild::into_file`) make the same file; a bake held
+    // elsewhere too is copied, and stays whole for its other holder.
+    let skeleton = pmfedit_bake::compile::assemble(&map, |k| bakes.get(&k), &settings).unwrap().file;
+    let mut owned: BTreeMap<_, std::sync::Arc<_>> =
+        bakes.iter().map(|(k, b)| (*k, std::sync::Arc::new(b.clone()))).collect();
+    let held = owned.values().next().unwrap().clone();
+    let moved = pmfedit_bake::compile::fill_chunks(skeleton, &map, |k| owned.remove(&k)).unwrap();
+    assert!(owned.is_empty(), "every bake taken");
+    assert!(pmf::write(&moved).unwrap() == expected);
+    assert_eq!(held.pmf, bakes[&(held.level, held.chunk)].pmf);
     let assembled = pmfedit_bake::compile::assemble(&map, |k| bakes.get(&k), &settings).unwrap();
     assert!(assembled.file.levels.iter().all(|l| l.chunks.is_empty()), "no chunk record copied");
     for threads in [1, 2, 3, 8] {

@@ -199,8 +199,10 @@ fn cached_engine(
     threads: usize,
     no_cache: bool,
     quiet: bool,
+    phases: &mut Phases,
 ) -> Rebuild {
     let loaded = if no_cache { cache::Loaded::default() } else { cache::load(project, &map, settings) };
+    phases.end("cache read");
     if !quiet && !no_cache {
         let damaged = loaded.rejected.len() - loaded.stale();
         eprintln!(
@@ -210,7 +212,9 @@ fn cached_engine(
             if damaged > 0 { format!(", {damaged} damaged or misnamed (re-baked)") } else { String::new() }
         );
     }
-    engine_with(Arc::new(map), settings, threads, loaded.bakes)
+    let engine = engine_with(Arc::new(map), settings, threads, loaded.bakes);
+    phases.end("engine");
+    engine
 }
 
 /// Writes the engine's full bakes into the project's bake cache (unless `no_cache`); a failure is
@@ -300,24 +304,89 @@ fn write_map(project: &Path, out: &Path, file: pmf::File, strict: bool) -> Resul
     Ok((done.file, done.bytes))
 }
 
+/// Where a build's time and memory went, phase by phase, for its last line: seconds, and the
+/// resident memory at the end of each phase (what the phase left behind: the map, the decoded
+/// bakes, the engine's far lists, the assembled file).
+struct Phases {
+    done: Vec<(&'static str, f64, Option<u64>)>,
+    at: Instant,
+}
+
+impl Phases {
+    fn start() -> Self {
+        Self { done: Vec::new(), at: Instant::now() }
+    }
+
+    /// Ends the phase running since the last call (or since [`Phases::start`]) as `name`.
+    fn end(&mut self, name: &'static str) {
+        let now = Instant::now();
+        self.done.push((name, now.duration_since(self.at).as_secs_f64(), memory::resident().map(|r| r.now)));
+        self.at = now;
+    }
+}
+
+impl std::fmt::Display for Phases {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let list: Vec<String> = self
+            .done
+            .iter()
+            .map(|(name, s, rss)| match rss {
+                Some(b) => format!("{name} {s:.2} s ({:.0} MiB)", mib(*b)),
+                None => format!("{name} {s:.2} s"),
+            })
+            .collect();
+        write!(f, "phases (resident after each): {}", list.join(", "))?;
+        if let Some(r) = memory::resident() {
+            write!(f, "; peak resident {:.0} MiB", mib(r.peak))?;
+        }
+        Ok(())
+    }
+}
+
 pub fn build(a: BuildArgs) -> Result<(), Failure> {
     let start = Instant::now();
+    let mut phases = Phases::start();
     let (_, map) = open(&a.project)?;
+    phases.end("open");
     let mut settings = CompileSettings { timestamp: a.timestamp.unwrap_or_else(now), ..CompileSettings::default() };
     if let Some(vis) = settings.visibility.as_mut() {
         vis.portal_steps = a.portal_steps.unwrap_or(vis.portal_steps);
         vis.portal_max_chunks = a.portal_max_chunks.unwrap_or(vis.portal_max_chunks);
     }
-    let mut engine = cached_engine(&a.project, map, &settings, threads(a.threads), a.no_cache, a.quiet);
+    let mut engine = cached_engine(&a.project, map, &settings, threads(a.threads), a.no_cache, a.quiet, &mut phases);
     finish(&mut engine, a.quiet)?;
+    phases.end("bake");
+    if !a.quiet {
+        let records = engine
+            .slots()
+            .values()
+            .filter_map(|s| s.full.as_ref())
+            .fold(RecordBytes::default(), |acc, b| acc + RecordBytes::of(&b.pmf));
+        let m = |b: u64| format!("{:.0}", mib(b));
+        eprintln!(
+            "bakes in memory (MiB): {} = cubes {}, visibility {}, lighting {}, vertices {}, other {}",
+            m(records.total()),
+            m(records.cubes),
+            m(records.visibility),
+            m(records.lighting),
+            m(records.vertices),
+            m(records.other)
+        );
+    }
     store_cache(&a.project, &engine, a.no_cache, a.quiet);
+    phases.end("cache write");
     let skipped = engine.slots().values().filter_map(|s| s.full.as_ref()).filter(|b| b.stats.vis_skipped).count();
     if skipped > 0 {
         eprintln!("warning: {skipped} chunks see too many cubes to list: their air cells carry no visibility data");
     }
-    let file = engine.compile(None).map_err(|e| fail(&a.project, e))?;
+    let file = engine.into_file(None).map_err(|e| fail(&a.project, e))?;
+    phases.end("compile");
     let (file, n) = write_map(&a.project, &a.out, file, a.strict)?;
+    phases.end("write");
     eprintln!("{}: {}", a.out.display(), summary(&file, n, start.elapsed().as_secs_f64()));
+    if !a.quiet {
+        eprintln!("{phases}");
+    }
     for (i, level) in file.levels.iter().enumerate() {
         let p = pmfedit_bake::vis::oracle::pair_counts(level);
         if p.cells > 0 {
@@ -339,7 +408,8 @@ pub fn watch(a: WatchArgs) -> Result<(), Failure> {
     let settings = CompileSettings { timestamp: a.timestamp.unwrap_or_else(now), ..CompileSettings::default() };
     let (_, map) = open(&a.project)?;
     let t = Instant::now();
-    let mut engine = cached_engine(&a.project, map, &settings, threads(a.threads), a.no_cache, false);
+    let mut engine =
+        cached_engine(&a.project, map, &settings, threads(a.threads), a.no_cache, false, &mut Phases::start());
     finish(&mut engine, true)?;
     store_cache(&a.project, &engine, a.no_cache, true);
     let file = engine.compile(None).map_err(|e| fail(&a.project, e))?;

@@ -658,21 +658,10 @@ pub(crate) fn read_chunk_common(
     let mut headers = alloc(n);
     let mut offsets = alloc(n);
     // Air cubes often carry the same lists as the one before: share them.
-    let mut last: Option<Visibility> = None;
+    let mut last = LastVisibility::default();
     for _ in 0..n {
         offsets.push(r.offset());
-        let (mut cube, header) = read_cube(r)?;
-        if let Some(v) = &mut cube.visibility {
-            if let Some(l) = &last {
-                if l.cubes == v.cubes {
-                    v.cubes = l.cubes.clone();
-                }
-                if l.chunks == v.chunks {
-                    v.chunks = l.chunks.clone();
-                }
-            }
-            last = Some(v.clone());
-        }
+        let (cube, header) = read_cube(r, &mut last)?;
         cubes.push(cube);
         headers.push(header);
     }
@@ -841,8 +830,9 @@ pub(crate) fn read_client_fast_light(r: &mut Reader<'_>) -> ReadResult<ClientFas
 // Cubes
 
 /// Reads one common cube; the header says whether its client / server parts carry lighting /
-/// pathfinding data.
-pub(crate) fn read_cube(r: &mut Reader<'_>) -> ReadResult<(Cube, CubeHeader)> {
+/// pathfinding data. `last` holds the visibility lists read last among the chunk's cubes, shared
+/// when equal ([`read_visibility`]).
+pub(crate) fn read_cube<'a>(r: &mut Reader<'a>, last: &mut LastVisibility<'a>) -> ReadResult<(Cube, CubeHeader)> {
     let at = r.offset();
     let flags = r.u8()?;
     let ty = flags & CUBE_TYPE_MASK;
@@ -852,7 +842,7 @@ pub(crate) fn read_cube(r: &mut Reader<'_>) -> ReadResult<(Cube, CubeHeader)> {
             format!("cube type {ty} is not defined (0 empty, 1 parent, 2 geometry, 3 extended geometry)"),
         ));
     }
-    let visibility = if flags & cube_flags::HAS_VISIBILITY != 0 { Some(read_visibility(r)?) } else { None };
+    let visibility = if flags & cube_flags::HAS_VISIBILITY != 0 { Some(read_visibility(r, last)?) } else { None };
     let kind = match ty {
         0 => CubeKind::Empty,
         1 => CubeKind::Parent(read_parent_cube(r)?),
@@ -925,16 +915,51 @@ pub(crate) fn read_server_cube(r: &mut Reader<'_>, t: &StringTable<'_>, header: 
     Ok(ServerCube { pathfinding: if header.pathfinding { Some(read_pathfinding(r, t)?) } else { None } })
 }
 
-pub(crate) fn read_visibility(r: &mut Reader<'_>) -> ReadResult<Visibility> {
-    let cubes = read_u32s(r, "visible cube indices")?;
-    let n = r.u32()?;
-    let n = r.count(n.into(), min::VISIBLE_CHUNK, "visible chunks")?;
-    let mut chunks = alloc(n);
-    for _ in 0..n {
-        let chunk = read_chunk_index(r)?;
-        chunks.push(VisibleChunk { chunk, cubes: read_u32s(r, "visible cube indices")? });
+/// The last visibility lists read among a chunk's cubes and the bytes each part was read from.
+#[derive(Default)]
+pub(crate) struct LastVisibility<'a> {
+    cubes: Option<(Arc<[u32]>, &'a [u8])>,
+    chunks: Option<(Arc<[VisibleChunk]>, &'a [u8])>,
+}
+
+/// Reads a visibility record, sharing each part with `last`'s when it is the same. The test is on the
+/// encoded bytes, one comparison per part: the encoding is self-delimiting and its parse depends
+/// on nothing but those bytes, so bytes that begin with the last part's bytes hold that very part
+/// (and would parse without error to an equal value). Comparing parsed far lists element by
+/// element instead cost most of the time of reading a big open level (one call per visible chunk).
+pub(crate) fn read_visibility<'a>(r: &mut Reader<'a>, last: &mut LastVisibility<'a>) -> ReadResult<Visibility> {
+    let cubes = shared_part(r, &mut last.cubes, |r| Ok(read_u32s(r, "visible cube indices")?.into()))?;
+    let chunks = shared_part(r, &mut last.chunks, |r| {
+        let n = r.u32()?;
+        let n = r.count(n.into(), min::VISIBLE_CHUNK, "visible chunks")?;
+        let mut chunks = alloc(n);
+        for _ in 0..n {
+            let chunk = read_chunk_index(r)?;
+            chunks.push(VisibleChunk { chunk, cubes: read_u32s(r, "visible cube indices")? });
+        }
+        Ok(chunks.into())
+    })?;
+    Ok(Visibility { cubes, chunks })
+}
+
+/// The part at `r`: `last`'s value when the bytes there begin with the bytes it was read from,
+/// else what `read` makes of them (which becomes `last`).
+fn shared_part<'a, T: ?Sized>(
+    r: &mut Reader<'a>,
+    last: &mut Option<(Arc<T>, &'a [u8])>,
+    read: impl FnOnce(&mut Reader<'a>) -> ReadResult<Arc<T>>,
+) -> ReadResult<Arc<T>> {
+    let (data, at) = (r.data(), r.position());
+    if let Some((value, bytes)) = last.as_ref()
+        && data.get(at..).is_some_and(|rest| rest.starts_with(bytes))
+    {
+        r.skip(bytes.len())?;
+        return Ok(value.clone());
     }
-    Ok(Visibility { cubes: cubes.into(), chunks: chunks.into() })
+    let value = read(r)?;
+    // A part is at least its 4-byte count, so `bytes` is never empty (which would match anything).
+    *last = data.get(at..r.position()).filter(|b| !b.is_empty()).map(|bytes| (value.clone(), bytes));
+    Ok(value)
 }
 
 fn read_u32s(r: &mut Reader<'_>, what: &'static str) -> ReadResult<Vec<u32>> {

@@ -2,6 +2,8 @@
 //! (records and whole files, proptest), hostile input (truncation, forged counts, broken octrees,
 //! draft layout) and writer refusals.
 
+use std::sync::Arc;
+
 use proptest::prelude::*;
 use proptest::{array, collection::vec, option};
 
@@ -144,10 +146,10 @@ fn read_rec(template: &Rec, bytes: &[u8], table: &[u8]) -> ReadResult<Rec> {
         Rec::Sound(_) => Rec::Sound(rd::read_sound_material(&mut r)?),
         Rec::Lightmap(_) => Rec::Lightmap(rd::read_lightmap(&mut r)?),
         Rec::Cube(..) => {
-            let (c, h) = rd::read_cube(&mut r)?;
+            let (c, h) = rd::read_cube(&mut r, &mut Default::default())?;
             Rec::Cube(c, h)
         }
-        Rec::Visibility(_) => Rec::Visibility(rd::read_visibility(&mut r)?),
+        Rec::Visibility(_) => Rec::Visibility(rd::read_visibility(&mut r, &mut Default::default())?),
         Rec::Lighting(_) => Rec::Lighting(rd::read_lighting(&mut r)?),
         Rec::PathAttr(_) => Rec::PathAttr(rd::read_path_attribute(&mut r, &t)?),
         Rec::ClientGeometry(_) => Rec::ClientGeometry(rd::read_client_geometry_cube(&mut r)?),
@@ -1060,6 +1062,60 @@ proptest! {
         record_round_trip(Rec::FastLight(FastLight { flags, initial_intensity: i, global_id: id }))?;
         let ranges = ranges.into_iter().map(|(skip, multipliers)| FastLightRange { skip, multipliers }).collect();
         record_round_trip(Rec::ClientFastLight(ClientFastLight { color: [flags, i, 7], ranges }))?;
+    }
+}
+
+/// Reads `lists` written one after another, as a chunk's cubes hold them, sharing equal parts.
+fn read_lists_in_order(lists: &[Visibility]) -> Vec<Visibility> {
+    let mut w = Writer::new();
+    for v in lists {
+        wr::write_visibility(&mut w, v, "t").unwrap();
+    }
+    let bytes = w.into_inner();
+    let mut r = Reader::new(&bytes, "t");
+    let mut last = rd::LastVisibility::default();
+    let out = lists.iter().map(|_| rd::read_visibility(&mut r, &mut last).unwrap()).collect();
+    r.expect_end().unwrap();
+    out
+}
+
+#[test]
+fn equal_visibility_parts_in_a_row_are_shared_and_others_read_as_written() {
+    let far: Arc<[VisibleChunk]> = (0..50u16).map(|x| VisibleChunk { chunk: ci(0, x, 1), cubes: Vec::new() }).collect();
+    let a = Visibility { cubes: vec![1, 2, 3].into(), chunks: far.clone() };
+    // The same far list with other own cubes; then own cubes equal to `b`'s with a far list
+    // whose first elements match (a longer encoding that starts like the last one but for its count).
+    let b = Visibility { cubes: vec![4].into(), chunks: far.clone() };
+    let longer: Arc<[VisibleChunk]> =
+        far.iter().cloned().chain([VisibleChunk { chunk: ci(1, 0, 0), cubes: vec![9] }]).collect();
+    let c = Visibility { cubes: vec![4].into(), chunks: longer };
+    let lists = [a.clone(), a.clone(), b.clone(), c.clone(), a.clone()];
+    let got = read_lists_in_order(&lists);
+    assert_eq!(got, lists);
+    assert!(Arc::ptr_eq(&got[0].cubes, &got[1].cubes) && Arc::ptr_eq(&got[0].chunks, &got[1].chunks));
+    assert!(Arc::ptr_eq(&got[1].chunks, &got[2].chunks), "same far list, other own cubes");
+    assert!(!Arc::ptr_eq(&got[1].cubes, &got[2].cubes));
+    assert!(Arc::ptr_eq(&got[2].cubes, &got[3].cubes), "same own cubes, other far list");
+    assert!(!Arc::ptr_eq(&got[2].chunks, &got[3].chunks));
+    // Only the last list read is compared: `a` again is read afresh (equal, not shared).
+    assert!(!Arc::ptr_eq(&got[0].chunks, &got[4].chunks));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Lists read in a row with sharing equal the lists written, repeats and near-repeats
+    /// included (each list followed by itself and by a copy with one part changed).
+    #[test]
+    fn visibility_lists_in_a_row_read_back(lists in vec(arb_visibility(), 1..6), other in arb_visibility()) {
+        let mut seq = Vec::new();
+        for v in &lists {
+            seq.push(v.clone());
+            seq.push(v.clone());
+            seq.push(Visibility { cubes: v.cubes.clone(), chunks: other.chunks.clone() });
+            seq.push(Visibility { cubes: other.cubes.clone(), chunks: v.chunks.clone() });
+        }
+        prop_assert_eq!(read_lists_in_order(&seq), seq);
     }
 }
 
