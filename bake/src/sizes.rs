@@ -185,10 +185,9 @@ fn luxel_use(chunk: &pmf::Chunk, out: &mut LuxelUse) {
         let edge = map.edge() as f64;
         let (mut lo, mut hi) = ([f64::INFINITY; 2], [f64::NEG_INFINITY; 2]);
         for v in verts {
-            for k in 0..2 {
-                lo[k] = lo[k].min(f64::from(v.lightmap_uv[k]) * edge);
-                hi[k] = hi[k].max(f64::from(v.lightmap_uv[k]) * edge);
-            }
+            let uv = v.lightmap_uv.map(|c| f64::from(c) * edge);
+            lo = [lo[0].min(uv[0]), lo[1].min(uv[1])];
+            hi = [hi[0].max(uv[0]), hi[1].max(uv[1])];
         }
         if !lo[0].is_finite() || !hi[0].is_finite() {
             return;
