@@ -493,6 +493,7 @@ pub fn bake_chunk_timed(
     let lighting =
         light::bake_chunk(&scene, &ChunkInput { chunk, faces: &faces, vertices: &lit_vertices, air_cells: &air_cells })
             .map_err(light_err)?;
+    let lighting = light::compact_uniform(lighting, settings.light.max_page_log2);
 
     // Lightmap UVs and pages.
     for (i, fl) in lighting.faces.iter().enumerate() {

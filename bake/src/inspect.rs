@@ -5,6 +5,8 @@ use serde::Serialize;
 use pmfedit_core::format::paf;
 use pmfedit_core::format::pmf::{self, ClientGeometry, CubeKind};
 
+use crate::sizes::SizeBreakdown;
+
 /// Everything `pmfc inspect` prints.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Summary {
@@ -20,6 +22,10 @@ pub struct Summary {
     /// Brightness of the static lightmaps, all levels.
     pub luxels: LuxelStats,
     pub archive: Option<Vec<ArchiveEntry>>,
+    /// Where the file's bytes go (`pmfc inspect --sizes`; `None` unless asked for, since it
+    /// compresses every chunk again several times).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sizes: Option<SizeBreakdown>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -244,6 +250,7 @@ pub fn summarize(file: &pmf::File) -> Result<Summary, paf::PafError> {
         levels,
         luxels: luxel_stats(file),
         archive,
+        sizes: None,
     })
 }
 
@@ -352,6 +359,53 @@ pub fn render_text(s: &Summary) -> String {
             o.push_str(&render_listing(entries, "  "));
         }
     }
+    if let Some(sizes) = &s.sizes {
+        o.push_str(&render_sizes(sizes));
+    }
+    o
+}
+
+/// The `--sizes` table: per part, its raw bytes and its share of the compressed file.
+fn render_sizes(s: &SizeBreakdown) -> String {
+    use std::fmt::Write as _;
+    let mb = |b: i64| b as f64 / 1e6;
+    let share = |b: i64| 100.0 * b as f64 / s.file.max(1) as f64;
+    let mut o = String::new();
+    let _ = writeln!(o, "\nsizes (MB = 10^6 bytes; compressed = what taking the part out saves, in this order):");
+    let _ = writeln!(o, "  {:<38} {:>12} {:>14} {:>8}", "part", "raw MB", "compressed MB", "of file");
+    for p in &s.parts {
+        let _ = writeln!(
+            o,
+            "  {:<38} {:>12.2} {:>14.2} {:>7.1} %",
+            p.name,
+            p.raw as f64 / 1e6,
+            mb(p.compressed),
+            share(p.compressed)
+        );
+    }
+    let outside = "header, level blocks, chunk tables, archive";
+    let _ = writeln!(
+        o,
+        "  {:<38} {:>12} {:>14.2} {:>7.1} %",
+        outside,
+        "",
+        mb(s.outside_chunks as i64),
+        share(s.outside_chunks as i64)
+    );
+    let _ = writeln!(o, "  {:<38} {:>12} {:>14.2} {:>7.1} %", "file", "", mb(s.file as i64), 100.0);
+    let l = &s.luxels;
+    let pct = |n: u64| 100.0 * n as f64 / l.total.max(1) as f64;
+    let _ = writeln!(
+        o,
+        "  static luxels: {} in {} pages: faces {:.1} %, patch padding {:.1} %, page filler {:.1} %; {} of {} patches uniform",
+        l.total,
+        l.pages,
+        pct(l.face_area),
+        pct(l.padding),
+        pct(l.filler),
+        l.uniform_patches,
+        l.patches
+    );
     o
 }
 

@@ -14,6 +14,7 @@ pub mod path;
 pub mod rebuild;
 pub mod resources;
 pub mod scheduler;
+pub mod sizes;
 pub mod vis;
 
 pub use layout::BakeSettings;

@@ -73,6 +73,37 @@ fn inspect_reports_figures_of_the_grid_case() {
 }
 
 #[test]
+fn inspect_sizes_add_up_to_the_file() {
+    for name in ["lightmaps", "visibility", "dynamic_fast_lights", "pathfinding"] {
+        let f = golden_dir().join(format!("{name}/{name}.pmf"));
+        let len = std::fs::metadata(&f).unwrap().len();
+        let out = pmfc(&["inspect", "--json", "--sizes", f.to_str().unwrap()]);
+        assert!(out.status.success(), "{name}: {}", stderr(&out));
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let sizes = &json["sizes"];
+        assert_eq!(sizes["file"], len, "{name}");
+        let parts = sizes["parts"].as_array().unwrap();
+        let part = |n: &str| parts.iter().find(|p| p["name"] == n).unwrap_or_else(|| panic!("{name}: no part {n}"));
+        // The parts are a partition of the chunk blocks' compressed bytes.
+        let compressed: i64 = parts.iter().map(|p| p["compressed"].as_i64().unwrap()).sum();
+        assert_eq!(compressed + sizes["outside_chunks"].as_i64().unwrap(), len as i64, "{name}");
+        let vertices: u64 =
+            json["levels"].as_array().unwrap().iter().map(|l| l["totals"]["vertices"].as_u64().unwrap()).sum();
+        assert_eq!(part("vertex positions")["raw"], 12 * vertices, "{name}");
+        let luxels = &sizes["luxels"];
+        assert_eq!(luxels["total"], json["luxels"]["luxels"], "{name}");
+        let total = luxels["total"].as_u64().unwrap();
+        let used: u64 = ["face_area", "padding", "filler"].iter().map(|k| luxels[*k].as_u64().unwrap()).sum();
+        assert_eq!(used, total, "{name}: {luxels}");
+        if name == "visibility" {
+            assert!(part("visibility, own chunk")["raw"].as_u64().unwrap() > 0, "{name}");
+        }
+        let text = stdout(&pmfc(&["inspect", "--sizes", f.to_str().unwrap()]));
+        assert!(text.contains("sizes (") && text.contains("vertex lightmap UVs"), "{name}: {text}");
+    }
+}
+
+#[test]
 fn broken_input_exits_nonzero_with_file_section_and_offset() {
     let dir = tempfile::tempdir().unwrap();
     let src = golden_dir().join("geometry/geometry.pmf");

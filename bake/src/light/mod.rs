@@ -13,6 +13,9 @@
 //!    the grids on square pages, then every luxel, vertex and air cell is lit by a
 //!    [`LightScene`]. The result, [`ChunkLighting`], holds the PMF records and, per face, the
 //!    [`Placement`] the mesher uses for the vertices' lightmap UVs ([`FaceLightmap::uv_at`]).
+//! 3. [`compact_uniform`]: a face whose patch came out one colour keeps one luxel of it (a cube
+//!    whose faces all did, one luxel of the chunk's palette page), so uniform light costs neither
+//!    luxels nor distinct vertex UVs.
 //!
 //! # Decisions
 //! - **Density:** [`LightSettings::luxels_per_unit`], default 2 luxels per map unit.
@@ -37,6 +40,7 @@
 //! - **Dynamic and fast lights:** see [`bake_chunk`] for what goes where and in which units.
 
 mod bake;
+mod compact;
 mod eval;
 mod far_rays;
 mod gather;
@@ -50,6 +54,7 @@ pub use bake::{
     ChunkInput, ChunkLighting, FaceLightmap, LitVertex, bake_chunk, chunk_light_deps, decode_fast_ranges,
     encode_fast_ranges,
 };
+pub use compact::compact_uniform;
 pub use eval::{AoSettings, BakedMode, LightScene, LightSettings, SceneLight, falloff, spot_factor};
 pub use gather::GatherSettings;
 pub use pack::{LuxelRect, MIN_TIGHT_PAGE_LOG2, Packing, Page, Placement, pack, pack_tight};

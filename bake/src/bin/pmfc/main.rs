@@ -26,6 +26,11 @@ enum Command {
         /// Machine-readable output.
         #[arg(long)]
         json: bool,
+        /// Also say where the bytes go: per kind of record (visibility, luxels, vertices, air-cell
+        /// light, pathfinding, cubes), raw and compressed, and how the lightmap pages' luxels are
+        /// used. Compresses every chunk again several times.
+        #[arg(long)]
+        sizes: bool,
     },
     /// Work with PAF archives.
     Paf {
@@ -78,10 +83,15 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
 
 fn run(cli: Cli) -> Result<(), Failure> {
     match cli.command {
-        Command::Inspect { file, json } => {
+        Command::Inspect { file, json, sizes } => {
             let bytes = read_file(&file)?;
             let map = pmf::read(&bytes).map_err(|e| fail(&file, e))?;
-            let summary = inspect::summarize(&map).map_err(|e| fail(&file, format!("embedded archive: {e}")))?;
+            let mut summary = inspect::summarize(&map).map_err(|e| fail(&file, format!("embedded archive: {e}")))?;
+            if sizes {
+                let breakdown =
+                    pmfedit_bake::sizes::size_breakdown(&map, bytes.len() as u64).map_err(|e| fail(&file, e))?;
+                summary.sizes = Some(breakdown);
+            }
             if json {
                 let text = serde_json::to_string_pretty(&summary).map_err(|e| fail(&file, e))?;
                 println!("{text}");
