@@ -40,6 +40,7 @@ mod bake;
 mod eval;
 mod far_rays;
 mod gather;
+mod grids;
 mod pack;
 mod patch;
 
