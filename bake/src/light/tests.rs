@@ -1135,3 +1135,51 @@ fn daylight_bakes_are_deterministic_and_drafts_are_cheaper_approximations() {
     assert_eq!(d.faces, a.faces, "a draft has the same layout");
     assert_ne!(d.lightmaps, a.lightmaps);
 }
+
+#[test]
+fn adaptive_sky_takes_the_full_sky_only_where_every_probe_sees_it() {
+    // Sky alone (no sun, no bounce) over a floor beside a wall 8 units tall.
+    let mut lv = level();
+    floor_slab(&mut lv);
+    solid(&mut lv, [-8.0, 0.0, 6.0], [8.0, 8.0, 7.0]);
+    lv.lighting = LevelLighting::default();
+    lv.lighting.sun.intensity = 0.0;
+    lv.lighting.bounces = 0;
+    let faces = [rect(0, 1, true, [-6.0, 0.0, -6.0], [6.0, 0.0, 6.0])];
+    let lib = library([0; 3]);
+    let bake_with = |stride: u32| {
+        let mut settings = LightSettings::default();
+        settings.gather.probe_stride = stride;
+        bake_lib(&lv, &lib, settings, &faces, &[])
+    };
+    let (adaptive, full) = (bake_with(4), bake_with(1));
+    let (a, f) = (static_luxels(&adaptive, 0), static_luxels(&full, 0));
+    // An open floor's luxel: ambient + 255 · intensity · colour / 255.
+    let s = lv.lighting.sky;
+    let sky = brightness(std::array::from_fn(|c| {
+        (f64::from(LightSettings::default().ambient[c]) + f64::from(s.color[c]) * f64::from(s.intensity)).round() as u8
+    }));
+    let (mut same, mut brighter, mut excess) = (0, 0, 0.0f64);
+    for (x, y) in a.iter().zip(&f) {
+        let (x, y) = (brightness(*x), brightness(*y));
+        // Where a probe meets the wall every ray is cast: the mean of the same rays (summed
+        // in another order). Where none does the luxel takes the full sky, never more.
+        assert!(x >= y - 1.0 && x <= sky + 1.0, "{x} vs {y} (sky {sky})");
+        excess = excess.max((x - y) / sky);
+        if (x - y).abs() <= 1.0 {
+            same += 1;
+        } else {
+            brighter += 1;
+            assert!((x - sky).abs() <= 1.0, "a shortcut gives the full sky: {x} vs {sky}");
+        }
+    }
+    // The wall darkens the luxels near it in both bakes.
+    assert!(mean_in(&adaptive, 0, [-4.0, -1.0, 4.0], [4.0, 1.0, 6.0]) + 10.0 < sky);
+    assert!(same > brighter, "{same} luxels as the full gather, {brighter} brighter");
+    eprintln!(
+        "adaptive sky: {same} luxels as the full gather, {brighter} brighter, by at most {:.1} % of the sky",
+        excess * 100.0
+    );
+    // Fewer rays read no chunk the full gather does not.
+    assert!(adaptive.reads.iter().all(|c| full.reads.contains(c)));
+}
