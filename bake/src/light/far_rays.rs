@@ -138,7 +138,7 @@ impl<'a> LightScene<'a> {
     /// Gathered light (sky, emission, bounce) at a surface point with unit `normal` over `dirs`
     /// (cosine-weighted around +Z), or at a point in the air over the sphere (`None`).
     ///
-    /// At a surface point the probes (one in [`Far::probe_stride`] rays) go first: when they
+    /// At a surface point the probes (every [`Far::probe_stride`]-th ray) go first: when they
     /// all reach open sky, the point sees open sky over its whole hemisphere as far as the gather
     /// can tell, and takes the sky's full light without the other rays (most of an outdoor
     /// map's ground). Otherwise the other rays are cast too and the mean is over all of them.
@@ -152,26 +152,26 @@ impl<'a> LightScene<'a> {
             // (Half its sphere looks down: probes would rarely all see the sky.)
             None => (point, (DVec3::X, DVec3::Z, DVec3::Y), 2.0, 1),
         };
-        // The probes: the last `len / stride` rays of the spiral, the ones nearest the horizon
-        // (its radius grows with the index), around it at golden-angle steps, where walls
-        // and hills stand. Too few rays to probe: all of them.
-        let probes = if stride > 1 && dirs.len() >= stride { dirs.len() - dirs.len() / stride } else { 0 };
+        // Too few rays to probe: cast them all.
+        let stride = if dirs.len() > stride { stride } else { 1 };
         let origin = self.frame.lattice_from_world_f(start);
         let angle = spin(point).sin_cos();
         let mut sum = DVec3::ZERO;
         let mut open = true;
-        for &local in &dirs[probes..] {
+        for &local in dirs.iter().step_by(stride) {
             let end = self.gather_ray(origin, oriented(local, angle, t, b, n));
             open &= matches!(end, RayEnd::Sky);
             sum += self.ray_light(end, level);
         }
-        if probes > 0 {
+        if stride > 1 {
             if open {
                 return self.far.sky * scale;
             }
-            for &local in &dirs[..probes] {
-                let end = self.gather_ray(origin, oriented(local, angle, t, b, n));
-                sum += self.ray_light(end, level);
+            for (i, &local) in dirs.iter().enumerate() {
+                if i % stride != 0 {
+                    let end = self.gather_ray(origin, oriented(local, angle, t, b, n));
+                    sum += self.ray_light(end, level);
+                }
             }
         }
         sum * (scale / dirs.len() as f64)

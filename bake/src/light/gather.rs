@@ -67,10 +67,10 @@ pub struct GatherSettings {
     pub bounce_cell: f64,
     /// Whether light bounces at all (drafts skip it); the level says how many times.
     pub bounce: bool,
-    /// Adaptive sky at surface points: one in `probe_stride` rays of a surface point's gather,
-    /// those nearest the horizon, is cast first, and when all of those reach open sky the point
-    /// takes the whole sky without casting the others (default 4: 8 probes of a luxel's 32 rays,
-    /// 3 of a bounce point's 12). 1 casts every ray.
+    /// Adaptive sky at surface points: every `probe_stride`-th ray of a surface point's gather
+    /// is cast first, and when all of those reach open sky the point takes the whole sky without
+    /// casting the others (default 4: 8 probes of a luxel's 32 rays, 3 of a bounce point's 12).
+    /// 1 casts every ray.
     pub probe_stride: u32,
 }
 
