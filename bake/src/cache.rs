@@ -63,7 +63,7 @@ use crate::light::BakedMode;
 
 /// The compiler's version for cache keys: bump it whenever the bytes a bake produces for the
 /// same map and settings change (a lighting or meshing change), so older entries are not used.
-pub const COMPILER: u32 = 2;
+pub const COMPILER: u32 = 1;
 
 /// The cache folder's name inside a project.
 pub const DIR: &str = "bakes";

@@ -118,10 +118,9 @@ impl<'a> LightScene<'a> {
         }
     }
 
-    /// The light a gather ray that ended at `end` brings back at bounce level `level` (0 for
-    /// luxels and cells).
-    fn ray_light(&self, end: RayEnd, level: u8) -> DVec3 {
-        match end {
+    /// The light a gather ray brings back at bounce level `level` (0 for luxels and cells).
+    fn ray_light(&self, origin: DVec3, dir: DVec3, level: u8) -> DVec3 {
+        match self.gather_ray(origin, dir) {
             RayEnd::Sky => self.far.sky,
             RayEnd::Roofed => DVec3::ZERO,
             RayEnd::Surface(hit) => {
@@ -137,42 +136,21 @@ impl<'a> LightScene<'a> {
 
     /// Gathered light (sky, emission, bounce) at a surface point with unit `normal` over `dirs`
     /// (cosine-weighted around +Z), or at a point in the air over the sphere (`None`).
-    ///
-    /// At a surface point the probes (every [`Far::probe_stride`]-th ray) go first: when they
-    /// all reach open sky, the point sees open sky over its whole hemisphere as far as the gather
-    /// can tell, and takes the sky's full light without the other rays (most of an outdoor
-    /// map's ground). Otherwise the other rays are cast too and the mean is over all of them.
     fn gather(&self, point: DVec3, normal: Option<DVec3>, level: u8, dirs: &[DVec3]) -> DVec3 {
-        let (start, (t, b, n), scale, stride) = match normal {
+        let (start, (t, b, n), scale) = match normal {
             Some(n) => {
                 let (t, b) = n.any_orthonormal_pair();
-                (point + n * self.settings.normal_offset, (t, b, n), 1.0, self.far.probe_stride)
+                (point + n * self.settings.normal_offset, (t, b, n), 1.0)
             }
             // About the vertical, doubled: a cell in the open gets the sky of an open floor.
-            // (Half its sphere looks down: probes would rarely all see the sky.)
-            None => (point, (DVec3::X, DVec3::Z, DVec3::Y), 2.0, 1),
+            None => (point, (DVec3::X, DVec3::Z, DVec3::Y), 2.0),
         };
-        // Too few rays to probe: cast them all.
-        let stride = if dirs.len() > stride { stride } else { 1 };
         let origin = self.frame.lattice_from_world_f(start);
         let angle = spin(point).sin_cos();
         let mut sum = DVec3::ZERO;
-        let mut open = true;
-        for &local in dirs.iter().step_by(stride) {
-            let end = self.gather_ray(origin, oriented(local, angle, t, b, n));
-            open &= matches!(end, RayEnd::Sky);
-            sum += self.ray_light(end, level);
-        }
-        if stride > 1 {
-            if open {
-                return self.far.sky * scale;
-            }
-            for (i, &local) in dirs.iter().enumerate() {
-                if i % stride != 0 {
-                    let end = self.gather_ray(origin, oriented(local, angle, t, b, n));
-                    sum += self.ray_light(end, level);
-                }
-            }
+        for &local in dirs {
+            let d = oriented(local, angle, t, b, n);
+            sum += self.ray_light(origin, d, level);
         }
         sum * (scale / dirs.len() as f64)
     }

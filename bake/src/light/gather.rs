@@ -67,25 +67,11 @@ pub struct GatherSettings {
     pub bounce_cell: f64,
     /// Whether light bounces at all (drafts skip it); the level says how many times.
     pub bounce: bool,
-    /// Adaptive sky at surface points: every `probe_stride`-th ray of a surface point's gather
-    /// is cast first, and when all of those reach open sky the point takes the whole sky without
-    /// casting the others (default 4: 8 probes of a luxel's 32 rays, 3 of a bounce point's 12).
-    /// 1 casts every ray.
-    pub probe_stride: u32,
 }
 
 impl Default for GatherSettings {
     fn default() -> Self {
-        Self {
-            rays: 32,
-            cell_rays: 32,
-            bounce_rays: 12,
-            sun_rays: 4,
-            distance: 14.0,
-            bounce_cell: 1.0,
-            bounce: true,
-            probe_stride: 4,
-        }
+        Self { rays: 32, cell_rays: 32, bounce_rays: 12, sun_rays: 4, distance: 14.0, bounce_cell: 1.0, bounce: true }
     }
 }
 
@@ -228,8 +214,6 @@ pub(super) struct Far {
     pub(super) sphere: Vec<DVec3>,
     pub(super) distance: f64,
     pub(super) bounce_cell: f64,
-    /// [`GatherSettings::probe_stride`], at least 1.
-    pub(super) probe_stride: usize,
     /// Light received at bounce points ([`CellKey`]).
     pub(super) received: RefCell<KeyMap<CellKey, DVec3>>,
     pub(super) reads: RefCell<ReadSet>,
@@ -288,7 +272,6 @@ impl Far {
             sphere: sphere(settings.cell_rays.max(1)),
             distance: settings.distance.max(0.0),
             bounce_cell: settings.bounce_cell.max(1.0 / f64::from(LATTICE_PER_UNIT)),
-            probe_stride: settings.probe_stride.max(1) as usize,
             received: RefCell::default(),
             reads: RefCell::new(ReadSet::default()),
         }
