@@ -4,13 +4,13 @@ use std::cell::RefCell;
 
 use glam::DVec3;
 use pmfedit_core::format::pmf;
-use pmfedit_core::map::coords::{ChunkCoord, LevelFrame};
+use pmfedit_core::map::coords::LevelFrame;
 use pmfedit_core::map::library::{Light, LightId, LightMode, LightShape};
-use pmfedit_core::map::octree::raycast::RayGrid;
 use pmfedit_core::map::{Level, Library, Map};
 
 use super::LightError;
-use super::gather::{Far, GatherSettings, KeyMap, hemisphere};
+use super::gather::{Far, GatherSettings, hemisphere};
+use super::grids::ChunkGrids;
 
 /// Ambient occlusion of the ambient term on luxels.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -219,7 +219,7 @@ pub struct LightScene<'a> {
     /// A ray grid per stored chunk rays entered, built at the first ray: every ray of a chunk's
     /// bake walks the same few chunks, and the grid's DDA is much cheaper than an octree descent
     /// per ray.
-    pub(super) grids: RefCell<KeyMap<ChunkCoord, RayGrid<'a>>>,
+    pub(super) grids: RefCell<ChunkGrids<'a>>,
 }
 
 impl<'a> LightScene<'a> {
@@ -242,7 +242,15 @@ impl<'a> LightScene<'a> {
             level.objects.lights().iter().filter_map(|(id, l)| SceneLight::new(id, l, settings.emitter_grid)).collect();
         let ao_dirs = settings.ao.map(|ao| hemisphere(ao.rays)).unwrap_or_default();
         let far = Far::new(level, library, &settings.gather);
-        Self { level, frame: level.frame(), settings, lights, ao_dirs, far, grids: RefCell::default() }
+        Self {
+            level,
+            frame: level.frame(),
+            settings,
+            lights,
+            ao_dirs,
+            far,
+            grids: RefCell::new(ChunkGrids::new(level)),
+        }
     }
 
     /// [`with_library`](Self::with_library) for level `level` of `map`.

@@ -5,8 +5,7 @@
 use glam::{DVec2, DVec3, IVec3};
 use pmfedit_core::map::coords::{ChunkCoord, LATTICE_PER_UNIT};
 use pmfedit_core::map::level::LevelHit;
-use pmfedit_core::map::octree::Octree;
-use pmfedit_core::map::octree::raycast::{Ray, RayGrid};
+use pmfedit_core::map::octree::raycast::Ray;
 
 use super::BakedMode;
 use super::eval::LightScene;
@@ -35,13 +34,13 @@ impl<'a> LightScene<'a> {
         let mut remaining = max;
         let mut reads = self.far.reads.borrow_mut();
         let mut grids = self.grids.borrow_mut();
-        let mut cast = |c: ChunkCoord, octree: &'a Octree, ray: &Ray, max: f64| {
-            grids.entry(c).or_insert_with(|| RayGrid::new(octree)).cast(ray, max)
+        let mut enter = |c: ChunkCoord, ray: &Ray, max: f64| {
+            reads.visit(c);
+            grids.cast(c, ray, max)
         };
         let mut last = None;
         for _ in 0..3 {
-            let Some(hit) = self.level.ray_cast_visiting_with(origin, dir, remaining, |c| reads.visit(c), &mut cast)
-            else {
+            let Some(hit) = self.level.ray_cast_chunks(origin, dir, remaining, &mut enter) else {
                 return (None, topped);
             };
             if hit.distance > 1e-9 || !hit.cube.has_pushed_corners() {

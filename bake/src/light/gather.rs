@@ -28,7 +28,7 @@
 //! Ray directions are fixed sequences (golden-angle spirals), turned about the normal by an
 //! angle hashed from the point's coordinates: the same point always gets the same rays, whatever
 //! the thread, the chunk order or whether the bake is incremental. Every ray records the chunks
-//! it enters ([`Level::ray_cast_visiting_with`], through a [`RayGrid`] per chunk that gives the
+//! it enters ([`Level::ray_cast_chunks`], through a [`RayGrid`] per chunk that gives the
 //! octree's own hits bit for bit); the bake lists those beyond its neighbourhood in
 //! [`ChunkLighting::reads`](super::ChunkLighting::reads), so the rebuild engine re-bakes exactly
 //! the chunks whose rays passed an edit. Rays stop at the top of the highest occupied chunk layer

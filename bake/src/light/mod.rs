@@ -44,6 +44,7 @@ mod compact;
 mod eval;
 mod far_rays;
 mod gather;
+mod grids;
 mod pack;
 mod patch;
 

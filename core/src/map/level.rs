@@ -796,6 +796,24 @@ impl Level {
         mut visit: impl FnMut(ChunkCoord),
         mut cast: impl FnMut(ChunkCoord, &'l Octree, &Ray, f64) -> Option<Hit>,
     ) -> Option<LevelHit> {
+        self.ray_cast_chunks(origin, dir, max_dist, |c, ray, max| {
+            visit(c);
+            self.chunks.get(&c).and_then(|ch| cast(c, &ch.octree, ray, max))
+        })
+    }
+
+    /// The chunk walk under [`ray_cast_visiting_with`](Level::ray_cast_visiting_with):
+    /// `enter(chunk, chunk-local ray, max_dist)` is called for every chunk of the grid the ray
+    /// enters, in order, stored or not, and gives the hit in that chunk (the octree's, or
+    /// `None` for a chunk that is not stored). For callers that find a chunk's octree faster than
+    /// the level's map does (the light bake keeps a dense table of its ray grids).
+    pub fn ray_cast_chunks(
+        &self,
+        origin: DVec3,
+        dir: DVec3,
+        max_dist: f64,
+        mut enter: impl FnMut(ChunkCoord, &Ray, f64) -> Option<Hit>,
+    ) -> Option<LevelHit> {
         let ray = Ray::new(origin, dir)?;
         let grid = self.frame.grid_box();
         let (t_in, t_out, _) = ray.slab(grid.min.as_dvec3(), grid.max.as_dvec3())?;
@@ -828,23 +846,21 @@ impl Level {
                 t_delta[a] = f64::INFINITY;
             }
         }
+        let chunk_log2 = i32::from(self.frame.chunk_lattice_log2());
         loop {
             let c = ChunkCoord::from_ivec3(cell);
-            visit(c);
-            if let Some(ch) = self.chunks.get(&c) {
-                let base = self.frame.chunk_min_lattice(c);
-                let local = ray.translated(base.as_dvec3());
-                if let Some(h) = cast(c, &ch.octree, &local, max_dist) {
-                    return Some(LevelHit {
-                        chunk: c,
-                        addr: h.addr,
-                        level_addr: h.addr.translated(base),
-                        face: h.face,
-                        distance: h.distance,
-                        point: ray.origin + ray.dir * h.distance,
-                        cube: h.cube,
-                    });
-                }
+            let base = cell << chunk_log2;
+            let local = ray.translated(base.as_dvec3());
+            if let Some(h) = enter(c, &local, max_dist) {
+                return Some(LevelHit {
+                    chunk: c,
+                    addr: h.addr,
+                    level_addr: h.addr.translated(base),
+                    face: h.face,
+                    distance: h.distance,
+                    point: ray.origin + ray.dir * h.distance,
+                    cube: h.cube,
+                });
             }
             let a = if t_next.x <= t_next.y && t_next.x <= t_next.z {
                 0

@@ -165,6 +165,11 @@ pub struct RayGrid<'a> {
     cells: Vec<u32>,
     /// Solid leaves (with their address) and subtrees (with their cell's address).
     nodes: Vec<(CubeAddr, Node)>,
+    /// Per column of cells (X fastest, then Z): the lattice `y` just above its highest cell
+    /// that is not air (0 when all are air), so that a ray rising above it is known to miss.
+    tops: Vec<i32>,
+    /// The highest of `tops`.
+    top: i32,
 }
 
 impl<'a> RayGrid<'a> {
@@ -182,10 +187,19 @@ impl<'a> RayGrid<'a> {
         let log2 = tree.size_log2;
         let cell_log2 = cell_log2.max(log2.saturating_sub(MAX_GRID_LOG2)).min(log2);
         let n = 1i32 << (log2 - cell_log2);
-        let mut grid = RayGrid { tree, cell_log2, n, cells: Vec::new(), nodes: Vec::new() };
+        let mut grid = RayGrid { tree, cell_log2, n, cells: Vec::new(), nodes: Vec::new(), tops: Vec::new(), top: 0 };
         if tree.root.is_parent() {
             grid.cells = vec![0; (n * n * n) as usize];
             grid.fill(tree.root, tree.root_addr());
+            grid.tops = vec![0; (n * n) as usize];
+            for z in 0..n {
+                for x in 0..n {
+                    if let Some(y) = (0..n).rev().find(|&y| grid.cells[grid.index(IVec3::new(x, y, z))] != 0) {
+                        grid.tops[(x + n * z) as usize] = (y + 1) << cell_log2;
+                    }
+                }
+            }
+            grid.top = grid.tops.iter().copied().max().unwrap_or(0);
         }
         grid
     }
@@ -223,6 +237,33 @@ impl<'a> RayGrid<'a> {
         self.tree
     }
 
+    /// The distance along a ray that does not descend beyond which it enters no solid leaf: where
+    /// it rises past every cell that is not air (of its own column when it is vertical). Every
+    /// leaf's `y` slab ends at or below that height, so the slab test gives it an exit at or
+    /// before this distance, and a leaf first met at or after it is never entered; a level ray
+    /// at or above that height misses every leaf's slab. Infinite for a descending ray.
+    fn rise_limit(&self, ray: &Ray) -> f64 {
+        if ray.dir.y < 0.0 {
+            return f64::INFINITY;
+        }
+        let top = if ray.dir.x == 0.0 && ray.dir.z == 0.0 {
+            // The column the DDA walks (the same truncation and clamp as its start cell).
+            let col = |o: f64| ((o as i64) >> self.cell_log2).clamp(0, i64::from(self.n - 1)) as i32;
+            self.tops[(col(ray.origin.x) + self.n * col(ray.origin.z)) as usize]
+        } else {
+            self.top
+        };
+        let top = f64::from(top);
+        if ray.dir.y > 0.0 {
+            // The slab test's expression for an exit through the plane `y = top`.
+            (top - ray.origin.y) * ray.inv.y
+        } else if ray.origin.y >= top {
+            f64::NEG_INFINITY
+        } else {
+            f64::INFINITY
+        }
+    }
+
     /// [`Octree::ray_cast`] of a prepared ray (chunk-local lattice space), by the grid.
     pub fn cast(&self, ray: &Ray, max_dist: f64) -> Option<Hit> {
         if self.cells.is_empty() {
@@ -234,6 +275,10 @@ impl<'a> RayGrid<'a> {
             return None;
         }
         let t_start = t0.max(0.0);
+        let t_top = self.rise_limit(ray);
+        if t_start >= t_top {
+            return None;
+        }
         let edge = self.cell_log2;
         // Cell boundaries as the slab test computes them: `(bound - origin) · inv`.
         let bound = |c: i32| f64::from(c << edge);
@@ -287,7 +332,7 @@ impl<'a> RayGrid<'a> {
                 2
             };
             // Every leaf not yet met starts at or beyond this exit.
-            if t_exit[a] > max_dist || t_exit[a].is_nan() {
+            if t_exit[a] > max_dist || t_exit[a] >= t_top || t_exit[a].is_nan() {
                 return None;
             }
             cell[a] += step[a];

@@ -423,6 +423,46 @@ proptest! {
     }
 }
 
+/// Rising rays over uneven ground (the light bake's sky and sun rays): the grid's cut-off above
+/// the highest solid cell (per column for vertical rays) gives the descent's hit, from below,
+/// inside, on and above the ground and from below the octree, with the tallest column at the
+/// octree's top and a ray starting exactly on a column's top.
+#[test]
+fn ray_grid_rising_rays_match_descent() {
+    let mut t = Octree::new(5);
+    let stone = Cube::solid(MaterialId(1), PhysicsId(0), SoundId(0));
+    for z in 0..4 {
+        for x in 0..4 {
+            let h = [3, 9, 17, 32][((x * 3 + z * 5) % 4) as usize];
+            let lo = IVec3::new(x * 8, 0, z * 8);
+            t.fill_box(LatticeBox::new(lo, lo + IVec3::new(8, h, 8)), stone);
+        }
+    }
+    // A small overhang the vertical rays of its column must still hit.
+    t.fill_box(LatticeBox::new(IVec3::new(1, 20, 1), IVec3::new(3, 21, 3)), stone);
+    let dirs = [DVec3::Y, DVec3::new(0.3, 1.0, -0.2), DVec3::new(-1.0, 0.5, 0.0), DVec3::X, DVec3::new(0.0, 0.0, -1.0)];
+    let mut hits = 0;
+    for x in [0.5, 1.5, 7.99, 8.0, 12.25, 20.0, 31.5] {
+        for z in [0.5, 2.0, 9.5, 16.0, 27.75] {
+            for y in [-7.0, 0.0, 2.5, 3.0, 8.75, 9.0, 17.0, 19.5, 21.0, 31.9] {
+                for dir in dirs {
+                    let ray = Ray::new(DVec3::new(x, y, z), dir).unwrap();
+                    for max in [4.0, f64::INFINITY] {
+                        let want = t.ray_cast_prepared(&ray, max);
+                        hits += usize::from(want.is_some());
+                        for cell_log2 in [0, 2, 3] {
+                            let grid = RayGrid::with_cell_log2(&t, cell_log2);
+                            assert_eq!(grid.cast(&ray, max), want, "{x} {y} {z} {dir} {max} 2^{cell_log2}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // Both outcomes occur.
+    assert!(hits > 100, "{hits}");
+}
+
 #[test]
 fn uniform_fill_is_one_node() {
     let mut t = Octree::new(6);
