@@ -59,6 +59,11 @@ fn main() {
     let lv = cache.level(level, &map.library, 0, grid.min, grid.max);
     let t_summaries = t.elapsed();
     let next = std::sync::atomic::AtomicUsize::new(0);
+    // A chunk whose cells list more than its share of the level's budget writes no visibility
+    // data (PMF-NOTES V1): count them, since such a chunk culls nothing in the game.
+    let share =
+        pmfedit_bake::vis::LEVEL_LISTED.min(settings.max_listed * chunks.len() as u64) / chunks.len().max(1) as u64;
+    let over = std::sync::atomic::AtomicUsize::new(0);
     let results: Vec<(VisStats, u64, u64, u64)> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|_| {
@@ -71,6 +76,17 @@ fn main() {
                         let cells = air_cells(&map, c, &bake);
                         let b = bake_chunk_vis_in(&lv, level, c, &cells).unwrap();
                         stats.add(&b.stats);
+                        let listed: u64 = b
+                            .cell_list
+                            .iter()
+                            .map(|&l| {
+                                let l = &b.lists[l as usize];
+                                (b.far[l.far as usize].len() + b.own[l.own as usize].len()) as u64
+                            })
+                            .sum();
+                        if listed > share {
+                            over.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        }
                         for &l in &b.cell_list {
                             let l = &b.lists[l as usize];
                             far_entries += b.far[l.far as usize].len() as u64;
@@ -96,6 +112,12 @@ fn main() {
     println!(
         "full visibility: {dt:.2?} on {threads} threads (summaries and far sets {t_summaries:.2?}); {} cells, {} far sets looked up",
         stats.cells, stats.searches
+    );
+    println!(
+        "level budget: {} entries per chunk; {} of {} chunks list more and write no visibility data",
+        share,
+        over.load(std::sync::atomic::Ordering::Relaxed),
+        chunks.len()
     );
     println!(
         "lists: {:.1} far chunks and {:.1} own cubes per cell on average; distinct far lists hold {far_lists} entries; \

@@ -135,8 +135,9 @@ pub struct ChunkStats {
     pub luxels: usize,
     /// Far sets looked up (one per component of air cells touching a chunk face).
     pub vis_searches: u64,
-    /// The chunk's visibility lists went over [`VisSettings::max_listed`]: its air cells carry
-    /// no visibility data.
+    /// The chunk's visibility lists went over its budget ([`VisSettings::max_listed`] and its
+    /// share of [`crate::vis::LEVEL_LISTED`]): the air cells whose lists did not fit carry no
+    /// visibility data.
     pub vis_skipped: bool,
 }
 
@@ -261,7 +262,7 @@ impl AirVis {
 
     /// Writes every air cell's own part of its lists into `out`, with no far chunks (unless
     /// `skipped`: the cells then carry none), as a bake cache entry holds them until
-    /// [`ChunkBake::refresh_far`] writes the far part.
+    /// [`ChunkBake::refresh_far`] writes the far part and chooses again which cells fit the budget.
     pub(crate) fn write_own(&self, out: &mut pmf::Chunk, skipped: bool) {
         for &(k, l) in &self.cells {
             out.common.cubes[k as usize].visibility =
@@ -271,7 +272,8 @@ impl AirVis {
 
     /// Writes every air cell's lists into `out` (chunk `chunk`), the far part from `grid`;
     /// returns whether they went over the chunk's budget ([`VisSettings::max_listed`], and the
-    /// level's [`crate::vis::LEVEL_LISTED`] shared by the grid's chunks): the cells then carry none.
+    /// level's [`crate::vis::LEVEL_LISTED`] shared by the grid's chunks): the cells that do not
+    /// fit, longest lists first, then carry none ([`crate::vis::cells_within_budget`]).
     fn write(&mut self, grid: &Arc<SummaryGrid>, chunk: ChunkCoord, out: &mut pmf::Chunk) -> bool {
         self.grid = Arc::downgrade(grid);
         let g0 = grid.index(chunk.as_ivec3());
@@ -295,15 +297,15 @@ impl AirVis {
                 _ => Arc::from([]),
             })
             .collect();
-        let listed: u64 =
-            self.cells.iter().map(|&(_, l)| (self.lists[l as usize].0.len() + far[l as usize].len()) as u64).sum();
+        let counts: Vec<u64> =
+            self.cells.iter().map(|&(_, l)| (self.lists[l as usize].0.len() + far[l as usize].len()) as u64).collect();
         let budget = self.max_listed.min(crate::vis::LEVEL_LISTED / grid.chunks.len().max(1) as u64);
-        let skipped = listed > budget;
-        for &(k, l) in &self.cells {
-            out.common.cubes[k as usize].visibility = (!skipped)
+        let keep = crate::vis::cells_within_budget(&counts, budget);
+        for (&(k, l), &keep) in self.cells.iter().zip(&keep) {
+            out.common.cubes[k as usize].visibility = keep
                 .then(|| pmf::Visibility { cubes: self.lists[l as usize].0.clone(), chunks: far[l as usize].clone() });
         }
-        skipped
+        keep.contains(&false)
     }
 }
 

@@ -250,11 +250,11 @@ fn a_chunk_over_the_cube_limit_is_refused_naming_it() {
     assert!(bake_chunk(&map, 0, chunk, &settings).is_ok());
 }
 
-/// Visibility lists over their budget (air cells × visible cubes) leave the chunk without
-/// visibility data, which is conservative, instead of filling memory (and a block beyond the
-/// 1 GiB PMF limit).
+/// Visibility lists over their budget (air cells × visible cubes) are written only for the cells
+/// whose lists fit, shortest first; the other cells carry no visibility data, which is
+/// conservative, instead of filling memory (and a block beyond the 1 GiB PMF limit).
 #[test]
-fn visibility_over_budget_is_left_out_of_the_chunk() {
+fn visibility_over_budget_is_left_out_of_the_cells_that_do_not_fit() {
     use pmfedit_bake::compile::bake_chunk;
     let (map, chunk) = checkerboard(16);
     let mut settings = CompileSettings::default();
@@ -263,10 +263,25 @@ fn visibility_over_budget_is_left_out_of_the_chunk() {
         b.pmf.common.cubes.iter().filter_map(|c| c.visibility.as_ref()).map(|v| v.cubes.len() as u64).sum::<u64>()
     };
     assert!(!full.stats.vis_skipped && listed(&full) > 1000, "{}", listed(&full));
-    settings.visibility.as_mut().unwrap().max_listed = listed(&full) / 2;
+    let budget = listed(&full) / 2;
+    settings.visibility.as_mut().unwrap().max_listed = budget;
     let bounded = bake_chunk(&map, 0, chunk, &settings).unwrap();
     assert!(bounded.stats.vis_skipped);
-    assert!(bounded.pmf.common.cubes.iter().all(|c| c.visibility.is_none()));
+    assert!(listed(&bounded) <= budget && listed(&bounded) > budget / 2, "{} of {budget}", listed(&bounded));
+    // A cell keeps its lists exactly or carries none, and no dropped cell lists less than a kept one.
+    let (mut longest_kept, mut shortest_dropped) = (0, usize::MAX);
+    for (b, f) in bounded.pmf.common.cubes.iter().zip(&full.pmf.common.cubes) {
+        match (&b.visibility, &f.visibility) {
+            (Some(b), Some(f)) => {
+                assert_eq!(b, f);
+                longest_kept = longest_kept.max(f.cubes.len());
+            }
+            (None, Some(f)) => shortest_dropped = shortest_dropped.min(f.cubes.len()),
+            (None, None) => {}
+            (Some(_), None) => panic!("a cell without lists in the full bake has some in the bounded one"),
+        }
+    }
+    assert!(longest_kept > 0 && shortest_dropped < usize::MAX && longest_kept <= shortest_dropped);
     // Everything else is the same bake.
     assert_eq!(bounded.pmf.client, full.pmf.client);
     assert_eq!(bounded.pmf.server, full.pmf.server);
@@ -274,9 +289,10 @@ fn visibility_over_budget_is_left_out_of_the_chunk() {
 
 /// Whole-level visibility shares one budget per level over the chunks of its grid
 /// (`vis::LEVEL_LISTED`, docs/spec/PMF-NOTES.md V1), so a big level's lists cannot grow past what a
-/// reader accepts. The same floor chunk keeps its lists in a level of one chunk and loses them
-/// (conservatively: no data) when one far cube stretches the grid to 64 × 1 × 64 chunks, whose
-/// share per chunk is smaller than what the floor lists.
+/// reader accepts. The same floor chunk keeps all its lists in a level of one chunk; when one far
+/// cube stretches the grid to 64 × 1 × 64 chunks, whose share per chunk is smaller than what the
+/// floor lists, it keeps the lists of the cells that fit the share (conservatively: the others
+/// carry no data), not none.
 #[test]
 fn a_level_shares_its_visibility_budget_over_its_grid() {
     use glam::IVec3;
@@ -327,10 +343,17 @@ fn a_level_shares_its_visibility_budget_over_its_grid() {
     let wide = compile_full(&map, &settings).unwrap();
     assert_eq!(wide.levels[0].chunks.len(), 64 * 64, "the grid spans the far cube");
     let floor = wide.levels[0].chunks.iter().max_by_key(|c| c.common.cubes.len()).unwrap();
-    assert!(
-        floor.common.cubes.iter().all(|c| c.visibility.is_none()),
-        "the floor chunk kept its lists past its share of the level's budget"
-    );
+    let kept: u64 = floor
+        .common
+        .cubes
+        .iter()
+        .filter_map(|c| c.visibility.as_ref())
+        .map(|v| (v.cubes.len() + v.chunks.len()) as u64)
+        .sum();
+    let kept_cells = floor.common.cubes.iter().filter(|c| c.visibility.is_some()).count();
+    assert!(kept <= share, "the floor chunk lists {kept} entries past its share of the level's budget ({share})");
+    assert!(kept_cells > 0, "the floor chunk dropped every list instead of keeping the cells that fit its share");
+    assert!(kept_cells < cells, "every air cell of the floor chunk kept its lists ({cells})");
     // What the writer writes, the reader reads.
     let bytes = pmf::write(&wide).unwrap();
     pmf::read(&bytes).unwrap();

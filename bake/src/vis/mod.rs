@@ -85,8 +85,9 @@ pub struct VisSettings {
     pub voxels_log2: u8,
     /// Most entries (own-chunk cubes plus far chunks) the lists of one chunk's air cells may hold
     /// together in the file, where every air cell writes its lists out (what grows with air cells
-    /// × visible cubes). Past it the chunk gets no visibility data at all
-    /// ([`ChunkVisBake::skipped`]): conservative, the engine then culls nothing from those cells.
+    /// × visible cubes). Past it only the cells whose lists fit get visibility data
+    /// ([`cells_within_budget`]; [`ChunkVisBake::skipped`] says it happened): conservative, the
+    /// engine culls nothing from the others.
     pub max_listed: u64,
     /// Narrow the far sets by the directions a straight line can take through the openings it
     /// crosses ([`portal`]), for paths of up to this many chunk steps (beyond, every monotone
@@ -110,9 +111,34 @@ pub const MAX_LISTED: u64 = 1 << 23;
 /// the grid's chunk count. Whole-level lists on a big open map would otherwise decompress to
 /// more than a reader accepts (`ReadLimits::DEFAULT`: 2 GiB per file; terrain(32,4,32) lists
 /// about 2.2 G entries, 17 GB): 2^26 entries are at most 512 MB, which leaves the rest of a
-/// file room. A chunk over its budget gets no visibility data (conservative). The grid's size
+/// file room. A chunk over its budget writes the lists of as many air cells as fit, shortest
+/// first ([`cells_within_budget`]); its other cells get no visibility data (conservative). The grid's size
 /// is part of every far-list refresh, so incremental bakes keep equal to full ones.
 pub const LEVEL_LISTED: u64 = 1 << 26;
+
+/// Which air cells of a chunk write their lists within `budget` entries, given each cell's entry
+/// count: the cells with the shortest lists first (ties in cell order), as many as fit; the rest
+/// carry no visibility data (conservative: the engine culls nothing from them). Shortest first
+/// keeps culling in as many cells as the budget allows, and those cull the most. It depends on
+/// the chunk's own counts and the budget only, so a full and an incremental bake choose alike.
+pub fn cells_within_budget(counts: &[u64], budget: u64) -> Vec<bool> {
+    if counts.iter().sum::<u64>() <= budget {
+        return vec![true; counts.len()];
+    }
+    let mut order: Vec<u32> = (0..counts.len() as u32).collect();
+    order.sort_unstable_by_key(|&i| (counts[i as usize], i));
+    let mut keep = vec![false; counts.len()];
+    let mut used = 0u64;
+    for i in order {
+        let n = counts[i as usize];
+        if used + n > budget {
+            break;
+        }
+        used += n;
+        keep[i as usize] = true;
+    }
+    keep
+}
 
 /// Default [`VisSettings::portal_steps`].
 pub const PORTAL_STEPS: u32 = 16;

@@ -377,7 +377,9 @@ pub fn build(a: BuildArgs) -> Result<(), Failure> {
     phases.end("cache write");
     let skipped = engine.slots().values().filter_map(|s| s.full.as_ref()).filter(|b| b.stats.vis_skipped).count();
     if skipped > 0 {
-        eprintln!("warning: {skipped} chunks see too many cubes to list: their air cells carry no visibility data");
+        eprintln!(
+            "warning: {skipped} chunks see too many cubes to list: their air cells with the longest lists carry no visibility data"
+        );
     }
     let file = engine.into_file(None).map_err(|e| fail(&a.project, e))?;
     phases.end("compile");
