@@ -59,10 +59,9 @@ fn main() {
     let lv = cache.level(level, &map.library, 0, grid.min, grid.max);
     let t_summaries = t.elapsed();
     let next = std::sync::atomic::AtomicUsize::new(0);
-    // A chunk whose cells list more than its share of the level's budget writes no visibility
-    // data (PMF-NOTES V1): count them, since such a chunk culls nothing in the game.
-    let share =
-        pmfedit_bake::vis::LEVEL_LISTED.min(settings.max_listed * chunks.len() as u64) / chunks.len().max(1) as u64;
+    // A chunk whose cells list more than its share of the level's budget writes lists only for
+    // the cells that fit (PMF-NOTES V1): count those chunks, whose other cells cull nothing.
+    let share = settings.max_listed.min(pmfedit_bake::vis::LEVEL_LISTED / chunks.len().max(1) as u64);
     let over = std::sync::atomic::AtomicUsize::new(0);
     let results: Vec<(VisStats, u64, u64, u64)> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
@@ -114,7 +113,7 @@ fn main() {
         stats.cells, stats.searches
     );
     println!(
-        "level budget: {} entries per chunk; {} of {} chunks list more and write no visibility data",
+        "level budget: {} entries per chunk; {} of {} chunks list more and leave some cells without visibility data",
         share,
         over.load(std::sync::atomic::Ordering::Relaxed),
         chunks.len()
