@@ -117,32 +117,16 @@ fn dense() -> Map {
 /// neighbours' cells air): (seconds, quads).
 #[cfg(feature = "block-mesh-bench")]
 fn block_mesh(map: &Map, iters: u32) -> Option<(f64, usize)> {
-    use block_mesh::ndshape::{ConstShape, ConstShape3u32};
-    use block_mesh::{RIGHT_HANDED_Y_UP_CONFIG, UnitQuadBuffer, Voxel, VoxelVisibility, visible_block_faces};
-    #[derive(Clone, Copy, PartialEq, Eq)]
-    struct V(bool);
-    impl Voxel for V {
-        fn get_visibility(&self) -> VoxelVisibility {
-            if self.0 { VoxelVisibility::Opaque } else { VoxelVisibility::Empty }
-        }
-    }
-    type Shape = ConstShape3u32<34, 34, 34>;
     let level = &map.levels[0];
     let min = level.frame().chunk_min_lattice(C);
-    let mut voxels = vec![V(false); Shape::SIZE as usize];
-    for i in 0..Shape::SIZE {
-        let [x, y, z] = Shape::delinearize(i).map(|c| c as i32);
-        if (1..33).contains(&x) && (1..33).contains(&y) && (1..33).contains(&z) {
-            let p = min + (IVec3::new(x, y, z) - 1) * 8;
-            voxels[i as usize] = V(level.get(p).is_ok_and(|(c, _)| c.is_solid()));
-        }
-    }
+    let chunk = pmfedit_bake::mesh::BlockMeshChunk::new(|x, y, z| {
+        let p = min + IVec3::new(x as i32, y as i32, z as i32) * 8;
+        level.get(p).is_ok_and(|(c, _)| c.is_solid())
+    });
     let mut quads = 0;
     let t = time(iters, || {
-        let mut buffer = UnitQuadBuffer::new();
-        visible_block_faces(&voxels, &Shape {}, [0; 3], [33; 3], &RIGHT_HANDED_Y_UP_CONFIG.faces, &mut buffer);
-        quads = buffer.num_quads();
-        buffer
+        quads = chunk.mesh();
+        quads
     });
     Some((t, quads))
 }

@@ -838,6 +838,56 @@ fn mesh_with(
     m.mesh
 }
 
+/// The `block-mesh` crate's culled unit faces over a chunk of 32³ unit cells, set up once so a
+/// benchmark times only the meshing (`pmfc bench` and `cargo bench --bench mesh`, with
+/// `--features block-mesh-bench`): the side-by-side figure for our mesher.
+#[cfg(feature = "block-mesh-bench")]
+pub struct BlockMeshChunk(Vec<BlockMeshVoxel>);
+
+#[cfg(feature = "block-mesh-bench")]
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct BlockMeshVoxel(bool);
+
+#[cfg(feature = "block-mesh-bench")]
+impl block_mesh::Voxel for BlockMeshVoxel {
+    fn get_visibility(&self) -> block_mesh::VoxelVisibility {
+        if self.0 { block_mesh::VoxelVisibility::Opaque } else { block_mesh::VoxelVisibility::Empty }
+    }
+}
+
+#[cfg(feature = "block-mesh-bench")]
+type BlockMeshShape = block_mesh::ndshape::ConstShape3u32<34, 34, 34>;
+
+#[cfg(feature = "block-mesh-bench")]
+impl BlockMeshChunk {
+    /// Cell `(x, y, z)` (each `0..32`) is opaque where `solid` says so; a one-cell border of air.
+    pub fn new(solid: impl Fn(usize, usize, usize) -> bool) -> Self {
+        use block_mesh::ndshape::ConstShape;
+        let mut voxels = vec![BlockMeshVoxel(false); BlockMeshShape::SIZE as usize];
+        for (i, v) in voxels.iter_mut().enumerate() {
+            let [x, y, z] = BlockMeshShape::delinearize(i as u32);
+            if (1..33).contains(&x) && (1..33).contains(&y) && (1..33).contains(&z) {
+                *v = BlockMeshVoxel(solid(x as usize - 1, y as usize - 1, z as usize - 1));
+            }
+        }
+        Self(voxels)
+    }
+
+    /// Meshes the chunk with `block_mesh::visible_block_faces`; returns the quad count.
+    pub fn mesh(&self) -> usize {
+        let mut buffer = block_mesh::UnitQuadBuffer::new();
+        block_mesh::visible_block_faces(
+            &self.0,
+            &BlockMeshShape {},
+            [0; 3],
+            [33; 3],
+            &block_mesh::RIGHT_HANDED_Y_UP_CONFIG.faces,
+            &mut buffer,
+        );
+        buffer.num_quads()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -895,29 +895,11 @@ fn mesh_comparison() -> Result<(f64, f64, Option<(f64, f64)>), Failure> {
 
 #[cfg(feature = "block-mesh-bench")]
 fn block_mesh_figures(solid: &dyn Fn(usize, usize, usize) -> bool, runs: u32) -> Option<(f64, f64)> {
-    use block_mesh::ndshape::{ConstShape, ConstShape3u32};
-    use block_mesh::{RIGHT_HANDED_Y_UP_CONFIG, UnitQuadBuffer, Voxel, VoxelVisibility, visible_block_faces};
-    #[derive(Clone, Copy, PartialEq, Eq)]
-    struct V(bool);
-    impl Voxel for V {
-        fn get_visibility(&self) -> VoxelVisibility {
-            if self.0 { VoxelVisibility::Opaque } else { VoxelVisibility::Empty }
-        }
-    }
-    type Shape = ConstShape3u32<34, 34, 34>;
-    let mut voxels = vec![V(false); Shape::SIZE as usize];
-    for i in 0..Shape::SIZE {
-        let [x, y, z] = Shape::delinearize(i);
-        if (1..33).contains(&x) && (1..33).contains(&y) && (1..33).contains(&z) {
-            voxels[i as usize] = V(solid(x as usize - 1, y as usize - 1, z as usize - 1));
-        }
-    }
+    let chunk = pmfedit_bake::mesh::BlockMeshChunk::new(solid);
     let t = Instant::now();
     let mut quads = 0;
     for _ in 0..runs {
-        let mut buffer = UnitQuadBuffer::new();
-        visible_block_faces(&voxels, &Shape {}, [0; 3], [33; 3], &RIGHT_HANDED_Y_UP_CONFIG.faces, &mut buffer);
-        quads = buffer.num_quads();
+        quads = chunk.mesh();
     }
     let s = t.elapsed().as_secs_f64() / f64::from(runs);
     Some((s * 1e6, quads as f64 / s))
