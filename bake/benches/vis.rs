@@ -11,7 +11,10 @@ use std::time::Instant;
 
 use pmfedit_bake::compile::{CompileSettings, Grid, level_chunks};
 use pmfedit_bake::layout::ChunkLayout;
-use pmfedit_bake::vis::{ChunkSummary, OpaqueMaterials, VisCache, VisSettings, VisStats, bake_chunk_vis_in, oracle};
+use pmfedit_bake::vis::{
+    CellLists, ChunkSummary, ChunkVisBake, OpaqueMaterials, VisCache, VisSettings, VisStats, bake_chunk_vis_in,
+    lists_within_budget, oracle,
+};
 use pmfedit_core::map::Map;
 use pmfedit_core::map::coords::{ChunkCoord, CubeAddr};
 use pmfedit_core::map::octree::Octree;
@@ -59,16 +62,23 @@ fn main() {
     let lv = cache.level(level, &map.library, 0, grid.min, grid.max);
     let t_summaries = t.elapsed();
     let next = std::sync::atomic::AtomicUsize::new(0);
-    // A chunk whose cells list more than its share of the level's budget writes lists only for
-    // the cells that fit (PMF-NOTES V1): count those chunks, whose other cells cull nothing.
+    // A chunk whose cells list more than its share of the level's budget names its own chunk
+    // whole in some cells, or leaves some cells without data (PMF-NOTES V1): count those chunks.
     let share = settings.max_listed.min(pmfedit_bake::vis::LEVEL_LISTED / chunks.len().max(1) as u64);
-    let over = std::sync::atomic::AtomicUsize::new(0);
-    let results: Vec<(VisStats, u64, u64, u64)> = std::thread::scope(|s| {
+    let (over, dropped) = (std::sync::atomic::AtomicUsize::new(0), std::sync::atomic::AtomicUsize::new(0));
+    // Geometry leaves per chunk: what a chunk listed whole counts.
+    let geometry: std::collections::BTreeMap<ChunkCoord, u64> =
+        level.chunks().map(|(c, ch)| (*c, ch.octree().leaves().filter(|(_, x)| x.is_solid()).count() as u64)).collect();
+    let total: u64 = geometry.values().sum();
+    let geometry_chunks = geometry.values().filter(|&&n| n > 0).count() as u64;
+    let pairs = Pairs { geometry: &geometry, total, geometry_chunks, share };
+    let results: Vec<(VisStats, u64, u64, u64, FilePairs)> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|_| {
                 s.spawn(|| {
                     let mut stats = VisStats::default();
                     let (mut far_entries, mut far_lists, mut own_entries) = (0u64, 0u64, 0u64);
+                    let mut file = FilePairs::default();
                     loop {
                         let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         let Some(&c) = chunks.get(i) else { break };
@@ -86,6 +96,13 @@ fn main() {
                         if listed > share {
                             over.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         }
+                        let modes = pairs.modes(&b);
+                        if modes.contains(&CellLists::Nothing) {
+                            dropped.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        }
+                        for i in 0..b.cell_list.len() {
+                            file.add(&pairs.cell(&b, c, i, modes[i]));
+                        }
                         for &l in &b.cell_list {
                             let l = &b.lists[l as usize];
                             far_entries += b.far[l.far as usize].len() as u64;
@@ -93,7 +110,7 @@ fn main() {
                         }
                         far_lists += b.far.iter().map(|f| f.len() as u64).sum::<u64>();
                     }
-                    (stats, far_entries, far_lists, own_entries)
+                    (stats, far_entries, far_lists, own_entries, file)
                 })
             })
             .collect();
@@ -102,21 +119,37 @@ fn main() {
     let dt = t.elapsed();
     let mut stats = VisStats::default();
     let (mut far_entries, mut far_lists, mut own_entries) = (0, 0, 0);
-    for (s, a, b, c) in &results {
+    let mut file = FilePairs::default();
+    for (s, a, b, c, f) in &results {
         stats.add(s);
         far_entries += a;
         far_lists += b;
         own_entries += c;
+        file.add(f);
     }
     println!(
         "full visibility: {dt:.2?} on {threads} threads (summaries and far sets {t_summaries:.2?}); {} cells, {} far sets looked up",
         stats.cells, stats.searches
     );
     println!(
-        "level budget: {} entries per chunk; {} of {} chunks list more and leave some cells without visibility data",
+        "level budget: {} entries per chunk; {} of {} chunks list more (their longest own lists name the chunk whole), \
+         {} of them leave some cells without visibility data",
         share,
         over.load(std::sync::atomic::Ordering::Relaxed),
-        chunks.len()
+        chunks.len(),
+        dropped.load(std::sync::atomic::Ordering::Relaxed)
+    );
+    println!(
+        "from the file (every air cell, after the budget; a cell without data culls nothing): {:.1}% of (cell, leaf) \
+         pairs, {:.1}% of (cell, chunk with geometry) pairs culled; {} of {} cells carry data, {} name their own chunk whole; \
+         before the budget {:.1}% / {:.1}%",
+        file.culled(file.file_leaves, total),
+        file.culled(file.file_chunks, geometry_chunks),
+        file.with_data,
+        file.cells,
+        file.own_whole,
+        file.culled(file.leaves, total),
+        file.culled(file.chunks, geometry_chunks),
     );
     println!(
         "lists: {:.1} far chunks and {:.1} own cubes per cell on average; distinct far lists hold {far_lists} entries; \
@@ -196,13 +229,10 @@ fn main() {
     // when its cubes are (own chunk) or it is in the far list, reached by the oracle when a ray
     // ends on one of its leaves.
     let rays: usize = env("VIS_BENCH_RAYS").unwrap_or(2000);
-    let geometry: std::collections::BTreeMap<ChunkCoord, u64> =
-        level.chunks().map(|(c, ch)| (*c, ch.octree().leaves().filter(|(_, x)| x.is_solid()).count() as u64)).collect();
-    let total: u64 = geometry.values().sum();
-    let geometry_chunks = geometry.values().filter(|&&n| n > 0).count() as u64;
-    let (mut listed_chunks, mut seen_chunks) = (0u64, 0u64);
+    let mut seen_chunks = 0u64;
     let mut rng = Rng::new(1);
-    let (mut cells, mut listed, mut seen) = (0u64, 0u64, 0u64);
+    let (mut cells, mut seen) = (0u64, 0u64);
+    let mut sampled = FilePairs::default();
     let t = Instant::now();
     for &c in chunks.iter().step_by((chunks.len() / 64).max(1)) {
         let cs = air_cells(&map, c, &bake);
@@ -210,11 +240,9 @@ fn main() {
             continue;
         }
         let b = bake_chunk_vis_in(&lv, level, c, &cs).unwrap();
+        let modes = pairs.modes(&b);
         for i in (0..cs.len()).step_by((cs.len() / 2).max(1)) {
-            let l = &b.lists[b.cell_list[i] as usize];
-            listed += b.own[l.own as usize].len() as u64;
-            listed += b.far[l.far as usize].iter().map(|f| geometry.get(f).copied().unwrap_or(0)).sum::<u64>();
-            listed_chunks += b.far[l.far as usize].len() as u64 + u64::from(!b.own[l.own as usize].is_empty());
+            sampled.add(&pairs.cell(&b, c, i, modes[i]));
             let hits = oracle::reached(level, &opaque, &cs[i].lattice_box(), rays, 1e6, &mut rng);
             seen += hits.len() as u64;
             seen_chunks += hits.iter().map(|h| h.0).collect::<std::collections::BTreeSet<_>>().len() as u64;
@@ -223,16 +251,91 @@ fn main() {
     }
     let share = |n: u64, of: u64| 100.0 * (1.0 - n as f64 / (cells * of).max(1) as f64);
     println!(
-        "culling on {cells} sampled air cells × {total} geometry leaves: ours {:.1}% culled, oracle ({rays} rays per cell) {:.1}% culled ({:.2?})",
-        share(listed, total),
+        "culling on {cells} sampled air cells × {total} geometry leaves: ours {:.1}% culled (from the file {:.1}%), \
+         oracle ({rays} rays per cell) {:.1}% culled ({:.2?})",
+        share(sampled.leaves, total),
+        share(sampled.file_leaves, total),
         share(seen, total),
         t.elapsed()
     );
     println!(
-        "by chunk ({geometry_chunks} with geometry): ours {:.1}% of (cell, chunk) pairs culled, oracle {:.1}%",
-        share(listed_chunks, geometry_chunks),
+        "by chunk ({geometry_chunks} with geometry): ours {:.1}% of (cell, chunk) pairs culled (from the file {:.1}%), oracle {:.1}%",
+        share(sampled.chunks, geometry_chunks),
+        share(sampled.file_chunks, geometry_chunks),
         share(seen_chunks, geometry_chunks)
     );
+}
+
+/// What a level's lists are counted against: geometry leaves per chunk and the chunk budget.
+struct Pairs<'a> {
+    geometry: &'a std::collections::BTreeMap<ChunkCoord, u64>,
+    total: u64,
+    geometry_chunks: u64,
+    share: u64,
+}
+
+impl Pairs<'_> {
+    /// What each cell of a chunk writes, as compile chooses it (`AirVis::write`).
+    fn modes(&self, b: &ChunkVisBake) -> Vec<CellLists> {
+        let list = |i: u32| &b.lists[i as usize];
+        let own: Vec<u64> = b.cell_list.iter().map(|&l| b.own[list(l).own as usize].len() as u64).collect();
+        let far: Vec<u64> = b.cell_list.iter().map(|&l| b.far[list(l).far as usize].len() as u64).collect();
+        lists_within_budget(&own, &far, self.share)
+    }
+
+    /// The pairs cell `i` of chunk `c` lists, as baked and as the file has them.
+    fn cell(&self, b: &ChunkVisBake, c: ChunkCoord, i: usize, mode: CellLists) -> FilePairs {
+        let l = &b.lists[b.cell_list[i] as usize];
+        let (own, far) = (&b.own[l.own as usize], &b.far[l.far as usize]);
+        let far_leaves: u64 = far.iter().map(|f| self.geometry.get(f).copied().unwrap_or(0)).sum();
+        let leaves = own.len() as u64 + far_leaves;
+        let chunks = far.len() as u64 + u64::from(!own.is_empty());
+        let own_geometry = self.geometry.get(&c).copied().unwrap_or(0);
+        let (file_leaves, file_chunks) = match mode {
+            CellLists::Exact => (leaves, chunks),
+            CellLists::OwnWhole => (own_geometry + far_leaves, far.len() as u64 + u64::from(own_geometry > 0)),
+            CellLists::Nothing => (self.total, self.geometry_chunks),
+        };
+        FilePairs {
+            cells: 1,
+            with_data: u64::from(mode != CellLists::Nothing),
+            own_whole: u64::from(mode == CellLists::OwnWhole),
+            leaves,
+            chunks,
+            file_leaves,
+            file_chunks,
+        }
+    }
+}
+
+/// Sums of (cell, geometry leaf) and (cell, chunk with geometry) pairs listed: as baked, and as
+/// written to the file (after the budget).
+#[derive(Default)]
+struct FilePairs {
+    cells: u64,
+    with_data: u64,
+    own_whole: u64,
+    leaves: u64,
+    chunks: u64,
+    file_leaves: u64,
+    file_chunks: u64,
+}
+
+impl FilePairs {
+    fn add(&mut self, o: &FilePairs) {
+        self.cells += o.cells;
+        self.with_data += o.with_data;
+        self.own_whole += o.own_whole;
+        self.leaves += o.leaves;
+        self.chunks += o.chunks;
+        self.file_leaves += o.file_leaves;
+        self.file_chunks += o.file_chunks;
+    }
+
+    /// The share of `cells × of` pairs not among `listed`, in percent.
+    fn culled(&self, listed: u64, of: u64) -> f64 {
+        100.0 * (1.0 - listed as f64 / (self.cells * of).max(1) as f64)
+    }
 }
 
 /// The air cells of a chunk's layout, as level lattice addresses.

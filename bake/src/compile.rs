@@ -136,8 +136,8 @@ pub struct ChunkStats {
     /// Far sets looked up (one per component of air cells touching a chunk face).
     pub vis_searches: u64,
     /// The chunk's visibility lists went over its budget ([`VisSettings::max_listed`] and its
-    /// share of [`crate::vis::LEVEL_LISTED`]): the air cells whose lists did not fit carry no
-    /// visibility data.
+    /// share of [`crate::vis::LEVEL_LISTED`]) even with every cell naming its own chunk whole:
+    /// the air cells whose lists did not fit carry no visibility data.
     pub vis_skipped: bool,
 }
 
@@ -271,10 +271,12 @@ impl AirVis {
     }
 
     /// Writes every air cell's lists into `out` (chunk `chunk`), the far part from `grid`;
-    /// returns whether they went over the chunk's budget ([`VisSettings::max_listed`], and the
-    /// level's [`crate::vis::LEVEL_LISTED`] shared by the grid's chunks): the cells that do not
-    /// fit, longest lists first, then carry none ([`crate::vis::cells_within_budget`]).
+    /// returns whether some cells went without: over the chunk's budget
+    /// ([`VisSettings::max_listed`], and the level's [`crate::vis::LEVEL_LISTED`] shared by the
+    /// grid's chunks) cells name their own chunk whole instead of its cubes one by one, and the
+    /// cells that still do not fit carry none ([`crate::vis::lists_within_budget`]).
     fn write(&mut self, grid: &Arc<SummaryGrid>, chunk: ChunkCoord, out: &mut pmf::Chunk) -> bool {
+        use crate::vis::CellLists;
         self.grid = Arc::downgrade(grid);
         let g0 = grid.index(chunk.as_ivec3());
         // Lists of one component (other own cubes) share its far list: on open ground a far
@@ -297,15 +299,31 @@ impl AirVis {
                 _ => Arc::from([]),
             })
             .collect();
-        let counts: Vec<u64> =
-            self.cells.iter().map(|&(_, l)| (self.lists[l as usize].0.len() + far[l as usize].len()) as u64).collect();
+        let own: Vec<u64> = self.cells.iter().map(|&(_, l)| self.lists[l as usize].0.len() as u64).collect();
+        let far_n: Vec<u64> = self.cells.iter().map(|&(_, l)| far[l as usize].len() as u64).collect();
         let budget = self.max_listed.min(crate::vis::LEVEL_LISTED / grid.chunks.len().max(1) as u64);
-        let keep = crate::vis::cells_within_budget(&counts, budget);
-        for (&(k, l), &keep) in self.cells.iter().zip(&keep) {
-            out.common.cubes[k as usize].visibility = keep
-                .then(|| pmf::Visibility { cubes: self.lists[l as usize].0.clone(), chunks: far[l as usize].clone() });
+        let modes = crate::vis::lists_within_budget(&own, &far_n, budget);
+        // Per list, the far list with the chunk itself named whole, in PMF order, made once.
+        let mut whole: Vec<Option<Arc<[pmf::VisibleChunk]>>> = vec![None; self.lists.len()];
+        for (&(k, l), &mode) in self.cells.iter().zip(&modes) {
+            let l = l as usize;
+            out.common.cubes[k as usize].visibility = match mode {
+                CellLists::Exact => Some(pmf::Visibility { cubes: self.lists[l].0.clone(), chunks: far[l].clone() }),
+                CellLists::OwnWhole => {
+                    let chunks = whole[l].get_or_insert_with(|| {
+                        let mut v = far[l].to_vec();
+                        if let Some(me) = absolute_index(chunk.as_ivec3()) {
+                            let at = v.partition_point(|c| c.chunk < me);
+                            v.insert(at, pmf::VisibleChunk { chunk: me, cubes: Vec::new() });
+                        }
+                        v.into()
+                    });
+                    Some(pmf::Visibility { cubes: Arc::from([]), chunks: chunks.clone() })
+                }
+                CellLists::Nothing => None,
+            };
         }
-        keep.contains(&false)
+        modes.contains(&CellLists::Nothing)
     }
 }
 

@@ -41,6 +41,9 @@ pub struct LevelSummary {
     pub sound_materials: usize,
     pub environments: EnvironmentCounts,
     pub entities: Vec<EntitySummary>,
+    /// Share of (air cell, geometry cube) pairs the file's visibility lists cull, an air cell
+    /// without visibility data culling nothing (`vis::oracle::pair_counts`): what an engine culls.
+    pub vis_culled: f64,
     pub totals: ChunkSummary,
     pub chunks: Vec<ChunkSummary>,
 }
@@ -227,6 +230,7 @@ pub fn summarize(file: &pmf::File) -> Result<Summary, paf::PafError> {
                     gravity: l.common.gravity_environments.len(),
                 },
                 entities: entities(&l.server.entities),
+                vis_culled: crate::vis::oracle::pair_counts(l).culled(),
                 totals,
                 chunks,
             }
@@ -312,6 +316,11 @@ pub fn render_text(s: &Summary) -> String {
             o,
             "  air data:     {} with visibility, {} lit, {} with pathfinding",
             t.visibility_cubes, t.lit_cubes, t.pathfinding_cubes
+        );
+        let _ = writeln!(
+            o,
+            "  culling:      {:.1} % of (air cell, geometry cube) pairs culled by the visibility lists",
+            l.vis_culled * 100.0
         );
         let _ = writeln!(o, "  regions:      {} environment, {} load", t.environment_regions, t.load_regions);
         let _ = writeln!(o, "  entities:     {} level-wide, {} in chunks", l.entities.len(), t.entities);

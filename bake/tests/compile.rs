@@ -250,38 +250,78 @@ fn a_chunk_over_the_cube_limit_is_refused_naming_it() {
     assert!(bake_chunk(&map, 0, chunk, &settings).is_ok());
 }
 
-/// Visibility lists over their budget (air cells × visible cubes) are written only for the cells
-/// whose lists fit, shortest first; the other cells carry no visibility data, which is
-/// conservative, instead of filling memory (and a block beyond the 1 GiB PMF limit).
+/// Visibility lists over their budget (air cells × visible cubes) first stop listing their own
+/// chunk cube by cube: a cell names it whole instead (one chunk record, `0` = all its cubes),
+/// longest own lists first, until the chunk fits, so every cell keeps data; only when that is
+/// still too much do the cells that do not fit carry none (shortest kept). Conservative either
+/// way, and never filling memory (or a block beyond the 1 GiB PMF limit).
 #[test]
-fn visibility_over_budget_is_left_out_of_the_cells_that_do_not_fit() {
+fn visibility_over_budget_names_the_own_chunk_whole_then_leaves_out_cells() {
     use pmfedit_bake::compile::bake_chunk;
     let (map, chunk) = checkerboard(16);
     let mut settings = CompileSettings::default();
     let full = bake_chunk(&map, 0, chunk, &settings).unwrap();
+    let entries = |v: &pmf::Visibility| (v.cubes.len() + v.chunks.len()) as u64;
     let listed = |b: &pmfedit_bake::compile::ChunkBake| {
-        b.pmf.common.cubes.iter().filter_map(|c| c.visibility.as_ref()).map(|v| v.cubes.len() as u64).sum::<u64>()
+        b.pmf.common.cubes.iter().filter_map(|c| c.visibility.as_ref()).map(entries).sum::<u64>()
     };
+    let with_data =
+        |b: &pmfedit_bake::compile::ChunkBake| b.pmf.common.cubes.iter().filter(|c| c.visibility.is_some()).count();
     assert!(!full.stats.vis_skipped && listed(&full) > 1000, "{}", listed(&full));
+    // Bakes name other chunks by absolute index (the compile maps them into the grid).
+    let own = pmf::ChunkIndex { y: chunk.y as u8, x: chunk.x as u16, z: chunk.z as u16 };
+    let whole_own = |f: &pmf::Visibility| {
+        let mut v = f.chunks.to_vec();
+        v.push(pmf::VisibleChunk { chunk: own, cubes: Vec::new() });
+        v.sort_by_key(|c| c.chunk);
+        pmf::Visibility { cubes: std::sync::Arc::from([]), chunks: v.into() }
+    };
+
+    // Half the entries: every cell keeps data, as baked or naming its chunk whole.
     let budget = listed(&full) / 2;
     settings.visibility.as_mut().unwrap().max_listed = budget;
     let bounded = bake_chunk(&map, 0, chunk, &settings).unwrap();
-    assert!(bounded.stats.vis_skipped);
-    assert!(listed(&bounded) <= budget && listed(&bounded) > budget / 2, "{} of {budget}", listed(&bounded));
-    // A cell keeps its lists exactly or carries none, and no dropped cell lists less than a kept one.
-    let (mut longest_kept, mut shortest_dropped) = (0, usize::MAX);
+    assert!(!bounded.stats.vis_skipped, "a cell went without data though naming the chunk whole fits");
+    assert!(listed(&bounded) <= budget, "{} of {budget}", listed(&bounded));
+    let (mut exact, mut whole) = (0, 0);
     for (b, f) in bounded.pmf.common.cubes.iter().zip(&full.pmf.common.cubes) {
         match (&b.visibility, &f.visibility) {
+            (Some(b), Some(f)) if b == f => exact += 1,
             (Some(b), Some(f)) => {
-                assert_eq!(b, f);
-                longest_kept = longest_kept.max(f.cubes.len());
+                assert_eq!(*b, whole_own(f), "a cell over the budget lists its own chunk whole, then its far chunks");
+                whole += 1;
             }
-            (None, Some(f)) => shortest_dropped = shortest_dropped.min(f.cubes.len()),
+            (None, None) => {}
+            (b, f) => panic!("visibility data {} in the full bake, {} within the budget", f.is_some(), b.is_some()),
+        }
+    }
+    assert!(exact > 0 && whole > 0, "{exact} cells as baked, {whole} naming their chunk whole");
+    assert_eq!(with_data(&bounded), with_data(&full));
+
+    // Fewer entries than cells: the cells that fit name their chunk whole, the others carry none.
+    let cells = with_data(&full) as u64;
+    settings.visibility.as_mut().unwrap().max_listed = cells / 2;
+    let tight = bake_chunk(&map, 0, chunk, &settings).unwrap();
+    assert!(tight.stats.vis_skipped);
+    assert!(
+        listed(&tight) <= cells / 2 && with_data(&tight) > 0,
+        "{} entries in {} cells",
+        listed(&tight),
+        with_data(&tight)
+    );
+    let (mut longest_kept, mut shortest_dropped) = (0, u64::MAX);
+    for (b, f) in tight.pmf.common.cubes.iter().zip(&full.pmf.common.cubes) {
+        match (&b.visibility, &f.visibility) {
+            (Some(b), Some(f)) => {
+                assert!(*b == *f || *b == whole_own(f));
+                longest_kept = longest_kept.max(entries(&whole_own(f)));
+            }
+            (None, Some(f)) => shortest_dropped = shortest_dropped.min(entries(&whole_own(f))),
             (None, None) => {}
             (Some(_), None) => panic!("a cell without lists in the full bake has some in the bounded one"),
         }
     }
-    assert!(longest_kept > 0 && shortest_dropped < usize::MAX && longest_kept <= shortest_dropped);
+    assert!(longest_kept > 0 && shortest_dropped < u64::MAX && longest_kept <= shortest_dropped);
     // Everything else is the same bake.
     assert_eq!(bounded.pmf.client, full.pmf.client);
     assert_eq!(bounded.pmf.server, full.pmf.server);
@@ -291,8 +331,8 @@ fn visibility_over_budget_is_left_out_of_the_cells_that_do_not_fit() {
 /// (`vis::LEVEL_LISTED`, docs/spec/PMF-NOTES.md V1), so a big level's lists cannot grow past what a
 /// reader accepts. The same floor chunk keeps all its lists in a level of one chunk; when one far
 /// cube stretches the grid to 64 × 1 × 64 chunks, whose share per chunk is smaller than what the
-/// floor lists, it keeps the lists of the cells that fit the share (conservatively: the others
-/// carry no data), not none.
+/// floor lists, its cells name their own chunk whole instead of its cubes one by one, and every
+/// one of them keeps visibility data (before, only the cells that fit the share did).
 #[test]
 fn a_level_shares_its_visibility_budget_over_its_grid() {
     use glam::IVec3;
@@ -342,7 +382,7 @@ fn a_level_shares_its_visibility_budget_over_its_grid() {
     map.levels[0].fill_box(LatticeBox::new(far, far + IVec3::splat(edge / 16)), stone).unwrap();
     let wide = compile_full(&map, &settings).unwrap();
     assert_eq!(wide.levels[0].chunks.len(), 64 * 64, "the grid spans the far cube");
-    let floor = wide.levels[0].chunks.iter().max_by_key(|c| c.common.cubes.len()).unwrap();
+    let (fi, floor) = wide.levels[0].chunks.iter().enumerate().max_by_key(|(_, c)| c.common.cubes.len()).unwrap();
     let kept: u64 = floor
         .common
         .cubes
@@ -352,8 +392,22 @@ fn a_level_shares_its_visibility_budget_over_its_grid() {
         .sum();
     let kept_cells = floor.common.cubes.iter().filter(|c| c.visibility.is_some()).count();
     assert!(kept <= share, "the floor chunk lists {kept} entries past its share of the level's budget ({share})");
-    assert!(kept_cells > 0, "the floor chunk dropped every list instead of keeping the cells that fit its share");
-    assert!(kept_cells < cells, "every air cell of the floor chunk kept its lists ({cells})");
+    assert_eq!(kept_cells, cells, "air cells of the floor chunk left without data within its share");
+    // They fit by naming their own chunk whole (cube by cube it lists more than its share).
+    let own = wide.levels[0].grid.index_of(fi);
+    assert!(
+        floor
+            .common
+            .cubes
+            .iter()
+            .filter_map(|c| c.visibility.as_ref())
+            .any(|v| v.cubes.is_empty() && v.chunks.iter().any(|c| c.chunk == own && c.cubes.is_empty())),
+        "no cell of the floor chunk names it whole"
+    );
+    // An engine culling with the file's lists culls in every cell: no air cell of the level
+    // goes without data.
+    let p = pmfedit_bake::vis::oracle::pair_counts(&wide.levels[0]);
+    assert_eq!(p.cells, p.air, "{} of {} air cells carry visibility data", p.cells, p.air);
     // What the writer writes, the reader reads.
     let bytes = pmf::write(&wide).unwrap();
     pmf::read(&bytes).unwrap();

@@ -85,9 +85,9 @@ pub struct VisSettings {
     pub voxels_log2: u8,
     /// Most entries (own-chunk cubes plus far chunks) the lists of one chunk's air cells may hold
     /// together in the file, where every air cell writes its lists out (what grows with air cells
-    /// × visible cubes). Past it only the cells whose lists fit get visibility data
-    /// ([`cells_within_budget`]; [`ChunkVisBake::skipped`] says it happened): conservative, the
-    /// engine culls nothing from the others.
+    /// × visible cubes). Past it cells name their own chunk whole, and past that only the cells
+    /// whose lists fit get visibility data ([`lists_within_budget`]): conservative, the engine
+    /// culls nothing from the others.
     pub max_listed: u64,
     /// Narrow the far sets by the directions a straight line can take through the openings it
     /// crosses ([`portal`]), for paths of up to this many chunk steps (beyond, every monotone
@@ -111,9 +111,10 @@ pub const MAX_LISTED: u64 = 1 << 23;
 /// the grid's chunk count. Whole-level lists on a big open map would otherwise decompress to
 /// more than a reader accepts (`ReadLimits::DEFAULT`: 2 GiB per file; terrain(32,4,32) lists
 /// about 2.2 G entries, 17 GB): 2^26 entries are at most 512 MB, which leaves the rest of a
-/// file room. A chunk over its budget writes the lists of as many air cells as fit, shortest
-/// first ([`cells_within_budget`]); its other cells get no visibility data (conservative). The grid's size
-/// is part of every far-list refresh, so incremental bakes keep equal to full ones.
+/// file room. A chunk over its budget has cells name their own chunk whole, then writes the
+/// lists of as many air cells as fit ([`lists_within_budget`]); its other cells get no
+/// visibility data (conservative). The grid's size is part of every far-list refresh, so
+/// incremental bakes keep equal to full ones.
 pub const LEVEL_LISTED: u64 = 1 << 26;
 
 /// Which air cells of a chunk write their lists within `budget` entries, given each cell's entry
@@ -138,6 +139,64 @@ pub fn cells_within_budget(counts: &[u64], budget: u64) -> Vec<bool> {
         keep[i as usize] = true;
     }
     keep
+}
+
+/// What one air cell writes of its lists ([`lists_within_budget`], PMF-NOTES V1 *Budget*).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CellLists {
+    /// Its lists as baked: the own chunk's visible cubes one by one, the far chunks whole.
+    Exact,
+    /// Its own chunk named among the chunk records, whole (`0` = every cube), instead of its
+    /// visible cubes one by one, then its far chunks: one entry instead of hundreds in a room.
+    OwnWhole,
+    /// No visibility data (the engine culls nothing from the cell).
+    Nothing,
+}
+
+/// What each air cell of a chunk writes within `budget` entries, given per cell the entry counts
+/// of its own-chunk list (`own`) and of its far list (`far`). All cells exact when that fits;
+/// otherwise cells name their own chunk whole, one entry instead of their own list (largest
+/// saving first, ties in cell order), until the chunk fits; if every cell doing so is still
+/// too many, the shortest of those lists are kept ([`cells_within_budget`]) and the rest carry
+/// nothing. The own chunk is a small part of what a cell culls (a level's geometry is spread over
+/// many chunks), while a cell without data culls nothing, so giving up own-chunk culling first
+/// keeps most of it: on the indoor sample every cell keeps data instead of one in five. It
+/// depends on the chunk's own counts and the budget only, so full and incremental bakes choose
+/// alike.
+pub fn lists_within_budget(own: &[u64], far: &[u64], budget: u64) -> Vec<CellLists> {
+    debug_assert_eq!(own.len(), far.len());
+    let exact: Vec<u64> = own.iter().zip(far).map(|(o, f)| o + f).collect();
+    let mut total: u64 = exact.iter().sum();
+    if total <= budget {
+        return vec![CellLists::Exact; own.len()];
+    }
+    // Naming the own chunk whole costs one entry: it saves `own - 1`.
+    let saving = |i: usize| own[i].saturating_sub(1);
+    let mut order: Vec<u32> = (0..own.len() as u32).filter(|&i| saving(i as usize) > 0).collect();
+    order.sort_unstable_by_key(|&i| (std::cmp::Reverse(saving(i as usize)), i));
+    let mut out = vec![CellLists::Exact; own.len()];
+    for &i in &order {
+        if total <= budget {
+            return out;
+        }
+        out[i as usize] = CellLists::OwnWhole;
+        total -= saving(i as usize);
+    }
+    if total <= budget {
+        return out;
+    }
+    let counts: Vec<u64> = out
+        .iter()
+        .zip(&exact)
+        .zip(far)
+        .map(|((m, &e), &f)| if *m == CellLists::OwnWhole { 1 + f } else { e })
+        .collect();
+    for (m, keep) in out.iter_mut().zip(cells_within_budget(&counts, budget)) {
+        if !keep {
+            *m = CellLists::Nothing;
+        }
+    }
+    out
 }
 
 /// Default [`VisSettings::portal_steps`].
@@ -206,8 +265,8 @@ pub struct ChunkVisBake {
     /// Far lists: other chunks with geometry, listed whole, in PMF order.
     pub far: Vec<Arc<[ChunkCoord]>>,
     pub stats: VisStats,
-    /// The lists of all cells together would hold more than [`VisSettings::max_listed`]
-    /// entries: the chunk is to carry no visibility data (the lists are still here).
+    /// The lists of all cells together hold more than [`VisSettings::max_listed`] entries: the
+    /// compile writes them within the budget ([`lists_within_budget`]; the lists are all here).
     pub skipped: bool,
 }
 
@@ -444,4 +503,61 @@ fn own_candidates(octree: &Octree, voxels: &ChunkVoxels) -> Vec<Vec<CubeAddr>> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use CellLists::{Exact, Nothing, OwnWhole};
+
+    fn entries(own: &[u64], far: &[u64], modes: &[CellLists]) -> u64 {
+        modes
+            .iter()
+            .zip(own.iter().zip(far))
+            .map(|(m, (o, f))| match m {
+                Exact => o + f,
+                OwnWhole => 1 + f,
+                Nothing => 0,
+            })
+            .sum()
+    }
+
+    #[test]
+    fn lists_that_fit_are_written_as_baked() {
+        assert_eq!(lists_within_budget(&[3, 5, 0], &[2, 2, 9], 21), vec![Exact; 3]);
+        assert_eq!(lists_within_budget(&[], &[], 0), Vec::<CellLists>::new());
+    }
+
+    #[test]
+    fn over_budget_the_longest_own_lists_name_their_chunk_whole_first() {
+        // 100 + 40 + 30 + 1 own cubes, 2 far chunks each: 179 entries. Naming the chunk whole
+        // saves 99, 39, 29, 0.
+        let (own, far) = ([40, 100, 30, 1], [2, 2, 2, 2]);
+        let modes = lists_within_budget(&own, &far, 100);
+        assert_eq!(modes, vec![Exact, OwnWhole, Exact, Exact]);
+        assert!(entries(&own, &far, &modes) <= 100);
+        let modes = lists_within_budget(&own, &far, 50);
+        assert_eq!(modes, vec![OwnWhole, OwnWhole, Exact, Exact]);
+        assert!(entries(&own, &far, &modes) <= 50);
+        // An own list of one cube costs what naming the chunk does: it stays as it is.
+        let modes = lists_within_budget(&own, &far, 12);
+        assert_eq!(modes, vec![OwnWhole; 3].into_iter().chain([Exact]).collect::<Vec<_>>());
+        assert_eq!(entries(&own, &far, &modes), 12);
+    }
+
+    #[test]
+    fn cells_that_do_not_fit_even_so_carry_nothing_shortest_kept() {
+        let (own, far) = ([40, 100, 30, 0], [5, 1, 3, 2]);
+        // Own chunk whole: 6, 2, 4 and 2 entries; 9 fit: the three shortest.
+        let modes = lists_within_budget(&own, &far, 9);
+        assert_eq!(modes, vec![Nothing, OwnWhole, OwnWhole, Exact]);
+        assert!(entries(&own, &far, &modes) <= 9);
+        assert_eq!(lists_within_budget(&own, &far, 0), vec![Nothing; 4]);
+    }
+
+    #[test]
+    fn ties_go_in_cell_order() {
+        let modes = lists_within_budget(&[10, 10, 10], &[0, 0, 0], 21);
+        assert_eq!(modes, vec![OwnWhole, Exact, Exact]);
+    }
 }

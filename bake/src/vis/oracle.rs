@@ -133,22 +133,25 @@ pub fn reached(
     out
 }
 
-/// Culling figures of a compiled level: (air cell, geometry cube) pairs.
+/// Culling figures of a compiled level: (air cell, geometry cube) pairs, as an engine culls with
+/// the file's lists: an air cell without visibility data culls nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct PairCounts {
+    /// Air cells: empty leaf cubes (each carries visibility data or none).
+    pub air: u64,
     /// Air cubes carrying visibility data.
     pub cells: u64,
     /// Geometry cubes of the level.
     pub cubes: u64,
     /// Σ over air cubes of the geometry cubes their lists name (a chunk listed whole counts all
-    /// of its geometry cubes).
+    /// of its geometry cubes; a cell without data counts every cube of the level).
     pub listed: u64,
 }
 
 impl PairCounts {
     /// The share of pairs culled.
     pub fn culled(&self) -> f64 {
-        let total = self.cells as f64 * self.cubes as f64;
+        let total = self.air as f64 * self.cubes as f64;
         if total == 0.0 { 0.0 } else { 1.0 - self.listed as f64 / total }
     }
 }
@@ -158,29 +161,44 @@ fn is_geometry(c: &pmf::Cube) -> bool {
 }
 
 /// The pairs listed by a compiled level's visibility data (shared lists are counted once per
-/// list, so this is quick even when lists are long).
+/// list, so this is quick even when lists are long). A chunk record naming the cell's own chunk
+/// (V1 *Budget*: the own chunk whole) counts with its "other visible cubes" once.
 pub fn pair_counts(level: &pmf::Level) -> PairCounts {
     let geometry: Vec<u64> =
         level.chunks.iter().map(|c| c.common.cubes.iter().filter(|c| is_geometry(c)).count() as u64).collect();
     let mut out = PairCounts { cubes: geometry.iter().sum(), ..PairCounts::default() };
-    let mut sums: BTreeMap<usize, u64> = BTreeMap::new();
-    for chunk in &level.chunks {
+    let count = |vc: &pmf::VisibleChunk| {
+        if vc.cubes.is_empty() { level.grid.linear(vc.chunk).map_or(0, |i| geometry[i]) } else { vc.cubes.len() as u64 }
+    };
+    // Per shared chunk list (by address) and own chunk: the cubes it names in other chunks, and
+    // the cubes it names of the own chunk (unioned with the own list).
+    let mut sums: BTreeMap<(usize, usize), (u64, Vec<&pmf::VisibleChunk>)> = BTreeMap::new();
+    for (ci, chunk) in level.chunks.iter().enumerate() {
+        let own = Some(level.grid.index_of(ci));
         for cube in &chunk.common.cubes {
-            let Some(v) = &cube.visibility else { continue };
+            if cube.kind != pmf::CubeKind::Empty {
+                continue;
+            }
+            out.air += 1;
+            let Some(v) = &cube.visibility else {
+                out.listed += out.cubes;
+                continue;
+            };
             out.cells += 1;
-            out.listed += v.cubes.len() as u64;
-            out.listed += *sums.entry(v.chunks.as_ptr() as usize).or_insert_with(|| {
-                v.chunks
-                    .iter()
-                    .map(|vc| {
-                        if vc.cubes.is_empty() {
-                            level.grid.linear(vc.chunk).map_or(0, |i| geometry[i])
-                        } else {
-                            vc.cubes.len() as u64
-                        }
-                    })
-                    .sum()
+            let (far, mine) = sums.entry((v.chunks.as_ptr() as usize, ci)).or_insert_with(|| {
+                let (mine, far): (Vec<_>, Vec<_>) = v.chunks.iter().partition(|vc| Some(vc.chunk) == own);
+                (far.into_iter().map(count).sum(), mine)
             });
+            out.listed += *far;
+            out.listed += if mine.iter().any(|vc| vc.cubes.is_empty()) {
+                geometry[ci]
+            } else if mine.is_empty() {
+                v.cubes.len() as u64
+            } else {
+                let set: std::collections::BTreeSet<u32> =
+                    v.cubes.iter().chain(mine.iter().flat_map(|vc| &vc.cubes)).copied().collect();
+                set.len() as u64
+            };
         }
     }
     out

@@ -378,7 +378,7 @@ pub fn build(a: BuildArgs) -> Result<(), Failure> {
     let skipped = engine.slots().values().filter_map(|s| s.full.as_ref()).filter(|b| b.stats.vis_skipped).count();
     if skipped > 0 {
         eprintln!(
-            "warning: {skipped} chunks see too many cubes to list: their air cells with the longest lists carry no visibility data"
+            "warning: {skipped} chunks see too many cubes to list, even naming their own chunk whole: their air cells with the longest lists carry no visibility data"
         );
     }
     let file = engine.into_file(None).map_err(|e| fail(&a.project, e))?;
@@ -393,9 +393,10 @@ pub fn build(a: BuildArgs) -> Result<(), Failure> {
         let p = pmfedit_bake::vis::oracle::pair_counts(level);
         if p.cells > 0 {
             eprintln!(
-                "level {i}: visibility culls {:.1}% of (air cell, geometry cube) pairs ({} air cells, {} cubes)",
+                "level {i}: visibility culls {:.1}% of (air cell, geometry cube) pairs ({} of {} air cells carry data, {} cubes)",
                 100.0 * p.culled(),
                 p.cells,
+                p.air,
                 p.cubes
             );
         }
