@@ -412,3 +412,72 @@ fn a_level_shares_its_visibility_budget_over_its_grid() {
     let bytes = pmf::write(&wide).unwrap();
     pmf::read(&bytes).unwrap();
 }
+
+/// Rooms over their visibility budget keep most of their culling in the file: a 2 × 1 × 2 block
+/// of rooms (one per chunk, pillars inside, a door between two of them) compiled with a chunk
+/// budget of half what its lists hold. Every air cell keeps visibility data (its own chunk named
+/// whole), and the share of (air cell, geometry cube) pairs the file culls stays within 5
+/// points of what the unbounded lists cull; leaving cells without data, as the budget did before,
+/// lost about half of it.
+#[test]
+fn rooms_over_their_budget_keep_their_culling_in_the_file() {
+    use glam::IVec3;
+    use pmfedit_bake::vis::oracle::pair_counts;
+    use pmfedit_core::map::coords::LatticeBox;
+    use pmfedit_core::map::ids::{MaterialId, PhysicsId, SoundId};
+    use pmfedit_core::map::lighting::{LevelLighting, Sky};
+    use pmfedit_core::map::octree::Cube;
+    use pmfedit_core::map::{Level, Map};
+
+    let stone = Cube::solid(MaterialId(0), PhysicsId(0), SoundId(0));
+    let mut map = Map::new("rooms");
+    map.levels[0] = Level::new("main", 4).unwrap();
+    map.levels[0].lighting =
+        LevelLighting { sky: Sky { intensity: 0.0, ..Sky::default() }, bounces: 0, ..LevelLighting::default() };
+    let frame = map.levels[0].frame();
+    let min = frame.chunk_min_lattice(frame.center_chunk);
+    let edge = 1 << (frame.chunk_size_log2 + 3);
+    let unit = edge / 16;
+    let level = &mut map.levels[0];
+    for (cx, cz) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
+        let o = min + IVec3::new(cx * edge, 0, cz * edge);
+        level.fill_box(LatticeBox::new(o, o + IVec3::splat(edge)), stone).unwrap();
+        level.clear_box(LatticeBox::new(o + IVec3::splat(unit), o + IVec3::splat(edge - unit))).unwrap();
+        for i in 1..4 {
+            let at = o + IVec3::new(i * 4 * unit, unit, i * 3 * unit);
+            level.fill_box(LatticeBox::new(at, at + IVec3::new(unit, 6 * unit, unit)), stone).unwrap();
+        }
+    }
+    // A door between the rooms at x 0 and x 1 (z 0): the walls of both chunks.
+    let door = min + IVec3::new(edge - unit, unit, 6 * unit);
+    level.clear_box(LatticeBox::new(door, door + IVec3::new(2 * unit, 4 * unit, 2 * unit))).unwrap();
+
+    let mut settings = CompileSettings { timestamp: 1, ..CompileSettings::default() };
+    let full = compile_full(&map, &settings).unwrap();
+    let per_chunk: Vec<u64> = full.levels[0]
+        .chunks
+        .iter()
+        .map(|c| {
+            c.common
+                .cubes
+                .iter()
+                .filter_map(|c| c.visibility.as_ref())
+                .map(|v| (v.cubes.len() + v.chunks.len()) as u64)
+                .sum()
+        })
+        .collect();
+    let p_full = pair_counts(&full.levels[0]);
+    assert_eq!(p_full.cells, p_full.air);
+    assert!(p_full.culled() > 0.5, "the rooms cull only {:.1} % of pairs", 100.0 * p_full.culled());
+
+    settings.visibility.as_mut().unwrap().max_listed = per_chunk.iter().copied().filter(|&n| n > 0).min().unwrap() / 2;
+    let bounded = compile_full(&map, &settings).unwrap();
+    let p = pair_counts(&bounded.levels[0]);
+    assert_eq!(p.cells, p.air, "{} of {} air cells carry visibility data", p.cells, p.air);
+    assert!(
+        p.culled() >= p_full.culled() - 0.05,
+        "the file culls {:.1} % of pairs within the budget, {:.1} % without",
+        100.0 * p.culled(),
+        100.0 * p_full.culled()
+    );
+}
