@@ -100,8 +100,8 @@ fn main() {
                         if modes.contains(&CellLists::Nothing) {
                             dropped.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         }
-                        for i in 0..b.cell_list.len() {
-                            file.add(&pairs.cell(&b, c, i, modes[i]));
+                        for (i, &mode) in modes.iter().enumerate() {
+                            file.add(&pairs.cell(&b, c, i, mode));
                         }
                         for &l in &b.cell_list {
                             let l = &b.lists[l as usize];
