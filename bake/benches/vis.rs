@@ -1,5 +1,7 @@
 //! Whole-level visibility of a sample map: summary time per chunk, full visibility on N threads
-//! (the grid's far sets, then every chunk's lists), list sizes and culling beside the oracle's.
+//! (the grid's far sets, then every chunk's lists), list sizes and culling beside the oracle's:
+//! as baked, and as the file has them after the level's budget (`vis::lists_within_budget`: a
+//! cell without data culls nothing), which is what an engine culls.
 //!
 //! `cargo bench -p pmfedit-bake --bench vis` (terrain 32 × 4 × 32 on 2 threads). Environment:
 //! `VIS_BENCH_MAP` = `terrain` (default) or `indoor`, `VIS_BENCH_SIZE` = `X,Y,Z` (terrain),
@@ -96,13 +98,11 @@ fn main() {
                         if listed > share {
                             over.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         }
-                        let modes = pairs.modes(&b);
-                        if modes.contains(&CellLists::Nothing) {
+                        let f = pairs.cells(&b, c, 0..b.cell_list.len());
+                        if f.with_data < f.cells {
                             dropped.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         }
-                        for (i, &mode) in modes.iter().enumerate() {
-                            file.add(&pairs.cell(&b, c, i, mode));
-                        }
+                        file.add(&f);
                         for &l in &b.cell_list {
                             let l = &b.lists[l as usize];
                             far_entries += b.far[l.far as usize].len() as u64;
@@ -240,9 +240,9 @@ fn main() {
             continue;
         }
         let b = bake_chunk_vis_in(&lv, level, c, &cs).unwrap();
-        let modes = pairs.modes(&b);
-        for i in (0..cs.len()).step_by((cs.len() / 2).max(1)) {
-            sampled.add(&pairs.cell(&b, c, i, modes[i]));
+        let step = (cs.len() / 2).max(1);
+        sampled.add(&pairs.cells(&b, c, (0..cs.len()).step_by(step)));
+        for i in (0..cs.len()).step_by(step) {
             let hits = oracle::reached(level, &opaque, &cs[i].lattice_box(), rays, 1e6, &mut rng);
             seen += hits.len() as u64;
             seen_chunks += hits.iter().map(|h| h.0).collect::<std::collections::BTreeSet<_>>().len() as u64;
@@ -275,36 +275,39 @@ struct Pairs<'a> {
 }
 
 impl Pairs<'_> {
-    /// What each cell of a chunk writes, as compile chooses it (`AirVis::write`).
-    fn modes(&self, b: &ChunkVisBake) -> Vec<CellLists> {
+    /// The pairs cells `cells` of chunk `c` list, as baked and as the file has them (each
+    /// cell's choice made as compile makes it, `AirVis::write`).
+    fn cells(&self, b: &ChunkVisBake, c: ChunkCoord, cells: impl Iterator<Item = usize>) -> FilePairs {
         let list = |i: u32| &b.lists[i as usize];
         let own: Vec<u64> = b.cell_list.iter().map(|&l| b.own[list(l).own as usize].len() as u64).collect();
         let far: Vec<u64> = b.cell_list.iter().map(|&l| b.far[list(l).far as usize].len() as u64).collect();
-        lists_within_budget(&own, &far, self.share)
-    }
-
-    /// The pairs cell `i` of chunk `c` lists, as baked and as the file has them.
-    fn cell(&self, b: &ChunkVisBake, c: ChunkCoord, i: usize, mode: CellLists) -> FilePairs {
-        let l = &b.lists[b.cell_list[i] as usize];
-        let (own, far) = (&b.own[l.own as usize], &b.far[l.far as usize]);
-        let far_leaves: u64 = far.iter().map(|f| self.geometry.get(f).copied().unwrap_or(0)).sum();
-        let leaves = own.len() as u64 + far_leaves;
-        let chunks = far.len() as u64 + u64::from(!own.is_empty());
+        let modes = lists_within_budget(&own, &far, self.share);
+        // Per far list, the geometry leaves of its chunks (lists are shared by many cells).
+        let far_leaves: Vec<u64> =
+            b.far.iter().map(|f| f.iter().map(|f| self.geometry.get(f).copied().unwrap_or(0)).sum()).collect();
         let own_geometry = self.geometry.get(&c).copied().unwrap_or(0);
-        let (file_leaves, file_chunks) = match mode {
-            CellLists::Exact => (leaves, chunks),
-            CellLists::OwnWhole => (own_geometry + far_leaves, far.len() as u64 + u64::from(own_geometry > 0)),
-            CellLists::Nothing => (self.total, self.geometry_chunks),
-        };
-        FilePairs {
-            cells: 1,
-            with_data: u64::from(mode != CellLists::Nothing),
-            own_whole: u64::from(mode == CellLists::OwnWhole),
-            leaves,
-            chunks,
-            file_leaves,
-            file_chunks,
+        let mut out = FilePairs::default();
+        for i in cells {
+            let l = list(b.cell_list[i]);
+            let (own, far) = (own[i], far[i]);
+            let far_leaves = far_leaves[l.far as usize];
+            let (leaves, chunks) = (own + far_leaves, far + u64::from(own > 0));
+            let (file_leaves, file_chunks) = match modes[i] {
+                CellLists::Exact => (leaves, chunks),
+                CellLists::OwnWhole => (own_geometry + far_leaves, far + u64::from(own_geometry > 0)),
+                CellLists::Nothing => (self.total, self.geometry_chunks),
+            };
+            out.add(&FilePairs {
+                cells: 1,
+                with_data: u64::from(modes[i] != CellLists::Nothing),
+                own_whole: u64::from(modes[i] == CellLists::OwnWhole),
+                leaves,
+                chunks,
+                file_leaves,
+                file_chunks,
+            });
         }
+        out
     }
 }
 
