@@ -27,16 +27,32 @@ fn bytes(file: &pmf::File) -> Vec<u8> {
 }
 
 fn engine(map: &Map, threads: usize, plan: Plan) -> Rebuild {
-    Rebuild::new(Scheduler::new(threads, settings(), Arc::new(|| {})), plan, Arc::new(map.snapshot()))
+    engine_with(map, threads, plan, settings())
+}
+
+fn engine_with(map: &Map, threads: usize, plan: Plan, s: CompileSettings) -> Rebuild {
+    Rebuild::new(Scheduler::new(threads, s, Arc::new(|| {})), plan, Arc::new(map.snapshot()))
 }
 
 /// Plays `ops` on the start map through a history, telling an engine (using `spread`) about
 /// each change and comparing its compile with a full compile after every step. `Err` names the
 /// first step where they differ.
 fn check(ops: &[Op], threads: usize, plan: Plan, spread: Option<SpreadFn>) -> Result<(), String> {
+    check_with(ops, threads, plan, spread, settings())
+}
+
+/// [`check`] with other compile settings.
+fn check_with(
+    ops: &[Op],
+    threads: usize,
+    plan: Plan,
+    spread: Option<SpreadFn>,
+    settings: CompileSettings,
+) -> Result<(), String> {
+    let settings = || settings.clone();
     let mut map = start_map();
     let mut history = History::new();
-    let mut inc = engine(&map, threads, plan);
+    let mut inc = engine_with(&map, threads, plan, settings());
     if let Some(s) = spread {
         inc = inc.with_spread(s);
     }
@@ -142,6 +158,31 @@ fn a_window_between_two_large_spaces_changes_far_cells() {
     assert!(far.len() > 4, "far chunks whose lists changed: {far:?}");
     let ops = [window, Op::Window { z: 72, open: false }, Op::Undo, Op::Window { z: 8, open: true }, Op::Undo];
     check(&ops, 2, Plan::FinalOnly, None).unwrap();
+}
+
+/// Over their visibility budget, cells name their own chunk whole and, past that, carry no data
+/// (PMF-NOTES V1 *Budget*): a choice made per chunk from its own counts, so the engine after
+/// edits that change far lists (a window opened and closed) still equals a full compile.
+#[test]
+fn a_tight_visibility_budget_keeps_incremental_equal_to_full() {
+    let mut tight = settings();
+    tight.visibility.as_mut().unwrap().max_listed = 400;
+    let file = compile_full(&start_map(), &tight).unwrap();
+    let level = &file.levels[0];
+    let (mut whole, mut none) = (0, 0);
+    for (i, chunk) in level.chunks.iter().enumerate() {
+        let own = level.grid.index_of(i);
+        for cube in chunk.common.cubes.iter().filter(|c| c.kind == pmf::CubeKind::Empty) {
+            match &cube.visibility {
+                Some(v) if v.chunks.iter().any(|c| c.chunk == own && c.cubes.is_empty()) => whole += 1,
+                Some(_) => {}
+                None => none += 1,
+            }
+        }
+    }
+    assert!(whole > 0 && none > 0, "the budget does not bite: {whole} cells name their chunk whole, {none} carry none");
+    let ops = [Op::Window { z: 72, open: true }, Op::Window { z: 72, open: false }, Op::Undo, Op::Redo];
+    check_with(&ops, 2, Plan::FinalOnly, None, tight).unwrap();
 }
 
 /// Saved bakes (`bake/src/cache.rs`) are keyed by the chunks a bake reads, not by the far sets
