@@ -17,6 +17,7 @@ use std::sync::Arc;
 use glam::{DVec3, IVec3, Vec3};
 
 use pmfedit_core::format::bin::{ReadError, Reader, Writer};
+use pmfedit_core::format::lz4_block::BlockCompressor;
 use pmfedit_core::format::pmf;
 use pmfedit_core::map::coords::{ChunkCoord, LatticeBox};
 use pmfedit_core::map::library::{EntityScope, LightMode};
@@ -833,10 +834,10 @@ impl<'a> Assembled<'a> {
     pub fn write(&self, threads: usize) -> Result<Vec<u8>, CompileError> {
         let jobs: Vec<(usize, usize)> =
             self.levels.iter().enumerate().flat_map(|(li, (_, b))| (0..b.len()).map(move |i| (li, i))).collect();
-        let results = run_jobs(jobs.len(), threads, |k| {
+        let results = run_jobs(jobs.len(), threads, new_lz4, |lz4, k| {
             let (li, i) = jobs[k];
             let level = &self.file.levels[li];
-            pmf::encode_chunk(&self.chunk(li, i), li, i, level.chunk_size_exp, level.grid)
+            pmf::encode_chunk_with(lz4, &self.chunk(li, i), li, i, level.chunk_size_exp, level.grid)
         });
         let mut per_level: Vec<Vec<pmf::EncodedChunk>> =
             self.levels.iter().map(|(_, b)| Vec::with_capacity(b.len())).collect();
@@ -852,10 +853,10 @@ impl<'a> Assembled<'a> {
 pub fn write_file(file: &pmf::File, threads: usize) -> pmf::WriteResult<Vec<u8>> {
     let jobs: Vec<(usize, usize)> =
         file.levels.iter().enumerate().flat_map(|(li, l)| (0..l.chunks.len()).map(move |i| (li, i))).collect();
-    let results = run_jobs(jobs.len(), threads, |k| {
+    let results = run_jobs(jobs.len(), threads, new_lz4, |lz4, k| {
         let (li, i) = jobs[k];
         let level = &file.levels[li];
-        pmf::encode_chunk(&level.chunks[i], li, i, level.chunk_size_exp, level.grid)
+        pmf::encode_chunk_with(lz4, &level.chunks[i], li, i, level.chunk_size_exp, level.grid)
     });
     let mut per_level: Vec<Vec<pmf::EncodedChunk>> =
         file.levels.iter().map(|l| Vec::with_capacity(l.chunks.len())).collect();
@@ -865,26 +866,38 @@ pub fn write_file(file: &pmf::File, threads: usize) -> pmf::WriteResult<Vec<u8>>
     pmf::write_with_chunks(file, per_level)
 }
 
-/// `job(k)` for every `k` in `0..n` on `threads` scoped threads, the results in `k` order
-/// whatever the count. Workers take the next `k` from a shared counter (chunks differ a lot in
-/// size); a worker's panic is passed on.
-fn run_jobs<T: Send>(n: usize, threads: usize, job: impl Fn(usize) -> T + Sync) -> Vec<T> {
+/// A worker's LZ4 tables, kept from chunk to chunk (the output does not depend on them).
+fn new_lz4() -> BlockCompressor {
+    BlockCompressor::new(0)
+}
+
+/// `job(state, k)` for every `k` in `0..n` on `threads` scoped threads, the results in `k` order
+/// whatever the count; each worker makes its `state` once with `init`. Workers take the next `k`
+/// from a shared counter (chunks differ a lot in size); a worker's panic is passed on.
+fn run_jobs<S, T: Send>(
+    n: usize,
+    threads: usize,
+    init: impl Fn() -> S + Sync,
+    job: impl Fn(&mut S, usize) -> T + Sync,
+) -> Vec<T> {
     let threads = threads.clamp(1, n.max(1));
     if threads == 1 {
-        return (0..n).map(job).collect();
+        let mut state = init();
+        return (0..n).map(|k| job(&mut state, k)).collect();
     }
     let next = std::sync::atomic::AtomicUsize::new(0);
     let done: Vec<Vec<(usize, T)>> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
             .map(|_| {
                 scope.spawn(|| {
+                    let mut state = init();
                     let mut out = Vec::new();
                     loop {
                         let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         if k >= n {
                             break;
                         }
-                        out.push((k, job(k)));
+                        out.push((k, job(&mut state, k)));
                     }
                     out
                 })

@@ -6,6 +6,8 @@
 //!
 //! `cargo bench -p pmfedit-core --bench pmf_io`
 //! `PMFEDIT_CHUNK_BLOCKS=blocks.bin cargo bench -p pmfedit-core --bench pmf_io` (`pmfc bench --chunk-blocks`)
+//! `PMFEDIT_PMF=map.pmf cargo bench -p pmfedit-core --bench pmf_io`: only the export's frames, one by
+//! one, ours against `lz4 -1` by CPU time (README, LZ4 by CPU time on a real export)
 
 use std::io::Write as _;
 use std::process::{Command, Stdio};
@@ -100,6 +102,11 @@ fn generate() -> File {
 
 /// The decompressed bytes of every LZ4 block in the file, concatenated (walks the level layout).
 fn uncompressed_blocks(bytes: &[u8]) -> Vec<u8> {
+    uncompressed_frames(bytes).concat()
+}
+
+/// The decompressed bytes of each LZ4 frame in the file, in file order.
+fn uncompressed_frames(bytes: &[u8]) -> Vec<Vec<u8>> {
     let mut r = Reader::new(bytes, "bench");
     r.skip(12).unwrap();
     for _ in 0..4 {
@@ -123,7 +130,7 @@ fn uncompressed_blocks(bytes: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
     let mut frame = |r: &mut Reader<'_>, compressed: u32, decompressed: u32| {
         let sub = r.sub_same(compressed as usize).unwrap();
-        out.extend(lz4f::decompress(&sub, decompressed.into()).unwrap());
+        out.push(lz4f::decompress(&sub, decompressed.into()).unwrap());
     };
     for s in sizes {
         let mut l = r.sub_same(s).unwrap();
@@ -168,7 +175,67 @@ fn lz4_cli(args: &[&str], input: &[u8], reps: u32) -> Option<Duration> {
     Some(start.elapsed() / reps)
 }
 
+/// CPU time this thread has run (Linux `/proc/thread-self/schedstat`, nanoseconds): on a shared,
+/// loaded machine the wall time of a run says more about the other processes than about it.
+fn thread_cpu() -> Option<Duration> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    Some(Duration::from_nanos(s.split_whitespace().next()?.parse().ok()?))
+}
+
+/// User + system CPU time of `lz4 args file > /dev/null`, from bash's `times` (the children's line).
+fn lz4_cli_cpu(args: &str, file: &std::path::Path) -> Option<Duration> {
+    let script = format!("lz4 {args} -c '{}' > /dev/null || exit 1; times", file.display());
+    let out = Command::new("bash").args(["-c", &script]).output().ok()?;
+    let text = String::from_utf8(out.stdout).ok()?;
+    // "0m0.440s 0m0.081s": minutes and seconds, user then system.
+    let secs = |t: &str| -> Option<f64> {
+        let (m, s) = t.trim_end_matches('s').split_once('m')?;
+        Some(m.parse::<f64>().ok()? * 60.0 + s.parse::<f64>().ok()?)
+    };
+    let line = text.lines().nth(1)?;
+    let (u, s) = line.split_once(' ')?;
+    Some(Duration::from_secs_f64(secs(u)? + secs(s)?))
+}
+
+/// An export's frames compressed one by one as `pmf::write` does, by CPU time on this thread,
+/// against `lz4 -1` on the same bytes (concatenated in one file) by its CPU time.
+fn export_frames(path: &std::path::Path) {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let frames = uncompressed_frames(&bytes);
+    let raw: usize = frames.iter().map(Vec::len).sum();
+    let Some(before) = thread_cpu() else { return println!("no /proc/thread-self/schedstat: no CPU times") };
+    // One compressor for all frames, as each worker of an export keeps one.
+    let mut tables = lz4_block::BlockCompressor::new(0);
+    let packed: usize = frames.iter().map(|f| lz4f::compress_with(&mut tables, f).len()).sum();
+    let ours = thread_cpu().unwrap_or(before) - before;
+    println!("{}: {} frames, {raw} bytes uncompressed", path.display(), frames.len());
+    let row = |who: &str, n: usize, t: Duration| {
+        println!(
+            "  {who:<9} {n:>11} bytes ({:>6.2} %), compress {:>7.1} MB/s by CPU ({:.3} s)",
+            n as f64 * 100.0 / raw as f64,
+            mb_s(raw, t),
+            t.as_secs_f64()
+        );
+    };
+    row("ours", packed, ours);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let concat = dir.path().join("blocks.bin");
+    std::fs::write(&concat, frames.concat()).expect("temp file");
+    let cli = std::fs::read(&concat).ok().and_then(|b| lz4_cli_output(&["-1", "-c"], &b));
+    match (lz4_cli_cpu("-1", &concat), cli) {
+        (Some(t), Some(out)) => {
+            row("lz4 -1", out.len(), t);
+            println!("  ours/lz4 -1 by CPU: {:.2}×", t.as_secs_f64() / ours.as_secs_f64());
+        }
+        _ => println!("  lz4 -1: command-line tool (or bash) not found"),
+    }
+}
+
 fn main() {
+    // `PMFEDIT_PMF=map.pmf`: only the per-frame comparison on that export.
+    if let Some(path) = std::env::var_os("PMFEDIT_PMF") {
+        return export_frames(std::path::Path::new(&path));
+    }
     let file = generate();
     let bytes = pmf::write(&file).expect("generated map writes");
     let raw = uncompressed_blocks(&bytes);

@@ -22,7 +22,9 @@
 //!
 //! A [`BlockCompressor`] works on a block of a larger input and may match into the bytes
 //! before the block (up to [`MAX_OFFSET`] back): the frame's blocks are linked, so a list that
-//! repeats across a block boundary is still found.
+//! repeats across a block boundary is still found. [`BlockCompressor::restart`] readies it for
+//! the next input without clearing its tables (an export compresses thousands of small frames
+//! per worker), and the output stays a function of the input alone.
 
 /// Shortest match LZ4 can encode.
 const MIN_MATCH: usize = 4;
@@ -49,32 +51,72 @@ const NEAR_INNER_STEP: usize = 8;
 /// Matches from at least this far back get [`INNER_STEP`].
 const FAR_OFFSET: usize = 8192;
 
-/// Compresses LZ4 blocks of one input, remembering positions across blocks.
+/// Compresses LZ4 blocks of one input, remembering positions across blocks; reusable for the
+/// next input ([`Self::restart`]) without clearing its tables.
 #[derive(Debug, Clone)]
 pub struct BlockCompressor {
-    /// Last position (as `u32`, compared by wrapping distance) of each 4-byte hash.
+    /// Last position (`base` + the position in the input, as `u32`) of each 4-byte hash; only
+    /// the first `2^bits` entries are used for the current input.
     hash4: Vec<u32>,
-    /// Last position of each 8-byte hash.
+    /// Last position of each 8-byte hash, like [`Self::hash4`].
     hash8: Vec<u32>,
     /// `32 - bits` for [`Self::hash4`], `64 - bits` for [`Self::hash8`].
     shift4: u32,
     shift8: u32,
     /// Offsets of the last [`REPS`] matches, distinct, most recent first (0: none yet).
     reps: [usize; REPS],
+    /// What the tables store for position 0 of the current input. Entries below it were left
+    /// by earlier inputs and read as position 0, which is what a fresh, zeroed table holds: the
+    /// output does not depend on what was compressed before.
+    base: u32,
+    /// One past the highest input position seen since the last restart.
+    high: usize,
+}
+
+/// Hash bits for an input of `input_len` bytes: small inputs get small tables, so compressing
+/// many small chunk blocks does not walk 512 KB of table each time.
+fn hash_bits(input_len: usize) -> u32 {
+    (usize::BITS - input_len.max(1).leading_zeros()).clamp(MIN_HASH_BITS, MAX_HASH_BITS)
 }
 
 impl BlockCompressor {
-    /// A compressor whose hash tables are sized for an input of `input_len` bytes (small inputs
-    /// get small tables, so compressing many small chunk blocks does not clear 512 KB each time).
+    /// A compressor whose hash tables are sized for an input of `input_len` bytes.
     pub fn new(input_len: usize) -> Self {
-        let bits = (usize::BITS - input_len.max(1).leading_zeros()).clamp(MIN_HASH_BITS, MAX_HASH_BITS);
+        let bits = hash_bits(input_len);
         Self {
             hash4: vec![0; 1 << bits],
             hash8: vec![0; 1 << bits],
             shift4: 32 - bits,
             shift8: 64 - bits,
             reps: [0; REPS],
+            base: 0,
+            high: 0,
         }
+    }
+
+    /// Readies the compressor for a new input of `input_len` bytes: it then compresses exactly
+    /// as [`Self::new`]`(input_len)` would, but keeps its tables (clearing and, for tables over
+    /// 128 KB, mapping fresh zeroed pages per chunk block cost more than compressing it). Old
+    /// entries are told apart by their base; the tables are cleared only when it would
+    /// overflow.
+    pub fn restart(&mut self, input_len: usize) {
+        let bits = hash_bits(input_len);
+        if self.hash8.len() < 1 << bits {
+            *self = Self::new(input_len);
+            return;
+        }
+        (self.shift4, self.shift8) = (32 - bits, 64 - bits);
+        self.reps = [0; REPS];
+        // Room for any input the format allows (a block is at most 1 GiB) above the new base.
+        let next = u64::from(self.base) + self.high as u64;
+        if next + (1 << 31) > u64::from(u32::MAX) {
+            self.hash4.fill(0);
+            self.hash8.fill(0);
+            self.base = 0;
+        } else {
+            self.base = next as u32;
+        }
+        self.high = 0;
     }
 
     /// Appends one LZ4 block holding `data[start..end]` to `out`. Matches may reach into
@@ -87,6 +129,8 @@ impl BlockCompressor {
         // One bounds check here; every read below stays under `end`, so the optimiser can drop
         // most of the per-load checks against the shorter slice.
         let data = &data[..end];
+        self.high = self.high.max(end);
+        let base = self.base;
         let mut anchor = start;
         if end - start > MF_LIMIT {
             // A match ends at or before `match_limit` and starts at or before `last_start`.
@@ -98,7 +142,8 @@ impl BlockCompressor {
                 let seq = read_u64(data, pos);
                 let here = pos as u32;
                 let h8 = self.hash8_of(seq);
-                let c8 = here.wrapping_sub(std::mem::replace(&mut self.hash8[h8], here)) as usize;
+                let old = std::mem::replace(&mut self.hash8[h8], base.wrapping_add(here));
+                let c8 = pos.wrapping_sub(position(old, base));
                 let (mut best_len, mut best_dist) = (0, 0);
                 // Candidates in order (ties keep the earlier): the recent offsets, the 8-byte
                 // hash, and only when those give nothing, the 4-byte hash. A candidate equal to
@@ -106,6 +151,12 @@ impl BlockCompressor {
                 let reps = self.reps;
                 for dist in reps.into_iter().chain([c8]) {
                     if dist == 0 || dist > MAX_OFFSET || dist > pos {
+                        continue;
+                    }
+                    // Only a candidate that also matches the byte where the best one ends can be
+                    // longer: one load instead of extending it all the way (a far list's repeat
+                    // is often both a recent offset and the 8-byte hash's candidate).
+                    if best_len >= MIN_MATCH && data[pos - dist + best_len] != data[pos + best_len] {
                         continue;
                     }
                     let len = match_len(data, pos - dist, pos, seq, match_limit);
@@ -118,7 +169,8 @@ impl BlockCompressor {
                 }
                 if best_len == 0 {
                     let h4 = self.hash4_of(seq as u32);
-                    let c4 = here.wrapping_sub(std::mem::replace(&mut self.hash4[h4], here)) as usize;
+                    let old = std::mem::replace(&mut self.hash4[h4], base.wrapping_add(here));
+                    let c4 = pos.wrapping_sub(position(old, base));
                     if c4 != 0 && c4 <= MAX_OFFSET && c4 <= pos {
                         (best_len, best_dist) = (match_len(data, pos - c4, pos, seq, match_limit), c4);
                     }
@@ -149,12 +201,12 @@ impl BlockCompressor {
                 let step = if best_dist >= FAR_OFFSET { INNER_STEP } else { NEAR_INNER_STEP };
                 for p in (at + 1..anchor.min(end - 7)).step_by(step) {
                     let h8 = self.hash8_of(read_u64(data, p));
-                    self.hash8[h8] = p as u32;
+                    self.hash8[h8] = base.wrapping_add(p as u32);
                 }
                 let near_end = anchor - 2;
                 if near_end + 4 <= end {
                     let h4 = self.hash4_of(read_u32(data, near_end));
-                    self.hash4[h4] = near_end as u32;
+                    self.hash4[h4] = base.wrapping_add(near_end as u32);
                 }
             }
         }
@@ -175,6 +227,12 @@ impl BlockCompressor {
     fn hash8_of(&self, v: u64) -> usize {
         (v.wrapping_mul(0x9E37_79B1_85EB_CA87) >> self.shift8) as usize
     }
+}
+
+/// The input position of a table entry for an input whose positions start at `base`: an entry
+/// from an earlier input reads as 0, as in a fresh table.
+fn position(entry: u32, base: u32) -> usize {
+    (entry.max(base) - base) as usize
 }
 
 /// Compresses `block` into one independent LZ4 block (no frame).
@@ -243,21 +301,19 @@ fn match_len(data: &[u8], src: usize, pos: usize, seq: u64, limit: usize) -> usi
 }
 
 /// How many bytes from `a` and `b` (`a < b`) are equal, stopping at `limit` for `b`.
-fn common_len(data: &[u8], mut a: usize, mut b: usize, limit: usize) -> usize {
-    let start = b;
-    while b + 8 <= limit {
-        let diff = read_u64(data, a) ^ read_u64(data, b);
+fn common_len(data: &[u8], a: usize, b: usize, limit: usize) -> usize {
+    // Two slices of the same length, compared 16 bytes at a time: the loop has no bounds checks.
+    let (x, y) = (&data[a..a + (limit - b)], &data[b..limit]);
+    let mut n = 0;
+    for (p, q) in x.chunks_exact(16).zip(y.chunks_exact(16)) {
+        let diff =
+            u128::from_le_bytes(p.try_into().expect("16 bytes")) ^ u128::from_le_bytes(q.try_into().expect("16 bytes"));
         if diff != 0 {
-            return b - start + (diff.trailing_zeros() / 8) as usize;
+            return n + (diff.trailing_zeros() / 8) as usize;
         }
-        a += 8;
-        b += 8;
+        n += 16;
     }
-    while b < limit && data[a] == data[b] {
-        a += 1;
-        b += 1;
-    }
-    b - start
+    n + x[n..].iter().zip(&y[n..]).take_while(|(p, q)| p == q).count()
 }
 
 fn read_u32(data: &[u8], at: usize) -> u32 {
@@ -377,6 +433,39 @@ pub(crate) mod tests {
         let per_list = (block.len() - compress_block(&far_list_sample(1, 4096)).len()) / 63;
         assert!(per_list < 200, "{per_list} bytes per repeated 32 KB list");
         assert_eq!(decode_strict(&block, &[]), data);
+    }
+
+    #[test]
+    fn a_restarted_compressor_writes_what_a_new_one_does() {
+        // Inputs of several table sizes in a row, big after small and small after big, the
+        // later ones repeating bytes of the earlier ones: nothing of an earlier input is found.
+        let inputs = [
+            far_list_sample(8, 1000),
+            noise(300, 2),
+            [&noise(2000, 3)[..], &far_list_sample(2, 500)].concat(),
+            far_list_sample(3, 300),
+            vec![7; 100],
+            far_list_sample(40, 4096),
+            far_list_sample(8, 1000),
+        ];
+        let mut enc = BlockCompressor::new(0);
+        for (i, input) in inputs.iter().enumerate() {
+            enc.restart(input.len());
+            let mut out = Vec::new();
+            enc.compress_block(input, 0, input.len(), &mut out);
+            assert_eq!(out, compress_block(input), "input {i}");
+        }
+        // Near the end of the position space the tables are cleared, with the same result.
+        enc.base = u32::MAX - 5000;
+        enc.high = 10;
+        for input in &inputs[..2] {
+            enc.restart(input.len());
+            assert_eq!(enc.base, 0, "tables cleared rather than wrapping");
+            let mut out = Vec::new();
+            enc.compress_block(input, 0, input.len(), &mut out);
+            assert_eq!(out, compress_block(input));
+            enc.base = u32::MAX - 5000;
+        }
     }
 
     proptest! {

@@ -29,6 +29,13 @@ const BLOCK_SIZE: usize = 64 << 10;
 /// Compresses `data` into one LZ4 frame (linked 64 KB blocks, content checksum, content size).
 /// The bytes depend on `data` alone.
 pub fn compress(data: &[u8]) -> Vec<u8> {
+    compress_with(&mut BlockCompressor::new(data.len()), data)
+}
+
+/// [`compress`] with `blocks`' tables, reused from earlier frames: the same bytes, without
+/// allocating and clearing the hash tables for every frame (see [`BlockCompressor::restart`]).
+pub fn compress_with(blocks: &mut BlockCompressor, data: &[u8]) -> Vec<u8> {
+    blocks.restart(data.len());
     let mut out = Vec::with_capacity(data.len() / 2 + 64);
     out.extend_from_slice(&MAGIC.to_le_bytes());
     // FLG: version 01, linked blocks, no block checksums, content size, content checksum.
@@ -38,7 +45,6 @@ pub fn compress(data: &[u8]) -> Vec<u8> {
     out.extend_from_slice(&(data.len() as u64).to_le_bytes());
     // HC: the second byte of xxh32 of the descriptor (FLG through the content size).
     out.push((XxHash32::oneshot(0, &out[4..]) >> 8) as u8);
-    let mut blocks = BlockCompressor::new(data.len());
     for start in (0..data.len()).step_by(BLOCK_SIZE) {
         let end = (start + BLOCK_SIZE).min(data.len());
         let size_at = out.len();
@@ -193,6 +199,27 @@ mod tests {
             let frame = compress(data);
             assert_eq!(&frame[..4], &[0x04, 0x22, 0x4D, 0x18], "LZ4 frame magic");
             assert_eq!(decompress(&reader(&frame), data.len() as u64).unwrap(), data);
+        }
+    }
+
+    /// Frames compressed one after the other with one compressor (an export's worker does) are
+    /// the frames [`compress`] writes: linked multi-block frames, small after big, repeats of
+    /// an earlier frame's bytes (which must not be matched: they are not in this frame).
+    #[test]
+    fn reused_tables_give_the_same_frames() {
+        let inputs = [
+            far_list_sample(30, 4096),
+            noise(200, 5),
+            far_list_sample(30, 4096),
+            (0..=255u8).cycle().take(70_000).collect(),
+            Vec::new(),
+            noise(150_000, 6),
+        ];
+        let mut tables = BlockCompressor::new(0);
+        for (i, data) in inputs.iter().enumerate() {
+            let frame = compress_with(&mut tables, data);
+            assert!(frame == compress(data), "frame {i}");
+            assert_eq!(decompress(&reader(&frame), data.len() as u64).unwrap(), *data);
         }
     }
 

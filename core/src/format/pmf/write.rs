@@ -29,6 +29,7 @@ use super::read::{
 use super::strings::StringTableBuilder;
 use super::types::*;
 use crate::format::bin::Writer;
+use crate::format::lz4_block::BlockCompressor;
 use crate::format::lz4f;
 
 /// Serialises a whole `.pmf` file.
@@ -75,13 +76,26 @@ pub fn encode_chunk(
     chunk_size_exp: u8,
     grid: GridSize,
 ) -> WriteResult<EncodedChunk> {
+    encode_chunk_with(&mut BlockCompressor::new(0), chunk, level_index, index, chunk_size_exp, grid)
+}
+
+/// [`encode_chunk`] compressing with `lz4`'s tables (kept from chunk to chunk by a thread that
+/// encodes many): the same bytes.
+pub fn encode_chunk_with(
+    lz4: &mut BlockCompressor,
+    chunk: &Chunk,
+    level_index: usize,
+    index: usize,
+    chunk_size_exp: u8,
+    grid: GridSize,
+) -> WriteResult<EncodedChunk> {
     let cctx = chunk_context(level_index, index, grid);
     let [c, l, s] = write_chunk(chunk, chunk_size_exp, grid, &cctx)?;
     Ok(EncodedChunk {
         frames: [
-            compress(&c, &format!("{cctx} / common data"))?,
-            compress(&l, &format!("{cctx} / client data"))?,
-            compress(&s, &format!("{cctx} / server data"))?,
+            compress(lz4, &c, &format!("{cctx} / common data"))?,
+            compress(lz4, &l, &format!("{cctx} / client data"))?,
+            compress(lz4, &s, &format!("{cctx} / server data"))?,
         ],
     })
 }
@@ -249,12 +263,12 @@ struct Frame {
     decompressed: u32,
 }
 
-fn compress(data: &[u8], ctx: &str) -> WriteResult<Frame> {
+fn compress(lz4: &mut BlockCompressor, data: &[u8], ctx: &str) -> WriteResult<Frame> {
     let decompressed = len_u32(data.len(), ctx, "decompressed size")?;
     if u64::from(decompressed) > lz4f::MAX_DECOMPRESSED {
         return Err(WriteError::new(ctx, format!("decompressed size {decompressed} is over the 1 GiB limit")));
     }
-    let bytes = lz4f::compress(data);
+    let bytes = lz4f::compress_with(lz4, data);
     let compressed = len_u32(bytes.len(), ctx, "compressed size")?;
     Ok(Frame { bytes, compressed, decompressed })
 }
@@ -293,12 +307,14 @@ pub(crate) fn write_level(level: &Level, li: usize, encoded: Option<Vec<EncodedC
         ));
     }
 
-    let common = compress(&write_level_common(&level.common, &ctx)?, &format!("{ctx} / common data"))?;
+    let lz4 = &mut BlockCompressor::new(0);
+    let common = compress(lz4, &write_level_common(&level.common, &ctx)?, &format!("{ctx} / common data"))?;
     let client = compress(
+        lz4,
         &write_level_client(&level.client, level.common.materials.len(), &ctx)?,
         &format!("{ctx} / client data"),
     )?;
-    let server = compress(&write_level_server(&level.server, &ctx)?, &format!("{ctx} / server data"))?;
+    let server = compress(lz4, &write_level_server(&level.server, &ctx)?, &format!("{ctx} / server data"))?;
 
     let chunks = match encoded {
         Some(e) => e,
@@ -306,7 +322,7 @@ pub(crate) fn write_level(level: &Level, li: usize, encoded: Option<Vec<EncodedC
             .chunks
             .iter()
             .enumerate()
-            .map(|(i, chunk)| encode_chunk(chunk, li, i, level.chunk_size_exp, grid))
+            .map(|(i, chunk)| encode_chunk_with(lz4, chunk, li, i, level.chunk_size_exp, grid))
             .collect::<WriteResult<Vec<_>>>()?,
     };
 
