@@ -240,6 +240,11 @@ impl Rebuild {
         self
     }
 
+    /// The light memos of the engine's bakes ([`Scheduler::light_cache`]).
+    pub fn light_cache(&self) -> &Arc<crate::light::LightCache> {
+        self.scheduler.light_cache()
+    }
+
     /// The settings every full bake uses.
     pub fn settings(&self) -> &CompileSettings {
         self.scheduler.settings()

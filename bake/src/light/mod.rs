@@ -45,19 +45,22 @@ mod eval;
 mod far_rays;
 mod gather;
 mod grids;
+mod memo;
 mod pack;
 mod patch;
+mod track;
 
 #[cfg(test)]
 mod tests;
 
 pub use bake::{
-    ChunkInput, ChunkLighting, FaceLightmap, LitVertex, bake_chunk, chunk_light_deps, decode_fast_ranges,
-    encode_fast_ranges,
+    ChunkInput, ChunkLighting, FaceLightmap, LitVertex, bake_chunk, bake_chunk_memo, chunk_light_deps,
+    decode_fast_ranges, encode_fast_ranges,
 };
 pub use compact::compact_uniform;
 pub use eval::{AoSettings, BakedMode, LightScene, LightSettings, SceneLight, falloff, spot_factor};
 pub use gather::GatherSettings;
+pub use memo::{LightCache, LightMemo};
 pub use pack::{LuxelRect, MIN_TIGHT_PAGE_LOG2, Packing, Page, Placement, pack, pack_tight};
 pub use patch::{Patch, SurfaceFace, plan_patches};
 

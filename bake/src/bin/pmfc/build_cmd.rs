@@ -191,7 +191,9 @@ fn engine_with(
 }
 
 /// [`engine`] starting from the project's cached bakes (unless `no_cache`): only chunks whose
-/// inputs changed are queued. Says how many were reused unless `quiet`.
+/// inputs changed are queued. Says how many were reused unless `quiet`. `memos`: keep light
+/// memos for later edits (`watch`); a one-shot build does not, they would only take memory.
+#[allow(clippy::too_many_arguments)]
 fn cached_engine(
     project: &Path,
     map: Map,
@@ -199,6 +201,7 @@ fn cached_engine(
     threads: usize,
     no_cache: bool,
     quiet: bool,
+    memos: bool,
     phases: &mut Phases,
 ) -> Rebuild {
     let loaded = if no_cache { cache::Loaded::default() } else { cache::load(project, &map, settings) };
@@ -212,7 +215,9 @@ fn cached_engine(
             if damaged > 0 { format!(", {damaged} damaged or misnamed (re-baked)") } else { String::new() }
         );
     }
-    let engine = engine_with(Arc::new(map), settings, threads, loaded.bakes);
+    let scheduler = Scheduler::new(threads, settings.clone(), Arc::new(|| {}));
+    scheduler.light_cache().set_on(memos);
+    let engine = Rebuild::with_bakes(scheduler, Plan::FinalOnly, Arc::new(map), loaded.bakes);
     phases.end("engine");
     engine
 }
@@ -353,7 +358,8 @@ pub fn build(a: BuildArgs) -> Result<(), Failure> {
         vis.portal_steps = a.portal_steps.unwrap_or(vis.portal_steps);
         vis.portal_max_chunks = a.portal_max_chunks.unwrap_or(vis.portal_max_chunks);
     }
-    let mut engine = cached_engine(&a.project, map, &settings, threads(a.threads), a.no_cache, a.quiet, &mut phases);
+    let mut engine =
+        cached_engine(&a.project, map, &settings, threads(a.threads), a.no_cache, a.quiet, false, &mut phases);
     finish(&mut engine, a.quiet)?;
     phases.end("bake");
     if !a.quiet {
@@ -411,7 +417,7 @@ pub fn watch(a: WatchArgs) -> Result<(), Failure> {
     let (_, map) = open(&a.project)?;
     let t = Instant::now();
     let mut engine =
-        cached_engine(&a.project, map, &settings, threads(a.threads), a.no_cache, false, &mut Phases::start());
+        cached_engine(&a.project, map, &settings, threads(a.threads), a.no_cache, false, true, &mut Phases::start());
     finish(&mut engine, true)?;
     store_cache(&a.project, &engine, a.no_cache, true);
     let file = engine.compile(None).map_err(|e| fail(&a.project, e))?;
@@ -580,6 +586,8 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
     // chunks: what the designer sees first after an edit.
     let draft = settings.draft();
     let mut draft_ms = Vec::new();
+    // Light memo use of the engine's re-bakes, summed over the edits: [neighbourhood, beyond].
+    let (mut memo_points, mut memo_reused, mut memo_chunks) = ([0usize; 2], [0usize; 2], [0usize; 2]);
     let mut seed = 0x2545_F491_4F6C_DD1Du64;
     // Summaries kept between the edits' bakes, as the engine keeps them.
     let vis_cache = VisCache::new(settings.visibility.unwrap_or_default());
@@ -639,12 +647,23 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
         dirty_counts.push(dirty.len() as f64);
         let t = Instant::now();
         engine_chunks.push(engine.edited(Arc::new(map.clone()), &changes) as f64);
+        let requeued: Vec<_> = engine.keys_in_flight().collect();
         let (n, refresh) = engine.last_far_refresh();
         far_refreshed.push(n as f64);
         far_refresh_ms.push(ms(refresh));
         vis_ms.push(ms(st.vis + refresh));
         finish(&mut engine, true)?;
         final_ms.push(ms(t.elapsed()));
+        // How much of the re-baked chunks' far light came from their light memos, in the edited
+        // chunk's neighbourhood and beyond it (the readers).
+        for key in requeued {
+            let Some(memo) = engine.light_cache().get(key.0, key.1) else { continue };
+            let near = (key.1.as_ivec3() - chunk).abs().max_element() <= 1;
+            let at = usize::from(!near);
+            memo_points[at] += memo.points();
+            memo_reused[at] += memo.reused();
+            memo_chunks[at] += 1;
+        }
     }
     let incremental =
         pmf::write(&engine.compile(None).map_err(|e| Failure(e.to_string()))?).map_err(|e| Failure(e.to_string()))?;
@@ -804,6 +823,14 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
     figures["edit_final_edited_chunk_ms_median"] = percentile(&mut final_edited_ms, 0.5).into();
     figures["edit_final_per_dirty_chunk_ms_median"] = percentile(&mut final_per_chunk_ms, 0.5).into();
     figures["light_parts_ms_per_chunk"] = light_parts;
+    // The engine's re-bakes after the edits: chunks, luxels and air cells, and the share of
+    // those whose far light came from the chunk's light memo (rays that entered no changed
+    // chunk), in the edited chunk's neighbourhood and beyond it.
+    let share = |k: usize| memo_reused[k] as f64 / memo_points[k].max(1) as f64;
+    figures["edit_light_memo"] = serde_json::json!({
+        "neighbourhood": { "chunks": memo_chunks[0], "points": memo_points[0], "reused_share": share(0) },
+        "beyond": { "chunks": memo_chunks[1], "points": memo_points[1], "reused_share": share(1) },
+    });
     if a.json {
         println!("{}", serde_json::to_string_pretty(&figures).map_err(|e| Failure(e.to_string()))?);
     } else {
