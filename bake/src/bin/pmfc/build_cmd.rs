@@ -12,7 +12,7 @@ use pmfedit_bake::cache;
 use pmfedit_bake::compile::{
     CompileSettings, StageTimes, bake_chunk, bake_chunk_timed, compile_full, level_chunks, level_vis,
 };
-use pmfedit_bake::deps::dirty_chunks;
+use pmfedit_bake::deps::{dirty_chunks, draft_chunks};
 use pmfedit_bake::export::{self, ExportError};
 use pmfedit_bake::memory::{self, RecordBytes, mib};
 use pmfedit_bake::rebuild::{ChunkState, Plan, Rebuild};
@@ -585,7 +585,9 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
     // The editor's draft stage (cheap lighting: hard sun, few sky rays, no bounce) of the dirty
     // chunks: what the designer sees first after an edit.
     let draft = settings.draft();
-    let mut draft_ms = Vec::new();
+    // What the engine drafts (the chunks that draw the edit, `deps::draft_chunks`), and, for
+    // comparison with earlier figures, drafts of every dirty chunk of the static spread.
+    let (mut draft_ms, mut draft_all_ms, mut draft_counts) = (Vec::new(), Vec::new(), Vec::new());
     // Light memo use of the engine's re-bakes, summed over the edits: [neighbourhood, beyond].
     let (mut memo_points, mut memo_reused, mut memo_chunks) = ([0usize; 2], [0usize; 2], [0usize; 2]);
     let mut seed = 0x2545_F491_4F6C_DD1Du64;
@@ -625,7 +627,14 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
         for &(li, c) in &dirty_chunks(&before, &map, &changes, &settings) {
             bake_chunk(&map, li, c, &draft).map_err(|e| Failure(e.to_string()))?;
         }
+        draft_all_ms.push(ms(t.elapsed()));
+        let t = Instant::now();
+        let drafted = draft_chunks(&map, &changes);
+        for &(li, c) in &drafted {
+            bake_chunk(&map, li, c, &draft).map_err(|e| Failure(e.to_string()))?;
+        }
         draft_ms.push(ms(t.elapsed()));
+        draft_counts.push(drafted.len() as f64);
         let t = Instant::now();
         let dirty = dirty_chunks(&before, &map, &changes, &settings);
         let mut st = StageTimes::default();
@@ -752,7 +761,8 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
             "other": percentile(&mut other_ms, 0.5),
             "vis_and_path": percentile(&mut air_ms, 0.5),
         },
-        // Draft bakes (the interactive plan's first lighting) of the dirty chunks, one thread.
+        // Draft bakes (the interactive plan's first lighting) of the chunks the engine drafts
+        // (the edited chunks and the face neighbours the edit touches), one thread.
         "edit_draft_ms": { "median": percentile(&mut draft_ms.clone(), 0.5), "p95": percentile(&mut draft_ms, 0.95) },
         "edit_dirty_chunks_median": percentile(&mut dirty_counts, 0.5),
         // The rebuild engine on `threads` workers: edit → every dirty chunk's final bake, wall.
@@ -823,6 +833,13 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
     figures["edit_final_edited_chunk_ms_median"] = percentile(&mut final_edited_ms, 0.5).into();
     figures["edit_final_per_dirty_chunk_ms_median"] = percentile(&mut final_per_chunk_ms, 0.5).into();
     figures["light_parts_ms_per_chunk"] = light_parts;
+    figures["edit_draft_chunks_median"] = percentile(&mut draft_counts, 0.5).into();
+    // Drafts of every dirty chunk of the static spread, one thread (the `edit_draft_ms` of
+    // earlier versions, before the engine drafted only the chunks that draw the edit).
+    figures["edit_draft_all_dirty_ms"] = serde_json::json!({
+        "median": percentile(&mut draft_all_ms.clone(), 0.5),
+        "p95": percentile(&mut draft_all_ms, 0.95),
+    });
     // The engine's re-bakes after the edits: chunks, luxels and air cells, and the share of
     // those whose far light came from the chunk's light memo (rays that entered no changed
     // chunk), in the edited chunk's neighbourhood and beyond it.
