@@ -651,3 +651,23 @@ fn a_light_memo_retraces_only_points_whose_rays_passed_the_edit() {
     let fresh = bake_chunk(&map, key.0, key.1, &settings()).unwrap();
     assert!(sunset.pmf == fresh.pmf && sunset.reads == fresh.reads);
 }
+
+/// A light cache keeps at most its budget of points: the memos stored longest ago go first.
+#[test]
+fn a_light_cache_drops_its_oldest_memos_over_the_budget() {
+    let map = daylit_floor_with_wall(3);
+    let o = origin(&map);
+    let (a, b) = (chunk_at(&map, o + IVec3::new(4, 0, 4)), chunk_at(&map, o + IVec3::new(EDGE + 4, 0, 4)));
+    let roomy = LightCache::new(settings().light, true);
+    let (_, _, points_a) = memo_bake(&map, a, &roomy);
+    let (_, _, points_b) = memo_bake(&map, b, &roomy);
+    assert!(points_a + points_b > points_a.max(points_b));
+    let light = LightCache::with_budget(settings().light, true, points_a.max(points_b));
+    memo_bake(&map, a, &light);
+    assert_eq!(light.points(), points_a);
+    memo_bake(&map, b, &light);
+    assert!(light.get(a.0, a.1).is_none(), "the older memo is kept over the budget");
+    assert!(light.get(b.0, b.1).is_some_and(|m| m.points() == light.points()));
+    light.set_on(false);
+    assert_eq!(light.points(), 0);
+}

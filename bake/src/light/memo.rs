@@ -3,7 +3,7 @@
 //! for why that is exact). An edit re-bakes the chunks whose rays passed it (sun shadow columns,
 //! sky occlusion, bounce reach); most of their points' rays never came near the edit.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -105,29 +105,50 @@ impl LightScene<'_> {
     }
 }
 
+/// How many points (luxels and air cells) a [`LightCache`] keeps by default: about 100 bytes
+/// each, so about 400 MB (a `terrain(32,4,32)` keeps about 7 000 per chunk, 28 M in all).
+pub const DEFAULT_MEMO_POINTS: usize = 4 << 20;
+
+/// The memos of a [`LightCache`], the oldest dropped first once over the budget.
+#[derive(Debug, Default)]
+struct Memos {
+    by_chunk: HashMap<(usize, ChunkCoord), (u64, Arc<LightMemo>)>,
+    /// Insertion number → chunk, oldest first.
+    order: BTreeMap<u64, (usize, ChunkCoord)>,
+    next: u64,
+    points: usize,
+}
+
 /// The light memos of a scheduler's bakes, by (level, chunk): each full or preview bake with
 /// these light settings starts from the chunk's last memo and leaves its own. A memo is checked
 /// against the snapshot it is used with, so a memo of any earlier snapshot is safe to use (it only
-/// saves less); drafts, whose settings differ, keep none.
+/// saves less); drafts, whose settings differ, keep none. At most `budget` points are kept, the
+/// memos stored longest ago dropped first (their chunks' next bakes trace every point).
 #[derive(Debug)]
 pub struct LightCache {
     settings: LightSettings,
     on: AtomicBool,
-    memos: Mutex<HashMap<(usize, ChunkCoord), Arc<LightMemo>>>,
+    budget: usize,
+    memos: Mutex<Memos>,
 }
 
 impl LightCache {
-    /// A cache for bakes with light `settings`, keeping memos when `on`.
+    /// A cache for bakes with light `settings`, keeping memos when `on`, at most
+    /// [`DEFAULT_MEMO_POINTS`] points.
     pub fn new(settings: LightSettings, on: bool) -> LightCache {
-        LightCache { settings, on: AtomicBool::new(on), memos: Mutex::default() }
+        Self::with_budget(settings, on, DEFAULT_MEMO_POINTS)
     }
 
-    /// Keeps memos or not (off drops those kept: a one-shot build has no use for them and they
-    /// cost about 100 bytes per luxel).
+    /// [`Self::new`] keeping at most `budget` points.
+    pub fn with_budget(settings: LightSettings, on: bool, budget: usize) -> LightCache {
+        LightCache { settings, on: AtomicBool::new(on), budget, memos: Mutex::default() }
+    }
+
+    /// Keeps memos or not (off drops those kept: a one-shot build has no use for them).
     pub fn set_on(&self, on: bool) {
         self.on.store(on, Ordering::Relaxed);
         if !on {
-            self.lock().clear();
+            self.clear();
         }
     }
 
@@ -136,25 +157,45 @@ impl LightCache {
         self.on.load(Ordering::Relaxed) && *settings == self.settings
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(usize, ChunkCoord), Arc<LightMemo>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Memos> {
         // Every memo is checked before use, so one left by a panicking bake is as good as any.
         self.memos.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The last memo of chunk `chunk` of level `level`.
     pub fn get(&self, level: usize, chunk: ChunkCoord) -> Option<Arc<LightMemo>> {
-        self.lock().get(&(level, chunk)).cloned()
+        self.lock().by_chunk.get(&(level, chunk)).map(|(_, m)| m.clone())
     }
 
-    /// Keeps `memo` as the chunk's last one (while on).
+    /// Keeps `memo` as the chunk's last one (while on), dropping the oldest memos over the budget.
     pub fn put(&self, level: usize, chunk: ChunkCoord, memo: LightMemo) {
-        if self.on.load(Ordering::Relaxed) {
-            self.lock().insert((level, chunk), Arc::new(memo));
+        if !self.on.load(Ordering::Relaxed) {
+            return;
         }
+        let mut m = self.lock();
+        let seq = m.next;
+        m.next += 1;
+        m.points += memo.points();
+        if let Some((old, prev)) = m.by_chunk.insert((level, chunk), (seq, Arc::new(memo))) {
+            m.order.remove(&old);
+            m.points -= prev.points();
+        }
+        m.order.insert(seq, (level, chunk));
+        while m.points > self.budget {
+            let Some((_, key)) = m.order.pop_first() else { break };
+            if let Some((_, gone)) = m.by_chunk.remove(&key) {
+                m.points -= gone.points();
+            }
+        }
+    }
+
+    /// How many points the kept memos hold.
+    pub fn points(&self) -> usize {
+        self.lock().points
     }
 
     /// Forgets every memo.
     pub fn clear(&self) {
-        self.lock().clear();
+        *self.lock() = Memos::default();
     }
 }

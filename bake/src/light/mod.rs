@@ -60,7 +60,7 @@ pub use bake::{
 pub use compact::compact_uniform;
 pub use eval::{AoSettings, BakedMode, LightScene, LightSettings, SceneLight, falloff, spot_factor};
 pub use gather::GatherSettings;
-pub use memo::{LightCache, LightMemo};
+pub use memo::{DEFAULT_MEMO_POINTS, LightCache, LightMemo};
 pub use pack::{LuxelRect, MIN_TIGHT_PAGE_LOG2, Packing, Page, Placement, pack, pack_tight};
 pub use patch::{Patch, SurfaceFace, plan_patches};
 
