@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use glam::{IVec3, Vec3};
 
 use pmfedit_bake::compile::{CompileError, CompileSettings, bake_chunk, bake_chunk_cached, compile_full};
-use pmfedit_bake::deps::{ChunkKey, bounce_reach};
+use pmfedit_bake::deps::{ChunkKey, bounce_reach, draft_chunks};
 use pmfedit_bake::light::LightCache;
 use pmfedit_bake::rebuild::{ChunkState, Plan, Rebuild, RebuildError, diff};
 use pmfedit_bake::scheduler::{BakeFn, Scheduler, Stage};
@@ -670,4 +670,25 @@ fn a_light_cache_drops_its_oldest_memos_over_the_budget() {
     assert!(light.get(b.0, b.1).is_some_and(|m| m.points() == light.points()));
     light.set_on(false);
     assert_eq!(light.points(), 0);
+}
+
+/// The draft stage bakes the chunks that draw an edit: the changed chunk, and a stored face
+/// neighbour only when the changed cubes touch their shared face.
+#[test]
+fn drafts_go_to_the_changed_chunk_and_the_stored_neighbours_whose_face_it_touches() {
+    let mut map = floor_map(3, 4.0);
+    let o = origin(&map);
+    let drafted = |map: &mut Map, at: IVec3| {
+        let edit =
+            Edit::Cubes { level: 0, op: CubeOp::SetCube { addr: CubeAddr::containing(at, 3), cube: Cube::EMPTY } };
+        let changes = History::new().apply(map, edit).unwrap();
+        draft_chunks(map, &changes)
+    };
+    let middle = o + IVec3::new(EDGE + 8, 0, EDGE + 8);
+    assert_eq!(drafted(&mut map, middle), BTreeSet::from([chunk_at(&map, middle)]));
+    // On the floor's -X face of chunk (1, 0, 1): that chunk and the floor chunk west of it; not
+    // the empty chunk below.
+    let border = o + IVec3::new(EDGE, 0, EDGE + 8);
+    let west = chunk_at(&map, border - IVec3::new(1, 0, 0));
+    assert_eq!(drafted(&mut map, border), BTreeSet::from([chunk_at(&map, border), west]));
 }

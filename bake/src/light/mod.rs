@@ -13,6 +13,8 @@
 //!    the grids on square pages, then every luxel, vertex and air cell is lit by a
 //!    [`LightScene`]. The result, [`ChunkLighting`], holds the PMF records and, per face, the
 //!    [`Placement`] the mesher uses for the vertices' lightmap UVs ([`FaceLightmap::uv_at`]).
+//!    [`bake_chunk_memo`] does the same from the chunk's last [`LightMemo`]: the sun, sky and
+//!    bounce light of the points whose rays entered no changed chunk is taken, not traced.
 //! 3. [`compact_uniform`]: a face whose patch came out one colour keeps one luxel of it (a cube
 //!    whose faces all did, one luxel of the chunk's palette page), so uniform light costs neither
 //!    luxels nor distinct vertex UVs.
