@@ -25,7 +25,7 @@ use pmfedit_core::map::{Level, Map};
 
 use crate::chunk::{BakeError, bake_geometry};
 use crate::layout::{BakeSettings, ChunkLayout};
-use crate::light::{self, ChunkInput, LightError, LightScene, LightSettings, LitVertex, SurfaceFace};
+use crate::light::{self, ChunkInput, LightCache, LightError, LightScene, LightSettings, LitVertex, SurfaceFace};
 use crate::mesh::{FaceShape, LightmapRect};
 use crate::path::bake_chunk_paths;
 use crate::vis::{LevelVis, SummaryGrid, VisCache, VisSettings, bake_chunk_vis_in};
@@ -464,6 +464,23 @@ pub fn bake_chunk_timed(
     settings: &CompileSettings,
     cache: &VisCache,
 ) -> Result<(ChunkBake, StageTimes), CompileError> {
+    bake_chunk_cached(snapshot, level_index, chunk, settings, cache, None)
+}
+
+/// [`bake_chunk_timed`] that, when `light` serves these light settings
+/// ([`LightCache::serves`]), starts the lighting from the chunk's last [`LightMemo`] there and
+/// leaves this bake's: the sun, sky and bounce light of points whose rays entered no changed
+/// chunk is taken, not traced again ([`light::bake_chunk_memo`]). The same bake either way.
+///
+/// [`LightMemo`]: crate::light::LightMemo
+pub fn bake_chunk_cached(
+    snapshot: &Map,
+    level_index: usize,
+    chunk: ChunkCoord,
+    settings: &CompileSettings,
+    cache: &VisCache,
+    light: Option<&LightCache>,
+) -> Result<(ChunkBake, StageTimes), CompileError> {
     let t0 = std::time::Instant::now();
     let mut geometry = bake_geometry(snapshot, level_index, chunk, &settings.bake)?;
     let t_mesh = t0.elapsed();
@@ -511,9 +528,16 @@ pub fn bake_chunk_timed(
         .collect();
     let t1 = std::time::Instant::now();
     let scene = LightScene::with_library(level, &snapshot.library, settings.light.clone());
-    let lighting =
-        light::bake_chunk(&scene, &ChunkInput { chunk, faces: &faces, vertices: &lit_vertices, air_cells: &air_cells })
-            .map_err(light_err)?;
+    let input = ChunkInput { chunk, faces: &faces, vertices: &lit_vertices, air_cells: &air_cells };
+    let lighting = match light.filter(|l| l.serves(&settings.light)) {
+        Some(memos) => {
+            let prior = memos.get(level_index, chunk);
+            let (lighting, memo) = light::bake_chunk_memo(&scene, &input, prior.as_deref()).map_err(light_err)?;
+            memos.put(level_index, chunk, memo);
+            lighting
+        }
+        None => light::bake_chunk(&scene, &input).map_err(light_err)?,
+    };
     let lighting = light::compact_uniform(lighting, settings.light.max_page_log2);
 
     // Lightmap UVs and pages.

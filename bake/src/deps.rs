@@ -230,3 +230,34 @@ pub fn dirty_chunks(before: &Map, after: &Map, changes: &ChangeSet, settings: &C
     }
     out
 }
+
+/// The chunks an edit's draft stage bakes first ([`crate::rebuild::Plan::Interactive`]): the
+/// chunks whose cubes changed, plus each stored face neighbour whose shared face a changed box
+/// touches (its mesh shows or culls the face against the edited cubes; an empty chunk draws
+/// nothing). The other dirty chunks keep
+/// drawing their older bakes until their exact ones arrive: the draft exists to show the edit at
+/// once, and these are the chunks that draw it.
+pub fn draft_chunks(after: &Map, changes: &ChangeSet) -> BTreeSet<ChunkKey> {
+    let mut out = BTreeSet::new();
+    for (&li, lc) in &changes.levels {
+        let Some(level) = after.levels.get(li) else { continue };
+        let edge = level.frame().chunk_edge();
+        for (c, b) in lc.chunks.iter() {
+            out.insert((li, c));
+            if b.is_empty() {
+                continue;
+            }
+            for a in 0..3 {
+                let mut step = IVec3::ZERO;
+                step[a] = 1;
+                let sides = [(b.min[a] <= 0, -step), (b.max[a] >= edge, step)];
+                for n in sides.into_iter().filter(|s| s.0).map(|s| ChunkCoord::from_ivec3(c.as_ivec3() + s.1)) {
+                    if level.chunk(n).is_some() {
+                        out.insert((li, n));
+                    }
+                }
+            }
+        }
+    }
+    out
+}

@@ -6,7 +6,7 @@
 //! - **The dependency spread** ([`crate::deps::dirty_chunks`], swappable with [`Rebuild::with_spread`]):
 //!   given the map the last request was made from and the map now, which chunk bakes are stale.
 //!   The engine keeps that earlier map itself, so callers only hand it the new one.
-//! - **The stages** ([`Plan`]): an interactive viewer gets a draft (the edited chunks only), a
+//! - **The stages** ([`Plan`]): an interactive viewer gets a draft (the chunks that draw the edit only), a
 //!   preview and a full bake per dirty chunk; a headless build gets full bakes only. Each result
 //!   carries its [`Stage`] from the scheduler to [`ChunkSlot::shown`]; nothing downstream re-infers
 //!   it from the settings.
@@ -52,15 +52,16 @@ use pmfedit_core::map::library::Table;
 use pmfedit_core::map::library::ids::TableId;
 
 use crate::compile::{Assembled, ChunkBake, CompileError, CompileSettings, assemble, fill_chunks, level_grid};
-use crate::deps::{ChunkKey, all_chunks, dirty_chunks, library_users};
+use crate::deps::{ChunkKey, all_chunks, dirty_chunks, draft_chunks, library_users};
 use crate::scheduler::{BakeEvent, Scheduler, Stage};
 use crate::vis::SummaryGrid;
 
 /// Which stages a dirty chunk goes through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Plan {
-    /// For a viewer: the chunks an edit changed get a draft, every dirty chunk a preview, then
-    /// every one its full bake ([`Scheduler::submit_urgent`], [`Scheduler::submit`]).
+    /// For a viewer: the chunks that draw an edit (its changed chunks and the face neighbours it
+    /// touches, [`draft_chunks`]) get a draft, every dirty chunk a preview, then every one its
+    /// full bake ([`Scheduler::submit_urgent`], [`Scheduler::submit`]).
     Interactive,
     /// For headless tools: full bakes only ([`Scheduler::submit_full`]).
     FinalOnly,
@@ -240,6 +241,11 @@ impl Rebuild {
         self
     }
 
+    /// The light memos of the engine's bakes ([`Scheduler::light_cache`]).
+    pub fn light_cache(&self) -> &Arc<crate::light::LightCache> {
+        self.scheduler.light_cache()
+    }
+
     /// The settings every full bake uses.
     pub fn settings(&self) -> &CompileSettings {
         self.scheduler.settings()
@@ -337,9 +343,10 @@ impl Rebuild {
         let t = std::time::Instant::now();
         let refreshed = self.refresh_far(&dirty);
         self.far_refresh = (refreshed, t.elapsed());
-        // The chunks whose cubes changed come first (their meshes matter most on screen).
-        let urgent: BTreeSet<ChunkKey> =
-            changes.levels.iter().flat_map(|(&li, lc)| lc.chunks.iter().map(move |(c, _)| (li, c))).collect();
+        // The chunks that draw the edit come first, with a draft ([`draft_chunks`]); the other
+        // dirty chunks keep their older light until their exact bakes arrive.
+        let mut urgent = draft_chunks(&self.map, changes);
+        urgent.retain(|k| dirty.contains(k));
         let n = dirty.len();
         self.request(dirty, &urgent);
         n

@@ -38,8 +38,9 @@ use glam::DVec3;
 
 use pmfedit_core::map::Map;
 
-use crate::compile::{ChunkBake, CompileError, CompileSettings, bake_chunk_with};
+use crate::compile::{ChunkBake, CompileError, CompileSettings, bake_chunk_cached};
 use crate::deps::ChunkKey;
+use crate::light::LightCache;
 use crate::vis::VisCache;
 
 /// Which bake of a chunk a job makes.
@@ -109,7 +110,7 @@ impl BakeEvent {
 }
 
 /// A function a job runs: bake `key` of the snapshot for `stage` with the settings of that stage.
-/// [`bake_chunk_with`] unless a test swaps it (to hold a stage back, or to inject a panic).
+/// [`bake_chunk_cached`] (with the scheduler's caches) unless a test swaps it (to hold a stage back, or to inject a panic).
 pub type BakeFn = dyn Fn(&Map, ChunkKey, Stage, &CompileSettings) -> Result<ChunkBake, CompileError> + Send + Sync;
 
 struct Job {
@@ -176,6 +177,8 @@ pub struct Scheduler {
     settings: Arc<CompileSettings>,
     /// Visibility summaries shared by the bakes (and by the rebuild engine).
     vis: Arc<VisCache>,
+    /// Light memos of the default bakes ([`Scheduler::light_cache`]).
+    light: Arc<LightCache>,
 }
 
 impl std::fmt::Debug for Scheduler {
@@ -188,16 +191,16 @@ impl Scheduler {
     /// A pool of `threads` (at least 1) workers named `pmf-bake-N`. `wake` is called after each
     /// event is sent.
     pub fn new(threads: usize, settings: CompileSettings, wake: Arc<dyn Fn() + Send + Sync>) -> Scheduler {
-        let vis = vis_cache(&settings);
-        Self::build(threads, settings, wake, default_bake_fn(vis.clone()), false, vis)
+        let (vis, light) = caches(&settings);
+        Self::build(threads, settings, wake, default_bake_fn(vis.clone(), light.clone()), false, (vis, light))
     }
 
     /// [`Scheduler::new`] for an interactive viewer: plus one worker (`pmf-bake-preview`) that
     /// takes previews only, so an edit's preview starts at once even while every other worker is
     /// deep in a long full bake (visibility). It sleeps while no preview waits.
     pub fn interactive(threads: usize, settings: CompileSettings, wake: Arc<dyn Fn() + Send + Sync>) -> Scheduler {
-        let vis = vis_cache(&settings);
-        Self::build(threads, settings, wake, default_bake_fn(vis.clone()), true, vis)
+        let (vis, light) = caches(&settings);
+        Self::build(threads, settings, wake, default_bake_fn(vis.clone(), light.clone()), true, (vis, light))
     }
 
     /// Like [`Scheduler::new`] with another bake function (tests use it to inject panics).
@@ -219,8 +222,8 @@ impl Scheduler {
         bake: Arc<BakeFn>,
         preview_worker: bool,
     ) -> Scheduler {
-        let vis = vis_cache(&settings);
-        Self::build(threads, settings, wake, bake, preview_worker, vis)
+        let caches = caches(&settings);
+        Self::build(threads, settings, wake, bake, preview_worker, caches)
     }
 
     fn build(
@@ -229,7 +232,7 @@ impl Scheduler {
         wake: Arc<dyn Fn() + Send + Sync>,
         bake: Arc<BakeFn>,
         preview_worker: bool,
-        vis: Arc<VisCache>,
+        (vis, light): (Arc<VisCache>, Arc<LightCache>),
     ) -> Scheduler {
         let shared =
             Arc::new(Shared { state: Mutex::new(State::default()), work: Condvar::new(), idle: Condvar::new() });
@@ -254,12 +257,19 @@ impl Scheduler {
                     .expect("spawn a bake worker thread")
             })
             .collect();
-        Scheduler { shared, results, workers, general, draft_differs, settings, vis }
+        Scheduler { shared, results, workers, general, draft_differs, settings, vis, light }
     }
 
     /// The visibility summaries the default bakes share.
     pub fn vis_cache(&self) -> &Arc<VisCache> {
         &self.vis
+    }
+
+    /// The light memos the default bakes keep and start from (on by default: an edit then
+    /// re-traces only the luxels whose rays passed a changed chunk, [`crate::light::LightMemo`]);
+    /// a one-shot build turns them off ([`LightCache::set_on`]) to save their memory.
+    pub fn light_cache(&self) -> &Arc<LightCache> {
+        &self.light
     }
 
     /// The settings of full bakes ([`CompileSettings::preview`] and [`CompileSettings::draft`] of
@@ -399,15 +409,17 @@ fn distance(job: &Job, key: ChunkKey, camera: Option<(usize, DVec3)>) -> f64 {
     l.frame().chunk_center_world(key.1).distance_squared(pos)
 }
 
-/// A visibility cache for bakes with `settings`.
-fn vis_cache(settings: &CompileSettings) -> Arc<VisCache> {
-    Arc::new(VisCache::new(settings.visibility.unwrap_or_default()))
+/// A visibility cache and a light memo cache (on) for bakes with `settings`.
+fn caches(settings: &CompileSettings) -> (Arc<VisCache>, Arc<LightCache>) {
+    let vis = Arc::new(VisCache::new(settings.visibility.unwrap_or_default()));
+    (vis, Arc::new(LightCache::new(settings.light.clone(), true)))
 }
 
-/// [`bake_chunk_with`] sharing `cache` (drafts and previews bake no visibility and leave it be).
-fn default_bake_fn(cache: Arc<VisCache>) -> Arc<BakeFn> {
+/// [`bake_chunk_cached`] sharing `vis` (drafts and previews bake no visibility and leave it be)
+/// and `light` (previews and full bakes share memos; drafts, with other light settings, keep none).
+fn default_bake_fn(vis: Arc<VisCache>, light: Arc<LightCache>) -> Arc<BakeFn> {
     Arc::new(move |map: &Map, (level, chunk): ChunkKey, _stage, s: &CompileSettings| {
-        bake_chunk_with(map, level, chunk, s, &cache)
+        bake_chunk_cached(map, level, chunk, s, &vis, Some(&light)).map(|(b, _)| b)
     })
 }
 

@@ -9,10 +9,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use glam::{IVec3, Vec3};
 
-use pmfedit_bake::compile::{CompileError, CompileSettings, bake_chunk, compile_full};
-use pmfedit_bake::deps::{ChunkKey, bounce_reach};
+use pmfedit_bake::compile::{CompileError, CompileSettings, bake_chunk, bake_chunk_cached, compile_full};
+use pmfedit_bake::deps::{ChunkKey, bounce_reach, draft_chunks};
+use pmfedit_bake::light::LightCache;
 use pmfedit_bake::rebuild::{ChunkState, Plan, Rebuild, RebuildError, diff};
 use pmfedit_bake::scheduler::{BakeFn, Scheduler, Stage};
+use pmfedit_bake::vis::VisCache;
 use pmfedit_core::edit::{CubeOp, Edit, History, LibItem, LibRef, ObjRef};
 use pmfedit_core::format::pmf;
 use pmfedit_core::map::coords::{CubeAddr, LatticeBox};
@@ -591,4 +593,102 @@ fn a_result_that_read_a_chunk_changed_while_it_baked_is_baked_again() {
     }
     assert_eq!(e.full(a).unwrap().reads, [far.1]);
     assert_same_as_fresh(&e, &map, bake);
+}
+
+/// [`floor_map`] under the default daylight: sun, sky and one bounce, with a wall 3 units high
+/// across the floor in chunk 2.
+fn daylit_floor_with_wall(n: i32) -> Map {
+    let mut map = floor_map(n, 0.5);
+    map.levels[0].lighting = LevelLighting::default();
+    let o = origin(&map);
+    let wall = LatticeBox::new(o + IVec3::new(2 * EDGE, 8, 0), o + IVec3::new(2 * EDGE + 8, EDGE, n * EDGE));
+    map.levels[0].fill_box(wall, stone()).unwrap();
+    map
+}
+
+/// A bake through a light memo: the bake, and how many of its points came from the memo before.
+fn memo_bake(map: &Map, key: ChunkKey, light: &LightCache) -> (pmfedit_bake::compile::ChunkBake, usize, usize) {
+    let vis = VisCache::new(settings().visibility.unwrap_or_default());
+    let (bake, _) = bake_chunk_cached(map, key.0, key.1, &settings(), &vis, Some(light)).unwrap();
+    let memo = light.get(key.0, key.1).unwrap();
+    (bake, memo.reused(), memo.points())
+}
+
+/// A chunk baked again after an edit takes the sun, sky and bounce light of the points whose rays
+/// did not pass the edited chunk from its last bake's memo, traces the others, and gives the same
+/// bake as without a memo (records and reads); a memo made under another sun is not used.
+#[test]
+fn a_light_memo_retraces_only_points_whose_rays_passed_the_edit() {
+    let mut map = daylit_floor_with_wall(4);
+    let light = LightCache::new(settings().light, true);
+    let o = origin(&map);
+    let key = chunk_at(&map, o + IVec3::new(4, 0, 4));
+    let (first, reused, points) = memo_bake(&map, key, &light);
+    assert_eq!(reused, 0, "no memo yet");
+    assert!(points > 100, "{points} points");
+    // Nothing changed: every point comes from the memo.
+    let (again, reused, _) = memo_bake(&map, key, &light);
+    assert_eq!(reused, points);
+    assert!(again.pmf == first.pmf && again.reads == first.reads);
+
+    // The wall's top half taken off: rays of the floor of chunk 0 that met it, or whose bounce
+    // points saw it, are traced again, the others are not.
+    let o2 = o + IVec3::new(2 * EDGE, EDGE / 2, 0);
+    map.levels[0].fill_box(LatticeBox::new(o2, o2 + IVec3::new(8, EDGE / 2, 4 * EDGE)), Cube::EMPTY).unwrap();
+    let wall = chunk_at(&map, o + IVec3::new(2 * EDGE, 8, 4));
+    assert!(first.reads.contains(&wall.1), "chunk 0's rays never reached the wall");
+    let (after, reused, points) = memo_bake(&map, key, &light);
+    let fresh = bake_chunk(&map, key.0, key.1, &settings()).unwrap();
+    assert!(after.pmf == fresh.pmf, "a memo bake differs from a fresh one");
+    assert_eq!(after.reads, fresh.reads);
+    assert!(after.pmf != first.pmf, "the edit does not change chunk 0's light");
+    assert!(0 < reused && reused < points, "{reused} of {points} points reused");
+
+    // Another sun: no point of the memo holds.
+    map.levels[0].lighting.sun.azimuth += 10.0;
+    let (sunset, reused, _) = memo_bake(&map, key, &light);
+    assert_eq!(reused, 0);
+    let fresh = bake_chunk(&map, key.0, key.1, &settings()).unwrap();
+    assert!(sunset.pmf == fresh.pmf && sunset.reads == fresh.reads);
+}
+
+/// A light cache keeps at most its budget of points: the memos stored longest ago go first.
+#[test]
+fn a_light_cache_drops_its_oldest_memos_over_the_budget() {
+    let map = daylit_floor_with_wall(3);
+    let o = origin(&map);
+    let (a, b) = (chunk_at(&map, o + IVec3::new(4, 0, 4)), chunk_at(&map, o + IVec3::new(EDGE + 4, 0, 4)));
+    let roomy = LightCache::new(settings().light, true);
+    let (_, _, points_a) = memo_bake(&map, a, &roomy);
+    let (_, _, points_b) = memo_bake(&map, b, &roomy);
+    assert!(points_a + points_b > points_a.max(points_b));
+    let light = LightCache::with_budget(settings().light, true, points_a.max(points_b));
+    memo_bake(&map, a, &light);
+    assert_eq!(light.points(), points_a);
+    memo_bake(&map, b, &light);
+    assert!(light.get(a.0, a.1).is_none(), "the older memo is kept over the budget");
+    assert!(light.get(b.0, b.1).is_some_and(|m| m.points() == light.points()));
+    light.set_on(false);
+    assert_eq!(light.points(), 0);
+}
+
+/// The draft stage bakes the chunks that draw an edit: the changed chunk, and a stored face
+/// neighbour only when the changed cubes touch their shared face.
+#[test]
+fn drafts_go_to_the_changed_chunk_and_the_stored_neighbours_whose_face_it_touches() {
+    let mut map = floor_map(3, 4.0);
+    let o = origin(&map);
+    let drafted = |map: &mut Map, at: IVec3| {
+        let edit =
+            Edit::Cubes { level: 0, op: CubeOp::SetCube { addr: CubeAddr::containing(at, 3), cube: Cube::EMPTY } };
+        let changes = History::new().apply(map, edit).unwrap();
+        draft_chunks(map, &changes)
+    };
+    let middle = o + IVec3::new(EDGE + 8, 0, EDGE + 8);
+    assert_eq!(drafted(&mut map, middle), BTreeSet::from([chunk_at(&map, middle)]));
+    // On the floor's -X face of chunk (1, 0, 1): that chunk and the floor chunk west of it; not
+    // the empty chunk below.
+    let border = o + IVec3::new(EDGE, 0, EDGE + 8);
+    let west = chunk_at(&map, border - IVec3::new(1, 0, 0));
+    assert_eq!(drafted(&mut map, border), BTreeSet::from([chunk_at(&map, border), west]));
 }

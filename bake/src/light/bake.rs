@@ -8,7 +8,8 @@ use pmfedit_core::map::coords::ChunkCoord;
 use pmfedit_core::map::library::LightId;
 
 use super::{
-    BakedMode, LightError, LightScene, Packing, Patch, Placement, SceneLight, SurfaceFace, pack_tight, plan_patches,
+    BakedMode, LightError, LightMemo, LightScene, Packing, Patch, Placement, SceneLight, SurfaceFace, pack_tight,
+    plan_patches,
 };
 
 /// One vertex of the chunk's vertex array, for fast lights.
@@ -233,6 +234,27 @@ fn patch_bounds(patch: &Patch) -> (DVec3, DVec3) {
 /// vertex or cell of the chunk. Errors: bad faces, more than 255 pages, dynamic lights or fast
 /// lights in the chunk.
 pub fn bake_chunk(scene: &LightScene<'_>, input: &ChunkInput<'_>) -> Result<ChunkLighting, LightError> {
+    bake_lit(scene, input)
+}
+
+/// [`bake_chunk`] taking the sun, sky and bounce light of the luxels and air cells whose rays
+/// entered no changed chunk from `prior` (the chunk's last memo; see [`LightMemo`]), and
+/// returning the memo of this bake. The same result as [`bake_chunk`], bit for bit: a point's
+/// far light is a pure function of its point, normal, the scene's inputs and the cubes its rays
+/// entered, and a memo made under other inputs (sun, sky, materials, static lights, settings,
+/// the level's top) is not used.
+pub fn bake_chunk_memo(
+    scene: &LightScene<'_>,
+    input: &ChunkInput<'_>,
+    prior: Option<&LightMemo>,
+) -> Result<(ChunkLighting, LightMemo), LightError> {
+    scene.begin_memo(prior);
+    let lit = bake_lit(scene, input);
+    let memo = scene.end_memo();
+    Ok((lit?, memo))
+}
+
+fn bake_lit(scene: &LightScene<'_>, input: &ChunkInput<'_>) -> Result<ChunkLighting, LightError> {
     let settings = scene.settings();
     if u32::try_from(input.vertices.len()).is_err() {
         return Err(LightError::TooManyVertices(input.vertices.len()));
@@ -257,7 +279,7 @@ pub fn bake_chunk(scene: &LightScene<'_>, input: &ChunkInput<'_>) -> Result<Chun
         for j in 0..patch.height {
             for i in 0..patch.width {
                 let p = patch.luxel(i, j);
-                let mut v = scene.ambient(p, patch.normal) + scene.far_light(p, Some(patch.normal));
+                let mut v = scene.ambient(p, patch.normal) + scene.far_point(p, Some(patch.normal));
                 for l in &near {
                     v += scene.irradiance(p, Some(patch.normal), l);
                 }
@@ -272,7 +294,7 @@ pub fn bake_chunk(scene: &LightScene<'_>, input: &ChunkInput<'_>) -> Result<Chun
         .air_cells
         .iter()
         .map(|&c| {
-            let mut v = settings.ambient_f() + scene.far_light(c, None);
+            let mut v = settings.ambient_f() + scene.far_point(c, None);
             for l in &statics {
                 v += scene.irradiance(c, None, l);
             }

@@ -11,6 +11,7 @@ use pmfedit_core::map::{Level, Library, Map};
 use super::LightError;
 use super::gather::{Far, GatherSettings, hemisphere};
 use super::grids::ChunkGrids;
+use super::track::Tracker;
 
 /// Ambient occlusion of the ambient term on luxels.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -220,6 +221,8 @@ pub struct LightScene<'a> {
     /// bake walks the same few chunks, and the grid's DDA is much cheaper than an octree descent
     /// per ray.
     pub(super) grids: RefCell<ChunkGrids<'a>>,
+    /// The chunks each point's rays entered, while a bake keeps a memo ([`super::memo`]).
+    pub(super) track: RefCell<Tracker>,
 }
 
 impl<'a> LightScene<'a> {
@@ -250,6 +253,7 @@ impl<'a> LightScene<'a> {
             ao_dirs,
             far,
             grids: RefCell::new(ChunkGrids::new(level)),
+            track: RefCell::default(),
         }
     }
 

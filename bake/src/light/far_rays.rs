@@ -34,8 +34,10 @@ impl<'a> LightScene<'a> {
         let mut remaining = max;
         let mut reads = self.far.reads.borrow_mut();
         let mut grids = self.grids.borrow_mut();
+        let mut track = self.track.borrow_mut();
         let mut enter = |c: ChunkCoord, ray: &Ray, max: f64| {
             reads.visit(c);
+            track.visit(c);
             grids.cast(c, ray, max)
         };
         let mut last = None;
@@ -178,9 +180,12 @@ impl<'a> LightScene<'a> {
         }
         let key = (level, face as u8, key);
         if let Some(&e) = self.far.received.borrow().get(&key) {
+            self.track.borrow_mut().use_cell(&key);
             return e;
         }
+        self.track.borrow_mut().push();
         let e = self.receive_at(self.frame.world_from_lattice_f(q), face_normal(face), level);
+        self.track.borrow_mut().end_cell(key);
         self.far.received.borrow_mut().insert(key, e);
         e
     }

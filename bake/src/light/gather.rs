@@ -121,6 +121,11 @@ impl ReadSet {
             return;
         }
         self.last = Some(c);
+        self.add(c);
+    }
+
+    /// Records chunk `c` unless it lies in the neighbourhood.
+    pub(super) fn add(&mut self, c: ChunkCoord) {
         if self.home.is_some_and(|h| (c.as_ivec3() - h).abs().max_element() <= 1) {
             return;
         }
@@ -188,7 +193,7 @@ pub(super) enum RayEnd {
 
 /// Bounce cache key: bounce level, face, and the face plane coordinate (on the face's axis) with
 /// the cell indices (on the other two), lattice units.
-type CellKey = (u8, u8, IVec3);
+pub(super) type CellKey = (u8, u8, IVec3);
 
 /// Sun, sky, bounce and emission of one scene (see the module docs).
 #[derive(Debug, Clone)]

@@ -13,6 +13,8 @@
 //!    the grids on square pages, then every luxel, vertex and air cell is lit by a
 //!    [`LightScene`]. The result, [`ChunkLighting`], holds the PMF records and, per face, the
 //!    [`Placement`] the mesher uses for the vertices' lightmap UVs ([`FaceLightmap::uv_at`]).
+//!    [`bake_chunk_memo`] does the same from the chunk's last [`LightMemo`]: the sun, sky and
+//!    bounce light of the points whose rays entered no changed chunk is taken, not traced.
 //! 3. [`compact_uniform`]: a face whose patch came out one colour keeps one luxel of it (a cube
 //!    whose faces all did, one luxel of the chunk's palette page), so uniform light costs neither
 //!    luxels nor distinct vertex UVs.
@@ -45,19 +47,22 @@ mod eval;
 mod far_rays;
 mod gather;
 mod grids;
+mod memo;
 mod pack;
 mod patch;
+mod track;
 
 #[cfg(test)]
 mod tests;
 
 pub use bake::{
-    ChunkInput, ChunkLighting, FaceLightmap, LitVertex, bake_chunk, chunk_light_deps, decode_fast_ranges,
-    encode_fast_ranges,
+    ChunkInput, ChunkLighting, FaceLightmap, LitVertex, bake_chunk, bake_chunk_memo, chunk_light_deps,
+    decode_fast_ranges, encode_fast_ranges,
 };
 pub use compact::compact_uniform;
 pub use eval::{AoSettings, BakedMode, LightScene, LightSettings, SceneLight, falloff, spot_factor};
 pub use gather::GatherSettings;
+pub use memo::{DEFAULT_MEMO_POINTS, LightCache, LightMemo};
 pub use pack::{LuxelRect, MIN_TIGHT_PAGE_LOG2, Packing, Page, Placement, pack, pack_tight};
 pub use patch::{Patch, SurfaceFace, plan_patches};
 

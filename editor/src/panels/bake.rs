@@ -21,7 +21,7 @@ pub fn ui(ui: &mut Ui, cx: &mut PanelCtx<'_>) {
     for (stage, what) in [
         (Stage::Full, "full bakes"),
         (Stage::Preview, "previews (mesh + light)"),
-        (Stage::Draft, "drafts (edited chunks, hard shadows)"),
+        (Stage::Draft, "drafts (chunks that draw the edit, hard shadows)"),
     ] {
         let times: Vec<f64> = bake.slots().values().filter_map(|s| s.times[stage.index()]).map(ms).collect();
         if !times.is_empty() {

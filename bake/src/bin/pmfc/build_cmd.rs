@@ -12,7 +12,7 @@ use pmfedit_bake::cache;
 use pmfedit_bake::compile::{
     CompileSettings, StageTimes, bake_chunk, bake_chunk_timed, compile_full, level_chunks, level_vis,
 };
-use pmfedit_bake::deps::dirty_chunks;
+use pmfedit_bake::deps::{dirty_chunks, draft_chunks};
 use pmfedit_bake::export::{self, ExportError};
 use pmfedit_bake::memory::{self, RecordBytes, mib};
 use pmfedit_bake::rebuild::{ChunkState, Plan, Rebuild};
@@ -191,7 +191,9 @@ fn engine_with(
 }
 
 /// [`engine`] starting from the project's cached bakes (unless `no_cache`): only chunks whose
-/// inputs changed are queued. Says how many were reused unless `quiet`.
+/// inputs changed are queued. Says how many were reused unless `quiet`. `memos`: keep light
+/// memos for later edits (`watch`); a one-shot build does not, they would only take memory.
+#[allow(clippy::too_many_arguments)]
 fn cached_engine(
     project: &Path,
     map: Map,
@@ -199,6 +201,7 @@ fn cached_engine(
     threads: usize,
     no_cache: bool,
     quiet: bool,
+    memos: bool,
     phases: &mut Phases,
 ) -> Rebuild {
     let loaded = if no_cache { cache::Loaded::default() } else { cache::load(project, &map, settings) };
@@ -212,7 +215,9 @@ fn cached_engine(
             if damaged > 0 { format!(", {damaged} damaged or misnamed (re-baked)") } else { String::new() }
         );
     }
-    let engine = engine_with(Arc::new(map), settings, threads, loaded.bakes);
+    let scheduler = Scheduler::new(threads, settings.clone(), Arc::new(|| {}));
+    scheduler.light_cache().set_on(memos);
+    let engine = Rebuild::with_bakes(scheduler, Plan::FinalOnly, Arc::new(map), loaded.bakes);
     phases.end("engine");
     engine
 }
@@ -353,7 +358,8 @@ pub fn build(a: BuildArgs) -> Result<(), Failure> {
         vis.portal_steps = a.portal_steps.unwrap_or(vis.portal_steps);
         vis.portal_max_chunks = a.portal_max_chunks.unwrap_or(vis.portal_max_chunks);
     }
-    let mut engine = cached_engine(&a.project, map, &settings, threads(a.threads), a.no_cache, a.quiet, &mut phases);
+    let mut engine =
+        cached_engine(&a.project, map, &settings, threads(a.threads), a.no_cache, a.quiet, false, &mut phases);
     finish(&mut engine, a.quiet)?;
     phases.end("bake");
     if !a.quiet {
@@ -412,7 +418,7 @@ pub fn watch(a: WatchArgs) -> Result<(), Failure> {
     let (_, map) = open(&a.project)?;
     let t = Instant::now();
     let mut engine =
-        cached_engine(&a.project, map, &settings, threads(a.threads), a.no_cache, false, &mut Phases::start());
+        cached_engine(&a.project, map, &settings, threads(a.threads), a.no_cache, false, true, &mut Phases::start());
     finish(&mut engine, true)?;
     store_cache(&a.project, &engine, a.no_cache, true);
     let file = engine.compile(None).map_err(|e| fail(&a.project, e))?;
@@ -580,7 +586,11 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
     // The editor's draft stage (cheap lighting: hard sun, few sky rays, no bounce) of the dirty
     // chunks: what the designer sees first after an edit.
     let draft = settings.draft();
-    let mut draft_ms = Vec::new();
+    // What the engine drafts (the chunks that draw the edit, `deps::draft_chunks`), and, for
+    // comparison with earlier figures, drafts of every dirty chunk of the static spread.
+    let (mut draft_ms, mut draft_all_ms, mut draft_counts) = (Vec::new(), Vec::new(), Vec::new());
+    // Light memo use of the engine's re-bakes, summed over the edits: [neighbourhood, beyond].
+    let (mut memo_points, mut memo_reused, mut memo_chunks) = ([0usize; 2], [0usize; 2], [0usize; 2]);
     let mut seed = 0x2545_F491_4F6C_DD1Du64;
     // Summaries kept between the edits' bakes, as the engine keeps them.
     let vis_cache = VisCache::new(settings.visibility.unwrap_or_default());
@@ -618,7 +628,14 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
         for &(li, c) in &dirty_chunks(&before, &map, &changes, &settings) {
             bake_chunk(&map, li, c, &draft).map_err(|e| Failure(e.to_string()))?;
         }
+        draft_all_ms.push(ms(t.elapsed()));
+        let t = Instant::now();
+        let drafted = draft_chunks(&map, &changes);
+        for &(li, c) in &drafted {
+            bake_chunk(&map, li, c, &draft).map_err(|e| Failure(e.to_string()))?;
+        }
         draft_ms.push(ms(t.elapsed()));
+        draft_counts.push(drafted.len() as f64);
         let t = Instant::now();
         let dirty = dirty_chunks(&before, &map, &changes, &settings);
         let mut st = StageTimes::default();
@@ -640,12 +657,23 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
         dirty_counts.push(dirty.len() as f64);
         let t = Instant::now();
         engine_chunks.push(engine.edited(Arc::new(map.clone()), &changes) as f64);
+        let requeued: Vec<_> = engine.keys_in_flight().collect();
         let (n, refresh) = engine.last_far_refresh();
         far_refreshed.push(n as f64);
         far_refresh_ms.push(ms(refresh));
         vis_ms.push(ms(st.vis + refresh));
         finish(&mut engine, true)?;
         final_ms.push(ms(t.elapsed()));
+        // How much of the re-baked chunks' far light came from their light memos, in the edited
+        // chunk's neighbourhood and beyond it (the readers).
+        for key in requeued {
+            let Some(memo) = engine.light_cache().get(key.0, key.1) else { continue };
+            let near = (key.1.as_ivec3() - chunk).abs().max_element() <= 1;
+            let at = usize::from(!near);
+            memo_points[at] += memo.points();
+            memo_reused[at] += memo.reused();
+            memo_chunks[at] += 1;
+        }
     }
     let incremental =
         pmf::write(&engine.compile(None).map_err(|e| Failure(e.to_string()))?).map_err(|e| Failure(e.to_string()))?;
@@ -734,7 +762,8 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
             "other": percentile(&mut other_ms, 0.5),
             "vis_and_path": percentile(&mut air_ms, 0.5),
         },
-        // Draft bakes (the interactive plan's first lighting) of the dirty chunks, one thread.
+        // Draft bakes (the interactive plan's first lighting) of the chunks the engine drafts
+        // (the edited chunks and the face neighbours the edit touches), one thread.
         "edit_draft_ms": { "median": percentile(&mut draft_ms.clone(), 0.5), "p95": percentile(&mut draft_ms, 0.95) },
         "edit_dirty_chunks_median": percentile(&mut dirty_counts, 0.5),
         // The rebuild engine on `threads` workers: edit → every dirty chunk's final bake, wall.
@@ -805,6 +834,21 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
     figures["edit_final_edited_chunk_ms_median"] = percentile(&mut final_edited_ms, 0.5).into();
     figures["edit_final_per_dirty_chunk_ms_median"] = percentile(&mut final_per_chunk_ms, 0.5).into();
     figures["light_parts_ms_per_chunk"] = light_parts;
+    figures["edit_draft_chunks_median"] = percentile(&mut draft_counts, 0.5).into();
+    // Drafts of every dirty chunk of the static spread, one thread (the `edit_draft_ms` of
+    // earlier versions, before the engine drafted only the chunks that draw the edit).
+    figures["edit_draft_all_dirty_ms"] = serde_json::json!({
+        "median": percentile(&mut draft_all_ms.clone(), 0.5),
+        "p95": percentile(&mut draft_all_ms, 0.95),
+    });
+    // The engine's re-bakes after the edits: chunks, luxels and air cells, and the share of
+    // those whose far light came from the chunk's light memo (rays that entered no changed
+    // chunk), in the edited chunk's neighbourhood and beyond it.
+    let share = |k: usize| memo_reused[k] as f64 / memo_points[k].max(1) as f64;
+    figures["edit_light_memo"] = serde_json::json!({
+        "neighbourhood": { "chunks": memo_chunks[0], "points": memo_points[0], "reused_share": share(0) },
+        "beyond": { "chunks": memo_chunks[1], "points": memo_points[1], "reused_share": share(1) },
+    });
     if a.json {
         println!("{}", serde_json::to_string_pretty(&figures).map_err(|e| Failure(e.to_string()))?);
     } else {
@@ -838,6 +882,15 @@ fn light_parts(map: &Map, settings: &CompileSettings, mid: IVec3) -> Result<serd
     };
     let mut s = settings.preview();
     let full = light_ms(&s)?;
+    // The same bakes recording a light memo (what the engine's bakes do; no memo to start from).
+    let t = Instant::now();
+    let vis = VisCache::new(s.visibility.unwrap_or_default());
+    let memos = pmfedit_bake::light::LightCache::new(s.light.clone(), true);
+    for &c in &chunks {
+        pmfedit_bake::compile::bake_chunk_cached(map, 0, c, &s, &vis, Some(&memos))
+            .map_err(|e| Failure(e.to_string()))?;
+    }
+    let recording = ms(t.elapsed()) / chunks.len().max(1) as f64;
     s.light.gather.bounce = false;
     let no_bounce = light_ms(&s)?;
     s.light.gather.rays = 1;
@@ -849,6 +902,7 @@ fn light_parts(map: &Map, settings: &CompileSettings, mid: IVec3) -> Result<serd
     Ok(serde_json::json!({
         "chunks": chunks.len(),
         "total": full,
+        "memo_recording": recording - full,
         "bounce": full - no_bounce,
         "sky_luxels": no_bounce - no_luxel_sky,
         "sky_air_cells": no_luxel_sky - no_cell_sky,
