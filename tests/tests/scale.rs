@@ -47,7 +47,12 @@ fn settings() -> CompileSettings {
 }
 
 fn terrain() -> Map {
-    let mut map = sample::terrain(16, 4, 16, 1);
+    terrain_of(16)
+}
+
+/// `terrain(n,4,n)` lit by the sun alone.
+fn terrain_of(n: u32) -> Map {
+    let mut map = sample::terrain(n, 4, n, 1);
     map.levels[0].lighting =
         LevelLighting { sky: Sky { intensity: 0.0, ..Sky::default() }, bounces: 0, ..LevelLighting::default() };
     map
@@ -182,11 +187,8 @@ fn terrain_16_4_16_opens_from_its_bake_cache_edits_and_exports_the_bytes_of_a_co
 fn an_unusable_bake_cache_is_rebaked_once_then_reopens_with_no_chunk_baked() {
     let dir = tempfile::tempdir().unwrap();
     let mut project = Project::create(dir.path()).unwrap();
-    let mut map = terrain();
     // Small enough for a debug build; the cache does not depend on the size.
-    map.levels[0] = sample::terrain(3, 4, 3, 1).levels.remove(0);
-    map.levels[0].lighting = terrain().levels[0].lighting.clone();
-    project.save(&map).unwrap();
+    project.save(&terrain_of(3)).unwrap();
     drop(project);
     let (cold, engine) = cold_build(dir.path());
     let chunks = engine.slots().len();
@@ -232,10 +234,7 @@ fn an_unusable_bake_cache_is_rebaked_once_then_reopens_with_no_chunk_baked() {
 fn the_cache_refresh_waits_for_the_save_after_an_edit() {
     let dir = tempfile::tempdir().unwrap();
     let mut project = Project::create(dir.path()).unwrap();
-    let mut map = terrain();
-    map.levels[0] = sample::terrain(2, 4, 2, 1).levels.remove(0);
-    map.levels[0].lighting = terrain().levels[0].lighting.clone();
-    project.save(&map).unwrap();
+    project.save(&terrain_of(2)).unwrap();
     drop(project);
     // No cache at all: every chunk is a miss.
     let (mut state, _) = open_in_editor(dir.path());
