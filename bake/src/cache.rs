@@ -39,7 +39,8 @@
 //! temporary file renamed into place ([`atomic::create_temp`]), then deletes every other entry:
 //! the folder holds exactly the bakes of the saved map. Entries are not fsynced: a file a crash
 //! left partial fails its checksum and is re-baked, which costs less than an fsync per chunk on
-//! every save.
+//! every save. Such a file keeps its name, the name of the chunk's next bake: readers delete the
+//! entries they refuse as unreadable ([`Loaded::discard_unusable`]) so that [`store`] writes it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Debug;
@@ -511,6 +512,63 @@ impl Loaded {
     /// Entries found stale (made from other inputs).
     pub fn stale(&self) -> usize {
         self.rejected.iter().filter(|e| matches!(e, CacheError::Stale { .. })).count()
+    }
+
+    /// Deletes the files of the entries refused as unreadable (damaged, misnamed, too large, or
+    /// of another entry format or compiler version); returns how many went. Such a file may
+    /// carry the very name the chunk's fresh bake gets (the name is the digest of the inputs,
+    /// not of the bytes), and [`store`] keeps a file whose name exists: left there, it would be
+    /// refused and the chunk re-baked on every open. Stale entries stay: their names differ
+    /// from any current bake's, and [`store`] removes them.
+    pub fn discard_unusable(&self) -> usize {
+        let paths = self.rejected.iter().filter_map(|e| match e {
+            CacheError::Io { path, .. }
+            | CacheError::TooLarge { path, .. }
+            | CacheError::Format { path, .. }
+            | CacheError::Misnamed { path } => Some(path),
+            CacheError::Stale { .. } | CacheError::Encode { .. } => None,
+        });
+        paths.filter(|p| fs::remove_file(p).is_ok()).count()
+    }
+
+    /// What this load reused and refused, for the line `pmfc build` prints and the editor shows.
+    pub fn report(&self) -> Report {
+        let unusable = self.rejected.iter().filter(|e| !matches!(e, CacheError::Stale { .. }));
+        Report {
+            reused: self.bakes.len(),
+            stale: self.stale(),
+            unusable: unusable.clone().count(),
+            first_unusable: unusable.into_iter().next().map(ToString::to_string),
+        }
+    }
+}
+
+/// How an open used the cache: [`Loaded::report`]. Its display is the one line `pmfc build` and
+/// the editor print ("bake cache: 25 chunks reused, 0 stale").
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Report {
+    /// Chunks whose cached bake is used.
+    pub reused: usize,
+    /// Well-formed entries made from other inputs (an edit outside this program, a setting).
+    pub stale: usize,
+    /// Entries that could not be read or are not this build's: damaged, misnamed, or written
+    /// by another entry format or compiler version (a `pmfc` or editor of another release).
+    pub unusable: usize,
+    /// Why the first unusable entry was refused: a whole cache refused at once is nearly always
+    /// one reason (another version), and the user should see it rather than a silent re-bake.
+    pub first_unusable: Option<String>,
+}
+
+impl std::fmt::Display for Report {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "bake cache: {} chunks reused, {} stale", self.reused, self.stale)?;
+        if self.unusable > 0 {
+            write!(f, ", {} damaged, misnamed or of another version (re-baked)", self.unusable)?;
+        }
+        if let Some(why) = &self.first_unusable {
+            write!(f, "; first: {why}")?;
+        }
+        Ok(())
     }
 }
 

@@ -271,11 +271,22 @@ fn damaged_entries_are_rebaked_never_used() {
         assert_eq!(other.bakes, loaded.bakes, "{threads} threads");
         assert_eq!(format!("{:?}", other.rejected), format!("{:?}", loaded.rejected), "{threads} threads");
     }
+    let report = loaded.report();
+    assert_eq!((report.reused, report.stale, report.unusable), (chunks - 1, 0, 3), "{report}");
+    let first = loaded.rejected.iter().find(|e| !matches!(e, CacheError::Stale { .. })).unwrap().to_string();
+    assert!(report.to_string().ends_with(&format!("; first: {first}")), "{report}: the first reason is shown");
+    // The damaged entry's file has the name of the chunk's fresh bake: discarded, it is written
+    // again; kept, `store` would keep it too and the chunk would be re-baked on every open.
+    assert_eq!(loaded.discard_unusable(), 3);
+    assert!(!victim.exists() && !forged.exists());
     let mut warm = engine(&map, loaded.bakes);
     assert_eq!(warm.in_flight(), 1);
     warm.wait();
     let full = bytes(&compile_full(&map, &settings()).unwrap());
     assert_eq!(bytes(&warm.compile(None).unwrap()), full);
+    assert_eq!(store(&warm, dir.path()).written, 1, "only the re-baked chunk is written");
+    let again = cache::load(dir.path(), &map, &settings());
+    assert_eq!((again.bakes.len(), again.rejected.len()), (chunks, 0), "{}", again.report());
     // `pmfc build`'s way: the engine consumed, its records moved into the file.
     assert_eq!(bytes(&warm.into_file(None).unwrap()), full);
 }

@@ -125,6 +125,13 @@ pub struct EditorState {
     /// How long a dragged value must stay unchanged to count as settled ([`SETTLE`]; tests
     /// lengthen it to watch a drag without a clock).
     pub settle_after: Duration,
+    /// How the open of this document used the project's bake cache (`None`: no project).
+    pub cache_report: Option<cache::Report>,
+    /// The open found chunks the cache could not give (stale, damaged or another version's
+    /// entries): once their background bakes are done and the map is still the saved one, the
+    /// fresh bakes are written to the cache ([`Self::poll_bakes`]), so the next open is at once
+    /// instead of re-baking them again.
+    cache_refresh: bool,
     /// Bumped whenever the map changes (edit, undo, redo, a history jump, a new document).
     generation: u64,
     /// Bumped whenever the document is replaced (new, opened, recovered).
@@ -143,7 +150,7 @@ impl EditorState {
     pub fn with_scheduler(map: Map, project: Option<Project>, scheduler: Scheduler) -> Self {
         // The project's cached bakes are on screen at once; only stale chunks are queued.
         let snapshot = Arc::new(map.snapshot());
-        let cached = cached_bakes(project.as_ref(), &snapshot, scheduler.settings());
+        let (cached, cache_report) = cached_bakes(project.as_ref(), &snapshot, scheduler.settings());
         let bake = Rebuild::with_bakes(scheduler, Plan::Interactive, snapshot, cached);
         let mut s = Self {
             map,
@@ -168,10 +175,13 @@ impl EditorState {
             last_recovery: Instant::now(),
             last_continuous_edit: None,
             settle_after: SETTLE,
+            cache_report: None,
+            cache_refresh: false,
             generation: 0,
             document: 0,
         };
         s.history.set_saved();
+        s.opened_with(cache_report);
         s
     }
 
@@ -216,12 +226,53 @@ impl EditorState {
             self.settle();
         }
         self.bake.poll();
+        self.refresh_cache();
         // Exports compile from full bakes only (a failed chunk makes the export say so).
         if self.bake.is_settled()
             && let Some(path) = self.pending_export.take()
         {
             self.export_now(&path);
         }
+    }
+
+    /// Notes how an open used the bake cache; an open that must re-bake chunks the cache had
+    /// entries for says so and why (a whole cache of another version is one reason, and would
+    /// otherwise look like a hang).
+    fn opened_with(&mut self, report: Option<cache::Report>) {
+        let misses = self.bake.slots().len() - report.as_ref().map_or(0, |r| r.reused);
+        self.cache_refresh = report.is_some() && misses > 0;
+        if let Some(r) = &report
+            && r.stale + r.unusable > 0
+        {
+            self.say(format!("{r}; re-baking {misses} chunks in the background, nearest first"));
+        }
+        self.cache_report = report;
+    }
+
+    /// Writes the bake cache once the chunks an open could not take from it are baked, while
+    /// the map is still the saved one (the cache holds the saved map's bakes only; after an edit
+    /// the next save writes it). A failure is said, not retried.
+    fn refresh_cache(&mut self) {
+        if !self.cache_refresh || !self.bake.is_settled() || self.is_dirty() {
+            return;
+        }
+        self.cache_refresh = false;
+        match self.store_cache() {
+            Some(Ok(stored)) => self.say(format!(
+                "Bake cache refreshed: {} entries written, {} kept; the next open takes every chunk from it",
+                stored.written, stored.kept
+            )),
+            Some(Err(e)) => self.say(format!("bake cache not written: {e}")),
+            None => {}
+        }
+    }
+
+    /// Writes the full bakes of the engine's map into the project's bake cache (`None`: no
+    /// project). Chunks still baking are left out (they are baked again on the next open).
+    fn store_cache(&self) -> Option<Result<cache::Stored, cache::CacheError>> {
+        let project = self.project.as_ref()?;
+        let bakes = self.bake.slots().keys().filter_map(|&k| self.bake.full(k)).map(|b| &**b);
+        Some(cache::store(project.dir(), self.bake.map(), self.bake.settings(), bakes))
     }
 
     /// The dragged value settled (released, cancelled, or still for [`Self::settle_after`]): the chunks it
@@ -357,11 +408,11 @@ impl EditorState {
         let project = self.project.as_mut().ok_or(SaveError::NoProject)?;
         let mut report = project.save(&self.map).map_err(SaveError::Write)?;
         self.history.set_saved();
-        // The full bakes of the saved map go into the project's bake cache; chunks still baking
-        // are left out (they are baked again on the next open). The engine's map is the saved
-        // one: every edit reaches the engine as it is applied.
-        let bakes = self.bake.slots().keys().filter_map(|&k| self.bake.full(k)).map(|b| &**b);
-        if let Err(e) = cache::store(project.dir(), self.bake.map(), self.bake.settings(), bakes) {
+        // The full bakes of the saved map go into the project's bake cache. The engine's map is
+        // the saved one: every edit reaches the engine as it is applied. Chunks still baking
+        // are written once they are done, unless the map changes first.
+        self.cache_refresh = !self.bake.is_settled();
+        if let Some(Err(e)) = self.store_cache() {
             report.cleanup_warnings.push(format!("bake cache not written: {e}"));
         }
         Ok(report)
@@ -407,8 +458,9 @@ impl EditorState {
         self.start_view = None;
         self.level = 0;
         let snapshot = Arc::new(self.map.snapshot());
-        let cached = cached_bakes(self.project.as_ref(), &snapshot, self.bake.settings());
+        let (cached, report) = cached_bakes(self.project.as_ref(), &snapshot, self.bake.settings());
         self.bake.replace_with(snapshot, cached);
+        self.opened_with(report);
     }
 
     /// Compiles the current full bakes into a file stamped with [`Self::export_timestamp`] (else
@@ -470,14 +522,18 @@ impl EditorState {
 /// How long a dragged value must stay unchanged to count as settled ([`EditorState::poll_bakes`]).
 pub const SETTLE: Duration = Duration::from_millis(300);
 
-/// The full bakes of `map` in `project`'s bake cache whose inputs still hold (none without a
-/// project; unusable entries are simply baked again).
+/// The full bakes of `map` in `project`'s bake cache whose inputs still hold, and what the
+/// cache held (none without a project; unusable entries are simply baked again).
 fn cached_bakes(
     project: Option<&Project>,
     map: &Map,
     settings: &CompileSettings,
-) -> std::collections::BTreeMap<ChunkKey, ChunkBake> {
-    project.map(|p| cache::load(p.dir(), map, settings).bakes).unwrap_or_default()
+) -> (std::collections::BTreeMap<ChunkKey, ChunkBake>, Option<cache::Report>) {
+    let Some(p) = project else { return Default::default() };
+    let loaded = cache::load(p.dir(), map, settings);
+    let report = loaded.report();
+    loaded.discard_unusable();
+    (loaded.bakes, Some(report))
 }
 
 #[cfg(test)]

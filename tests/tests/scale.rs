@@ -27,6 +27,7 @@ use pmfedit_bake::rebuild::{ChunkState, Plan, Rebuild};
 use pmfedit_bake::scheduler::Scheduler;
 use pmfedit_core::edit::{CubeOp, Edit};
 use pmfedit_core::format::pmf;
+use pmfedit_core::map::Level;
 use pmfedit_core::map::Map;
 use pmfedit_core::map::coords::{ChunkCoord, CubeAddr};
 use pmfedit_core::map::lighting::{LevelLighting, Sky};
@@ -46,7 +47,12 @@ fn settings() -> CompileSettings {
 }
 
 fn terrain() -> Map {
-    let mut map = sample::terrain(16, 4, 16, 1);
+    terrain_of(16)
+}
+
+/// `terrain(n,4,n)` lit by the sun alone.
+fn terrain_of(n: u32) -> Map {
+    let mut map = sample::terrain(n, 4, n, 1);
     map.levels[0].lighting =
         LevelLighting { sky: Sky { intensity: 0.0, ..Sky::default() }, bounces: 0, ..LevelLighting::default() };
     map
@@ -84,6 +90,22 @@ fn settle(state: &mut EditorState) {
     }
 }
 
+/// An edit of one cube in the middle of `chunk` that changes its content: stone, or air where
+/// stone already is.
+fn changing_edit(level: &Level, chunk: ChunkCoord) -> Command {
+    let min = level.frame().chunk_min_lattice(chunk);
+    let addr = CubeAddr::containing(min + IVec3::new(64, 64, 64), 3);
+    let before = level.chunk(chunk).map(|c| c.octree().content_hash());
+    let stone = Cube::solid(Default::default(), Default::default(), Default::default());
+    let changes = |cube: Cube| {
+        let mut l = level.clone();
+        l.set_cube(addr, cube).unwrap();
+        l.chunk(chunk).map(|c| c.octree().content_hash()) != before
+    };
+    let cube = if changes(stone) { stone } else { Cube::EMPTY };
+    Command::Edit(Edit::Cubes { level: 0, op: CubeOp::SetCube { addr, cube } })
+}
+
 fn export(state: &EditorState) -> Vec<u8> {
     pmf::write(&state.compile().unwrap()).unwrap()
 }
@@ -118,18 +140,10 @@ fn terrain_16_4_16_opens_from_its_bake_cache_edits_and_exports_the_bytes_of_a_co
     let level = &state.map.levels[0];
     let (lo, hi) = level.occupied_bounds().unwrap();
     let mid = ChunkCoord::from_ivec3((lo.as_ivec3() + hi.as_ivec3()) / 2);
-    let min = level.frame().chunk_min_lattice(mid);
-    let addr = CubeAddr::containing(min + IVec3::new(64, 64, 64), 3);
     let before = level.chunk(mid).map(|c| c.octree().content_hash());
-    let stone = Cube::solid(Default::default(), Default::default(), Default::default());
-    let changes = |cube: Cube| {
-        let mut l = level.clone();
-        l.set_cube(addr, cube).unwrap();
-        l.chunk(mid).map(|c| c.octree().content_hash()) != before
-    };
-    let cube = if changes(stone) { stone } else { Cube::EMPTY };
+    let edit = changing_edit(level, mid);
     let t = Instant::now();
-    state.apply(Command::Edit(Edit::Cubes { level: 0, op: CubeOp::SetCube { addr, cube } })).unwrap();
+    state.apply(edit).unwrap();
     assert_ne!(state.map.levels[0].chunk(mid).map(|c| c.octree().content_hash()), before, "the edit changed a cube");
     let rebaked = state.bake.in_flight();
     assert!(rebaked > 0 && rebaked < chunks / 4, "an edit re-bakes its neighbourhood, not the map: {rebaked}");
@@ -163,4 +177,78 @@ fn terrain_16_4_16_opens_from_its_bake_cache_edits_and_exports_the_bytes_of_a_co
         save_s.as_secs_f64(),
         reopen.as_secs_f64(),
     );
+}
+
+/// A cache the editor cannot use (damaged, or written by another version of `pmfc`: every entry
+/// refused) is re-baked in the background once, then written back, so the next open takes every
+/// chunk from it. Before, the editor re-baked the whole map on every open until the user saved
+/// (terrain(32,4,32): 479 s per open), and said nothing about why.
+#[test]
+fn an_unusable_bake_cache_is_rebaked_once_then_reopens_with_no_chunk_baked() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut project = Project::create(dir.path()).unwrap();
+    // Small enough for a debug build; the cache does not depend on the size.
+    project.save(&terrain_of(3)).unwrap();
+    drop(project);
+    let (cold, engine) = cold_build(dir.path());
+    let chunks = engine.slots().len();
+    let bakes = engine.slots().keys().filter_map(|&k| engine.full(k)).map(|b| &**b);
+    assert_eq!(cache::store(dir.path(), engine.map(), engine.settings(), bakes).unwrap().written, chunks);
+    drop(engine);
+
+    // Every entry unreadable to this build: its format field says 1 (its checksum then fails too).
+    for e in std::fs::read_dir(cache::dir(dir.path())).unwrap() {
+        let path = e.unwrap().path();
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[8..10].copy_from_slice(&1u16.to_le_bytes());
+        std::fs::write(&path, bytes).unwrap();
+    }
+    let (mut state, _) = open_in_editor(dir.path());
+    let report = state.cache_report.clone().expect("a project's open reports its cache");
+    assert_eq!((report.reused, report.stale, report.unusable), (0, 0, chunks), "{report}");
+    assert!(report.first_unusable.is_some_and(|why| why.contains("checksum")), "the reason is shown");
+    assert_eq!(state.bake.in_flight(), chunks, "nothing usable: every chunk is baked");
+    let status = state.status.as_ref().map(|(m, _)| m.clone()).unwrap_or_default();
+    assert!(status.contains(&format!("re-baking {chunks} chunks")), "the open says why it bakes: {status}");
+
+    // The background bakes finish; the map is the saved one, so they are written back.
+    settle(&mut state);
+    let status = state.status.as_ref().map(|(m, _)| m.clone()).unwrap_or_default();
+    assert!(status.starts_with("Bake cache refreshed"), "{status}");
+    assert_eq!(export(&state), cold);
+    drop(state);
+
+    // Reopened: every chunk from the cache, none baked, the bytes of the cold build.
+    let (state, _) = open_in_editor(dir.path());
+    let report = state.cache_report.clone().unwrap();
+    assert_eq!((report.reused, report.unusable, report.stale), (chunks, 0, 0), "{report}");
+    assert_eq!(state.bake.in_flight(), 0, "a warm open re-bakes nothing");
+    assert!(state.bake.is_final());
+    assert!(state.status.is_none(), "a clean open says nothing: {:?}", state.status);
+    assert_eq!(export(&state), cold, "the export from the refreshed cache == the cold build");
+}
+
+/// An edited map's bakes are not written by the refresh (the cache holds the saved map's): they
+/// wait for the save.
+#[test]
+fn the_cache_refresh_waits_for_the_save_after_an_edit() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut project = Project::create(dir.path()).unwrap();
+    project.save(&terrain_of(2)).unwrap();
+    drop(project);
+    // No cache at all: every chunk is a miss.
+    let (mut state, _) = open_in_editor(dir.path());
+    assert_eq!(state.cache_report.as_ref().map(|r| r.reused), Some(0));
+    let level = &state.map.levels[0];
+    let (lo, _) = level.occupied_bounds().unwrap();
+    let edit = changing_edit(level, lo);
+    state.apply(edit).unwrap();
+    settle(&mut state);
+    assert!(!cache::dir(dir.path()).exists(), "nothing written for an unsaved map");
+    state.save().unwrap();
+    let edited = export(&state);
+    drop(state);
+    let (state, _) = open_in_editor(dir.path());
+    assert_eq!(state.bake.in_flight(), 0, "the save wrote every chunk's bake");
+    assert_eq!(export(&state), edited);
 }

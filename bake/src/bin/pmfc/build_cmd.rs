@@ -205,15 +205,11 @@ fn cached_engine(
     phases: &mut Phases,
 ) -> Rebuild {
     let loaded = if no_cache { cache::Loaded::default() } else { cache::load(project, &map, settings) };
+    // Their chunks' fresh bakes may get the same names: gone, the cache write replaces them.
+    loaded.discard_unusable();
     phases.end("cache read");
     if !quiet && !no_cache {
-        let damaged = loaded.rejected.len() - loaded.stale();
-        eprintln!(
-            "bake cache: {} chunks reused, {} stale{}",
-            loaded.bakes.len(),
-            loaded.stale(),
-            if damaged > 0 { format!(", {damaged} damaged or misnamed (re-baked)") } else { String::new() }
-        );
+        eprintln!("{}", loaded.report());
     }
     let scheduler = Scheduler::new(threads, settings.clone(), Arc::new(|| {}));
     scheduler.light_cache().set_on(memos);
