@@ -18,7 +18,8 @@
 //! - **Camera-relative rendering**: the camera position is f64; chunk offsets and overlay points
 //!   are moved by `-eye` in f64 before becoming f32, so a 2^27-unit level keeps precision.
 //! - **Meshes off the UI thread**: each frame the chunks in `bake.changed` are queued, nearest
-//!   the camera first; up to [`MESH_JOBS_IN_FLIGHT`] at a time go to the mesh workers
+//!   the camera first; a window of them (twice what the workers finished since the last frame,
+//!   [`MESH_JOBS_IN_FLIGHT`]..=[`MESH_JOBS_IN_FLIGHT_MAX`]) goes to the mesh workers
 //!   ([`mesher`]), which build GPU-ready meshes ([`gpu_mesh`]); finished ones are handed to the
 //!   renderer, which copies them into its shared region buffers ([`regions`]) in the next paint.
 //!   Pending chunks keep their last mesh, tinted.
@@ -88,9 +89,15 @@ use self::camera::Camera;
 use self::overlay::Overlay;
 use self::render::{FrameParams, Renderer, Shading, Upload};
 
-/// Most chunk mesh jobs handed to the workers and not yet back: the queue is sorted nearest
+/// Fewest chunk mesh jobs handed to the workers and not yet back: the queue is sorted nearest
 /// first each frame, so a moving camera's new surroundings go next.
 pub const MESH_JOBS_IN_FLIGHT: usize = 64;
+/// Most mesh jobs in flight. Between the two the window is twice what the workers finished
+/// since the last frame: on slow frames (software GL drawing a 4 096-chunk map takes ~300 ms)
+/// 64 jobs a frame kept the workers idle most of the time and the open from saved bakes took
+/// 13.7 s; a window that follows the workers' pace keeps them busy and the queue still
+/// re-sorted about once per frame's worth of work.
+pub const MESH_JOBS_IN_FLIGHT_MAX: usize = 2048;
 /// Mesh worker threads.
 pub const MESH_WORKERS: usize = 2;
 pub use crate::pick::PICK_DISTANCE;
@@ -127,6 +134,8 @@ pub struct Viewport {
     queued: HashSet<ChunkKey>,
     /// The mesh workers (started with the first chunk to mesh, when there is a renderer).
     mesher: Option<mesher::Mesher>,
+    /// How many mesh jobs may be in flight now ([`MESH_JOBS_IN_FLIGHT`]..=[`MESH_JOBS_IN_FLIGHT_MAX`]).
+    mesh_window: usize,
     /// Texture reference → texture array layer, shared with the renderer.
     texture_slots: Arc<Mutex<textures::TextureSlots>>,
     gpu_keys: BTreeSet<ChunkKey>,
@@ -217,6 +226,7 @@ impl Viewport {
             queue: VecDeque::new(),
             queued: HashSet::new(),
             mesher: None,
+            mesh_window: MESH_JOBS_IN_FLIGHT,
             texture_slots,
             gpu_keys: BTreeSet::new(),
             document: None,
@@ -318,7 +328,7 @@ impl Viewport {
         self.camera_ready = true;
     }
 
-    /// Takes newly baked chunks, hands them to the mesh workers (up to [`MESH_JOBS_IN_FLIGHT`]
+    /// Takes newly baked chunks, hands them to the mesh workers (up to [`Self::mesh_window`]
     /// at a time, nearest first) and queues the finished meshes for the GPU.
     fn sync_uploads(&mut self, state: &mut EditorState) {
         if self.document.replace(state.document()).is_some_and(|d| d != state.document()) {
@@ -364,10 +374,13 @@ impl Viewport {
             return;
         };
         let mesher = self.mesher.get_or_insert_with(|| mesher::Mesher::new(MESH_WORKERS));
+        let before = mesher.in_flight();
         let mut uploads: Vec<Upload> =
             mesher.poll().into_iter().map(|b| Upload::Set { key: b.key, mesh: Box::new(b.mesh) }).collect();
+        let finished = before - mesher.in_flight();
+        self.mesh_window = (2 * finished).clamp(MESH_JOBS_IN_FLIGHT, MESH_JOBS_IN_FLIGHT_MAX);
         // Nearest first: the camera's chunk matters most.
-        if self.queue.len() > MESH_JOBS_IN_FLIGHT.saturating_sub(mesher.in_flight()) {
+        if self.queue.len() > self.mesh_window.saturating_sub(mesher.in_flight()) {
             let eye = self.camera.eye;
             let level = state.level;
             let dist = |k: &ChunkKey| {
@@ -378,7 +391,7 @@ impl Viewport {
             };
             self.queue.make_contiguous().sort_by(|a, b| dist(a).total_cmp(&dist(b)));
         }
-        while mesher.in_flight() < MESH_JOBS_IN_FLIGHT {
+        while mesher.in_flight() < self.mesh_window {
             let Some(k) = self.queue.pop_front() else { break };
             self.queued.remove(&k);
             match (state.bake.shown(k), state.map.levels.get(k.0)) {
