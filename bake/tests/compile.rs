@@ -327,6 +327,25 @@ fn visibility_over_budget_names_the_own_chunk_whole_then_leaves_out_cells() {
     assert_eq!(bounded.pmf.server, full.pmf.server);
 }
 
+/// A map named `name` whose one level has 16-unit chunks (`Level::new("main", 4)`) and sun-only
+/// light (no sky, no bounce: cheap to bake), with a stone cube, the lattice corner of the level's
+/// centre chunk and the chunk's edge in lattice units.
+fn sun_only_chunk_map(name: &str) -> (pmfedit_core::map::Map, pmfedit_core::map::octree::Cube, glam::IVec3, i32) {
+    use pmfedit_core::map::ids::{MaterialId, PhysicsId, SoundId};
+    use pmfedit_core::map::lighting::{LevelLighting, Sky};
+    use pmfedit_core::map::octree::Cube;
+    use pmfedit_core::map::{Level, Map};
+
+    let mut map = Map::new(name);
+    map.levels[0] = Level::new("main", 4).unwrap();
+    map.levels[0].lighting =
+        LevelLighting { sky: Sky { intensity: 0.0, ..Sky::default() }, bounces: 0, ..LevelLighting::default() };
+    let frame = map.levels[0].frame();
+    let min = frame.chunk_min_lattice(frame.center_chunk);
+    let edge = 1 << (frame.chunk_size_log2 + 3);
+    (map, Cube::solid(MaterialId(0), PhysicsId(0), SoundId(0)), min, edge)
+}
+
 /// Whole-level visibility shares one budget per level over the chunks of its grid
 /// (`vis::LEVEL_LISTED`, docs/spec/PMF-NOTES.md V1), so a big level's lists cannot grow past what a
 /// reader accepts. The same floor chunk keeps all its lists in a level of one chunk; when one far
@@ -338,19 +357,8 @@ fn a_level_shares_its_visibility_budget_over_its_grid() {
     use glam::IVec3;
     use pmfedit_bake::vis::LEVEL_LISTED;
     use pmfedit_core::map::coords::LatticeBox;
-    use pmfedit_core::map::ids::{MaterialId, PhysicsId, SoundId};
-    use pmfedit_core::map::lighting::{LevelLighting, Sky};
-    use pmfedit_core::map::octree::Cube;
-    use pmfedit_core::map::{Level, Map};
 
-    let stone = Cube::solid(MaterialId(0), PhysicsId(0), SoundId(0));
-    let mut map = Map::new("budget");
-    map.levels[0] = Level::new("main", 4).unwrap();
-    map.levels[0].lighting =
-        LevelLighting { sky: Sky { intensity: 0.0, ..Sky::default() }, bounces: 0, ..LevelLighting::default() };
-    let frame = map.levels[0].frame();
-    let min = frame.chunk_min_lattice(frame.center_chunk);
-    let edge = 1 << (frame.chunk_size_log2 + 3);
+    let (mut map, stone, min, edge) = sun_only_chunk_map("budget");
     // A floor one unit thick with a row of pillars: air cells that see many cubes of their chunk.
     map.levels[0].fill_box(LatticeBox::new(min, min + IVec3::new(edge, edge / 16, edge)), stone).unwrap();
     for i in (0..edge).step_by((edge / 8) as usize) {
@@ -424,19 +432,8 @@ fn rooms_over_their_budget_keep_their_culling_in_the_file() {
     use glam::IVec3;
     use pmfedit_bake::vis::oracle::pair_counts;
     use pmfedit_core::map::coords::LatticeBox;
-    use pmfedit_core::map::ids::{MaterialId, PhysicsId, SoundId};
-    use pmfedit_core::map::lighting::{LevelLighting, Sky};
-    use pmfedit_core::map::octree::Cube;
-    use pmfedit_core::map::{Level, Map};
 
-    let stone = Cube::solid(MaterialId(0), PhysicsId(0), SoundId(0));
-    let mut map = Map::new("rooms");
-    map.levels[0] = Level::new("main", 4).unwrap();
-    map.levels[0].lighting =
-        LevelLighting { sky: Sky { intensity: 0.0, ..Sky::default() }, bounces: 0, ..LevelLighting::default() };
-    let frame = map.levels[0].frame();
-    let min = frame.chunk_min_lattice(frame.center_chunk);
-    let edge = 1 << (frame.chunk_size_log2 + 3);
+    let (mut map, stone, min, edge) = sun_only_chunk_map("rooms");
     let unit = edge / 16;
     let level = &mut map.levels[0];
     for (cx, cz) in [(0, 0), (1, 0), (0, 1), (1, 1)] {

@@ -134,8 +134,6 @@ pub struct Viewport {
     queued: HashSet<ChunkKey>,
     /// The mesh workers (started with the first chunk to mesh, when there is a renderer).
     mesher: Option<mesher::Mesher>,
-    /// How many mesh jobs may be in flight now ([`MESH_JOBS_IN_FLIGHT`]..=[`MESH_JOBS_IN_FLIGHT_MAX`]).
-    mesh_window: usize,
     /// Texture reference → texture array layer, shared with the renderer.
     texture_slots: Arc<Mutex<textures::TextureSlots>>,
     gpu_keys: BTreeSet<ChunkKey>,
@@ -226,7 +224,6 @@ impl Viewport {
             queue: VecDeque::new(),
             queued: HashSet::new(),
             mesher: None,
-            mesh_window: MESH_JOBS_IN_FLIGHT,
             texture_slots,
             gpu_keys: BTreeSet::new(),
             document: None,
@@ -328,8 +325,8 @@ impl Viewport {
         self.camera_ready = true;
     }
 
-    /// Takes newly baked chunks, hands them to the mesh workers (up to [`Self::mesh_window`]
-    /// at a time, nearest first) and queues the finished meshes for the GPU.
+    /// Takes newly baked chunks, hands them to the mesh workers (nearest first; a window
+    /// of twice what they finished since the last frame, [`MESH_JOBS_IN_FLIGHT`]..=[`MESH_JOBS_IN_FLIGHT_MAX`]) and queues the finished meshes for the GPU.
     fn sync_uploads(&mut self, state: &mut EditorState) {
         if self.document.replace(state.document()).is_some_and(|d| d != state.document()) {
             // The document was replaced.
@@ -378,9 +375,9 @@ impl Viewport {
         let mut uploads: Vec<Upload> =
             mesher.poll().into_iter().map(|b| Upload::Set { key: b.key, mesh: Box::new(b.mesh) }).collect();
         let finished = before - mesher.in_flight();
-        self.mesh_window = (2 * finished).clamp(MESH_JOBS_IN_FLIGHT, MESH_JOBS_IN_FLIGHT_MAX);
+        let window = (2 * finished).clamp(MESH_JOBS_IN_FLIGHT, MESH_JOBS_IN_FLIGHT_MAX);
         // Nearest first: the camera's chunk matters most.
-        if self.queue.len() > self.mesh_window.saturating_sub(mesher.in_flight()) {
+        if self.queue.len() > window.saturating_sub(mesher.in_flight()) {
             let eye = self.camera.eye;
             let level = state.level;
             let dist = |k: &ChunkKey| {
@@ -391,7 +388,7 @@ impl Viewport {
             };
             self.queue.make_contiguous().sort_by(|a, b| dist(a).total_cmp(&dist(b)));
         }
-        while mesher.in_flight() < self.mesh_window {
+        while mesher.in_flight() < window {
             let Some(k) = self.queue.pop_front() else { break };
             self.queued.remove(&k);
             match (state.bake.shown(k), state.map.levels.get(k.0)) {
