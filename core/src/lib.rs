@@ -4,6 +4,7 @@
 
 pub mod edit;
 pub mod format;
+pub mod fuzzing;
 pub mod import;
 pub mod map;
 pub mod project;
