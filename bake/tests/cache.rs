@@ -290,3 +290,51 @@ fn damaged_entries_are_rebaked_never_used() {
     // `pmfc build`'s way: the engine consumed, its records moved into the file.
     assert_eq!(bytes(&warm.into_file(None).unwrap()), full);
 }
+
+/// What the compiler writes for [`pinned_map`], per [`cache::COMPILER`] version, oldest first:
+/// an xxh3-128 digest of every chunk's uncompressed blocks. The cache trusts an entry made by the
+/// same version, so a change that alters the bake's output for the same inputs must bump
+/// `COMPILER`, or saved bakes of the old output would be taken as current. When
+/// [`the_compiler_version_names_what_the_bake_writes`] fails, bump `COMPILER` and append the new
+/// row; never edit a past one. (Version 2's row was taken at main 4be5f02.)
+const BAKE_OUTPUT_BY_COMPILER: &[(u32, u128)] = &[(2, 0x1c03c3d622e428780bef515ad404bfbd)];
+
+/// A small terrain with every kind of light the bake handles (sun, sky, one bounce, the
+/// terrain's static, dynamic, fast and tower lights), and the default final settings:
+/// visibility, pathfinding, exact light.
+fn pinned_map() -> (Map, CompileSettings) {
+    (sample::terrain(3, 2, 3, 11), CompileSettings { timestamp: 1, ..CompileSettings::default() })
+}
+
+#[test]
+fn the_compiler_version_names_what_the_bake_writes() {
+    let (map, settings) = pinned_map();
+    let file = compile_full(&map, &settings).unwrap();
+    let mut h = twox_hash::XxHash3_128::new();
+    let mut blocks = 0;
+    for (li, level) in file.levels.iter().enumerate() {
+        for (i, chunk) in level.chunks.iter().enumerate() {
+            for block in pmf::chunk_blocks(chunk, li, i, level.chunk_size_exp, level.grid).unwrap() {
+                h.write(&(block.len() as u64).to_le_bytes());
+                h.write(&block);
+                blocks += 1;
+            }
+        }
+    }
+    assert!(blocks >= 3 * 2 * 3 * 3, "every chunk's three blocks: {blocks}");
+    let digest = h.finish_128();
+    let versions: BTreeSet<u32> = BAKE_OUTPUT_BY_COMPILER.iter().map(|r| r.0).collect();
+    let digests: BTreeSet<u128> = BAKE_OUTPUT_BY_COMPILER.iter().map(|r| r.1).collect();
+    assert_eq!(versions.len(), BAKE_OUTPUT_BY_COMPILER.len(), "one row per version");
+    assert_eq!(digests.len(), BAKE_OUTPUT_BY_COMPILER.len(), "a version's output differs from every other's");
+    let &(version, pinned) = BAKE_OUTPUT_BY_COMPILER.last().unwrap();
+    assert_eq!(version, cache::COMPILER, "the last row names the current cache::COMPILER");
+    assert_eq!(
+        digest,
+        pinned,
+        "the bake's output for the same map changed (digest {digest:#034x}): if that is intended, bump \
+         cache::COMPILER to {} and append ({}, {digest:#034x}) to BAKE_OUTPUT_BY_COMPILER",
+        version + 1,
+        version + 1
+    );
+}
