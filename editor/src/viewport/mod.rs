@@ -273,6 +273,16 @@ impl Viewport {
         Some(self.renderer.as_ref()?.lock().ok()?.stats)
     }
 
+    /// The paints' CPU time so far ([`render::PaintTime`]; `None` without a renderer).
+    pub fn paint_time(&self) -> Option<render::PaintTime> {
+        Some(self.renderer.as_ref()?.lock().ok()?.paint_time)
+    }
+
+    /// The mesh workers' time on every chunk mesh built so far.
+    pub fn mesh_busy(&self) -> std::time::Duration {
+        self.mesher.as_ref().map_or(std::time::Duration::ZERO, mesher::Mesher::busy)
+    }
+
     /// When a chunk's mesh last reached the GPU.
     pub fn uploaded_at(&self, key: ChunkKey) -> Option<Instant> {
         self.renderer.as_ref()?.lock().ok()?.uploaded_at.get(&key).copied()

@@ -25,7 +25,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use eframe::egui_glow;
 use glam::{DVec3, Mat4, Vec3, Vec4};
@@ -281,6 +281,18 @@ impl VisMode {
     ];
 }
 
+/// CPU time of the paint callbacks so far (GL calls return before software GL has drawn; a
+/// later call that needs the result waits for it and counts it).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct PaintTime {
+    /// Paint callbacks run.
+    pub paints: u64,
+    /// Their time in all.
+    pub total: Duration,
+    /// Of which copying queued meshes into the region buffers ([`Upload`]).
+    pub uploads: Duration,
+}
+
 /// One queued change of the GPU chunk set.
 pub enum Upload {
     Set {
@@ -332,6 +344,8 @@ pub struct Renderer {
     pub queue: Vec<Upload>,
     /// When each chunk was last uploaded.
     pub uploaded_at: HashMap<ChunkKey, Instant>,
+    /// Time spent in the paints so far, and in their uploads (`--bench-frames` prints them).
+    pub paint_time: PaintTime,
     /// What the last paint drew.
     pub stats: DrawStats,
     /// Visibility view: per chunk with something visible.
@@ -455,6 +469,7 @@ impl Renderer {
             texture_slots,
             queue: Vec::new(),
             uploaded_at: HashMap::new(),
+            paint_time: PaintTime::default(),
             stats: DrawStats::default(),
             vis: BTreeMap::new(),
             vis_rest_visible: true,
@@ -689,8 +704,10 @@ impl Renderer {
 
     /// Draws a frame into the current framebuffer region (`viewport`, `scissor` in GL pixels).
     pub fn paint(&mut self, painter: &egui_glow::Painter, viewport: TdViewport, scissor: ScissorBox, f: &FrameParams) {
+        let started = Instant::now();
         gl_state::before(&self.ctx);
         self.upload();
+        self.paint_time.uploads += started.elapsed();
         self.update_materials(f);
         let (w, h) = (viewport.width.max(1), viewport.height.max(1));
         let target = match painter.intermediate_fbo() {
@@ -826,6 +843,8 @@ impl Renderer {
         // Hand egui's framebuffer back (three-d would delete one it owns).
         let _ = target.into_framebuffer();
         gl_state::after(&self.ctx);
+        self.paint_time.paints += 1;
+        self.paint_time.total += started.elapsed();
     }
 
     fn draw_fills(&self, f: &FrameParams, vp: three_d::Mat4, viewport: TdViewport) {
