@@ -281,6 +281,25 @@ impl VisMode {
     ];
 }
 
+/// The region `rk` (at `origin`), made when it does not exist yet (its visibility texture is
+/// then written before the next visibility view draw).
+fn region_or_new<'a>(
+    regions: &'a mut BTreeMap<RegionKey, Region>,
+    vis_dirty: &mut std::collections::BTreeSet<RegionKey>,
+    gl: &egui_glow::glow::Context,
+    rk: RegionKey,
+    origin: DVec3,
+) -> Result<&'a mut Region, super::regions::GlError> {
+    match regions.entry(rk) {
+        std::collections::btree_map::Entry::Occupied(e) => Ok(e.into_mut()),
+        std::collections::btree_map::Entry::Vacant(e) => {
+            let r = Region::new(gl, origin)?;
+            vis_dirty.insert(rk);
+            Ok(e.insert(r))
+        }
+    }
+}
+
 /// CPU time of the paint callbacks so far (GL calls return before software GL has drawn; a
 /// later call that needs the result waits for it and counts it).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -298,6 +317,15 @@ pub enum Upload {
     Set {
         key: ChunkKey,
         mesh: Box<GpuMesh>,
+    },
+    /// Chunks on their way to a region for the first time (an open): room for this many more
+    /// vertices and indices in its opaque pass ([`Region::reserve`]); `origin` is the region's,
+    /// for a region not made yet.
+    Reserve {
+        region: RegionKey,
+        origin: DVec3,
+        vertices: u32,
+        indices: u32,
     },
     Remove(ChunkKey),
     Clear,
@@ -550,24 +578,25 @@ impl Renderer {
                         self.textures_dirty = true;
                     }
                 }
+                Upload::Reserve { region, origin, vertices, indices } => {
+                    let reserved = region_or_new(&mut self.regions, &mut self.vis_dirty, &gl, region, origin)
+                        .and_then(|r| r.reserve(&gl, 0, vertices, indices));
+                    if let Err(err) = reserved {
+                        self.error = Some(err.to_string());
+                    }
+                }
                 Upload::Set { key, mesh } => {
                     let (rk, slot) = region_of(key);
                     debug_assert_eq!(slot, mesh.slot);
-                    let region = match self.regions.entry(rk) {
-                        std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
-                        std::collections::btree_map::Entry::Vacant(e) => match Region::new(&gl, mesh.origin) {
-                            Ok(r) => {
-                                self.vis_dirty.insert(rk);
-                                e.insert(r)
-                            }
-                            Err(err) => {
-                                self.error = Some(err.to_string());
-                                continue;
-                            }
-                        },
+                    let region = match region_or_new(&mut self.regions, &mut self.vis_dirty, &gl, rk, mesh.origin) {
+                        Ok(r) => r,
+                        Err(err) => {
+                            self.error = Some(err.to_string());
+                            continue;
+                        }
                     };
                     let had = region.chunks.contains_key(&slot);
-                    match region.set(&gl, key, &mesh) {
+                    match region.set(&gl, key, *mesh) {
                         Ok(()) => {
                             self.chunk_count += usize::from(!had);
                             self.uploaded_at.insert(key, now);
