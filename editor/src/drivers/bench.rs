@@ -87,6 +87,8 @@ pub struct Bench {
     load: LoadTimes,
     /// The open's steps and the paints' and mesh workers' time when the load was on screen.
     load_parts: Option<(crate::state::OpenTimes, Option<crate::viewport::render::PaintTime>, Duration)>,
+    /// What the chunk regions held on the GPU when the load was on screen.
+    gpu_bytes: Option<crate::viewport::regions::GpuBytes>,
     /// Where to export the map as opened (taken when done).
     export: Option<PathBuf>,
     /// The export's seconds and bytes, or why it failed.
@@ -111,6 +113,7 @@ impl Bench {
             draw_stats: None,
             load: LoadTimes { project_read, ..LoadTimes::default() },
             load_parts: None,
+            gpu_bytes: None,
             export,
             exported: None,
         }
@@ -175,6 +178,16 @@ impl Bench {
             );
         }
         println!("first load (open, cached bakes, bake + upload): {:.2} s", self.load_seconds);
+        if let Some(b) = &self.gpu_bytes {
+            use pmfedit_bake::memory::mib;
+            println!(
+                "chunk regions on the GPU (RAM under software GL): buffers {:.0} MiB ({:.0} used), lightmap atlases {:.0} MiB, their CPU copies {:.0} MiB",
+                mib(b.buffers),
+                mib(b.buffers_used),
+                mib(b.atlases),
+                mib(b.atlas_copies)
+            );
+        }
         println!("frames measured: {}", self.intervals.len());
         println!("frame time (whole app frame incl. paint): median {fm:.2} ms, p95 {fp:.2} ms");
         println!("viewport CPU time per frame: median {um:.3} ms, p95 {up:.3} ms");
@@ -253,6 +266,7 @@ impl Driver for Bench {
                 if loaded(app) {
                     self.load_seconds = self.started.elapsed().as_secs_f64();
                     self.load_parts = Some((app.state.open_times, app.viewport.paint_time(), app.viewport.mesh_busy()));
+                    self.gpu_bytes = app.viewport.gpu_bytes();
                     self.phase = Phase::Settling(3);
                 }
             }

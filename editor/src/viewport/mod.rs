@@ -278,6 +278,11 @@ impl Viewport {
         Some(self.renderer.as_ref()?.lock().ok()?.paint_time)
     }
 
+    /// What the chunk regions hold on the GPU (`None` without a renderer).
+    pub fn gpu_bytes(&self) -> Option<regions::GpuBytes> {
+        Some(self.renderer.as_ref()?.lock().ok()?.gpu_bytes())
+    }
+
     /// The mesh workers' time on every chunk mesh built so far.
     pub fn mesh_busy(&self) -> std::time::Duration {
         self.mesher.as_ref().map_or(std::time::Duration::ZERO, mesher::Mesher::busy)

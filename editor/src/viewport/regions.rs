@@ -146,6 +146,28 @@ impl DrawList {
     }
 }
 
+/// Bytes of the regions' GPU resources ([`Region::bytes`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GpuBytes {
+    /// Vertex and index buffers, as allocated.
+    pub buffers: u64,
+    /// Of which holding chunks' vertices and indices.
+    pub buffers_used: u64,
+    /// Lightmap atlas textures (3 bytes a texel; a driver may pad them to 4).
+    pub atlases: u64,
+    /// The copies of the chunks' atlases kept to place them again when an atlas grows.
+    pub atlas_copies: u64,
+}
+
+impl std::ops::AddAssign for GpuBytes {
+    fn add_assign(&mut self, o: Self) {
+        self.buffers += o.buffers;
+        self.buffers_used += o.buffers_used;
+        self.atlases += o.atlases;
+        self.atlas_copies += o.atlas_copies;
+    }
+}
+
 /// One region's GPU resources and chunks (see the module docs).
 pub struct Region {
     /// World position of the region origin (its first chunk's centre).
@@ -307,6 +329,21 @@ impl Region {
             gl.delete_texture(self.table);
             gl.delete_texture(self.vis);
         }
+    }
+
+    /// What this region holds on the GPU (in RAM under software GL), for `--bench-frames`.
+    pub fn bytes(&self) -> GpuBytes {
+        let mut b = GpuBytes::default();
+        for p in &self.passes {
+            for (arena, unit) in [(&p.vertices, VERTEX_STRIDE as u64), (&p.indices, 4)] {
+                b.buffers += u64::from(arena.capacity()) * unit;
+                b.buffers_used += u64::from(arena.capacity() - arena.free_units()) * unit;
+            }
+        }
+        let s = &self.lightmaps.shelves;
+        b.atlases += u64::from(s.width()) * u64::from(s.height()) * 3;
+        b.atlas_copies += self.chunks.values().map(|c| c.atlas.texels.len() as u64 * 3).sum::<u64>();
+        b
     }
 
     /// The lightmap atlas, its size, the chunk table and the visibility texture, for binding.

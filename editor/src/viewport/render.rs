@@ -533,6 +533,15 @@ impl Renderer {
         }
     }
 
+    /// What the regions hold on the GPU.
+    pub fn gpu_bytes(&self) -> super::regions::GpuBytes {
+        let mut b = super::regions::GpuBytes::default();
+        for r in self.regions.values() {
+            b += r.bytes();
+        }
+        b
+    }
+
     fn upload(&mut self) {
         let now = Instant::now();
         let gl = self.ctx.clone();
