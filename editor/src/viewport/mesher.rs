@@ -178,10 +178,10 @@ mod tests {
     /// Polls until nothing is in flight.
     fn drain(m: &mut Mesher) -> Vec<Built> {
         let mut out = Vec::new();
-        let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
-        while m.in_flight() > 0 && std::time::Instant::now() < until {
+        let until = Instant::now() + Duration::from_secs(60);
+        while m.in_flight() > 0 && Instant::now() < until {
             out.extend(m.poll());
-            std::thread::sleep(std::time::Duration::from_millis(1));
+            std::thread::sleep(Duration::from_millis(1));
         }
         assert_eq!(m.in_flight(), 0, "the workers finish");
         out
