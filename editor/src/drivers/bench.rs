@@ -124,8 +124,12 @@ impl Bench {
         app.state.export_timestamp = Some(EXPORT_TIMESTAMP);
         app.state.last_export = None;
         let t = Instant::now();
-        let refused = app.state.apply(Command::Export(path)).err().map(|e| e.to_string());
+        let mut refused = app.state.apply(Command::Export(path)).err().map(|e| e.to_string());
         let secs = t.elapsed().as_secs_f64();
+        if app.state.pending_export.take().is_some() {
+            // Not after the edits: that would be another map.
+            refused = Some("chunks were still baking".to_owned());
+        }
         let outcome = match (&app.state.last_export, refused) {
             (Some(done), None) => Ok(done.bytes),
             (_, Some(why)) => Err(why),

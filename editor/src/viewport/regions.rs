@@ -5,8 +5,9 @@
 //!
 //! - **Sub-allocated, updated in place**: a chunk's vertices, indices and lightmap atlas take
 //!   ranges of its region's buffers and atlas ([`super::arena`]); a re-baked chunk rewrites only
-//!   its own ranges (`glBufferSubData`, `glTexSubImage2D`). A buffer that runs out of room is
-//!   replaced by one twice as large, the old contents copied on the GPU; an atlas that runs out
+//!   its own ranges (`glBufferSubData`, `glTexSubImage2D`). An open sizes each region's opaque
+//!   buffers once for the chunks on their way ([`Region::reserve`]); a buffer that runs out of
+//!   room is replaced by one twice as large, the old contents copied on the GPU; an atlas that runs out
 //!   of room is made larger and every atlas of the region written again (from the copies kept
 //!   here).
 //! - **Chunk table**: one RGBA32F texel per slot ([`TABLE_EDGE`]² slots): the chunk's lightmap
