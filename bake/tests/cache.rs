@@ -135,6 +135,14 @@ fn a_reopened_map_bakes_nothing_and_exports_the_bytes_of_a_full_compile() {
     // Storing the same bakes again writes nothing and keeps every entry.
     let again = store(&warm, dir.path());
     assert_eq!((again.written, again.kept, again.removed), (0, chunks, 0));
+    assert!(again.hashed > 0, "the store hashed no chunk of its own");
+    // Given the load's chunk hashes (the same map, unchanged), the store hashes no chunk again
+    // and decides exactly the same.
+    assert!(loaded.hashes.len() >= chunks, "{} hashes for {chunks} chunks", loaded.hashes.len());
+    let bakes = warm.slots().keys().filter_map(|&k| warm.full(k)).map(|b| &**b);
+    let known = cache::store_known(dir.path(), warm.map(), warm.settings(), bakes, &loaded.hashes).unwrap();
+    assert_eq!(known, cache::Stored { hashed: 0, ..again });
+    assert_eq!(entries(dir.path()).len(), chunks);
 
     // A changed compile setting (visibility off) is another key: nothing is reused.
     let other = CompileSettings { visibility: None, ..settings() };

@@ -177,8 +177,9 @@ pub enum Run {
     Interactive,
     /// `--screenshot`.
     Screenshot(ScreenshotRun),
-    /// `--bench-frames N`: frame times over `frames` frames, then scripted edits' latency.
-    Bench { frames: u32 },
+    /// `--bench-frames N`: frame times over `frames` frames, then scripted edits' latency;
+    /// `--bench-export PATH` exports the opened map there between the two.
+    Bench { frames: u32, export: Option<PathBuf> },
     /// `--walkthrough DIR`: the designer's session, screenshots into `dir`.
     Walkthrough { dir: PathBuf },
 }
@@ -211,6 +212,9 @@ pub enum LaunchError {
     /// A screenshot setting without `--screenshot`.
     #[error("{0} only works with --screenshot")]
     NeedsScreenshot(&'static str),
+    /// A benchmark setting without `--bench-frames`.
+    #[error("{0} only works with --bench-frames")]
+    NeedsBench(&'static str),
     /// `--eye` without the point it looks at.
     #[error("--eye needs --visibility-point (the point the camera looks at)")]
     EyeWithoutPoint,
@@ -227,7 +231,7 @@ impl Launch {
     pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Option<Launch>, LaunchError> {
         let mut launch = Launch::default();
         let (mut screenshot, mut frames, mut bench, mut walkthrough, mut terrain) = (None, 60, None, None, false);
-        let (mut visibility_point, mut eye, mut select) = (None, None, None);
+        let (mut visibility_point, mut eye, mut select, mut bench_export) = (None, None, None, None);
         let mut args = args.into_iter();
         while let Some(arg) = args.next() {
             let Some(flag) = arg.to_str() else {
@@ -242,6 +246,7 @@ impl Launch {
                 "--frames" => frames = number(value("--frames", "a number")?, "--frames")?,
                 "--bench-frames" => bench = Some(number(value("--bench-frames", "a number")?, "--bench-frames")?),
                 "--bench-terrain" => terrain = true,
+                "--bench-export" => bench_export = Some(PathBuf::from(value("--bench-export", "a path")?)),
                 "--walkthrough" => walkthrough = Some(PathBuf::from(value("--walkthrough", "a folder")?)),
                 "--view-distance" => {
                     let what = "a distance in map units";
@@ -281,11 +286,14 @@ impl Launch {
         if eye.is_some() && visibility_point.is_none() {
             return Err(LaunchError::EyeWithoutPoint);
         }
+        if bench_export.is_some() && bench.is_none() {
+            return Err(LaunchError::NeedsBench("--bench-export"));
+        }
         launch.run = match (screenshot, bench, walkthrough) {
             (Some(out), _, _) => Run::Screenshot(ScreenshotRun { out, frames, visibility_point, eye, select }),
             (None, ..) if visibility_point.is_some() => return Err(LaunchError::NeedsScreenshot("--visibility-point")),
             (None, ..) if select.is_some() => return Err(LaunchError::NeedsScreenshot("--select")),
-            (None, Some(frames), _) => Run::Bench { frames: frames.max(1) },
+            (None, Some(frames), _) => Run::Bench { frames: frames.max(1), export: bench_export },
             (None, None, Some(dir)) => Run::Walkthrough { dir },
             (None, None, None) => Run::Interactive,
         };
@@ -345,10 +353,12 @@ mod tests {
     #[test]
     fn shading_view_distance_bench_and_terrain() {
         let l = parse("--bench-frames 0 --bench-terrain --shading WIREFRAME --view-distance 96").unwrap().unwrap();
-        assert_eq!(l.run, Run::Bench { frames: 1 });
+        assert_eq!(l.run, Run::Bench { frames: 1, export: None });
         assert_eq!(l.source, Source::Sample(Sample::Terrain));
         assert_eq!(l.shading, Some(Shading::Wireframe));
         assert_eq!(l.view_distance, Some(96.0));
+        let e = parse("proj --bench-frames 20 --bench-export out.pmf").unwrap().unwrap();
+        assert_eq!(e.run, Run::Bench { frames: 20, export: Some("out.pmf".into()) });
         let w = parse("--walkthrough /tmp/wt").unwrap().unwrap();
         assert_eq!(w.run, Run::Walkthrough { dir: "/tmp/wt".into() });
     }
@@ -373,6 +383,7 @@ mod tests {
             err("--screenshot a.png --walkthrough d"),
             "choose one of --screenshot, --bench-frames and --walkthrough"
         );
+        assert_eq!(err("--bench-export a.pmf"), "--bench-export only works with --bench-frames");
         assert_eq!(err("--fast"), "unknown option --fast");
     }
 

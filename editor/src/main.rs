@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! pmfedit [PROJECT] [--screenshot OUT.png] [--frames N] [--visibility-point X,Y,Z [--eye X,Y,Z]]
-//!         [--select KIND:NAME] [--bench-frames N] [--bench-terrain]
+//!         [--select KIND:NAME] [--bench-frames N [--bench-export OUT.pmf]] [--bench-terrain]
 //!         [--shading lit|fullbright|wireframe|lightmap|visibility] [--view-distance U]
 //!         [--walkthrough DIR]
 //! ```
@@ -12,7 +12,8 @@
 //! from `--eye`), `--select` selects and frames an object so its gizmo shows.
 //! `--bench-frames N` prints median and p95 frame times over N frames after the first load and
 //! the time from a scripted edit to its re-baked mesh being uploaded, then exits
-//! (`--bench-terrain`: on `sample::terrain(32, 4, 32, 1)` instead of the demo).
+//! (`--bench-terrain`: on `sample::terrain(32, 4, 32, 1)` instead of the demo;
+//! `--bench-export OUT.pmf`: also exports the map as opened, timed, before the edits).
 //! `--walkthrough DIR` plays a designer's session on the map (see [`pmfedit::walkthrough`]),
 //! saving a screenshot per step into DIR, and exits 1 if any step failed.
 //!
@@ -39,6 +40,8 @@ Opens a project folder, or the built-in demo map.
   --select KIND:NAME      screenshot with that object selected and framed (KIND: light, entity,
                           region or load)
   --bench-frames N        print frame times over N frames and one edit's re-bake latency, exit
+  --bench-export OUT.pmf  with --bench-frames: export the map as opened (before the edits),
+                          stamped as `pmfc build --timestamp 1` stamps it, and print the time
   --bench-terrain         benchmark on a 32×4×32-chunk procedural terrain instead of the demo
   --shading MODE          start in lit, fullbright, wireframe, lightmap or visibility shading
   --view-distance U       draw only chunks within U map units of the camera (default: no limit)
@@ -54,7 +57,9 @@ fn main() -> anyhow::Result<()> {
         return Ok(());
     };
     launch.assets = pmfedit::watch::assets_dir();
+    let opening = std::time::Instant::now();
     let document = launch.source.open()?;
+    let project_read = opening.elapsed();
     let walkthrough = match &launch.run {
         Run::Walkthrough { dir } => {
             let mut w = Walkthrough::new(dir.clone());
@@ -66,7 +71,7 @@ fn main() -> anyhow::Result<()> {
     let driver: Option<Box<dyn Driver>> = match &launch.run {
         Run::Interactive => None,
         Run::Screenshot(run) => Some(Box::new(Screenshot::new(run.clone()))),
-        Run::Bench { frames } => Some(Box::new(Bench::new(*frames))),
+        Run::Bench { frames, export } => Some(Box::new(Bench::new(*frames, export.clone(), project_read))),
         Run::Walkthrough { .. } => walkthrough.clone().map(|w| Box::new(w) as Box<dyn Driver>),
     };
     let options = eframe::NativeOptions {

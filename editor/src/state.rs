@@ -75,6 +75,16 @@ impl ExportSummary {
     }
 }
 
+/// How long the steps of opening a document took (the project's files are read before, by the
+/// caller).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OpenTimes {
+    /// Reading and checking the bake cache (the map's snapshot included).
+    pub cache_read: Duration,
+    /// Starting the rebuild engine on the cached bakes (far lists, the readers' index).
+    pub engine: Duration,
+}
+
 /// The document and the editor settings around it.
 pub struct EditorState {
     pub map: Map,
@@ -127,6 +137,8 @@ pub struct EditorState {
     pub settle_after: Duration,
     /// How the open of this document used the project's bake cache (`None`: no project).
     pub cache_report: Option<cache::Report>,
+    /// How long the open of this document took, by step (`--bench-frames` prints them).
+    pub open_times: OpenTimes,
     /// The open found chunks the cache could not give (stale, damaged or another version's
     /// entries): once their background bakes are done and the map is still the saved one, the
     /// fresh bakes are written to the cache ([`Self::poll_bakes`]), so the next open is at once
@@ -149,9 +161,12 @@ impl EditorState {
     /// holds stages back).
     pub fn with_scheduler(map: Map, project: Option<Project>, scheduler: Scheduler) -> Self {
         // The project's cached bakes are on screen at once; only stale chunks are queued.
+        let started = Instant::now();
         let snapshot = Arc::new(map.snapshot());
         let (cached, cache_report) = cached_bakes(project.as_ref(), &snapshot, scheduler.settings());
+        let cache_read = started.elapsed();
         let bake = Rebuild::with_bakes(scheduler, Plan::Interactive, snapshot, cached);
+        let open_times = OpenTimes { cache_read, engine: started.elapsed() - cache_read };
         let mut s = Self {
             map,
             history: History::new(),
@@ -176,6 +191,7 @@ impl EditorState {
             last_continuous_edit: None,
             settle_after: SETTLE,
             cache_report: None,
+            open_times,
             cache_refresh: false,
             generation: 0,
             document: 0,
@@ -457,9 +473,12 @@ impl EditorState {
         self.selection = Selection::None;
         self.start_view = None;
         self.level = 0;
+        let started = Instant::now();
         let snapshot = Arc::new(self.map.snapshot());
         let (cached, report) = cached_bakes(self.project.as_ref(), &snapshot, self.bake.settings());
+        let cache_read = started.elapsed();
         self.bake.replace_with(snapshot, cached);
+        self.open_times = OpenTimes { cache_read, engine: started.elapsed() - cache_read };
         self.opened_with(report);
     }
 

@@ -5,8 +5,12 @@
 //! bake), prints the figures and closes the window. The first line says how the open used the
 //! project's bake cache and how many chunks it baked: the load figure is an open from saved bakes
 //! only when that is 0 (a cache of another version is refused whole and every chunk is baked).
+//! The next lines say where the load's time went ([`LoadTimes`]). With `--bench-export PATH` the
+//! map as opened is exported there after the frames (timed; the bytes `pmfc build --timestamp 1`
+//! writes, [`EXPORT_TIMESTAMP`]), before the edits.
 
-use std::time::Instant;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 use eframe::egui;
 
@@ -21,6 +25,24 @@ use crate::tools;
 
 /// Scripted edits a run measures (one after the other).
 pub const BENCH_EDITS: usize = 5;
+
+/// The header time a `--bench-export` file is stamped with: `pmfc build --timestamp 1` of the
+/// same project writes the same bytes.
+pub const EXPORT_TIMESTAMP: u64 = 1;
+
+/// Where the first load's time went, for the lines after the load figure.
+#[derive(Debug, Default)]
+struct LoadTimes {
+    /// Reading the project's files (before the window opens; not in the load figure).
+    project_read: Duration,
+    /// Seconds from the start of the run to the first frame (the cache read and the engine
+    /// start are in it: [`crate::state::OpenTimes`]).
+    first_frame: f64,
+    /// Frames drawn until the load was on screen.
+    frames: u32,
+    /// The app's UI passes of those frames.
+    ui: Duration,
+}
 
 #[derive(Debug)]
 enum Phase {
@@ -62,11 +84,21 @@ pub struct Bench {
     edits: Vec<[f64; 3]>,
     /// What the last measured frame drew.
     draw_stats: Option<crate::viewport::render::DrawStats>,
+    load: LoadTimes,
+    /// The open's steps and the paints' and mesh workers' time when the load was on screen.
+    load_parts: Option<(crate::state::OpenTimes, Option<crate::viewport::render::PaintTime>, Duration)>,
+    /// What the chunk regions held on the GPU when the load was on screen.
+    gpu_bytes: Option<crate::viewport::regions::GpuBytes>,
+    /// Where to export the map as opened (taken when done).
+    export: Option<PathBuf>,
+    /// The export's seconds and bytes, or why it failed.
+    exported: Option<(f64, Result<usize, String>)>,
 }
 
 impl Bench {
-    /// A benchmark measuring `frames` frames.
-    pub fn new(frames: u32) -> Self {
+    /// A benchmark measuring `frames` frames (exporting to `export` after them); reading the
+    /// project took `project_read`.
+    pub fn new(frames: u32, export: Option<PathBuf>, project_read: Duration) -> Self {
         Self {
             frames: frames.max(1),
             started: Instant::now(),
@@ -79,7 +111,31 @@ impl Bench {
             open: None,
             edits: Vec::new(),
             draw_stats: None,
+            load: LoadTimes { project_read, ..LoadTimes::default() },
+            load_parts: None,
+            gpu_bytes: None,
+            export,
+            exported: None,
         }
+    }
+
+    /// Exports the map as opened to `path` (every chunk is settled: the export is immediate).
+    fn export(&mut self, app: &mut App, path: PathBuf) {
+        app.state.export_timestamp = Some(EXPORT_TIMESTAMP);
+        app.state.last_export = None;
+        let t = Instant::now();
+        let mut refused = app.state.apply(Command::Export(path)).err().map(|e| e.to_string());
+        let secs = t.elapsed().as_secs_f64();
+        if app.state.pending_export.take().is_some() {
+            // Not after the edits: that would be another map.
+            refused = Some("chunks were still baking".to_owned());
+        }
+        let outcome = match (&app.state.last_export, refused) {
+            (Some(done), None) => Ok(done.bytes),
+            (_, Some(why)) => Err(why),
+            (None, None) => Err(app.state.status.as_ref().map_or_else(|| "not exported".to_owned(), |s| s.0.clone())),
+        };
+        self.exported = Some((secs, outcome));
     }
 
     /// Queues a scripted edit; `false` when there is nothing to edit in front of the camera.
@@ -106,7 +162,36 @@ impl Bench {
             Some((None, baked)) => println!("no project (no bake cache): {baked} chunks baked on open"),
             None => {}
         }
+        let l = &self.load;
+        println!("project files read: {:.2} s (before the window opens; not in the first load)", secs(l.project_read));
+        if let Some((open, paint, mesh)) = &self.load_parts {
+            println!(
+                "open: bake cache read and checked {:.2} s, engine started {:.2} s; first frame at {:.2} s",
+                secs(open.cache_read),
+                secs(open.engine),
+                l.first_frame
+            );
+            let paint = paint.unwrap_or_default();
+            println!(
+                "load: {} frames, app UI passes {:.2} s, paints {:.2} s (of which uploads {:.2} s); mesh workers busy {:.2} s",
+                l.frames,
+                secs(l.ui),
+                secs(paint.total),
+                secs(paint.uploads),
+                secs(*mesh)
+            );
+        }
         println!("first load (open, cached bakes, bake + upload): {:.2} s", self.load_seconds);
+        if let Some(b) = &self.gpu_bytes {
+            use pmfedit_bake::memory::mib;
+            println!(
+                "chunk regions on the GPU (RAM under software GL): buffers {:.0} MiB ({:.0} used), lightmap atlases {:.0} MiB, their CPU copies {:.0} MiB",
+                mib(b.buffers),
+                mib(b.buffers_used),
+                mib(b.atlases),
+                mib(b.atlas_copies)
+            );
+        }
         println!("frames measured: {}", self.intervals.len());
         println!("frame time (whole app frame incl. paint): median {fm:.2} ms, p95 {fp:.2} ms");
         println!("viewport CPU time per frame: median {um:.3} ms, p95 {up:.3} ms");
@@ -120,6 +205,13 @@ impl Bench {
                 d.runs,
                 d.indices / 3
             );
+        }
+        match &self.exported {
+            Some((t, Ok(bytes))) => {
+                println!("export (compile, encode, write; the map as opened): {t:.2} s, {bytes} bytes")
+            }
+            Some((_, Err(why))) => println!("export failed: {why}"),
+            None => {}
         }
         let each: Vec<String> = self.edits.iter().map(|e| format!("{:.0}/{:.0}/{:.0}", e[0], e[1], e[2])).collect();
         println!("edits: {} (first mesh / exact lightmaps / full bakes, ms: {})", self.edits.len(), each.join(", "));
@@ -169,8 +261,16 @@ impl Driver for Bench {
                     let baked = state.bake.slots().len() - state.cache_report.as_ref().map_or(0, |r| r.reused);
                     self.open = Some((state.cache_report.clone(), baked));
                 }
+                if self.load.frames == 0 {
+                    self.load.first_frame = self.started.elapsed().as_secs_f64();
+                }
+                self.load.frames += 1;
+                // The UI pass of the frame before (this frame's runs after the driver).
+                self.load.ui += Duration::from_secs_f64(app.ui_pass_seconds);
                 if loaded(app) {
                     self.load_seconds = self.started.elapsed().as_secs_f64();
+                    self.load_parts = Some((app.state.open_times, app.viewport.paint_time(), app.viewport.mesh_busy()));
+                    self.gpu_bytes = app.viewport.gpu_bytes();
                     self.phase = Phase::Settling(3);
                 }
             }
@@ -182,6 +282,11 @@ impl Driver for Bench {
                     self.ui_times.push(app.viewport.last_ui_seconds);
                     self.app_times.push(app.ui_pass_seconds);
                     self.draw_stats = app.viewport.draw_stats();
+                }
+                if self.intervals.len() as u32 >= self.frames
+                    && let Some(path) = self.export.take()
+                {
+                    self.export(app, path);
                 }
                 if self.intervals.len() as u32 >= self.frames && !self.edit(app) {
                     eprintln!("pmfedit: nothing in front of the camera to edit");
@@ -223,6 +328,10 @@ impl Driver for Bench {
         }
         DriverStatus::Running
     }
+}
+
+fn secs(d: Duration) -> f64 {
+    d.as_secs_f64()
 }
 
 /// A cube placed on whatever is straight ahead of the camera (or in the air in front of it).

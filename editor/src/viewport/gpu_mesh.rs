@@ -17,6 +17,7 @@
 
 use glam::{DVec3, Vec3};
 
+use pmfedit_bake::compile::ChunkBake;
 use pmfedit_bake::deps::ChunkKey;
 use pmfedit_core::map::coords::ChunkCoord;
 
@@ -125,6 +126,15 @@ pub struct GpuMesh {
     pub slot: u32,
     /// The region origin, world space.
     pub origin: DVec3,
+}
+
+/// The vertices and indices a chunk's mesh takes, from its bake alone (before meshing): one
+/// vertex per PMF client vertex, three indices per triangle; faces drawn from both sides
+/// (a cube's `draw_backfaces`) take more indices.
+pub fn expected_size(bake: &ChunkBake) -> (u32, u32) {
+    let vertices = u32::try_from(bake.pmf.client.vertices.len()).unwrap_or(u32::MAX);
+    let indices = u32::try_from(bake.stats.triangles.saturating_mul(3)).unwrap_or(u32::MAX);
+    (vertices, indices)
 }
 
 impl GpuMesh {
@@ -245,5 +255,31 @@ mod tests {
             }
         }
         assert!(!gpu.passes[0].is_empty());
+    }
+
+    /// What an open reserves per chunk is what its packed mesh takes: exactly, for chunks
+    /// without double-sided faces (the demo has some: at least as many indices then).
+    #[test]
+    fn the_expected_size_is_the_packed_meshs() {
+        let map = sample::demo();
+        let level = &map.levels[0];
+        let (mut exact, mut chunks) = (0, 0);
+        for (c, _) in level.chunks() {
+            let bake = bake_chunk(&map, 0, *c, &CompileSettings::default()).expect("bakes");
+            let gpu = GpuMesh::pack(&build_chunk_mesh(&bake, &map.library), &[], Vec3::ZERO, 0, DVec3::ZERO);
+            let vertices: u32 = gpu.passes.iter().map(GpuPass::vertex_count).sum();
+            let indices: usize = gpu.passes.iter().map(|p| p.indices.len()).sum();
+            let (v, i) = expected_size(&bake);
+            assert_eq!(v, vertices, "chunk {c:?}");
+            let backfaces = bake.pmf.common.cubes.iter().any(|c| c.draw_backfaces);
+            if backfaces {
+                assert!(indices >= i as usize, "chunk {c:?}: {indices} < {i}");
+            } else {
+                assert_eq!(i as usize, indices, "chunk {c:?}");
+                exact += 1;
+            }
+            chunks += usize::from(vertices > 0);
+        }
+        assert!(chunks > 4 && exact > 0, "{chunks} chunks with faces, {exact} exact");
     }
 }

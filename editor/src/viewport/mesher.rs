@@ -12,6 +12,7 @@ use std::collections::HashMap;
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use glam::{DVec3, Vec3};
 
@@ -42,6 +43,8 @@ pub struct Job {
 pub struct Built {
     pub key: ChunkKey,
     pub mesh: GpuMesh,
+    /// How long the worker took to build it.
+    pub took: Duration,
 }
 
 /// The worker pool (see the module docs).
@@ -53,6 +56,8 @@ pub struct Mesher {
     latest: HashMap<ChunkKey, u64>,
     next: u64,
     in_flight: usize,
+    /// The workers' time on every result returned so far (superseded ones included).
+    busy: Duration,
 }
 
 impl Mesher {
@@ -71,7 +76,7 @@ impl Mesher {
                     .expect("spawning a mesh worker")
             })
             .collect();
-        Self { jobs: Some(jobs), done, workers, latest: HashMap::new(), next: 0, in_flight: 0 }
+        Self { jobs: Some(jobs), done, workers, latest: HashMap::new(), next: 0, in_flight: 0, busy: Duration::ZERO }
     }
 
     /// Queues a job; it supersedes any earlier one of the same chunk.
@@ -100,11 +105,18 @@ impl Mesher {
         self.in_flight
     }
 
+    /// The workers' time on every job returned so far (the open's meshing cost, for
+    /// `--bench-frames`).
+    pub fn busy(&self) -> Duration {
+        self.busy
+    }
+
     /// The results finished since the last call, without the superseded ones.
     pub fn poll(&mut self) -> Vec<Built> {
         let mut out = Vec::new();
         while let Ok((seq, built)) = self.done.try_recv() {
             self.in_flight -= 1;
+            self.busy += built.took;
             if self.latest.get(&built.key) == Some(&seq) {
                 self.latest.remove(&built.key);
                 out.push(built);
@@ -132,9 +144,11 @@ fn work(jobs: &Mutex<Receiver<(u64, Job)>>, done: &Sender<(u64, Built)>) {
             Err(_) => return,
         };
         let Ok((seq, job)) = next else { return };
+        let started = Instant::now();
         let mesh = build_chunk_mesh_with(&job.bake, &job.looks, &job.textures);
         let mesh = GpuMesh::pack(&mesh, &job.layers, job.offset, job.slot, job.origin);
-        if done.send((seq, Built { key: job.key, mesh })).is_err() {
+        let built = Built { key: job.key, mesh, took: started.elapsed() };
+        if done.send((seq, built)).is_err() {
             return;
         }
     }
@@ -164,10 +178,10 @@ mod tests {
     /// Polls until nothing is in flight.
     fn drain(m: &mut Mesher) -> Vec<Built> {
         let mut out = Vec::new();
-        let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
-        while m.in_flight() > 0 && std::time::Instant::now() < until {
+        let until = Instant::now() + Duration::from_secs(60);
+        while m.in_flight() > 0 && Instant::now() < until {
             out.extend(m.poll());
-            std::thread::sleep(std::time::Duration::from_millis(1));
+            std::thread::sleep(Duration::from_millis(1));
         }
         assert_eq!(m.in_flight(), 0, "the workers finish");
         out

@@ -63,7 +63,7 @@ pub mod sky;
 pub mod textures;
 pub mod visibility;
 
-use std::collections::{BTreeSet, HashSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -273,6 +273,21 @@ impl Viewport {
         Some(self.renderer.as_ref()?.lock().ok()?.stats)
     }
 
+    /// The paints' CPU time so far ([`render::PaintTime`]; `None` without a renderer).
+    pub fn paint_time(&self) -> Option<render::PaintTime> {
+        Some(self.renderer.as_ref()?.lock().ok()?.paint_time)
+    }
+
+    /// What the chunk regions hold on the GPU (`None` without a renderer).
+    pub fn gpu_bytes(&self) -> Option<regions::GpuBytes> {
+        Some(self.renderer.as_ref()?.lock().ok()?.gpu_bytes())
+    }
+
+    /// The mesh workers' time on every chunk mesh built so far.
+    pub fn mesh_busy(&self) -> std::time::Duration {
+        self.mesher.as_ref().map_or(std::time::Duration::ZERO, mesher::Mesher::busy)
+    }
+
     /// When a chunk's mesh last reached the GPU.
     pub fn uploaded_at(&self, key: ChunkKey) -> Option<Instant> {
         self.renderer.as_ref()?.lock().ok()?.uploaded_at.get(&key).copied()
@@ -360,9 +375,22 @@ impl Viewport {
                 self.textures.want(r);
             }
         }
+        // Chunks with no mesh on the GPU yet (an open: all of them) announce their meshes' size
+        // to their regions, so that the shared buffers are sized once ([`regions::Region::reserve`]).
+        let mut arriving: BTreeMap<gpu_mesh::RegionKey, (DVec3, u32, u32)> = BTreeMap::new();
         for k in state.bake.take_changed() {
             if self.queued.insert(k) {
                 self.queue.push_back(k);
+                if !self.gpu_keys.contains(&k)
+                    && let (Some(shown), Some(level)) = (state.bake.shown(k), state.map.levels.get(k.0))
+                {
+                    let (region, _) = gpu_mesh::region_of(k);
+                    let (vertices, indices) = gpu_mesh::expected_size(&shown.bake);
+                    let origin = level.frame().chunk_center_world(region.first_chunk());
+                    let e = arriving.entry(region).or_insert((origin, 0, 0));
+                    e.1 = e.1.saturating_add(vertices);
+                    e.2 = e.2.saturating_add(indices);
+                }
             }
         }
         let Some(renderer) = &self.renderer else {
@@ -370,6 +398,15 @@ impl Viewport {
             self.queued.clear();
             return;
         };
+        if !arriving.is_empty() {
+            let reserve = arriving.into_iter().map(|(region, (origin, vertices, indices))| Upload::Reserve {
+                region,
+                origin,
+                vertices,
+                indices,
+            });
+            renderer.lock().expect("renderer").queue.extend(reserve);
+        }
         let mesher = self.mesher.get_or_insert_with(|| mesher::Mesher::new(MESH_WORKERS));
         let before = mesher.in_flight();
         let mut uploads: Vec<Upload> =

@@ -5,8 +5,9 @@
 //!
 //! - **Sub-allocated, updated in place**: a chunk's vertices, indices and lightmap atlas take
 //!   ranges of its region's buffers and atlas ([`super::arena`]); a re-baked chunk rewrites only
-//!   its own ranges (`glBufferSubData`, `glTexSubImage2D`). A buffer that runs out of room is
-//!   replaced by one twice as large, the old contents copied on the GPU; an atlas that runs out
+//!   its own ranges (`glBufferSubData`, `glTexSubImage2D`). An open sizes each region's opaque
+//!   buffers once for the chunks on their way ([`Region::reserve`]); a buffer that runs out of
+//!   room is replaced by one twice as large, the old contents copied on the GPU; an atlas that runs out
 //!   of room is made larger and every atlas of the region written again (from the copies kept
 //!   here).
 //! - **Chunk table**: one RGBA32F texel per slot ([`TABLE_EDGE`]² slots): the chunk's lightmap
@@ -143,6 +144,28 @@ impl DrawList {
     /// Indices in all.
     pub fn indices(&self) -> usize {
         self.counts.iter().map(|&c| c as usize).sum()
+    }
+}
+
+/// Bytes of the regions' GPU resources ([`Region::bytes`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GpuBytes {
+    /// Vertex and index buffers, as allocated.
+    pub buffers: u64,
+    /// Of which holding chunks' vertices and indices.
+    pub buffers_used: u64,
+    /// Lightmap atlas textures (3 bytes a texel; a driver may pad them to 4).
+    pub atlases: u64,
+    /// The copies of the chunks' atlases kept to place them again when an atlas grows.
+    pub atlas_copies: u64,
+}
+
+impl std::ops::AddAssign for GpuBytes {
+    fn add_assign(&mut self, o: Self) {
+        self.buffers += o.buffers;
+        self.buffers_used += o.buffers_used;
+        self.atlases += o.atlases;
+        self.atlas_copies += o.atlas_copies;
     }
 }
 
@@ -309,14 +332,49 @@ impl Region {
         }
     }
 
+    /// What this region holds on the GPU (in RAM under software GL), for `--bench-frames`.
+    pub fn bytes(&self) -> GpuBytes {
+        let mut b = GpuBytes::default();
+        for p in &self.passes {
+            for (arena, unit) in [(&p.vertices, VERTEX_STRIDE as u64), (&p.indices, 4)] {
+                b.buffers += u64::from(arena.capacity()) * unit;
+                b.buffers_used += u64::from(arena.capacity() - arena.free_units()) * unit;
+            }
+        }
+        let s = &self.lightmaps.shelves;
+        b.atlases += u64::from(s.width()) * u64::from(s.height()) * 3;
+        b.atlas_copies += self.chunks.values().map(|c| c.atlas.texels.len() as u64 * 3).sum::<u64>();
+        b
+    }
+
     /// The lightmap atlas, its size, the chunk table and the visibility texture, for binding.
     pub fn textures(&self) -> (glow::Texture, (u32, u32), glow::Texture, glow::Texture) {
         let s = &self.lightmaps.shelves;
         (self.lightmaps.texture, (s.width(), s.height()), self.table, self.vis)
     }
 
+    /// Makes room in pass `k` for `vertices` and `indices` more than its chunks take now, each
+    /// buffer grown at most once, to that plus an eighth (later edits' meshes that grow). The
+    /// open announces each region's meshes before they arrive ([`super::render::Upload::Reserve`]):
+    /// grown chunk by chunk instead, each buffer doubled a dozen times, and every time software
+    /// GL zero-filled the new buffer (fresh pages) and copied the old one — a fifth of the open's
+    /// CPU time on terrain(32,4,32) — and left up to half of it unused.
+    pub fn reserve(&mut self, gl: &glow::Context, k: usize, vertices: u32, indices: u32) -> Result<(), GlError> {
+        for (n, indices) in [(vertices, false), (indices, true)] {
+            let pass = &mut self.passes[k];
+            let arena = if indices { &pass.indices } else { &pass.vertices };
+            let used = arena.capacity() - arena.free_units();
+            let want = used.saturating_add(n);
+            if n > 0 && want > arena.capacity() {
+                let grown = want.saturating_add(want / 8).max(4096);
+                Self::grow_buffer(gl, pass, indices, grown)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Puts a chunk's mesh in (replacing its older one).
-    pub fn set(&mut self, gl: &glow::Context, key: ChunkKey, mesh: &GpuMesh) -> Result<(), GlError> {
+    pub fn set(&mut self, gl: &glow::Context, key: ChunkKey, mesh: GpuMesh) -> Result<(), GlError> {
         let old = self.chunks.remove(&mesh.slot);
         let mut parts = [None; 3];
         for (k, pass) in mesh.passes.iter().enumerate() {
@@ -337,7 +395,7 @@ impl Region {
             Some((lo, hi)) => ((lo, hi), ((lo + hi) * 0.5, (hi - lo).length() * 0.5)),
             None => ((Vec3::ZERO, Vec3::ZERO), (Vec3::ZERO, 0.0)),
         };
-        let mut chunk = RegionChunk { key, parts, bounds, sphere, atlas: mesh.atlas.clone(), lightmap_at: None };
+        let mut chunk = RegionChunk { key, parts, bounds, sphere, atlas: mesh.atlas, lightmap_at: None };
         chunk.lightmap_at = self.place_atlas(gl, &chunk.atlas)?;
         self.chunks.insert(mesh.slot, chunk);
         self.update_sphere();

@@ -25,7 +25,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use eframe::egui_glow;
 use glam::{DVec3, Mat4, Vec3, Vec4};
@@ -281,11 +281,51 @@ impl VisMode {
     ];
 }
 
+/// The region `rk` (at `origin`), made when it does not exist yet (its visibility texture is
+/// then written before the next visibility view draw).
+fn region_or_new<'a>(
+    regions: &'a mut BTreeMap<RegionKey, Region>,
+    vis_dirty: &mut std::collections::BTreeSet<RegionKey>,
+    gl: &egui_glow::glow::Context,
+    rk: RegionKey,
+    origin: DVec3,
+) -> Result<&'a mut Region, super::regions::GlError> {
+    match regions.entry(rk) {
+        std::collections::btree_map::Entry::Occupied(e) => Ok(e.into_mut()),
+        std::collections::btree_map::Entry::Vacant(e) => {
+            let r = Region::new(gl, origin)?;
+            vis_dirty.insert(rk);
+            Ok(e.insert(r))
+        }
+    }
+}
+
+/// CPU time of the paint callbacks so far (GL calls return before software GL has drawn; a
+/// later call that needs the result waits for it and counts it).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct PaintTime {
+    /// Paint callbacks run.
+    pub paints: u64,
+    /// Their time in all.
+    pub total: Duration,
+    /// Of which copying queued meshes into the region buffers ([`Upload`]).
+    pub uploads: Duration,
+}
+
 /// One queued change of the GPU chunk set.
 pub enum Upload {
     Set {
         key: ChunkKey,
         mesh: Box<GpuMesh>,
+    },
+    /// Chunks on their way to a region for the first time (an open): room for this many more
+    /// vertices and indices in its opaque pass ([`Region::reserve`]); `origin` is the region's,
+    /// for a region not made yet.
+    Reserve {
+        region: RegionKey,
+        origin: DVec3,
+        vertices: u32,
+        indices: u32,
     },
     Remove(ChunkKey),
     Clear,
@@ -332,6 +372,8 @@ pub struct Renderer {
     pub queue: Vec<Upload>,
     /// When each chunk was last uploaded.
     pub uploaded_at: HashMap<ChunkKey, Instant>,
+    /// Time spent in the paints so far, and in their uploads (`--bench-frames` prints them).
+    pub paint_time: PaintTime,
     /// What the last paint drew.
     pub stats: DrawStats,
     /// Visibility view: per chunk with something visible.
@@ -455,6 +497,7 @@ impl Renderer {
             texture_slots,
             queue: Vec::new(),
             uploaded_at: HashMap::new(),
+            paint_time: PaintTime::default(),
             stats: DrawStats::default(),
             vis: BTreeMap::new(),
             vis_rest_visible: true,
@@ -488,6 +531,15 @@ impl Renderer {
             self.texture_images.resize(n, None);
             self.textures_dirty = true;
         }
+    }
+
+    /// What the regions hold on the GPU.
+    pub fn gpu_bytes(&self) -> super::regions::GpuBytes {
+        let mut b = super::regions::GpuBytes::default();
+        for r in self.regions.values() {
+            b += r.bytes();
+        }
+        b
     }
 
     fn upload(&mut self) {
@@ -535,24 +587,25 @@ impl Renderer {
                         self.textures_dirty = true;
                     }
                 }
+                Upload::Reserve { region, origin, vertices, indices } => {
+                    let reserved = region_or_new(&mut self.regions, &mut self.vis_dirty, &gl, region, origin)
+                        .and_then(|r| r.reserve(&gl, 0, vertices, indices));
+                    if let Err(err) = reserved {
+                        self.error = Some(err.to_string());
+                    }
+                }
                 Upload::Set { key, mesh } => {
                     let (rk, slot) = region_of(key);
                     debug_assert_eq!(slot, mesh.slot);
-                    let region = match self.regions.entry(rk) {
-                        std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
-                        std::collections::btree_map::Entry::Vacant(e) => match Region::new(&gl, mesh.origin) {
-                            Ok(r) => {
-                                self.vis_dirty.insert(rk);
-                                e.insert(r)
-                            }
-                            Err(err) => {
-                                self.error = Some(err.to_string());
-                                continue;
-                            }
-                        },
+                    let region = match region_or_new(&mut self.regions, &mut self.vis_dirty, &gl, rk, mesh.origin) {
+                        Ok(r) => r,
+                        Err(err) => {
+                            self.error = Some(err.to_string());
+                            continue;
+                        }
                     };
                     let had = region.chunks.contains_key(&slot);
-                    match region.set(&gl, key, &mesh) {
+                    match region.set(&gl, key, *mesh) {
                         Ok(()) => {
                             self.chunk_count += usize::from(!had);
                             self.uploaded_at.insert(key, now);
@@ -689,8 +742,10 @@ impl Renderer {
 
     /// Draws a frame into the current framebuffer region (`viewport`, `scissor` in GL pixels).
     pub fn paint(&mut self, painter: &egui_glow::Painter, viewport: TdViewport, scissor: ScissorBox, f: &FrameParams) {
+        let started = Instant::now();
         gl_state::before(&self.ctx);
         self.upload();
+        self.paint_time.uploads += started.elapsed();
         self.update_materials(f);
         let (w, h) = (viewport.width.max(1), viewport.height.max(1));
         let target = match painter.intermediate_fbo() {
@@ -826,6 +881,8 @@ impl Renderer {
         // Hand egui's framebuffer back (three-d would delete one it owns).
         let _ = target.into_framebuffer();
         gl_state::after(&self.ctx);
+        self.paint_time.paints += 1;
+        self.paint_time.total += started.elapsed();
     }
 
     fn draw_fills(&self, f: &FrameParams, vp: three_d::Mat4, viewport: TdViewport) {

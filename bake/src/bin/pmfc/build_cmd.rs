@@ -203,7 +203,7 @@ fn cached_engine(
     quiet: bool,
     memos: bool,
     phases: &mut Phases,
-) -> Rebuild {
+) -> (Rebuild, cache::ChunkHashes) {
     let loaded = if no_cache { cache::Loaded::default() } else { cache::load(project, &map, settings) };
     // Their chunks' fresh bakes may get the same names: gone, the cache write replaces them.
     loaded.discard_unusable();
@@ -215,17 +215,18 @@ fn cached_engine(
     scheduler.light_cache().set_on(memos);
     let engine = Rebuild::with_bakes(scheduler, Plan::FinalOnly, Arc::new(map), loaded.bakes);
     phases.end("engine");
-    engine
+    (engine, loaded.hashes)
 }
 
 /// Writes the engine's full bakes into the project's bake cache (unless `no_cache`); a failure is
-/// a warning (the build itself is fine).
-fn store_cache(project: &Path, engine: &Rebuild, no_cache: bool, quiet: bool) {
+/// a warning (the build itself is fine). `known`: content hashes of the engine's map as it is
+/// now (from the cache read of an engine that has not been edited since), else empty.
+fn store_cache(project: &Path, engine: &Rebuild, known: &cache::ChunkHashes, no_cache: bool, quiet: bool) {
     if no_cache {
         return;
     }
     let bakes = engine.slots().keys().filter_map(|&k| engine.full(k)).map(|b| &**b);
-    match cache::store(project, engine.map(), engine.settings(), bakes) {
+    match cache::store_known(project, engine.map(), engine.settings(), bakes, known) {
         Ok(s) if !quiet => eprintln!(
             "bake cache: {} entries written, {} kept, {} removed, {:.1} MiB",
             s.written,
@@ -354,7 +355,9 @@ pub fn build(a: BuildArgs) -> Result<(), Failure> {
         vis.portal_steps = a.portal_steps.unwrap_or(vis.portal_steps);
         vis.portal_max_chunks = a.portal_max_chunks.unwrap_or(vis.portal_max_chunks);
     }
-    let mut engine =
+    // The build bakes what the cache did not give and edits nothing: the read's chunk hashes
+    // still hold for the cache write.
+    let (mut engine, hashes) =
         cached_engine(&a.project, map, &settings, threads(a.threads), a.no_cache, a.quiet, false, &mut phases);
     finish(&mut engine, a.quiet)?;
     phases.end("bake");
@@ -375,7 +378,7 @@ pub fn build(a: BuildArgs) -> Result<(), Failure> {
             m(records.other)
         );
     }
-    store_cache(&a.project, &engine, a.no_cache, a.quiet);
+    store_cache(&a.project, &engine, &hashes, a.no_cache, a.quiet);
     phases.end("cache write");
     let skipped = engine.slots().values().filter_map(|s| s.full.as_ref()).filter(|b| b.stats.vis_skipped).count();
     if skipped > 0 {
@@ -413,10 +416,12 @@ pub fn watch(a: WatchArgs) -> Result<(), Failure> {
     let settings = CompileSettings { timestamp: a.timestamp.unwrap_or_else(now), ..CompileSettings::default() };
     let (_, map) = open(&a.project)?;
     let t = Instant::now();
-    let mut engine =
+    let (mut engine, hashes) =
         cached_engine(&a.project, map, &settings, threads(a.threads), a.no_cache, false, true, &mut Phases::start());
     finish(&mut engine, true)?;
-    store_cache(&a.project, &engine, a.no_cache, true);
+    // Unedited since the cache read: its hashes hold for this first write only.
+    store_cache(&a.project, &engine, &hashes, a.no_cache, true);
+    drop(hashes);
     let file = engine.compile(None).map_err(|e| fail(&a.project, e))?;
     let (file, n) = write_map(&a.project, &a.out, file, false)?;
     eprintln!("{}: {}", a.out.display(), summary(&file, n, t.elapsed().as_secs_f64()));
@@ -460,7 +465,7 @@ pub fn watch(a: WatchArgs) -> Result<(), Failure> {
             eprintln!("{e} (keeping the last build)");
             continue;
         }
-        store_cache(&a.project, &engine, a.no_cache, true);
+        store_cache(&a.project, &engine, &cache::ChunkHashes::default(), a.no_cache, true);
         let compiled = engine.compile(None).map_err(|e| fail(&a.project, e));
         match compiled.and_then(|file| write_map(&a.project, &a.out, file, false)) {
             Ok((file, n)) => eprintln!(
