@@ -43,9 +43,9 @@ impl<'a> LightScene<'a> {
         let mut track = self.track.borrow_mut();
         let mut last = None;
         for i in 0..3 {
-            let (lo, hi) = match *start {
+            let (lo, hi) = match start {
                 // The cast would fail on such a direction (`Ray::new`), visiting nothing.
-                Start::Inside { origin: o, chunk, lo, hi } if i == 0 && o == first && is_direction(dir) => {
+                &mut Start::Inside { origin: o, chunk, lo, hi } if i == 0 && o == first && is_direction(dir) => {
                     reads.visit(chunk);
                     track.visit(chunk);
                     (lo, hi)
@@ -105,6 +105,64 @@ impl<'a> LightScene<'a> {
         }
     }
 
+    /// Whether a ray straight up from `origin` (lattice) is known to reach the top of the level
+    /// without meeting a cube, from the column tops of the chunks' grids alone; if so, records
+    /// the chunks its walk enters, as [`Self::reaches_sky`] would. `false`: it cannot tell (ask
+    /// `reaches_sky`). A quarter of a terrain bake's rays are these, and most start in open air
+    /// above every cube of their column.
+    ///
+    /// The walk is [`Level::ray_cast_chunks`]'s for the direction +Y (and the distance
+    /// [`Self::trace`] gives it): the same start chunk, boundaries and end. A chunk's cast of such
+    /// a ray gives `None` without a step when the chunk is not stored, or when the column top is
+    /// at or below the ray's start in the chunk (its own chunk), or 0 (chunks above).
+    ///
+    /// [`Level::ray_cast_chunks`]: pmfedit_core::map::Level::ray_cast_chunks
+    pub(super) fn clear_straight_up(&self, origin: DVec3) -> bool {
+        let frame = self.frame;
+        let log2 = i32::from(frame.chunk_lattice_log2());
+        let edge = f64::from(frame.chunk_edge());
+        let grid = frame.grid_box().max;
+        // Outside the grid, or cut before any cast: the general path (nothing to gain there).
+        if !(origin.cmpge(DVec3::ZERO).all() && origin.cmplt(grid.as_dvec3()).all()) {
+            return false;
+        }
+        // `trace`'s distance to the top (over `dir.y` = 1), then the walk's end.
+        let to_top = self.far.top - origin.y;
+        if to_top <= 0.0 || to_top.is_nan() {
+            return false;
+        }
+        let t_end = (f64::from(grid.y) - origin.y).min(to_top);
+        let first = (origin / edge).as_ivec3();
+        let chunks_y = grid.y >> log2;
+        let walk = || {
+            let mut next = Some(first.y);
+            let mut t_next = f64::from(first.y + 1) * edge - origin.y;
+            std::iter::from_fn(move || {
+                let y = next?;
+                next = if t_next > t_end || y + 1 >= chunks_y { None } else { Some(y + 1) };
+                t_next += edge;
+                Some(ChunkCoord::new(first.x, y, first.z))
+            })
+        };
+        {
+            let mut grids = self.grids.borrow_mut();
+            for c in walk() {
+                let local = origin - (c.as_ivec3() << log2).as_dvec3();
+                match grids.column_top(c, local.x, local.z) {
+                    Some(top) if f64::from(top) <= local.y.max(0.0) => {}
+                    _ => return false,
+                }
+            }
+        }
+        let mut reads = self.far.reads.borrow_mut();
+        let mut track = self.track.borrow_mut();
+        for c in walk() {
+            reads.visit(c);
+            track.visit(c);
+        }
+        true
+    }
+
     /// Sunlight at a surface point with unit `normal` (Lambert cosine, rays start
     /// [`LightSettings::normal_offset`](super::LightSettings::normal_offset) off the surface), or
     /// at a point in the air (`None`: no cosine). `soft`: rays to every disc sample (else its
@@ -140,7 +198,8 @@ impl<'a> LightScene<'a> {
             (None, true) => RayEnd::Sky,
             (None, false) => {
                 // Nothing within reach: open sky only if the end sees straight up.
-                if self.reaches_sky(origin + dir * reach, DVec3::Y, &mut Start::Unknown) {
+                let end = origin + dir * reach;
+                if self.clear_straight_up(end) || self.reaches_sky(end, DVec3::Y, &mut Start::Unknown) {
                     RayEnd::Sky
                 } else {
                     RayEnd::Roofed
@@ -255,7 +314,9 @@ impl<'a> LightScene<'a> {
     /// The chunks rays entered since [`Self::begin_reads`], beyond its chunk's neighbourhood,
     /// sorted.
     pub(super) fn take_reads(&self) -> Vec<ChunkCoord> {
-        std::mem::take(&mut self.far.reads.borrow_mut().far).into_iter().collect()
+        let mut reads = self.far.reads.borrow_mut();
+        reads.seen = Default::default();
+        std::mem::take(&mut reads.far).into_iter().collect()
     }
 }
 

@@ -114,6 +114,9 @@ pub(super) struct ReadSet {
     pub(super) home: Option<IVec3>,
     pub(super) last: Option<ChunkCoord>,
     pub(super) far: BTreeSet<ChunkCoord>,
+    /// Chunks known to be in `far`, by a hash of their coordinates: a ray enters the same few far
+    /// chunks as the rays before it, and the tree's search cost more than this look-up.
+    pub(super) seen: [Option<ChunkCoord>; 32],
 }
 
 impl ReadSet {
@@ -130,7 +133,11 @@ impl ReadSet {
         if self.home.is_some_and(|h| (c.as_ivec3() - h).abs().max_element() <= 1) {
             return;
         }
-        self.far.insert(c);
+        let slot = &mut self.seen[(c.x ^ c.y.wrapping_mul(5) ^ c.z.wrapping_mul(11)) as usize & 31];
+        if *slot != Some(c) {
+            *slot = Some(c);
+            self.far.insert(c);
+        }
     }
 }
 

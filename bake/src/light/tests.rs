@@ -1186,3 +1186,43 @@ fn rays_from_inside_a_pushed_cube_skip_their_first_cast_exactly() {
     // The shortcut was taken at every point strictly inside a wedge, and only there.
     assert_eq!(inside, 3 * 4);
 }
+
+#[test]
+fn rays_straight_up_through_open_air_skip_their_casts_exactly() {
+    // Hills of stacked boxes over two chunk layers, an overhang, and a roof with a skybox.
+    let mut lv = level();
+    floor_slab(&mut lv);
+    solid(&mut lv, [-3.0, 0.0, -3.0], [-1.0, 6.0, -1.0]);
+    solid(&mut lv, [2.0, 0.0, -6.0], [5.0, 9.5, 2.0]);
+    solid(&mut lv, [-8.0, 7.0, 3.0], [8.0, 7.25, 8.0]);
+    solid(&mut lv, [4.0, 12.0, -2.0], [4.125, 12.125, 10.0]);
+    daylight(&mut lv, 90.0, 30.0);
+    let scene = LightScene::with_library(&lv, &library([0; 3]), LightSettings::default());
+    let f = lv.frame();
+    let mut clear = 0;
+    let mut points = 0;
+    for i in 0..40 {
+        for k in 0..40 {
+            for y in [-0.5, 0.0, 0.03125, 1.0, 5.999, 6.0, 7.1, 7.25, 9.5, 12.0, 12.125, 15.9, 19.0, 23.99] {
+                let world = DVec3::new(-10.0 + 0.5 * f64::from(i) + 0.01, y, -10.0 + 0.5 * f64::from(k));
+                let p = f.lattice_from_world_f(world);
+                *scene.far.reads.borrow_mut() = gather::ReadSet::default();
+                let fast = scene.clear_straight_up(p);
+                let fast_reads = std::mem::take(&mut scene.far.reads.borrow_mut().far);
+                *scene.far.reads.borrow_mut() = gather::ReadSet::default();
+                let (hit, topped) = scene.trace(p, DVec3::Y, f64::INFINITY, &mut gather::Start::Unknown);
+                let reads = std::mem::take(&mut scene.far.reads.borrow_mut().far);
+                points += 1;
+                if fast {
+                    clear += 1;
+                    assert!(hit.is_none() && topped, "{world}: {hit:?}");
+                    assert_eq!(fast_reads, reads, "{world}");
+                } else {
+                    assert!(fast_reads.is_empty());
+                }
+            }
+        }
+    }
+    // Most points are in open air, and the shortcut answers them.
+    assert!(clear * 2 > points, "{clear} of {points}");
+}
