@@ -828,8 +828,8 @@ impl Level {
         // Truncation rather than `floor` (a library call on baseline x86-64): they differ only
         // below 0, which the clamp maps to 0 either way.
         let mut cell = (p / edge).as_ivec3().clamp(IVec3::ZERO, grid_chunks - IVec3::ONE);
-        // The walk's steps, found when the ray leaves its first chunk: most light rays end in it,
-        // and the six divisions were a good part of such a ray's cost.
+        // The walk's steps, found when the ray leaves its first chunk: many light rays end in it
+        // and need none of the six divisions.
         let start = cell;
         let steps = || {
             let mut t_next = DVec3::ZERO;
