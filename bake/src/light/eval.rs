@@ -9,7 +9,7 @@ use pmfedit_core::map::library::{Light, LightId, LightMode, LightShape};
 use pmfedit_core::map::{Level, Library, Map};
 
 use super::LightError;
-use super::gather::{Far, GatherSettings, hemisphere};
+use super::gather::{Far, GatherSettings, Start, hemisphere};
 use super::grids::ChunkGrids;
 use super::track::Tracker;
 
@@ -293,7 +293,7 @@ impl<'a> LightScene<'a> {
         let origin = self.frame.lattice_from_world_f(from);
         let delta = self.frame.lattice_from_world_f(to) - origin;
         let Some(dir) = delta.try_normalize() else { return true };
-        self.trace(origin, dir, delta.length()).0.is_none()
+        self.trace(origin, dir, delta.length(), &mut Start::Unknown).0.is_none()
     }
 
     /// How much of `light` reaches `point`, in luxel units for a *white* light (its intensity

@@ -4,7 +4,6 @@
 
 use glam::{DVec2, DVec3, IVec3};
 use pmfedit_core::map::coords::{ChunkCoord, LATTICE_PER_UNIT};
-use pmfedit_core::map::level::LevelHit;
 use pmfedit_core::map::octree::raycast::Ray;
 
 use super::BakedMode;
@@ -17,7 +16,13 @@ impl<'a> LightScene<'a> {
     /// entered. A cube with pushed corners containing the start is stepped out of first (see
     /// [`LightScene::visible`]). Returns the hit, or `None` and whether the ray was cut by the
     /// top of the level (it then reaches open sky).
-    pub(super) fn trace(&self, origin: DVec3, dir: DVec3, max: f64) -> (Option<LevelHit>, bool) {
+    ///
+    /// `start` carries what earlier rays from the same origin learnt: when the origin lies
+    /// strictly inside a cube with pushed corners (a luxel on a slope), every ray's first cast
+    /// ends in that cube at distance 0 in its own chunk, whatever the direction (the chunk walk
+    /// and the chunk's grid both start in the cell holding the origin, and no other leaf's box
+    /// holds it), so the cast is replaced by the one chunk visit it makes.
+    pub(super) fn trace(&self, origin: DVec3, dir: DVec3, max: f64, start: &mut Start) -> (Option<FarHit>, bool) {
         let mut max = max;
         let mut topped = false;
         if dir.y > 0.0 {
@@ -30,27 +35,48 @@ impl<'a> LightScene<'a> {
         if max <= 0.0 {
             return (None, topped);
         }
+        let first = origin;
         let mut origin = origin;
         let mut remaining = max;
         let mut reads = self.far.reads.borrow_mut();
         let mut grids = self.grids.borrow_mut();
         let mut track = self.track.borrow_mut();
-        let mut enter = |c: ChunkCoord, ray: &Ray, max: f64| {
-            reads.visit(c);
-            track.visit(c);
-            grids.cast(c, ray, max)
-        };
         let mut last = None;
-        for _ in 0..3 {
-            let Some(hit) = self.level.ray_cast_chunks(origin, dir, remaining, &mut enter) else {
-                return (None, topped);
+        for i in 0..3 {
+            let (lo, hi) = match start {
+                // The cast would fail on such a direction (`Ray::new`), visiting nothing.
+                &mut Start::Inside { origin: o, chunk, lo, hi } if i == 0 && o == first && is_direction(dir) => {
+                    reads.visit(chunk);
+                    track.visit(chunk);
+                    (lo, hi)
+                }
+                _ => {
+                    let mut enter = |c: ChunkCoord, ray: &Ray, max: f64| {
+                        reads.visit(c);
+                        track.visit(c);
+                        grids.cast(c, ray, max)
+                    };
+                    let Some(hit) = self.level.ray_cast_chunks(origin, dir, remaining, &mut enter) else {
+                        return (None, topped);
+                    };
+                    let pushed = hit.cube.has_pushed_corners();
+                    let lo = hit.level_addr.min.as_dvec3();
+                    let hi = hit.level_addr.max().as_dvec3();
+                    if i == 0 && !matches!(*start, Start::Inside { origin: o, .. } | Start::Outside(o) if o == first) {
+                        *start = if pushed && hit.distance == 0.0 && lo.cmplt(first).all() && first.cmplt(hi).all() {
+                            Start::Inside { origin: first, chunk: hit.chunk, lo, hi }
+                        } else {
+                            Start::Outside(first)
+                        };
+                    }
+                    if hit.distance > 1e-9 || !pushed {
+                        return (Some(FarHit::of(&hit)), false);
+                    }
+                    last = Some(hit);
+                    (lo, hi)
+                }
             };
-            if hit.distance > 1e-9 || !hit.cube.has_pushed_corners() {
-                return (Some(hit), false);
-            }
             // Leave the box of the cube the ray starts in.
-            let lo = hit.level_addr.min.as_dvec3();
-            let hi = hit.level_addr.max().as_dvec3();
             let mut t_exit = f64::INFINITY;
             for a in 0..3 {
                 if dir[a] > 0.0 {
@@ -65,26 +91,83 @@ impl<'a> LightScene<'a> {
             }
             origin += dir * step;
             remaining -= step;
-            last = Some(hit);
         }
         // Still inside pushed-corner cubes after three steps: blocked by the last of them.
-        (last, false)
+        (last.map(|h| FarHit::of(&h)), false)
     }
 
     /// Whether a ray from `origin` (lattice) along `dir` reaches the sky: the top of the level, or
     /// a skybox face.
-    fn reaches_sky(&self, origin: DVec3, dir: DVec3) -> bool {
-        match self.trace(origin, dir, f64::INFINITY) {
+    fn reaches_sky(&self, origin: DVec3, dir: DVec3, start: &mut Start) -> bool {
+        match self.trace(origin, dir, f64::INFINITY, start) {
             (None, _) => true,
             (Some(hit), _) => self.far.surface(&hit).sky,
         }
     }
 
+    /// Whether a ray straight up from `origin` (lattice) is known to reach the top of the level
+    /// without meeting a cube, from the column tops of the chunks' grids alone; if so, records
+    /// the chunks its walk enters, as [`Self::reaches_sky`] would. `false`: it cannot tell (ask
+    /// `reaches_sky`). A quarter of a terrain bake's rays are these, and most start in open air
+    /// above every cube of their column.
+    ///
+    /// The walk is [`Level::ray_cast_chunks`]'s for the direction +Y (and the distance
+    /// [`Self::trace`] gives it): the same start chunk, boundaries and end. A chunk's cast of such
+    /// a ray gives `None` without a step when the chunk is not stored, or when the column top is
+    /// at or below the ray's start in the chunk (its own chunk), or 0 (chunks above).
+    ///
+    /// [`Level::ray_cast_chunks`]: pmfedit_core::map::Level::ray_cast_chunks
+    pub(super) fn clear_straight_up(&self, origin: DVec3) -> bool {
+        let frame = self.frame;
+        let log2 = i32::from(frame.chunk_lattice_log2());
+        let edge = f64::from(frame.chunk_edge());
+        let grid = frame.grid_box().max;
+        // Outside the grid, or cut before any cast: the general path (nothing to gain there).
+        if !(origin.cmpge(DVec3::ZERO).all() && origin.cmplt(grid.as_dvec3()).all()) {
+            return false;
+        }
+        // `trace`'s distance to the top (over `dir.y` = 1), then the walk's end.
+        let to_top = self.far.top - origin.y;
+        if to_top <= 0.0 || to_top.is_nan() {
+            return false;
+        }
+        let t_end = (f64::from(grid.y) - origin.y).min(to_top);
+        let first = (origin / edge).as_ivec3();
+        let chunks_y = grid.y >> log2;
+        let walk = || {
+            let mut next = Some(first.y);
+            let mut t_next = f64::from(first.y + 1) * edge - origin.y;
+            std::iter::from_fn(move || {
+                let y = next?;
+                next = if t_next > t_end || y + 1 >= chunks_y { None } else { Some(y + 1) };
+                t_next += edge;
+                Some(ChunkCoord::new(first.x, y, first.z))
+            })
+        };
+        {
+            let mut grids = self.grids.borrow_mut();
+            for c in walk() {
+                let local = origin - (c.as_ivec3() << log2).as_dvec3();
+                match grids.column_top(c, local.x, local.z) {
+                    Some(top) if f64::from(top) <= local.y.max(0.0) => {}
+                    _ => return false,
+                }
+            }
+        }
+        let mut reads = self.far.reads.borrow_mut();
+        let mut track = self.track.borrow_mut();
+        for c in walk() {
+            reads.visit(c);
+            track.visit(c);
+        }
+        true
+    }
+
     /// Sunlight at a surface point with unit `normal` (Lambert cosine, rays start
     /// [`LightSettings::normal_offset`](super::LightSettings::normal_offset) off the surface), or
     /// at a point in the air (`None`: no cosine). `soft`: rays to every disc sample (else its
-    /// centre only, as bounce points do).
-    pub(super) fn sun_at(&self, point: DVec3, normal: Option<DVec3>, soft: bool) -> DVec3 {
+    /// centre only, as bounce points do). `from`: see [`Self::trace`].
+    pub(super) fn sun_at(&self, point: DVec3, normal: Option<DVec3>, soft: bool, from: &mut Start) -> DVec3 {
         let Some((dir, light)) = self.far.sun else { return DVec3::ZERO };
         let cos = normal.map_or(1.0, |n| n.dot(dir));
         if cos <= 0.0 {
@@ -99,7 +182,7 @@ impl<'a> LightScene<'a> {
         for o in disc {
             let d = oriented(DVec3::new(o.x, o.y, 1.0), angle, t, b, dir).normalize();
             // Disc samples below the horizon or behind the surface are blocked.
-            if d.y > 0.0 && normal.is_none_or(|n| n.dot(d) > 0.0) && self.reaches_sky(origin, d) {
+            if d.y > 0.0 && normal.is_none_or(|n| n.dot(d) > 0.0) && self.reaches_sky(origin, d, from) {
                 open += 1;
             }
         }
@@ -107,22 +190,27 @@ impl<'a> LightScene<'a> {
     }
 
     /// Where a gather ray from `origin` (lattice) along unit `dir` ends (see the module docs).
-    fn gather_ray(&self, origin: DVec3, dir: DVec3) -> RayEnd {
+    fn gather_ray(&self, origin: DVec3, dir: DVec3, start: &mut Start) -> RayEnd {
         let reach = self.far.distance * f64::from(LATTICE_PER_UNIT);
-        match self.trace(origin, dir, reach) {
+        match self.trace(origin, dir, reach, start) {
             (Some(hit), _) if self.far.surface(&hit).sky => RayEnd::Sky,
             (Some(hit), _) => RayEnd::Surface(hit),
             (None, true) => RayEnd::Sky,
             (None, false) => {
                 // Nothing within reach: open sky only if the end sees straight up.
-                if self.reaches_sky(origin + dir * reach, DVec3::Y) { RayEnd::Sky } else { RayEnd::Roofed }
+                let end = origin + dir * reach;
+                if self.clear_straight_up(end) || self.reaches_sky(end, DVec3::Y, &mut Start::Unknown) {
+                    RayEnd::Sky
+                } else {
+                    RayEnd::Roofed
+                }
             }
         }
     }
 
     /// The light a gather ray brings back at bounce level `level` (0 for luxels and cells).
-    fn ray_light(&self, origin: DVec3, dir: DVec3, level: u8) -> DVec3 {
-        match self.gather_ray(origin, dir) {
+    fn ray_light(&self, origin: DVec3, dir: DVec3, level: u8, start: &mut Start) -> DVec3 {
+        match self.gather_ray(origin, dir, start) {
             RayEnd::Sky => self.far.sky,
             RayEnd::Roofed => DVec3::ZERO,
             RayEnd::Surface(hit) => {
@@ -137,8 +225,9 @@ impl<'a> LightScene<'a> {
     }
 
     /// Gathered light (sky, emission, bounce) at a surface point with unit `normal` over `dirs`
-    /// (cosine-weighted around +Z), or at a point in the air over the sphere (`None`).
-    fn gather(&self, point: DVec3, normal: Option<DVec3>, level: u8, dirs: &[DVec3]) -> DVec3 {
+    /// (cosine-weighted around +Z), or at a point in the air over the sphere (`None`). `from`:
+    /// see [`Self::trace`].
+    fn gather(&self, point: DVec3, normal: Option<DVec3>, level: u8, dirs: &[DVec3], from: &mut Start) -> DVec3 {
         let (start, (t, b, n), scale) = match normal {
             Some(n) => {
                 let (t, b) = n.any_orthonormal_pair();
@@ -152,7 +241,7 @@ impl<'a> LightScene<'a> {
         let mut sum = DVec3::ZERO;
         for &local in dirs {
             let d = oriented(local, angle, t, b, n);
-            sum += self.ray_light(origin, d, level);
+            sum += self.ray_light(origin, d, level, from);
         }
         sum * (scale / dirs.len() as f64)
     }
@@ -160,7 +249,7 @@ impl<'a> LightScene<'a> {
     /// The light received at the bounce point of `hit` at bounce level `level` (cached per cell,
     /// see the module docs): static lights, the sun (disc centre), gathered sky and emission, and
     /// the next bounce while `level` is below the level's bounce count.
-    fn received(&self, hit: &LevelHit, level: u8) -> DVec3 {
+    fn received(&self, hit: &FarHit, level: u8) -> DVec3 {
         let face = hit.face;
         let axis = face.axis();
         let cell = self.far.bounce_cell * f64::from(LATTICE_PER_UNIT);
@@ -197,17 +286,20 @@ impl<'a> LightScene<'a> {
                 e += self.irradiance(point, Some(normal), l);
             }
         }
-        e += self.sun_at(point, Some(normal), false);
-        e + self.gather(point, Some(normal), level, &self.far.bounce_hemi)
+        // The sun's and the gather's rays start at the same point.
+        let mut start = Start::Unknown;
+        e += self.sun_at(point, Some(normal), false, &mut start);
+        e + self.gather(point, Some(normal), level, &self.far.bounce_hemi, &mut start)
     }
 
     /// Sun, sky, emitted and bounced light at a luxel (`normal`: the face's unit normal) or an
     /// air cell centre (`None`), luxel units.
     pub fn far_light(&self, point: DVec3, normal: Option<DVec3>) -> DVec3 {
-        let mut v = self.sun_at(point, normal, true);
+        let mut start = Start::Unknown;
+        let mut v = self.sun_at(point, normal, true, &mut start);
         if self.far.gathers() {
             let dirs = if normal.is_some() { &self.far.hemi } else { &self.far.sphere };
-            v += self.gather(point, normal, 0, dirs);
+            v += self.gather(point, normal, 0, dirs, &mut start);
         }
         v
     }
@@ -222,6 +314,14 @@ impl<'a> LightScene<'a> {
     /// The chunks rays entered since [`Self::begin_reads`], beyond its chunk's neighbourhood,
     /// sorted.
     pub(super) fn take_reads(&self) -> Vec<ChunkCoord> {
-        std::mem::take(&mut self.far.reads.borrow_mut().far).into_iter().collect()
+        let mut reads = self.far.reads.borrow_mut();
+        reads.seen = Default::default();
+        std::mem::take(&mut reads.far).into_iter().collect()
     }
+}
+
+/// Whether `Ray::new` accepts `d` as a direction: a finite, non-zero length.
+fn is_direction(d: DVec3) -> bool {
+    let len = d.length();
+    len > 0.0 && len.is_finite()
 }

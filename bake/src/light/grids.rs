@@ -58,13 +58,29 @@ impl<'a> ChunkGrids<'a> {
         if p.cmplt(IVec3::ZERO).any() || p.cmpge(self.size).any() {
             return None;
         }
+        let slot = self.slot(c, p);
+        if slot == AIR { None } else { self.grids[(slot - 2) as usize].cast(ray, max_dist) }
+    }
+
+    /// [`RayGrid::column_top`] of chunk `c` at chunk-local `(x, z)`: 0 for a chunk that is not
+    /// stored (nothing to meet), `None` for one whose grid has no cells.
+    pub(super) fn column_top(&mut self, c: ChunkCoord, x: f64, z: f64) -> Option<i32> {
+        let p = c.as_ivec3() - self.lo;
+        if p.cmplt(IVec3::ZERO).any() || p.cmpge(self.size).any() {
+            return Some(0);
+        }
+        let slot = self.slot(c, p);
+        if slot == AIR { Some(0) } else { self.grids[(slot - 2) as usize].column_top(x, z) }
+    }
+
+    /// The slot of chunk `c` (at `p` in the box), found in the level at its first use.
+    fn slot(&mut self, c: ChunkCoord, p: IVec3) -> u32 {
         let slot = if self.dense.is_empty() {
             self.sparse.get(&c).copied().unwrap_or(UNKNOWN)
         } else {
             self.dense[(p.x + self.size.x * (p.y + self.size.y * p.z)) as usize]
         };
-        let slot = if slot == UNKNOWN { self.look_up(c, p) } else { slot };
-        if slot == AIR { None } else { self.grids[(slot - 2) as usize].cast(ray, max_dist) }
+        if slot == UNKNOWN { self.look_up(c, p) } else { slot }
     }
 
     /// Finds chunk `c` (at `p` in the box) in the level, builds its grid and fills its slot.

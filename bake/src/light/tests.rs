@@ -3,7 +3,7 @@
 use glam::{DVec3, Vec3};
 use pmfedit_core::format::pmf;
 use pmfedit_core::map::Level;
-use pmfedit_core::map::coords::{ChunkCoord, LatticeBox};
+use pmfedit_core::map::coords::{ChunkCoord, LatticeBox, MIN_CUBE_EDGE};
 use pmfedit_core::map::ids::{MaterialId, PhysicsId, SoundId};
 use pmfedit_core::map::library::{Light, LightId, LightMode, LightShape, RealtimeLight};
 use pmfedit_core::map::lighting::LevelLighting;
@@ -1134,4 +1134,95 @@ fn daylight_bakes_are_deterministic_and_drafts_are_cheaper_approximations() {
     let d = bake_lib(&lv, &lib, draft, &faces, &cells);
     assert_eq!(d.faces, a.faces, "a draft has the same layout");
     assert_ne!(d.lightmaps, a.lightmaps);
+}
+
+#[test]
+fn rays_from_inside_a_pushed_cube_skip_their_first_cast_exactly() {
+    // Wedges (pushed corners), one in the middle of chunk (2, 2, 2), one of edge 2 (cells of a
+    // unit inside it) at the chunk's +X +Z corner, and one half a unit wide inside a subtree.
+    let mut lv = level();
+    floor_slab(&mut lv);
+    let f = lv.frame();
+    let wedges = [([0.0, 0.0, 0.0], 3), ([2.0, 0.0, 2.0], 4), ([-2.0, 0.0, 1.5], 1)];
+    for (lo, log2) in wedges {
+        let min = f.lattice_from_world(DVec3::from(lo));
+        let edge = f64::from(1 << log2) * MIN_CUBE_EDGE;
+        solid(&mut lv, lo, [lo[0] + edge, lo[1] + edge, lo[2] + edge]);
+        let addr = pmfedit_core::map::coords::CubeAddr::new(min, log2).unwrap();
+        for corner in [0, 2] {
+            lv.push_corner(addr, corner, glam::IVec3::new(0, -16, 0)).unwrap();
+        }
+        assert!(lv.get(addr.min).unwrap().0.has_pushed_corners());
+    }
+    daylight(&mut lv, 90.0, 30.0);
+    let scene = LightScene::with_library(&lv, &library([0; 3]), LightSettings::default());
+    let mut dirs = gather::sphere(96);
+    dirs.extend([DVec3::X, DVec3::Y, DVec3::Z, -DVec3::X, -DVec3::Y, -DVec3::Z, DVec3::ONE.normalize()]);
+    let reads = |s: &LightScene<'_>| std::mem::take(&mut s.far.reads.borrow_mut().far);
+    let mut inside = 0;
+    for (lo, log2) in wedges {
+        let min = f.lattice_from_world(DVec3::from(lo)).as_dvec3();
+        let edge = f64::from(1 << log2);
+        // Points strictly inside (on inner lattice lines too), on the box's faces and corners.
+        let inner = [[0.5, 0.5, 0.5], [0.25, 0.25, 0.75], [0.5, 0.25, 0.5], [0.3, 0.6, 0.1]];
+        let outer = [[0.0, 0.5, 0.5], [1.0, 0.5, 0.5], [0.5, 1.0, 0.5], [0.5, 0.5, 0.0], [0.0; 3], [1.0; 3]];
+        for frac in inner.iter().chain(&outer) {
+            let origin = min + DVec3::from(*frac) * edge;
+            let mut shared = gather::Start::Unknown;
+            for (i, &d) in dirs.iter().enumerate() {
+                for max in [f64::INFINITY, 56.0, 0.5] {
+                    *scene.far.reads.borrow_mut() = gather::ReadSet::default();
+                    let fresh = scene.trace(origin, d, max, &mut gather::Start::Unknown);
+                    let fresh_reads = reads(&scene);
+                    *scene.far.reads.borrow_mut() = gather::ReadSet::default();
+                    let skipped = scene.trace(origin, d, max, &mut shared);
+                    assert_eq!(fresh, skipped, "from {origin} along {d} within {max} (ray {i})");
+                    assert_eq!(fresh_reads, reads(&scene), "chunks entered from {origin} along {d}");
+                }
+            }
+            inside += usize::from(matches!(shared, gather::Start::Inside { .. }));
+        }
+    }
+    // The shortcut was taken at every point strictly inside a wedge, and only there.
+    assert_eq!(inside, 3 * 4);
+}
+
+#[test]
+fn rays_straight_up_through_open_air_skip_their_casts_exactly() {
+    // Hills of stacked boxes over two chunk layers, an overhang, and a roof with a skybox.
+    let mut lv = level();
+    floor_slab(&mut lv);
+    solid(&mut lv, [-3.0, 0.0, -3.0], [-1.0, 6.0, -1.0]);
+    solid(&mut lv, [2.0, 0.0, -6.0], [5.0, 9.5, 2.0]);
+    solid(&mut lv, [-8.0, 7.0, 3.0], [8.0, 7.25, 8.0]);
+    solid(&mut lv, [4.0, 12.0, -2.0], [4.125, 12.125, 10.0]);
+    daylight(&mut lv, 90.0, 30.0);
+    let scene = LightScene::with_library(&lv, &library([0; 3]), LightSettings::default());
+    let f = lv.frame();
+    let mut clear = 0;
+    let mut points = 0;
+    for i in 0..40 {
+        for k in 0..40 {
+            for y in [-0.5, 0.0, 0.03125, 1.0, 5.999, 6.0, 7.1, 7.25, 9.5, 12.0, 12.125, 15.9, 19.0, 23.99] {
+                let world = DVec3::new(-10.0 + 0.5 * f64::from(i) + 0.01, y, -10.0 + 0.5 * f64::from(k));
+                let p = f.lattice_from_world_f(world);
+                *scene.far.reads.borrow_mut() = gather::ReadSet::default();
+                let fast = scene.clear_straight_up(p);
+                let fast_reads = std::mem::take(&mut scene.far.reads.borrow_mut().far);
+                *scene.far.reads.borrow_mut() = gather::ReadSet::default();
+                let (hit, topped) = scene.trace(p, DVec3::Y, f64::INFINITY, &mut gather::Start::Unknown);
+                let reads = std::mem::take(&mut scene.far.reads.borrow_mut().far);
+                points += 1;
+                if fast {
+                    clear += 1;
+                    assert!(hit.is_none() && topped, "{world}: {hit:?}");
+                    assert_eq!(fast_reads, reads, "{world}");
+                } else {
+                    assert!(fast_reads.is_empty());
+                }
+            }
+        }
+    }
+    // Most points are in open air, and the shortcut answers them.
+    assert!(clear * 2 > points, "{clear} of {points}");
 }

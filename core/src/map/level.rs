@@ -828,24 +828,31 @@ impl Level {
         // Truncation rather than `floor` (a library call on baseline x86-64): they differ only
         // below 0, which the clamp maps to 0 either way.
         let mut cell = (p / edge).as_ivec3().clamp(IVec3::ZERO, grid_chunks - IVec3::ONE);
-        let mut t_next = DVec3::ZERO;
-        let mut t_delta = DVec3::ZERO;
-        let mut step = IVec3::ZERO;
-        for a in 0..3 {
-            let d = ray.dir[a];
-            if d > 0.0 {
-                step[a] = 1;
-                t_next[a] = (f64::from(cell[a] + 1) * edge - ray.origin[a]) / d;
-                t_delta[a] = edge / d;
-            } else if d < 0.0 {
-                step[a] = -1;
-                t_next[a] = (f64::from(cell[a]) * edge - ray.origin[a]) / d;
-                t_delta[a] = -edge / d;
-            } else {
-                t_next[a] = f64::INFINITY;
-                t_delta[a] = f64::INFINITY;
+        // The walk's steps, found when the ray leaves its first chunk: many light rays end in it
+        // and need none of the six divisions.
+        let start = cell;
+        let steps = || {
+            let mut t_next = DVec3::ZERO;
+            let mut t_delta = DVec3::ZERO;
+            let mut step = IVec3::ZERO;
+            for a in 0..3 {
+                let d = ray.dir[a];
+                if d > 0.0 {
+                    step[a] = 1;
+                    t_next[a] = (f64::from(start[a] + 1) * edge - ray.origin[a]) / d;
+                    t_delta[a] = edge / d;
+                } else if d < 0.0 {
+                    step[a] = -1;
+                    t_next[a] = (f64::from(start[a]) * edge - ray.origin[a]) / d;
+                    t_delta[a] = -edge / d;
+                } else {
+                    t_next[a] = f64::INFINITY;
+                    t_delta[a] = f64::INFINITY;
+                }
             }
-        }
+            (t_next, t_delta, step)
+        };
+        let mut walk = None;
         let chunk_log2 = i32::from(self.frame.chunk_lattice_log2());
         loop {
             let c = ChunkCoord::from_ivec3(cell);
@@ -862,6 +869,7 @@ impl Level {
                     cube: h.cube,
                 });
             }
+            let (t_next, t_delta, step) = walk.get_or_insert_with(steps);
             let a = if t_next.x <= t_next.y && t_next.x <= t_next.z {
                 0
             } else if t_next.y <= t_next.z {

@@ -27,6 +27,8 @@ pub struct Ray {
     pub(crate) origin: DVec3,
     pub(crate) dir: DVec3,
     inv: DVec3,
+    /// [`Ray::inside_face`], found once: every slab test of the ray may need it.
+    inside: Face,
 }
 
 impl Ray {
@@ -37,7 +39,16 @@ impl Ray {
             return None;
         }
         let dir = dir / len;
-        Some(Ray { origin, dir, inv: dir.recip() })
+        let a = dir.abs();
+        let axis = if a.x >= a.y && a.x >= a.z {
+            0
+        } else if a.y >= a.z {
+            1
+        } else {
+            2
+        };
+        let inside = Face::from_axis(axis, dir[axis] < 0.0);
+        Some(Ray { origin, dir, inv: dir.recip(), inside })
     }
 
     /// The ray moved by `-offset` (into another lattice space).
@@ -47,15 +58,7 @@ impl Ray {
 
     /// The face a ray starting inside a cube reports: against its dominant axis.
     pub(crate) fn inside_face(&self) -> Face {
-        let a = self.dir.abs();
-        let axis = if a.x >= a.y && a.x >= a.z {
-            0
-        } else if a.y >= a.z {
-            1
-        } else {
-            2
-        };
-        Face::from_axis(axis, self.dir[axis] < 0.0)
+        self.inside
     }
 
     /// Entry and exit distances through the half-open box `[min, max)` and the entry face, or
@@ -65,7 +68,8 @@ impl Ray {
     pub(crate) fn slab(&self, min: DVec3, max: DVec3) -> Option<(f64, f64, Face)> {
         let mut t0 = f64::NEG_INFINITY;
         let mut t1 = f64::INFINITY;
-        let mut face = self.inside_face();
+        // The entry face's axis, made a face only once the box is known to be met.
+        let mut entry = None;
         for axis in 0..3 {
             let o = self.origin[axis];
             let d = self.dir[axis];
@@ -83,11 +87,17 @@ impl Ray {
             };
             if near > t0 {
                 t0 = near;
-                face = Face::from_axis(axis, d < 0.0);
+                entry = Some(axis);
             }
             t1 = t1.min(far);
         }
-        (t0 < t1).then_some((t0, t1, face))
+        (t0 < t1).then(|| {
+            let face = match entry {
+                Some(axis) => Face::from_axis(axis, self.dir[axis] < 0.0),
+                None => self.inside,
+            };
+            (t0, t1, face)
+        })
     }
 
     /// [`slab`](Ray::slab) for a cube; `None` also when the cube lies behind the origin or
@@ -237,6 +247,22 @@ impl<'a> RayGrid<'a> {
         self.tree
     }
 
+    /// The top of the column of cells a vertical ray at chunk-local `(x, z)` walks (the same
+    /// truncation and clamp as the DDA's start cell), from `tops`.
+    fn column(&self, x: f64, z: f64) -> i32 {
+        let col = |o: f64| ((o as i64) >> self.cell_log2).clamp(0, i64::from(self.n - 1)) as i32;
+        self.tops[(col(x) + self.n * col(z)) as usize]
+    }
+
+    /// The lattice `y` just above the highest cell that is not air in the column a ray straight
+    /// up from chunk-local `(x, z)` walks (0 when all are air): [`cast`](Self::cast) of such a ray
+    /// from at or above it, or from below the octree when it is 0, gives `None` without a step
+    /// (it stops at [`rise_limit`](Self::rise_limit)). `None` for a grid without cells (an octree
+    /// of one leaf).
+    pub fn column_top(&self, x: f64, z: f64) -> Option<i32> {
+        (!self.cells.is_empty()).then(|| self.column(x, z))
+    }
+
     /// The distance along a ray that does not descend beyond which it enters no solid leaf: where
     /// it rises past every cell that is not air (of its own column when it is vertical). Every
     /// leaf's `y` slab ends at or below that height, so the slab test gives it an exit at or
@@ -246,13 +272,7 @@ impl<'a> RayGrid<'a> {
         if ray.dir.y < 0.0 {
             return f64::INFINITY;
         }
-        let top = if ray.dir.x == 0.0 && ray.dir.z == 0.0 {
-            // The column the DDA walks (the same truncation and clamp as its start cell).
-            let col = |o: f64| ((o as i64) >> self.cell_log2).clamp(0, i64::from(self.n - 1)) as i32;
-            self.tops[(col(ray.origin.x) + self.n * col(ray.origin.z)) as usize]
-        } else {
-            self.top
-        };
+        let top = if ray.dir.x == 0.0 && ray.dir.z == 0.0 { self.column(ray.origin.x, ray.origin.z) } else { self.top };
         let top = f64::from(top);
         if ray.dir.y > 0.0 {
             // The slab test's expression for an exit through the plane `y = top`.
