@@ -652,6 +652,31 @@ fn a_light_memo_retraces_only_points_whose_rays_passed_the_edit() {
     assert!(sunset.pmf == fresh.pmf && sunset.reads == fresh.reads);
 }
 
+/// An edit inside the chunk being baked again re-traces only the points whose rays (or whose
+/// bounce points' rays) passed the edited block of it: the others, the floor's underside among
+/// them, come from the memo, and the bake is the same as one from scratch.
+#[test]
+fn a_light_memo_retraces_only_points_whose_rays_passed_the_edited_block() {
+    let mut map = daylit_floor_with_wall(4);
+    let light = LightCache::new(settings().light, true);
+    let o = origin(&map);
+    let key = chunk_at(&map, o + IVec3::new(4, 0, 4));
+    let (first, _, _) = memo_bake(&map, key, &light);
+    // A 1-unit cube on the floor in the chunk's corner.
+    let edit = Edit::Cubes {
+        level: 0,
+        op: CubeOp::SetCube { addr: CubeAddr::new(o + IVec3::new(0, 8, 0), 3).unwrap(), cube: stone() },
+    };
+    History::new().apply(&mut map, edit).unwrap();
+    assert_eq!(chunk_at(&map, o + IVec3::new(0, 8, 0)), key);
+    let (after, reused, points) = memo_bake(&map, key, &light);
+    let fresh = bake_chunk(&map, key.0, key.1, &settings()).unwrap();
+    assert!(after.pmf == fresh.pmf, "a memo bake differs from a fresh one");
+    assert_eq!(after.reads, fresh.reads);
+    assert!(after.pmf != first.pmf, "the cube does not change the chunk's light");
+    assert!(0 < reused && reused < points, "{reused} of {points} points reused");
+}
+
 /// A light cache keeps at most its budget of points: the memos stored longest ago go first.
 #[test]
 fn a_light_cache_drops_its_oldest_memos_over_the_budget() {

@@ -35,14 +35,19 @@ impl<'a> LightScene<'a> {
         let mut reads = self.far.reads.borrow_mut();
         let mut grids = self.grids.borrow_mut();
         let mut track = self.track.borrow_mut();
-        let mut enter = |c: ChunkCoord, ray: &Ray, max: f64| {
-            reads.visit(c);
-            track.visit(c);
-            grids.cast(c, ray, max)
-        };
+        let chunk_log2 = i32::from(self.frame.chunk_lattice_log2());
         let mut last = None;
         for _ in 0..3 {
-            let Some(hit) = self.level.ray_cast_chunks(origin, dir, remaining, &mut enter) else {
+            let from = origin;
+            let enter = |c: ChunkCoord, ray: &Ray, max: f64| {
+                reads.visit(c);
+                let hit = grids.cast(c, ray, max);
+                // The memo's hook: the blocks of `c` the ray passed up to its hit there.
+                let end = hit.as_ref().map_or(max, |h| h.distance);
+                track.visit(c, (c.as_ivec3() << chunk_log2).as_dvec3(), from, dir, end);
+                hit
+            };
+            let Some(hit) = self.level.ray_cast_chunks(origin, dir, remaining, enter) else {
                 return (None, topped);
             };
             if hit.distance > 1e-9 || !hit.cube.has_pushed_corners() {
