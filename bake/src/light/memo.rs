@@ -46,6 +46,11 @@ impl LightMemo {
         self.points.points()
     }
 
+    /// About how many bytes it takes.
+    pub fn bytes(&self) -> usize {
+        self.points.bytes()
+    }
+
     /// How many of them the bake that made it took from the memo before (the rest it traced).
     pub fn reused(&self) -> usize {
         self.points.reused()

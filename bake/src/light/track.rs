@@ -51,22 +51,31 @@ const SLACK: f64 = 1e-6;
 /// the blocks on both sides; a segment that touches none (round-off at a corner) counts for
 /// every block.
 pub(super) fn segment_blocks(origin: DVec3, dir: DVec3, end: f64, edge: f64) -> Blocks {
+    const N: usize = BLOCKS_PER_AXIS as usize;
     let size = edge / f64::from(BLOCKS_PER_AXIS);
-    let n = BLOCKS_PER_AXIS as usize;
-    // Per axis, the segment's parameter range in each slab of blocks (empty: lo > hi).
-    let mut ranges = [[(0.0f64, 0.0f64); BLOCKS_PER_AXIS as usize]; 3];
+    let n = N;
+    // Per axis, the segment's parameter range in each slab of blocks (empty: lo > hi), widened
+    // by the slack (in parameter units: `SLACK / |dir|`). Called for every chunk every ray of a
+    // memo-keeping bake enters, so one division per axis.
+    let mut ranges = [[(1.0f64, 0.0f64); N]; 3];
     for (a, axis) in ranges.iter_mut().enumerate() {
+        let (o, d) = (origin[a], dir[a]);
+        if d == 0.0 {
+            for (k, r) in axis.iter_mut().enumerate() {
+                if (k as f64 * size - SLACK..=(k + 1) as f64 * size + SLACK).contains(&o) {
+                    *r = (0.0, end);
+                }
+            }
+            continue;
+        }
+        let inv = 1.0 / d;
+        let slack = SLACK * inv.abs();
+        let mut t = -o * inv;
         for (k, r) in axis.iter_mut().enumerate() {
-            let lo = k as f64 * size - SLACK;
-            let hi = (k + 1) as f64 * size + SLACK;
-            *r = if dir[a] != 0.0 {
-                let (t0, t1) = ((lo - origin[a]) / dir[a], (hi - origin[a]) / dir[a]);
-                (t0.min(t1).max(0.0), t0.max(t1).min(end))
-            } else if (lo..=hi).contains(&origin[a]) {
-                (0.0, end)
-            } else {
-                (1.0, 0.0)
-            };
+            let next = ((k + 1) as f64 * size - o) * inv;
+            let (lo, hi) = if inv > 0.0 { (t, next) } else { (next, t) };
+            *r = ((lo - slack).max(0.0), (hi + slack).min(end));
+            t = next;
         }
     }
     let mut out = [0u64; WORDS];
@@ -157,6 +166,13 @@ impl PointMemo {
         self.values.len()
     }
 
+    /// About how many bytes it takes (its tables, not counting the chunks it shares).
+    pub(super) fn bytes(&self) -> usize {
+        use std::mem::size_of;
+        let point = size_of::<DVec3>() + size_of::<u32>() + size_of::<(PointKey, u32)>() * 8 / 7;
+        self.values.len() * point + self.words.len() * (size_of::<u32>() + size_of::<u64>())
+    }
+
     fn mask(&self, i: usize) -> impl Iterator<Item = (u32, u64)> + '_ {
         let r = self.starts[i] as usize..self.starts[i + 1] as usize;
         self.slots[r.clone()].iter().copied().zip(self.words[r].iter().copied())
@@ -189,6 +205,8 @@ pub(super) struct Tracker {
     edge: i32,
     index: KeyMap<ChunkCoord, u32>,
     chunks: Vec<ChunkCoord>,
+    /// The chunk and table index of the last [`Self::visit`].
+    last: Option<(ChunkCoord, u32)>,
     /// The sets being recorded (dense, [`WORDS`] words per chunk of the table): a point's, then
     /// the bounce cells it is computing.
     stack: Vec<Vec<u64>>,
@@ -260,11 +278,19 @@ impl Tracker {
             return;
         }
         let blocks = segment_blocks(origin - base, dir, end, f64::from(self.edge));
-        let next = self.chunks.len() as u32;
-        let i = *self.index.entry(c).or_insert(next) as usize;
-        if i == self.chunks.len() {
-            self.chunks.push(c);
-        }
+        // Most rays of a point start in the chunk the last one did: skip the table's hash.
+        let i = match self.last {
+            Some((l, i)) if l == c => i as usize,
+            _ => {
+                let next = self.chunks.len() as u32;
+                let i = *self.index.entry(c).or_insert(next);
+                if i as usize == self.chunks.len() {
+                    self.chunks.push(c);
+                }
+                self.last = Some((c, i));
+                i as usize
+            }
+        };
         let top = self.stack.last_mut().expect("not empty");
         if top.len() < (i + 1) * WORDS {
             top.resize((i + 1) * WORDS, 0);

@@ -913,8 +913,7 @@ fn light_parts(map: &Map, settings: &CompileSettings, mid: IVec3) -> Result<serd
     let vis = VisCache::new(s.visibility.unwrap_or_default());
     let memos = pmfedit_bake::light::LightCache::new(s.light.clone(), true);
     for &c in &chunks {
-        bake_chunk_cached(map, 0, c, &s, &vis, Some(&memos))
-            .map_err(|e| Failure(e.to_string()))?;
+        bake_chunk_cached(map, 0, c, &s, &vis, Some(&memos)).map_err(|e| Failure(e.to_string()))?;
     }
     let recording = ms(t.elapsed()) / chunks.len().max(1) as f64;
     s.light.gather.bounce = false;
