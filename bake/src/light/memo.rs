@@ -124,9 +124,10 @@ impl LightScene<'_> {
     }
 }
 
-/// How many points (luxels and air cells) a [`LightCache`] keeps by default: about 100 bytes
-/// each, so about 400 MB (a `terrain(32,4,32)` keeps about 7 000 per chunk, 28 M in all).
-pub const DEFAULT_MEMO_POINTS: usize = 4 << 20;
+/// How many points (luxels and air cells) a [`LightCache`] keeps by default: about 230 bytes
+/// each (most of it the words of the blocks their rays passed), so about 460 MB (a
+/// `terrain(32,4,32)` keeps about 7 000 per chunk, 28 M in all).
+pub const DEFAULT_MEMO_POINTS: usize = 2 << 20;
 
 /// The memos of a [`LightCache`], the oldest dropped first once over the budget.
 #[derive(Debug, Default)]
