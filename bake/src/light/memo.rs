@@ -124,8 +124,8 @@ impl LightScene<'_> {
     }
 }
 
-/// How many points (luxels and air cells) a [`LightCache`] keeps by default: about 230 bytes
-/// each (most of it the words of the blocks their rays passed), so about 460 MB (a
+/// How many points (luxels and air cells) a [`LightCache`] keeps by default: about 250 to 300
+/// bytes each (most of it the words of the blocks their rays passed), so about 0.5 to 0.6 GB (a
 /// `terrain(32,4,32)` keeps about 7 000 per chunk, 28 M in all).
 pub const DEFAULT_MEMO_POINTS: usize = 2 << 20;
 
