@@ -115,7 +115,8 @@ pub(super) fn changed_blocks(old: Option<&Octree>, new: Option<&Octree>, edge: i
                 let min = IVec3::new(x, y, z) * size;
                 let block = LatticeBox::new(min, min + IVec3::splat(size));
                 let air = |t: &Octree| t.leaves_in(block).all(|(_, c)| !c.is_solid());
-                if !old.leaves_in(block).eq(new.leaves_in(block)) && !(air(old) && air(new)) {
+                let unchanged = old.leaves_in(block).eq(new.leaves_in(block)) || (air(old) && air(new));
+                if !unchanged {
                     let b = (x + BLOCKS_PER_AXIS * (y + BLOCKS_PER_AXIS * z)) as usize;
                     out[b / 64] |= 1 << (b % 64);
                 }
