@@ -83,9 +83,7 @@ impl CompileSettings {
     /// replaces it.
     pub fn draft(&self) -> CompileSettings {
         let mut s = self.preview();
-        s.light.emitter_grid = 1;
-        s.light.ao = None;
-        s.light.gather = s.light.gather.draft();
+        s.light = s.light.draft();
         s
     }
 
@@ -469,8 +467,10 @@ pub fn bake_chunk_timed(
 
 /// [`bake_chunk_timed`] that, when `light` serves these light settings
 /// ([`LightCache::serves`]), starts the lighting from the chunk's last [`LightMemo`] there and
-/// leaves this bake's: the sun, sky and bounce light of points whose rays entered no changed
-/// chunk is taken, not traced again ([`light::bake_chunk_memo`]). The same bake either way.
+/// leaves this bake's: the sun, sky and bounce light of points whose rays passed no changed
+/// block is taken, not traced again ([`light::bake_chunk_memo`]). The same bake either way.
+/// A draft (settings whose light is the [draft](LightSettings::draft) of the cache's) takes
+/// those points' exact light from the memo and keeps none ([`light::bake_chunk_draft`]).
 ///
 /// [`LightMemo`]: crate::light::LightMemo
 pub fn bake_chunk_cached(
@@ -536,7 +536,15 @@ pub fn bake_chunk_cached(
             memos.put(level_index, chunk, memo);
             lighting
         }
-        None => light::bake_chunk(&scene, &input).map_err(light_err)?,
+        None => match light.filter(|l| l.drafts(&settings.light)) {
+            // A draft: the exact light of the points the edit did not reach, from the memo.
+            Some(memos) => {
+                let exact = LightScene::with_library(level, &snapshot.library, memos.settings().clone());
+                let prior = memos.get(level_index, chunk);
+                light::bake_chunk_draft(&scene, &exact, &input, prior.as_deref()).map_err(light_err)?
+            }
+            None => light::bake_chunk(&scene, &input).map_err(light_err)?,
+        },
     };
     let lighting = light::compact_uniform(lighting, settings.light.max_page_log2);
 

@@ -416,7 +416,8 @@ fn caches(settings: &CompileSettings) -> (Arc<VisCache>, Arc<LightCache>) {
 }
 
 /// [`bake_chunk_cached`] sharing `vis` (drafts and previews bake no visibility and leave it be)
-/// and `light` (previews and full bakes share memos; drafts, with other light settings, keep none).
+/// and `light` (previews and full bakes share memos; drafts, with other light settings, keep none
+/// but take the exact light of the points an edit did not reach from them).
 fn default_bake_fn(vis: Arc<VisCache>, light: Arc<LightCache>) -> Arc<BakeFn> {
     Arc::new(move |map: &Map, (level, chunk): ChunkKey, _stage, s: &CompileSettings| {
         bake_chunk_cached(map, level, chunk, s, &vis, Some(&light)).map(|(b, _)| b)

@@ -652,6 +652,65 @@ fn a_light_memo_retraces_only_points_whose_rays_passed_the_edit() {
     assert!(sunset.pmf == fresh.pmf && sunset.reads == fresh.reads);
 }
 
+/// An edit inside the chunk being baked again re-traces only the points whose rays (or whose
+/// bounce points' rays) passed the edited block of it: the others, the floor's underside among
+/// them, come from the memo, and the bake is the same as one from scratch.
+#[test]
+fn a_light_memo_retraces_only_points_whose_rays_passed_the_edited_block() {
+    let mut map = daylit_floor_with_wall(4);
+    let light = LightCache::new(settings().light, true);
+    let o = origin(&map);
+    let key = chunk_at(&map, o + IVec3::new(4, 0, 4));
+    let (first, _, _) = memo_bake(&map, key, &light);
+    // A 1-unit cube on the floor in the chunk's corner.
+    let edit = Edit::Cubes {
+        level: 0,
+        op: CubeOp::SetCube { addr: CubeAddr::new(o + IVec3::new(0, 8, 0), 3).unwrap(), cube: stone() },
+    };
+    History::new().apply(&mut map, edit).unwrap();
+    assert_eq!(chunk_at(&map, o + IVec3::new(0, 8, 0)), key);
+    let (after, reused, points) = memo_bake(&map, key, &light);
+    let fresh = bake_chunk(&map, key.0, key.1, &settings()).unwrap();
+    assert!(after.pmf == fresh.pmf, "a memo bake differs from a fresh one");
+    assert_eq!(after.reads, fresh.reads);
+    assert!(after.pmf != first.pmf, "the cube does not change the chunk's light");
+    assert!(0 < reused && reused < points, "{reused} of {points} points reused");
+}
+
+/// A draft with the light memos takes the exact light of the points an edit did not reach: with
+/// nothing changed its luxels are the exact bake's; after an edit in the chunk, more of its
+/// luxels are the exact ones than a plain draft's, and the memo is left as it was.
+#[test]
+fn a_draft_takes_the_exact_light_of_the_points_the_edit_did_not_reach() {
+    let mut map = daylit_floor_with_wall(4);
+    let light = LightCache::new(settings().light, true);
+    let vis = VisCache::new(settings().visibility.unwrap_or_default());
+    let o = origin(&map);
+    let key = chunk_at(&map, o + IVec3::new(4, 0, 4));
+    memo_bake(&map, key, &light);
+    let draft = settings().draft();
+    let luxels = |b: &pmfedit_bake::compile::ChunkBake| -> Vec<u8> {
+        b.pmf.client.lightmaps.iter().flat_map(|l| l.luxels.iter().copied()).collect()
+    };
+    let served = |map: &Map| luxels(&bake_chunk_cached(map, key.0, key.1, &draft, &vis, Some(&light)).unwrap().0);
+    let plain = |map: &Map| luxels(&bake_chunk(map, key.0, key.1, &draft).unwrap());
+    let exact = |map: &Map| luxels(&bake_chunk(map, key.0, key.1, &settings()).unwrap());
+    assert_eq!(served(&map), exact(&map));
+    assert_ne!(plain(&map), exact(&map), "a plain draft is as exact as the bake");
+
+    let edit = Edit::Cubes {
+        level: 0,
+        op: CubeOp::SetCube { addr: CubeAddr::new(o + IVec3::new(0, 8, 0), 3).unwrap(), cube: stone() },
+    };
+    History::new().apply(&mut map, edit).unwrap();
+    let (served, plain, exact) = (served(&map), plain(&map), exact(&map));
+    let same = |a: &[u8]| a.iter().zip(&exact).filter(|(x, y)| x == y).count();
+    assert_eq!(served.len(), exact.len());
+    assert!(same(&served) > same(&plain), "{} vs {} of {} bytes exact", same(&served), same(&plain), exact.len());
+    assert_ne!(served, exact, "the edit's neighbourhood is a draft's");
+    assert_eq!(light.get(key.0, key.1).unwrap().reused(), 0, "a draft keeps no memo");
+}
+
 /// A light cache keeps at most its budget of points: the memos stored longest ago go first.
 #[test]
 fn a_light_cache_drops_its_oldest_memos_over_the_budget() {

@@ -254,6 +254,27 @@ pub fn bake_chunk_memo(
     Ok((lit?, memo))
 }
 
+/// A draft bake ([`LightSettings::draft`](super::LightSettings::draft) settings in `scene`)
+/// that takes the sun, sky and bounce light of the points whose rays passed no changed block
+/// from `prior`, a memo of the chunk's exact bakes under `exact` (the same level and inputs with
+/// the exact settings): those points get their exact light, the others the draft's
+/// approximation. An edit's draft then traces only the points near the edit, and shows the rest
+/// of the chunk as its exact bake will. Keeps no memo; `prior` made under other inputs serves
+/// nothing.
+pub fn bake_chunk_draft(
+    scene: &LightScene<'_>,
+    exact: &LightScene<'_>,
+    input: &ChunkInput<'_>,
+    prior: Option<&LightMemo>,
+) -> Result<ChunkLighting, LightError> {
+    if let Some(prior) = prior {
+        scene.begin_serving(prior, exact);
+    }
+    let lit = bake_lit(scene, input);
+    scene.end_serving();
+    lit
+}
+
 fn bake_lit(scene: &LightScene<'_>, input: &ChunkInput<'_>) -> Result<ChunkLighting, LightError> {
     let settings = scene.settings();
     if u32::try_from(input.vertices.len()).is_err() {

@@ -69,6 +69,12 @@ impl Default for LightSettings {
 }
 
 impl LightSettings {
+    /// The cheap settings of a draft: one emitter sample per light, no ambient occlusion, draft
+    /// sun, sky and bounce gathering ([`GatherSettings::draft`]); the same luxel layout.
+    pub fn draft(&self) -> LightSettings {
+        LightSettings { emitter_grid: 1, ao: None, gather: self.gather.draft(), ..self.clone() }
+    }
+
     /// The page edge cap in luxels, or an error if the cap exceeds 2^12.
     pub fn max_page_edge(&self) -> Result<u32, LightError> {
         if self.max_page_log2 > pmf::MAX_LIGHTMAP_EXP {

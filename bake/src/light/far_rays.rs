@@ -41,22 +41,29 @@ impl<'a> LightScene<'a> {
         let mut reads = self.far.reads.borrow_mut();
         let mut grids = self.grids.borrow_mut();
         let mut track = self.track.borrow_mut();
+        let chunk_log2 = i32::from(self.frame.chunk_lattice_log2());
         let mut last = None;
         for i in 0..3 {
             let (lo, hi) = match start {
-                // The cast would fail on such a direction (`Ray::new`), visiting nothing.
+                // The cast would fail on such a direction (`Ray::new`), visiting nothing. The
+                // cast it stands for ends at distance 0 in `chunk`: the memo records the blocks
+                // there that the ray touches up to 0, as the cast's hook would.
                 &mut Start::Inside { origin: o, chunk, lo, hi } if i == 0 && o == first && is_direction(dir) => {
                     reads.visit(chunk);
-                    track.visit(chunk);
+                    track.visit(chunk, (chunk.as_ivec3() << chunk_log2).as_dvec3(), first, dir, 0.0);
                     (lo, hi)
                 }
                 _ => {
-                    let mut enter = |c: ChunkCoord, ray: &Ray, max: f64| {
+                    let from = origin;
+                    let enter = |c: ChunkCoord, ray: &Ray, max: f64| {
                         reads.visit(c);
-                        track.visit(c);
-                        grids.cast(c, ray, max)
+                        let hit = grids.cast(c, ray, max);
+                        // The memo's hook: the blocks of `c` the ray passed up to its hit there.
+                        let end = hit.as_ref().map_or(max, |h| h.distance);
+                        track.visit(c, (c.as_ivec3() << chunk_log2).as_dvec3(), from, dir, end);
+                        hit
                     };
-                    let Some(hit) = self.level.ray_cast_chunks(origin, dir, remaining, &mut enter) else {
+                    let Some(hit) = self.level.ray_cast_chunks(origin, dir, remaining, enter) else {
                         return (None, topped);
                     };
                     let pushed = hit.cube.has_pushed_corners();
@@ -158,7 +165,8 @@ impl<'a> LightScene<'a> {
         let mut track = self.track.borrow_mut();
         for c in walk() {
             reads.visit(c);
-            track.visit(c);
+            // What each chunk's cast would record: no hit, so the blocks up to `trace`'s limit.
+            track.visit(c, (c.as_ivec3() << log2).as_dvec3(), origin, DVec3::Y, to_top);
         }
         true
     }

@@ -1,6 +1,6 @@
 //! Light memos: a chunk's next bake takes the sun, sky and bounce light of every point whose rays
-//! entered no changed chunk from the last one, and traces only the others (see [`super::track`]
-//! for why that is exact). An edit re-bakes the chunks whose rays passed it (sun shadow columns,
+//! passed no changed block from the last one, and traces only the others (see [`super::track`]
+//! for why that is exact); a draft takes those points' exact light too and keeps no memo. An edit re-bakes the chunks whose rays passed it (sun shadow columns,
 //! sky occlusion, bounce reach); most of their points' rays never came near the edit.
 
 use std::collections::{BTreeMap, HashMap};
@@ -32,7 +32,7 @@ struct MemoContext {
 }
 
 /// The far light (sun, sky, bounce, emission) of one chunk bake's luxels and air cells, with the
-/// chunks each one's rays entered: what the chunk's next bake may reuse
+/// blocks of chunks each one's rays passed: what the chunk's next bake may reuse
 /// ([`bake_chunk_memo`](super::bake_chunk_memo)).
 #[derive(Debug, Clone)]
 pub struct LightMemo {
@@ -44,6 +44,11 @@ impl LightMemo {
     /// How many points (luxels and air cells) it holds.
     pub fn points(&self) -> usize {
         self.points.points()
+    }
+
+    /// About how many bytes it takes.
+    pub fn bytes(&self) -> usize {
+        self.points.bytes()
     }
 
     /// How many of them the bake that made it took from the memo before (the rest it traced).
@@ -76,6 +81,20 @@ impl LightScene<'_> {
         self.track.borrow_mut().begin(self.level, prior);
     }
 
+    /// Starts serving a draft bake the far light of `prior`'s points (a memo of bakes under
+    /// `exact`'s settings, this scene's level and inputs) whose blocks did not change: their
+    /// exact light, which a draft would only approximate. Nothing is recorded.
+    pub(super) fn begin_serving(&self, prior: &LightMemo, exact: &LightScene<'_>) {
+        if prior.context == exact.memo_context() {
+            self.track.borrow_mut().serve(self.level, prior.points.clone());
+        }
+    }
+
+    /// Stops what [`Self::begin_serving`] started.
+    pub(super) fn end_serving(&self) {
+        self.track.borrow_mut().stop();
+    }
+
     /// The memo of the bake since [`Self::begin_memo`]; stops keeping one.
     pub(super) fn end_memo(&self) -> LightMemo {
         let points = Arc::new(self.track.borrow_mut().finish(self.level));
@@ -83,7 +102,7 @@ impl LightScene<'_> {
     }
 
     /// [`far_light`](Self::far_light) of a luxel or an air cell, from the prior memo when none of
-    /// the chunks its rays entered changed; recorded in the memo being kept, if any.
+    /// the blocks its rays passed changed; recorded in the memo being kept, if any.
     pub(super) fn far_point(&self, point: DVec3, normal: Option<DVec3>) -> DVec3 {
         if !self.track.borrow().on() {
             return self.far_light(point, normal);
@@ -105,9 +124,10 @@ impl LightScene<'_> {
     }
 }
 
-/// How many points (luxels and air cells) a [`LightCache`] keeps by default: about 100 bytes
-/// each, so about 400 MB (a `terrain(32,4,32)` keeps about 7 000 per chunk, 28 M in all).
-pub const DEFAULT_MEMO_POINTS: usize = 4 << 20;
+/// How many points (luxels and air cells) a [`LightCache`] keeps by default: about 250 to 300
+/// bytes each (most of it the words of the blocks their rays passed), so about 0.5 to 0.6 GB (a
+/// `terrain(32,4,32)` keeps about 7 000 per chunk, 28 M in all).
+pub const DEFAULT_MEMO_POINTS: usize = 2 << 20;
 
 /// The memos of a [`LightCache`], the oldest dropped first once over the budget.
 #[derive(Debug, Default)]
@@ -122,7 +142,8 @@ struct Memos {
 /// The light memos of a scheduler's bakes, by (level, chunk): each full or preview bake with
 /// these light settings starts from the chunk's last memo and leaves its own. A memo is checked
 /// against the snapshot it is used with, so a memo of any earlier snapshot is safe to use (it only
-/// saves less); drafts, whose settings differ, keep none. At most `budget` points are kept, the
+/// saves less); drafts, whose settings differ, keep none but take exact light from them
+/// ([`LightCache::drafts`]). At most `budget` points are kept, the
 /// memos stored longest ago dropped first (their chunks' next bakes trace every point).
 #[derive(Debug)]
 pub struct LightCache {
@@ -155,6 +176,17 @@ impl LightCache {
     /// Whether bakes with `settings` keep memos here.
     pub fn serves(&self, settings: &LightSettings) -> bool {
         self.on.load(Ordering::Relaxed) && *settings == self.settings
+    }
+
+    /// Whether drafts with `settings` take exact light from the memos here: they are the
+    /// [draft](LightSettings::draft) of the memos' settings.
+    pub fn drafts(&self, settings: &LightSettings) -> bool {
+        self.on.load(Ordering::Relaxed) && *settings == self.settings.draft()
+    }
+
+    /// The light settings of the bakes whose memos it keeps.
+    pub fn settings(&self) -> &LightSettings {
+        &self.settings
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Memos> {

@@ -56,8 +56,8 @@ mod track;
 mod tests;
 
 pub use bake::{
-    ChunkInput, ChunkLighting, FaceLightmap, LitVertex, bake_chunk, bake_chunk_memo, chunk_light_deps,
-    decode_fast_ranges, encode_fast_ranges,
+    ChunkInput, ChunkLighting, FaceLightmap, LitVertex, bake_chunk, bake_chunk_draft, bake_chunk_memo,
+    chunk_light_deps, decode_fast_ranges, encode_fast_ranges,
 };
 pub use compact::compact_uniform;
 pub use eval::{AoSettings, BakedMode, LightScene, LightSettings, SceneLight, falloff, spot_factor};

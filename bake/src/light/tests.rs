@@ -1226,3 +1226,90 @@ fn rays_straight_up_through_open_air_skip_their_casts_exactly() {
     // Most points are in open air, and the shortcut answers them.
     assert!(clear * 2 > points, "{clear} of {points}");
 }
+
+/// Bit of block `(x, y, z)` in a [`track::Blocks`] mask.
+fn block_bit(mask: &track::Blocks, x: i32, y: i32, z: i32) -> bool {
+    let n = track::BLOCKS_PER_AXIS;
+    let b = (x + n * (y + n * z)) as usize;
+    mask[b / 64] & (1 << (b % 64)) != 0
+}
+
+fn block_count(mask: &track::Blocks) -> u32 {
+    mask.iter().map(|w| w.count_ones()).sum()
+}
+
+#[test]
+fn a_rays_blocks_are_those_its_segment_touches_up_to_its_end() {
+    let edge = 128.0;
+    let size = edge / f64::from(track::BLOCKS_PER_AXIS);
+    let row = 1.5 * size;
+    // Across the chunk along +X in the middle of block row (y 1, z 1).
+    let across = track::segment_blocks(DVec3::new(-10.0, row, row), DVec3::X, 1e9, edge);
+    assert_eq!(block_count(&across), track::BLOCKS_PER_AXIS as u32);
+    assert!((0..track::BLOCKS_PER_AXIS).all(|x| block_bit(&across, x, 1, 1)));
+    // Stopped by a hit in block 1: blocks 0 and 1 only.
+    let stopped = track::segment_blocks(DVec3::new(-10.0, row, row), DVec3::X, 10.0 + 1.5 * size, edge);
+    assert_eq!(block_count(&stopped), 2);
+    assert!(block_bit(&stopped, 0, 1, 1) && block_bit(&stopped, 1, 1, 1));
+    // Along the plane between block rows y 0 and y 1: both rows.
+    let grazing = track::segment_blocks(DVec3::new(-10.0, size, row), DVec3::X, 1e9, edge);
+    assert_eq!(block_count(&grazing), 2 * track::BLOCKS_PER_AXIS as u32);
+    assert!((0..track::BLOCKS_PER_AXIS).all(|x| block_bit(&grazing, x, 0, 1) && block_bit(&grazing, x, 1, 1)));
+    // Starting inside the chunk, going out: from its block on.
+    let out = track::segment_blocks(DVec3::new(2.5 * size, row, row), -DVec3::X, 1e9, edge);
+    assert_eq!(block_count(&out), 3);
+    assert!(!block_bit(&out, 3, 1, 1));
+}
+
+proptest! {
+    /// Every point of a segment lies in a block of its mask (the mask may hold more: slack).
+    #[test]
+    fn every_point_of_a_segment_is_in_one_of_its_blocks(
+        o in prop::array::uniform3(-200.0f64..328.0),
+        d in prop::array::uniform3(-1.0f64..1.0),
+        end in 0.0f64..400.0,
+    ) {
+        let edge = 128.0;
+        let Some(dir) = DVec3::from(d).try_normalize() else { return Ok(()) };
+        let o = DVec3::from(o);
+        let mask = track::segment_blocks(o, dir, end, edge);
+        let size = edge / f64::from(track::BLOCKS_PER_AXIS);
+        for k in 0..=200 {
+            let p = o + dir * (end * f64::from(k) / 200.0);
+            if p.cmplt(DVec3::ZERO).any() || p.cmpge(DVec3::splat(edge)).any() {
+                continue;
+            }
+            let b = (p / size).floor().as_ivec3();
+            prop_assert!(block_bit(&mask, b.x, b.y, b.z), "{p} (block {b}) not in the mask");
+        }
+    }
+}
+
+#[test]
+fn changed_blocks_are_where_solid_leaves_differ() {
+    use pmfedit_core::map::coords::CubeAddr;
+    use pmfedit_core::map::octree::Octree;
+    let edge = 128;
+    let size = edge / track::BLOCKS_PER_AXIS;
+    let mut old = Octree::new(7);
+    old.fill_box(LatticeBox::new(glam::IVec3::ZERO, glam::IVec3::new(edge, 16, edge)), stone());
+    assert_eq!(block_count(&track::changed_blocks(Some(&old), Some(&old.clone()), edge)), 0);
+    // A cube set in the air of block (1, 2, 3): that block only (the air's leaves split around
+    // it, but no solid leaf changed elsewhere).
+    let mut new = old.clone();
+    let at = glam::IVec3::new(size + 8, 2 * size + 8, 3 * size + 8);
+    new.set_cube(CubeAddr::containing(at, 3), stone()).unwrap();
+    let mask = track::changed_blocks(Some(&old), Some(&new), edge);
+    assert_eq!(block_count(&mask), 1);
+    assert!(block_bit(&mask, 1, 2, 3));
+    // A cube carved out of the floor of block (2, 0, 1).
+    let mut carved = old.clone();
+    carved.set_cube(CubeAddr::containing(glam::IVec3::new(2 * size + 8, 8, size + 8), 3), Cube::EMPTY).unwrap();
+    let mask = track::changed_blocks(Some(&old), Some(&carved), edge);
+    assert!(block_bit(&mask, 2, 0, 1));
+    assert!(!block_bit(&mask, 0, 3, 0), "the air above the floor did not change");
+    // A chunk that appeared or went: every block.
+    let all = (track::BLOCKS_PER_AXIS as u32).pow(3);
+    assert_eq!(block_count(&track::changed_blocks(None, Some(&old), edge)), all);
+    assert_eq!(block_count(&track::changed_blocks(None, None, edge)), 0);
+}

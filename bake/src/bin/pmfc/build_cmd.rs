@@ -10,13 +10,13 @@ use glam::IVec3;
 
 use pmfedit_bake::cache;
 use pmfedit_bake::compile::{
-    CompileSettings, StageTimes, bake_chunk, bake_chunk_timed, compile_full, level_chunks, level_vis,
+    CompileSettings, StageTimes, bake_chunk, bake_chunk_cached, bake_chunk_timed, compile_full, level_chunks, level_vis,
 };
 use pmfedit_bake::deps::{dirty_chunks, draft_chunks};
 use pmfedit_bake::export::{self, ExportError};
 use pmfedit_bake::memory::{self, RecordBytes, mib};
 use pmfedit_bake::rebuild::{ChunkState, Plan, Rebuild};
-use pmfedit_bake::scheduler::Scheduler;
+use pmfedit_bake::scheduler::{Scheduler, Stage};
 use pmfedit_bake::vis::VisCache;
 use pmfedit_core::edit::{CubeOp, Edit, History};
 use pmfedit_core::format::pmf;
@@ -592,6 +592,11 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
     let (mut draft_ms, mut draft_all_ms, mut draft_counts) = (Vec::new(), Vec::new(), Vec::new());
     // Light memo use of the engine's re-bakes, summed over the edits: [neighbourhood, beyond].
     let (mut memo_points, mut memo_reused, mut memo_chunks) = ([0usize; 2], [0usize; 2], [0usize; 2]);
+    // The engine's final bakes of an edit: their summed time (the work the workers shared), the
+    // longest one, and the edited chunk's (which of them bounds the wall time).
+    let (mut final_work_ms, mut final_longest_ms, mut final_engine_edited_ms) = (Vec::new(), Vec::new(), Vec::new());
+    // The draft stage's parts (mesh, light, rest), summed over the drafted chunks.
+    let (mut draft_mesh_ms, mut draft_light_ms, mut draft_rest_ms) = (Vec::new(), Vec::new(), Vec::new());
     let mut seed = 0x2545_F491_4F6C_DD1Du64;
     // Summaries kept between the edits' bakes, as the engine keeps them.
     let vis_cache = VisCache::new(settings.visibility.unwrap_or_default());
@@ -632,10 +637,19 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
         draft_all_ms.push(ms(t.elapsed()));
         let t = Instant::now();
         let drafted = draft_chunks(&map, &changes);
+        let mut parts = StageTimes::default();
         for &(li, c) in &drafted {
-            bake_chunk(&map, li, c, &draft).map_err(|e| Failure(e.to_string()))?;
+            // With the engine's light memos, as its drafts are baked.
+            let (_, times) = bake_chunk_cached(&map, li, c, &draft, &vis_cache, Some(engine.light_cache()))
+                .map_err(|e| Failure(e.to_string()))?;
+            parts.mesh += times.mesh;
+            parts.light += times.light;
+            parts.other += times.air + times.other;
         }
         draft_ms.push(ms(t.elapsed()));
+        draft_mesh_ms.push(ms(parts.mesh));
+        draft_light_ms.push(ms(parts.light));
+        draft_rest_ms.push(ms(parts.other));
         draft_counts.push(drafted.len() as f64);
         let t = Instant::now();
         let dirty = dirty_chunks(&before, &map, &changes, &settings);
@@ -667,6 +681,10 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
         final_ms.push(ms(t.elapsed()));
         // How much of the re-baked chunks' far light came from their light memos, in the edited
         // chunk's neighbourhood and beyond it (the readers).
+        let full_ms = |key| engine.slot(key).and_then(|s| s.times[Stage::Full.index()]).map_or(0.0, ms);
+        final_work_ms.push(requeued.iter().map(|&k| full_ms(k)).sum::<f64>());
+        final_longest_ms.push(requeued.iter().map(|&k| full_ms(k)).fold(0.0, f64::max));
+        final_engine_edited_ms.push(full_ms(edited));
         for key in requeued {
             let Some(memo) = engine.light_cache().get(key.0, key.1) else { continue };
             let near = (key.1.as_ivec3() - chunk).abs().max_element() <= 1;
@@ -836,6 +854,18 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
     figures["edit_final_per_dirty_chunk_ms_median"] = percentile(&mut final_per_chunk_ms, 0.5).into();
     figures["light_parts_ms_per_chunk"] = light_parts;
     figures["edit_draft_chunks_median"] = percentile(&mut draft_counts, 0.5).into();
+    figures["edit_draft_parts_ms_median"] = serde_json::json!({
+        "mesh": percentile(&mut draft_mesh_ms, 0.5),
+        "light": percentile(&mut draft_light_ms, 0.5),
+        "rest": percentile(&mut draft_rest_ms, 0.5),
+    });
+    // The engine's final bakes per edit: their summed time over the workers, the longest, and the
+    // edited chunk's own (in the engine, with its memo).
+    figures["edit_final_bakes_ms_median"] = serde_json::json!({
+        "sum": percentile(&mut final_work_ms, 0.5),
+        "longest": percentile(&mut final_longest_ms, 0.5),
+        "edited_chunk": percentile(&mut final_engine_edited_ms, 0.5),
+    });
     // Drafts of every dirty chunk of the static spread, one thread (the `edit_draft_ms` of
     // earlier versions, before the engine drafted only the chunks that draw the edit).
     figures["edit_draft_all_dirty_ms"] = serde_json::json!({
@@ -888,8 +918,7 @@ fn light_parts(map: &Map, settings: &CompileSettings, mid: IVec3) -> Result<serd
     let vis = VisCache::new(s.visibility.unwrap_or_default());
     let memos = pmfedit_bake::light::LightCache::new(s.light.clone(), true);
     for &c in &chunks {
-        pmfedit_bake::compile::bake_chunk_cached(map, 0, c, &s, &vis, Some(&memos))
-            .map_err(|e| Failure(e.to_string()))?;
+        bake_chunk_cached(map, 0, c, &s, &vis, Some(&memos)).map_err(|e| Failure(e.to_string()))?;
     }
     let recording = ms(t.elapsed()) / chunks.len().max(1) as f64;
     s.light.gather.bounce = false;
