@@ -37,9 +37,14 @@ fn bakes_arrive_with_a_wake_up_call() {
     s.submit(map.clone(), k.clone());
     s.wait_idle();
     let events = s.drain();
-    // A preview and a full bake of each chunk.
-    assert_eq!(events.len(), 8);
-    assert_eq!(wakes.load(Ordering::SeqCst), 8);
+    // A full bake of each chunk and a preview of each chunk whose full bake did not come first: a
+    // preview finishing after its own full bake is dropped (the module's contract). That happens
+    // when the other worker, done with the previews it took, runs the full bakes (served from the
+    // previews' light memos, so quick) while a preview is still running. The first preview to
+    // finish is always delivered: no full bake starts before every preview has been taken.
+    // Every delivered bake comes with exactly one wake-up call.
+    assert!((5..=8).contains(&events.len()), "{} events", events.len());
+    assert_eq!(wakes.load(Ordering::SeqCst), events.len());
     let full = CompileSettings::default();
     let mut baked: Vec<_> = events
         .into_iter()
@@ -54,9 +59,10 @@ fn bakes_arrive_with_a_wake_up_call() {
         })
         .collect();
     baked.sort();
-    let expected: Vec<_> =
-        [Stage::Preview, Stage::Full].into_iter().flat_map(|st| k.iter().map(move |&(l, c)| (st, l, c))).collect();
-    assert_eq!(baked, expected);
+    let (previews, fulls): (Vec<_>, Vec<_>) = baked.into_iter().partition(|b| b.0 == Stage::Preview);
+    let every = |st: Stage| -> Vec<_> { k.iter().map(|&(l, c)| (st, l, c)).collect() };
+    assert_eq!(fulls, every(Stage::Full));
+    assert!(!previews.is_empty() && previews.iter().all(|p| every(Stage::Preview).contains(p)), "{previews:?}");
 }
 
 #[test]
