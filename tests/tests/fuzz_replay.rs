@@ -56,16 +56,15 @@ fn testdata(name: &str) -> PathBuf {
 
 #[test]
 fn pmf_read_holds_on_every_damaged_golden_map() {
-    let mut accepted = 0;
-    for (name, bytes) in golden_maps() {
+    let maps = golden_maps();
+    assert!(!maps.is_empty(), "no golden maps to seed from");
+    for (name, bytes) in maps {
         for input in damaged(&bytes) {
             fuzzing::pmf_read(&input);
         }
         // The undamaged file is accepted (so the property's round-trip half ran on it).
         assert!(pmf::read(&bytes).is_ok(), "{name}: the golden map must read");
-        accepted += 1;
     }
-    assert_eq!(accepted, cases().len());
 }
 
 #[test]
