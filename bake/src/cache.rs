@@ -79,7 +79,9 @@ const MAGIC: &[u8; 8] = b"PMFBAKE\0";
 
 /// The entry layout's version (docs/spec/BAKE-CACHE.md); 1 kept the air cells' lists in the
 /// chunk record too.
-const FORMAT: u16 = 2;
+const FORMAT: u16 = 3;
+/// The format before [`FORMAT`]: the same less the top layer ([`Entry::top_from_level`]).
+const FORMAT_WITHOUT_TOP: u16 = 2;
 
 /// The largest entry file read (a chunk's records are far smaller; a bigger file is refused
 /// before it is read).
@@ -426,6 +428,8 @@ pub fn encode_entry(bake: &ChunkBake, inputs: &Inputs, chunk_size_exp: u8) -> Re
     for &c in &bake.reads {
         write_coord(&mut w, c);
     }
+    w.u8(u8::from(bake.top_layer.is_some()));
+    w.i32(bake.top_layer.unwrap_or(0));
     let s = &bake.stats;
     for v in [s.faces, s.triangles, s.vertices, s.lightmaps, s.luxels] {
         w.u64(v as u64);
@@ -458,7 +462,12 @@ pub struct Entry {
     pub inputs: Inputs,
     /// The chunk size (a power of two) the record was encoded for.
     pub chunk_size_exp: u8,
+    /// The bake; its [`ChunkBake::top_layer`] is `None` when [`Self::top_from_level`].
     pub bake: ChunkBake,
+    /// The entry is of format 2, which kept no top layer: every bake then was made under the
+    /// level's top of the map it was stored with (a rise re-baked the level), which the level
+    /// hash holds, so a current entry's top is the level's top now ([`load`] sets it).
+    pub top_from_level: bool,
 }
 
 /// Reads one entry's bytes; `section` names it in errors. Bounded and checked: any flaw is an
@@ -477,8 +486,8 @@ pub fn decode_entry(bytes: &[u8], section: &str) -> Result<Entry, ReadError> {
         return Err(r.invalid_at(0, "not a bake cache entry (bad magic)"));
     }
     let format = r.u16()?;
-    if format != FORMAT {
-        return Err(r.invalid(format!("entry format {format}, this build reads {FORMAT}")));
+    if format != FORMAT && format != FORMAT_WITHOUT_TOP {
+        return Err(r.invalid(format!("entry format {format}, this build reads {FORMAT_WITHOUT_TOP} and {FORMAT}")));
     }
     let compiler = r.u32()?;
     if compiler != COMPILER {
@@ -496,6 +505,16 @@ pub fn decode_entry(bytes: &[u8], section: &str) -> Result<Entry, ReadError> {
     for _ in 0..n {
         reads.push(read_coord(&mut r)?);
     }
+    let top_from_level = format == FORMAT_WITHOUT_TOP;
+    let top_layer = if top_from_level {
+        None
+    } else {
+        match (r.u8()?, r.i32()?) {
+            (0, _) => None,
+            (1, y) => Some(y),
+            (flag, _) => return Err(r.invalid(format!("top layer flag {flag}, expected 0 or 1"))),
+        }
+    };
     let mut v = [0u64; 5];
     for x in &mut v {
         *x = r.u64()?;
@@ -534,7 +553,12 @@ pub fn decode_entry(bytes: &[u8], section: &str) -> Result<Entry, ReadError> {
         v => return Err(r.invalid(format!("visibility flag {v}, expected 0 or 1"))),
     };
     r.expect_end()?;
-    Ok(Entry { inputs, chunk_size_exp: exp, bake: ChunkBake { level, chunk, generation: 0, pmf, stats, reads, vis } })
+    Ok(Entry {
+        inputs,
+        chunk_size_exp: exp,
+        bake: ChunkBake { level, chunk, generation: 0, pmf, stats, reads, top_layer, vis },
+        top_from_level,
+    })
 }
 
 /// What [`load`] found.
@@ -684,6 +708,9 @@ fn load_run(run: &[(ChunkKey, Vec<PathBuf>)], map: &Map, settings: &CompileSetti
                     Ok(entry) if hashes.current(key, &entry.inputs, settings) => {
                         let mut bake = entry.bake;
                         bake.generation = level.chunk(key.1).map_or(0, |c| c.generation());
+                        if entry.top_from_level {
+                            bake.top_layer = crate::compile::top_layer(level);
+                        }
                         return (key, Some(bake), rejected);
                     }
                     Ok(_) => rejected.push(CacheError::Stale { path: path.clone() }),

@@ -155,6 +155,11 @@ pub struct ChunkBake {
     /// when one of them changes ([`crate::rebuild`]). Empty for bakes that read only their
     /// neighbourhood and the lights' reach.
     pub reads: Vec<ChunkCoord>,
+    /// The level's highest occupied chunk layer (`y`) when the chunk was baked, `None` when no
+    /// chunk was occupied. The bake's rays stopped at that layer's top, so [`Self::reads`] names
+    /// no chunk above it; a change there is matched against the bake by geometry instead
+    /// ([`crate::deps::sky_reaches`]).
+    pub top_layer: Option<i32>,
     /// The air cells' visibility lists, kept so that their far part can be written again from
     /// the level's current summaries without baking the chunk again ([`Self::refresh_far`]);
     /// `None` without visibility.
@@ -601,9 +606,15 @@ pub fn bake_chunk_cached(
         pmf: chunk_pmf,
         stats,
         reads: lighting.reads,
+        top_layer: top_layer(level),
         vis: air.lists,
     };
     Ok((bake, times))
+}
+
+/// The highest occupied chunk layer of `level` ([`ChunkBake::top_layer`]).
+pub fn top_layer(level: &Level) -> Option<i32> {
+    level.occupied_bounds().map(|(_, hi)| hi.y)
 }
 
 /// What [`add_air_data`] reports besides the records.
@@ -833,6 +844,18 @@ impl<'a> Assembled<'a> {
         } else {
             std::borrow::Cow::Borrowed(chunk)
         }
+    }
+
+    /// The chunk records, level by level in grid order, as their bakes hold them (chunk
+    /// references not resolved: for counting what the file holds, not for writing it).
+    pub fn chunks(&self) -> impl Iterator<Item = &'a pmf::Chunk> + '_ {
+        self.levels.iter().flat_map(|(_, bakes)| bakes.iter().map(|b| &b.pmf))
+    }
+
+    /// The entities of the chunk records ([`crate::resources::embed_resources_with`] embeds
+    /// what they reference).
+    pub fn chunk_entities(&self) -> Vec<&'a pmf::entity::Entity> {
+        self.chunks().flat_map(|c| &c.server.entities).collect()
     }
 
     /// The whole file: every chunk record copied out of its bake.

@@ -21,12 +21,15 @@
 //!   every chunk of the level;
 //! - with bounced light, a changed static light also dirties the chunks within the bounce reach
 //!   of its reach ([`bounce_reach`]): their rays meet surfaces it lights;
-//! - content rising above the level's highest occupied chunk layer: every chunk of the level
-//!   (sun, sky and bounce rays stop at that layer's top, so no bake recorded the chunks above).
 //!
 //! Rays of sun, sky and bounce that go farther than the neighbours are not in this static
 //! spread: each bake lists the chunks its rays entered ([`crate::compile::ChunkBake::reads`]) and
-//! the rebuild engine re-bakes the readers of a changed chunk ([`crate::rebuild`]).
+//! the rebuild engine re-bakes the readers of a changed chunk ([`crate::rebuild`]). Rays stop at
+//! the top of the level's highest occupied chunk layer (nothing can be hit above it), so a bake
+//! lists no chunk above the top it was made with; a change above that top (content rising above
+//! the highest layer, or changing where it had risen since) is matched against the bake by
+//! geometry: [`sky_reaches`] and [`lights_through`], which the engine applies to each bake with
+//! the top it was made with ([`crate::compile::ChunkBake::top_layer`]).
 
 use std::collections::BTreeSet;
 
@@ -80,14 +83,52 @@ pub fn bounce_reach(level: &Level, settings: &CompileSettings) -> f64 {
     f64::from(level.lighting.bounces) * (g.distance + 3f64.sqrt() * g.bounce_cell + 1.0)
 }
 
-/// Whether `after`'s highest occupied chunk layer is above `before`'s: rays of the bake stop at
-/// that layer's top (see the module docs).
-fn top_rose(before: &Level, after: &Level) -> bool {
-    match (before.occupied_bounds(), after.occupied_bounds()) {
-        (Some((_, a)), Some((_, b))) => b.y > a.y,
-        (None, Some(_)) => true,
-        _ => false,
+/// Whether a bake of chunk `x` whose rays stopped at a top below chunk `n` (the bake was made
+/// while the level's highest occupied chunk layer was below `n`'s layer) may have a ray that
+/// cubes in `n` would stop. Such a ray went past the top unrecorded, so the answer comes from
+/// where rays can go, conservatively:
+/// - every ray of the bake starts within [`bounce_reach`] of `x` (bounce cells), plus a bounce
+///   cell's diagonal and a margin;
+/// - above the top only two kinds go on: gather rays (sky, bounce, air cells) for at most the
+///   gather distance, then straight up (the roof check); and sun rays, at least `elevation −
+///   disc` above the horizon, so they rise at least `tan` of that per unit across;
+/// - rays to a light are not bounded here ([`lights_through`]).
+///
+/// So `x` qualifies when the horizontal gap between the two chunks is within the start margin
+/// plus the larger of the gather distance and the sun's run to the top of `n`.
+pub fn sky_reaches(level: &Level, settings: &CompileSettings, x: ChunkCoord, n: ChunkCoord) -> bool {
+    let g = &settings.light.gather;
+    let start = bounce_reach(level, settings) + 3f64.sqrt() * g.bounce_cell + 2.0;
+    let frame = level.frame();
+    let (xlo, xhi) = frame.chunk_world_box(x);
+    let (nlo, nhi) = frame.chunk_world_box(n);
+    let gap_x = (nlo.x - xhi.x).max(xlo.x - nhi.x).max(0.0);
+    let gap_z = (nlo.z - xhi.z).max(xlo.z - nhi.z).max(0.0);
+    let gap = gap_x.hypot(gap_z);
+    let sun = &level.lighting.sun;
+    let sun_run = if sun.intensity > 0.0 && sun.elevation > 0.0 {
+        let lowest = f64::from(sun.elevation - sun.angle).to_radians();
+        let rise = (nhi.y - (xlo.y - start)).max(0.0);
+        if lowest <= 0.0 { f64::INFINITY } else { rise / lowest.tan() }
+    } else {
+        0.0
+    };
+    gap <= start + g.distance.max(0.0).max(sun_run) + 1.0
+}
+
+/// The chunks whose bakes may have cast a ray to a light through chunk `n` above their top
+/// (light rays stop at the top too): every chunk within the bounce reach of the reach of a
+/// light whose reach touches `n` (a segment from a lit point to the light stays within the
+/// light's reach; a bounce carries it [`bounce_reach`] farther).
+pub fn lights_through(level: &Level, settings: &CompileSettings, n: ChunkCoord) -> BTreeSet<ChunkCoord> {
+    let bounce = bounce_reach(level, settings);
+    let mut out = BTreeSet::new();
+    for light in scene_lights(level) {
+        if light_chunks(level, &light).contains(&n) {
+            out.extend(chunks_near_light(level, &light, bounce));
+        }
     }
+    out
 }
 
 pub(crate) fn scene_lights(level: &Level) -> Vec<SceneLight> {
@@ -187,7 +228,7 @@ pub fn dirty_chunks(before: &Map, after: &Map, changes: &ChangeSet, settings: &C
     for li in levels {
         let lc = changes.levels.get(&li).unwrap_or(&no_changes);
         let (Some(old), Some(new)) = (before.levels.get(li), after.levels.get(li)) else { continue };
-        if lc.settings || old.frame() != new.frame() || top_rose(old, new) {
+        if lc.settings || old.frame() != new.frame() {
             out.extend(all_chunks(new).into_iter().map(|c| (li, c)));
             out.extend(all_chunks(old).into_iter().map(|c| (li, c)));
             continue;

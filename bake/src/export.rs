@@ -1,16 +1,20 @@
 //! Writing a compiled map to disk: what `pmfc build` (and `watch`) and the editor's Export share,
-//! so that both write the same bytes for the same map. After the bake is compiled
-//! ([`crate::rebuild::Rebuild::compile`]), [`write_map`] embeds the resources the file names
-//! ([`crate::resources::embed_resources`], looked up under [`resource_roots`]), refuses missing
-//! or unusable ones when `strict`, serialises the file and replaces the output atomically (a kill
-//! at any moment leaves the old file or the new one). What the embedding found comes back for
-//! the caller to show ([`Exported::warnings`], [`Exported::embedded_summary`]).
+//! so that both write the same bytes for the same map. [`write_map`] takes a whole compiled file
+//! (`pmfc build`, which moves the records out of its bakes: `crate::rebuild::Rebuild::into_file`);
+//! [`write_assembled`] takes the file's skeleton with its chunk records still in their bakes
+//! (`crate::rebuild::Rebuild::assemble`: the editor and `pmfc watch`, whose engines live on) and
+//! encodes them from there, so the records are never in memory twice. Both embed the resources
+//! the file names ([`crate::resources::embed_resources`], looked up under [`resource_roots`]),
+//! refuse missing or unusable ones when `strict`, serialise the file and replace the output
+//! atomically (a kill at any moment leaves the old file or the new one). What the embedding found
+//! comes back for the caller to show ([`Exported::warnings`], [`Exported::embedded_summary`]).
 
 use std::path::{Path, PathBuf};
 
 use pmfedit_core::format::pmf;
 
-use crate::resources::{ResourceError, ResourceReport, embed_resources};
+use crate::compile::{Assembled, CompileError};
+use crate::resources::{ResourceError, ResourceReport, embed_resources, embed_resources_with};
 
 /// Why [`write_map`] wrote nothing.
 #[derive(Debug, thiserror::Error)]
@@ -24,17 +28,18 @@ pub enum ExportError {
     /// The compiled file does not serialise.
     #[error("{}: {source}", path.display())]
     Format { path: PathBuf, source: pmf::WriteError },
+    /// The bakes could not be assembled into the file.
+    #[error("{}: {source}", path.display())]
+    Compile { path: PathBuf, source: Box<CompileError> },
     /// The output file could not be written.
     #[error("{}: {source}", path.display())]
     Write { path: PathBuf, source: std::io::Error },
 }
 
-/// What [`write_map`] wrote.
+/// What [`write_map`] or [`write_assembled`] wrote.
 #[derive(Debug, Clone)]
 pub struct Exported {
-    /// The file as written (resources embedded, texture references rewritten).
-    pub file: pmf::File,
-    /// Its size, bytes.
+    /// The file's size, bytes.
     pub bytes: usize,
     /// What the embedding found.
     pub resources: ResourceReport,
@@ -75,20 +80,55 @@ pub fn resource_roots(project: Option<&Path>, assets: impl IntoIterator<Item = P
 
 /// Embeds the resources `file` names (found under `roots`, in order), then serialises it and
 /// replaces `out` atomically. With `strict`, a missing or unusable resource is an error and
-/// nothing is written; without it, it is left out and listed in [`Exported::warnings`].
-pub fn write_map(mut file: pmf::File, roots: &[PathBuf], out: &Path, strict: bool) -> Result<Exported, ExportError> {
-    let resources = embed_resources(&mut file, roots, &[])?;
+/// nothing is written; without it, it is left out and listed in [`Exported::warnings`]. `file`
+/// comes back as written (resources embedded, texture references rewritten).
+pub fn write_map(file: &mut pmf::File, roots: &[PathBuf], out: &Path, strict: bool) -> Result<Exported, ExportError> {
+    let resources = checked(embed_resources(file, roots, &[])?, strict)?;
+    // Chunks are encoded on every core: the same bytes as `pmf::write` whatever the count.
+    let bytes = crate::compile::write_file(file, threads())
+        .map_err(|source| ExportError::Format { path: out.to_owned(), source })?;
+    replace(resources, &bytes, out)
+}
+
+/// [`write_map`] of a map whose chunk records stay in their bakes
+/// ([`crate::rebuild::Rebuild::assemble`]): the chunks are encoded straight from the bakes,
+/// never copied into a [`pmf::File`] beside them, so an export costs no second copy of the
+/// map's records (the editor's Export on a big map). The same bytes as [`write_map`] of
+/// [`Assembled::into_file`].
+pub fn write_assembled(
+    assembled: &mut Assembled<'_>,
+    roots: &[PathBuf],
+    out: &Path,
+    strict: bool,
+) -> Result<Exported, ExportError> {
+    let entities = assembled.chunk_entities();
+    let resources = checked(embed_resources_with(&mut assembled.file, &entities, roots, &[])?, strict)?;
+    let bytes = assembled.write(threads()).map_err(|e| match e {
+        CompileError::Write(source) => ExportError::Format { path: out.to_owned(), source },
+        other => ExportError::Compile { path: out.to_owned(), source: Box::new(other) },
+    })?;
+    replace(resources, &bytes, out)
+}
+
+/// Threads an export encodes chunks on: every core.
+fn threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// What the embedding found, unless a `strict` export must refuse it.
+fn checked(resources: ResourceReport, strict: bool) -> Result<ResourceReport, ExportError> {
     let problems = resources.problems();
     if strict && !problems.is_empty() {
         return Err(ExportError::Strict(problems));
     }
-    // Chunks are encoded on every core: the same bytes as `pmf::write` whatever the count.
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let bytes = crate::compile::write_file(&file, threads)
-        .map_err(|source| ExportError::Format { path: out.to_owned(), source })?;
-    pmfedit_core::project::atomic::write_atomic(out, &bytes)
+    Ok(resources)
+}
+
+/// Replaces `out` with `bytes` atomically.
+fn replace(resources: ResourceReport, bytes: &[u8], out: &Path) -> Result<Exported, ExportError> {
+    pmfedit_core::project::atomic::write_atomic(out, bytes)
         .map_err(|source| ExportError::Write { path: out.to_owned(), source })?;
-    Ok(Exported { file, bytes: bytes.len(), resources })
+    Ok(Exported { bytes: bytes.len(), resources })
 }
 
 #[cfg(test)]
@@ -114,15 +154,66 @@ mod tests {
         let settings = crate::compile::CompileSettings { timestamp: 1, ..Default::default() };
         let file = crate::compile::compile_full(&map, &settings).unwrap();
         let roots = resource_roots(Some(dir.path()), []);
-        let e = write_map(file.clone(), &roots, &out, true).unwrap_err();
+        let e = write_map(&mut file.clone(), &roots, &out, true).unwrap_err();
         assert!(matches!(&e, ExportError::Strict(p) if p == &["map:textures/not_there (missing)"]), "{e}");
         assert!(!out.exists());
-        let done = write_map(file, &roots, &out, false).unwrap();
+        let done = write_map(&mut file.clone(), &roots, &out, false).unwrap();
         assert_eq!(done.bytes as u64, std::fs::metadata(&out).unwrap().len());
         assert_eq!(
             done.warnings(),
             ["1 missing or unusable resources (not embedded): map:textures/not_there (missing)"]
         );
         assert_eq!(done.embedded_summary(), "embedded archive: none");
+    }
+
+    /// An export straight from the bakes (the editor's) writes the bytes of one through a whole
+    /// file (`pmfc build`'s), embeds what the chunks' own entities reference (they are not in
+    /// the assembled skeleton), and refuses a strict export of missing resources the same way.
+    #[test]
+    fn an_export_from_the_bakes_writes_what_an_export_of_the_file_writes() {
+        use pmfedit_core::format::pmf::entity::{EntityData, Prop};
+        use pmfedit_core::map::library::{EntityScope, MapEntity};
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("models")).unwrap();
+        std::fs::write(dir.path().join("models/crate.m3d"), b"3DMO model bytes").unwrap();
+        use pmfedit_core::map::ids::{MaterialId, PhysicsId, SoundId};
+        let mut map = pmfedit_core::map::Map::new("props");
+        let at = pmfedit_core::map::coords::CubeAddr::containing(map.levels[0].frame().origin_lattice(), 3);
+        map.levels[0]
+            .set_cube(at, pmfedit_core::map::octree::Cube::solid(MaterialId(0), PhysicsId(0), SoundId(0)))
+            .unwrap();
+        let level = &mut map.levels[0];
+        let prop = Prop { model: "map:models/crate".into(), position: [0.5, 1.5, 0.5], ..Default::default() };
+        let mut e = MapEntity::new("chunk_crate", EntityData::Prop(prop.clone()));
+        e.scope = EntityScope::Chunk;
+        level.objects.add(e).unwrap();
+        let missing = Prop { model: "map:models/not_there".into(), ..prop };
+        let mut e = MapEntity::new("lost_crate", EntityData::Prop(missing));
+        e.scope = EntityScope::Chunk;
+        level.objects.add(e).unwrap();
+        let settings = crate::compile::CompileSettings { timestamp: 1, ..Default::default() };
+        let cache = crate::vis::VisCache::new(settings.visibility.unwrap_or_default());
+        let bakes: std::collections::BTreeMap<_, _> = crate::compile::level_chunks(&map.levels[0])
+            .into_iter()
+            .map(|c| ((0, c), crate::compile::bake_chunk_with(&map, 0, c, &settings, &cache).unwrap()))
+            .collect();
+        assert!(
+            bakes.values().flat_map(|b| &b.pmf.server.entities).any(|e| e.name == "chunk_crate"),
+            "the prop is a chunk's entity, not the file's"
+        );
+        let roots = resource_roots(Some(dir.path()), []);
+        let assemble = || crate::compile::assemble(&map, |k| bakes.get(&k), &settings).unwrap();
+
+        let (a, b) = (dir.path().join("a.pmf"), dir.path().join("b.pmf"));
+        let e = write_assembled(&mut assemble(), &roots, &a, true).unwrap_err();
+        assert!(matches!(&e, ExportError::Strict(p) if p.iter().any(|p| p.contains("models/not_there"))), "{e}");
+        assert!(!a.exists());
+        let from_bakes = write_assembled(&mut assemble(), &roots, &a, false).unwrap();
+        let from_file = write_map(&mut assemble().into_file(), &roots, &b, false).unwrap();
+        assert!(from_bakes.resources.embedded.contains(&"models/crate.m3d".to_owned()), "{from_bakes:?}");
+        assert_eq!(from_bakes.resources.embedded, from_file.resources.embedded);
+        assert_eq!(from_bakes.warnings(), from_file.warnings());
+        assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+        assert_eq!(from_bakes.bytes, std::fs::read(&a).unwrap().len());
     }
 }

@@ -22,6 +22,10 @@
 //!   each full result against the changes made while it was baking: a result that read a chunk
 //!   changed after its request is not taken as final, the chunk is queued again. A ray or a search
 //!   is decided by the cubes it visits, so "nothing it visited changed" proves the result current.
+//!   Rays stop at the top of the highest occupied chunk layer and record nothing above it, so a
+//!   change above the top a bake was made with ([`ChunkBake::top_layer`]) is matched by where its
+//!   rays can go instead ([`crate::deps::sky_reaches`], [`crate::deps::lights_through`]), both
+//!   when the edit is made and when a result from before it arrives.
 //! - **Far visibility**: a chunk's far visibility lists depend on the level's chunk *summaries*
 //!   only, through the far sets its summary grid computes for every (chunk, component)
 //!   ([`crate::vis`]). The engine keeps, per level, the grid every full bake in its slots agrees
@@ -322,10 +326,15 @@ impl Rebuild {
         // Chunks whose cubes use a changed library record read as changed ones (deps.rs).
         let users = library_users(&before, &self.map, changes);
         let touched = changes.levels.iter().flat_map(|(&li, lc)| lc.chunks.iter().map(move |(c, _)| (li, c)));
-        for key in touched.chain(users) {
+        let touched: Vec<ChunkKey> = touched.chain(users).collect();
+        for &key in &touched {
             self.changed_at.insert(key, self.epoch);
             // Bakes whose rays or searches went through the chunk.
             dirty.extend(self.readers.get(&key).into_iter().flatten().copied());
+        }
+        // Bakes whose rays stopped below a changed chunk and may have passed it.
+        for map in [&before, &self.map] {
+            dirty.extend(above_top_readers(map, self.settings(), &self.slots, &touched));
         }
         let now = every_chunk(&self.map);
         let entered: Vec<ChunkKey> = now.iter().filter(|k| !self.slots.contains_key(k)).copied().collect();
@@ -493,9 +502,11 @@ impl Rebuild {
                 if let Some(grid) = self.far_grid(key.0) {
                     bake.refresh_far(&grid);
                 }
-                // It read a chunk that changed after it was asked for.
+                // It read a chunk that changed after it was asked for, or its rays stopped below
+                // one that may be in their way.
                 is_stale =
-                    bake.reads.iter().any(|&r| self.changed_at.get(&(key.0, r)).is_some_and(|&t| t > requested_at));
+                    bake.reads.iter().any(|&r| self.changed_at.get(&(key.0, r)).is_some_and(|&t| t > requested_at))
+                        || self.changed_above(key, bake, requested_at);
                 let old = self.slots.get(&key).and_then(|s| s.full.clone());
                 self.forget_reads(key, old.as_deref());
                 for &r in &bake.reads {
@@ -550,6 +561,21 @@ impl Rebuild {
         }
         self.request(stale, &BTreeSet::new());
         polled
+    }
+
+    /// Whether a chunk changed after `requested_at` above the top `bake` (of `key`) was made
+    /// with, where its rays may have passed ([`crate::deps::sky_reaches`],
+    /// [`crate::deps::lights_through`]).
+    fn changed_above(&self, key: ChunkKey, bake: &ChunkBake, requested_at: u64) -> bool {
+        let Some(level) = self.map.levels.get(key.0) else { return false };
+        let lo = (key.0, pmfedit_core::map::coords::ChunkCoord::new(i32::MIN, i32::MIN, i32::MIN));
+        let hi = (key.0, pmfedit_core::map::coords::ChunkCoord::new(i32::MAX, i32::MAX, i32::MAX));
+        self.changed_at.range(lo..=hi).any(|(&(_, c), &t)| {
+            t > requested_at
+                && bake.top_layer.is_none_or(|top| c.y > top)
+                && (crate::deps::sky_reaches(level, self.settings(), key.1, c)
+                    || crate::deps::lights_through(level, self.settings(), c).contains(&key.1))
+        })
     }
 
     /// Drops `key`'s entries from the reverse index of reads (its full bake `old` is replaced).
@@ -681,6 +707,36 @@ impl Rebuild {
         }
         Ok(assemble(&self.map, |k| Some(&**self.slots.get(&k)?.full.as_ref()?), &settings)?)
     }
+}
+
+/// The chunks of `map` whose full bakes in `slots` stopped their rays below one of the `changed`
+/// chunks ([`ChunkBake::top_layer`]) and may have passed it: [`crate::deps::sky_reaches`], and
+/// [`crate::deps::lights_through`] where a bake's top is below the chunk.
+fn above_top_readers(
+    map: &Map,
+    settings: &CompileSettings,
+    slots: &BTreeMap<ChunkKey, ChunkSlot>,
+    changed: &[ChunkKey],
+) -> BTreeSet<ChunkKey> {
+    let mut out = BTreeSet::new();
+    for &(li, c) in changed {
+        let Some(level) = map.levels.get(li) else { continue };
+        let below = |bake: &ChunkBake| bake.top_layer.is_none_or(|top| c.y > top);
+        let mut any = false;
+        for (&key, slot) in slots.iter().filter(|(k, _)| k.0 == li) {
+            let Some(full) = &slot.full else { continue };
+            if below(full) {
+                any = true;
+                if crate::deps::sky_reaches(level, settings, key.1, c) {
+                    out.insert(key);
+                }
+            }
+        }
+        if any {
+            out.extend(crate::deps::lights_through(level, settings, c).into_iter().map(|x| (li, x)));
+        }
+    }
+    out
 }
 
 /// Applies `f` to a slot's full bake in place (copying it only where someone else holds it

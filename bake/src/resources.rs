@@ -131,15 +131,20 @@ pub fn resolve_texture(roots: &[PathBuf], reference: &str) -> Option<PathBuf> {
     find(roots, &rel)
 }
 
-/// Files an entity references on the `map:` drive: models, sounds, scripts (extension kept).
-fn entity_references(file: &pmf::File) -> BTreeSet<String> {
+/// Files the entities of `file` and `more` reference on the `map:` drive: models, sounds,
+/// scripts (extension kept).
+fn entity_references<'e>(file: &'e pmf::File, more: &[&'e pmf::entity::Entity]) -> BTreeSet<String> {
     use pmf::entity::EntityData as E;
     let mut out = BTreeSet::new();
-    let all = file.entities.iter().chain(
-        file.levels
-            .iter()
-            .flat_map(|l| l.server.entities.iter().chain(l.chunks.iter().flat_map(|c| &c.server.entities))),
-    );
+    let all = file
+        .entities
+        .iter()
+        .chain(
+            file.levels
+                .iter()
+                .flat_map(|l| l.server.entities.iter().chain(l.chunks.iter().flat_map(|c| &c.server.entities))),
+        )
+        .chain(more.iter().copied());
     for e in all {
         let refs: Vec<&str> = match &e.data {
             E::Prop(p) => vec![&p.model],
@@ -177,6 +182,18 @@ fn find_any(roots: &[PathBuf], rel: &str) -> Option<PathBuf> {
 /// `extra` files, rewriting driveless references to `map:`. Sets `file.archive`.
 pub fn embed_resources(
     file: &mut pmf::File,
+    roots: &[PathBuf],
+    extra: &[(String, Vec<u8>)],
+) -> Result<ResourceReport, ResourceError> {
+    embed_resources_with(file, &[], roots, extra)
+}
+
+/// [`embed_resources`] for a file whose chunk records are elsewhere (an export straight from
+/// the bakes, [`crate::compile::Assembled`]): `chunk_entities` are the entities of those chunks,
+/// whose references are embedded as if they were in `file`.
+pub fn embed_resources_with(
+    file: &mut pmf::File,
+    chunk_entities: &[&pmf::entity::Entity],
     roots: &[PathBuf],
     extra: &[(String, Vec<u8>)],
 ) -> Result<ResourceReport, ResourceError> {
@@ -220,7 +237,7 @@ pub fn embed_resources(
             Err(why) => report.unusable.push((format!("map:{rel}"), why)),
         }
     }
-    for rel in entity_references(file) {
+    for rel in entity_references(file, chunk_entities) {
         check_path(&format!("map:{rel}"), &rel)?;
         let Some(path) = find_any(roots, &rel) else {
             report.missing.push(format!("map:{rel}"));

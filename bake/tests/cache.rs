@@ -231,7 +231,27 @@ fn damaged_entries_are_rebaked_never_used() {
     let sum = twox_hash::XxHash3_128::oneshot(&old);
     old.extend_from_slice(&sum.to_le_bytes());
     let e = cache::decode_entry(&old, &name).unwrap_err().to_string();
-    assert!(e.contains("entry format 1, this build reads 2"), "{e}");
+    assert!(e.contains("entry format 1, this build reads 2 and 3"), "{e}");
+
+    // An entry of format 2 (no top layer) is read, its top left for the load to take from the
+    // level; the same bytes with a top layer flag other than 0 or 1 are refused.
+    let u32_at = |b: &[u8], at: usize| u32::from_le_bytes(b[at..at + 4].try_into().unwrap()) as usize;
+    let inputs = 30 + 16;
+    let reads = inputs + 4 + 28 * u32_at(&good, inputs);
+    let top = reads + 4 + 12 * u32_at(&good, reads);
+    let body = &good[..good.len() - 16];
+    let with_sum = |mut b: Vec<u8>| {
+        let sum = twox_hash::XxHash3_128::oneshot(&b);
+        b.extend_from_slice(&sum.to_le_bytes());
+        b
+    };
+    let mut two = [&body[..top], &body[top + 5..]].concat();
+    two[8..10].copy_from_slice(&2u16.to_le_bytes());
+    let entry = cache::decode_entry(&with_sum(two), &name).unwrap();
+    assert!(entry.top_from_level && entry.bake.top_layer.is_none());
+    let mut flag = body.to_vec();
+    flag[top] = 2;
+    assert!(cache::decode_entry(&with_sum(flag), &name).unwrap_err().to_string().contains("top layer flag 2"));
 
     // Hostile: mutated bytes under a recomputed checksum get past the checksum; the bounded
     // reader must still refuse or decode them without panicking or allocating wildly.
@@ -345,4 +365,57 @@ fn the_compiler_version_names_what_the_bake_writes() {
         version + 1,
         version + 1
     );
+}
+
+/// A bake made under an older top of the level (content later rose above it, too far away to
+/// reach it) keeps that top through the cache: after saving and reopening, a change in the new
+/// layer that its sun rays pass must still re-bake it (the rebuild engine matches changes above
+/// a bake's top by geometry, PMF-NOTES.md K5). Were the reopened bake given the level's current
+/// top, the second edit below would leave it stale.
+#[test]
+fn a_bake_from_under_an_older_top_keeps_it_through_the_cache() {
+    use pmfedit_core::map::coords::LatticeBox;
+    const EDGE: i32 = 32;
+    let dir = tempfile::tempdir().unwrap();
+    let mut map = Map::new("risen");
+    map.levels[0] = pmfedit_core::map::Level::new("main", 2).unwrap();
+    let f = map.levels[0].frame();
+    let o = f.chunk_min_lattice(f.center_chunk);
+    map.levels[0]
+        .fill_box(
+            LatticeBox::new(o, o + IVec3::new(8 * EDGE, 8, 8 * EDGE)),
+            Cube::solid(Default::default(), Default::default(), Default::default()),
+        )
+        .unwrap();
+    let l = &mut map.levels[0].lighting;
+    *l = LevelLighting::none();
+    l.sun.intensity = 1.0;
+    l.sun.azimuth = 90.0;
+    l.sun.elevation = 25.0;
+    l.sun.angle = 0.0;
+    let stone = || Cube::solid(Default::default(), Default::default(), Default::default());
+    let mut history = History::new();
+    let mut e = bake_and_store(&map, dir.path());
+    let corner = (0, f.chunk_from_lattice(o + IVec3::new(4, 0, 4)));
+    let set =
+        |at: IVec3| Edit::Cubes { level: 0, op: CubeOp::SetCube { addr: CubeAddr::containing(at, 3), cube: stone() } };
+
+    // Rise over the far corner: the near corner is not re-baked, and the save keeps its bake.
+    let changes = history.apply(&mut map, set(o + IVec3::new(7 * EDGE + 8, EDGE + 24, 7 * EDGE + 8))).unwrap();
+    e.edited(Arc::new(map.clone()), &changes);
+    e.wait();
+    assert_eq!(e.full(corner).unwrap().top_layer, Some(corner.1.y));
+    store(&e, dir.path());
+
+    let loaded = cache::load(dir.path(), &map, &settings());
+    assert_eq!(loaded.bakes.get(&corner).unwrap().top_layer, Some(corner.1.y), "the older top, not the level's");
+    let mut warm = engine(&map, loaded.bakes);
+    assert_eq!(warm.in_flight(), 0);
+    // A cube in the new layer over chunk 3 shades the near corner's floor.
+    let changes = history.apply(&mut map, set(o + IVec3::new(3 * EDGE + 12, EDGE + 24, 12))).unwrap();
+    warm.edited(Arc::new(map.clone()), &changes);
+    warm.wait();
+    assert!(warm.is_final());
+    let full = bytes(&compile_full(&map, &settings()).unwrap());
+    assert_eq!(bytes(&warm.compile(None).unwrap()), full, "incremental after a reopen == full");
 }

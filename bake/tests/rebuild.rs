@@ -211,24 +211,83 @@ fn a_wall_rebakes_the_chunks_whose_sun_rays_pass_it_beyond_the_neighbours() {
 /// above it (a ray cut there records only the chunk its end touches): a cube near the top of the
 /// next layer (x 19..20, y 7..8 units, over chunk 4) shades the floor 16–19 units west of it
 /// under the low eastern sun, in chunk 0, whose sun rays had left the floor's layer over chunk
-/// 2. Only re-baking the whole level keeps chunk 0 right.
+/// 2. The engine finds chunk 0 by where its sun rays can go (`deps::sky_reaches`).
 #[test]
-fn content_rising_above_the_highest_layer_rebakes_the_whole_level() {
+fn content_rising_above_the_highest_layer_rebakes_the_chunks_it_may_shade() {
     let mut map = sunny_floor(5);
     let mut history = History::new();
     let mut e = engine(&map);
     let o = origin(&map);
     let above = o + IVec3::new(4 * EDGE + 24, EDGE + 24, 0);
     let before = map.clone();
+    let shaded = chunk_at(&map, o + IVec3::new(16, 0, 4));
+    assert!(!e.full(shaded).unwrap().reads.contains(&chunk_at(&map, above).1), "the ray recorded the chunk above");
     let queued = edit_and_check(
         &mut e,
         &mut map,
         &mut history,
         Edit::Cubes { level: 0, op: CubeOp::SetCube { addr: CubeAddr::containing(above, 3), cube: stone() } },
     );
-    let shaded = chunk_at(&map, o + IVec3::new(16, 0, 4));
     assert!(bake_changes(&before, &map, shaded), "the cube's shadow does not reach {shaded:?}");
-    assert_eq!(queued.len(), e.slots().len());
+    assert!(queued.contains(&shaded), "{shaded:?} not re-baked; queued {queued:?}");
+}
+
+/// An 8 × 8-chunk floor (32 units square) under a sun 25° up in the east, no sky, no bounce.
+fn wide_sunny_floor() -> Map {
+    let mut map = floor_map(8, 0.5);
+    map.levels[0].lighting.sun.elevation = 25.0;
+    let l = &mut map.levels[0].lighting;
+    l.sun.intensity = 1.0;
+    l.sun.azimuth = 90.0;
+    l.sun.angle = 0.0;
+    map
+}
+
+/// Content rising above the top re-bakes the chunks whose rays may pass it, not the level:
+/// on a wide floor a cube over the far corner (chunk (7, 1, 7), 3 units above the old top)
+/// leaves the bakes of the near corner alone (their sun rays climb 8 units within 18 units
+/// east, their gather rays end within 14 units) — and incremental still equals full. A second
+/// cube in the new layer, over chunk 3 (x 13..14, y 7..8 units), then shades the floor of chunk
+/// (0, 0, 0): that bake was made under the old top, its sun rays cut there crossing chunks 1
+/// and 2 only, so nothing it recorded changed, and the engine must find it by where its rays
+/// can go although the top did not rise again.
+#[test]
+fn a_rise_rebakes_only_what_it_may_shade_and_later_changes_above_the_old_top_still_reach_older_bakes() {
+    let mut map = wide_sunny_floor();
+    let mut history = History::new();
+    let mut e = engine(&map);
+    let o = origin(&map);
+    let corner = chunk_at(&map, o + IVec3::new(4, 0, 4));
+    let far = o + IVec3::new(7 * EDGE + 8, EDGE + 24, 7 * EDGE + 8);
+    let queued = edit_and_check(
+        &mut e,
+        &mut map,
+        &mut history,
+        Edit::Cubes { level: 0, op: CubeOp::SetCube { addr: CubeAddr::containing(far, 3), cube: stone() } },
+    );
+    assert!(queued.contains(&chunk_at(&map, o + IVec3::new(7 * EDGE + 8, 0, 7 * EDGE + 8))));
+    assert!(
+        !queued.contains(&corner),
+        "the corner was re-baked: {} of {} chunks queued",
+        queued.len(),
+        e.slots().len()
+    );
+    // Its chunks are 4 units wide: a reach of 25 units spans most of this floor.
+    assert!(queued.len() < e.slots().len(), "the whole level was re-baked");
+    assert_eq!(e.full(corner).unwrap().top_layer, Some(corner.1.y), "the corner's bake is from under the old top");
+
+    let near = o + IVec3::new(3 * EDGE + 12, EDGE + 24, 12);
+    let n = chunk_at(&map, near).1;
+    assert!((n.x - corner.1.x).abs() > 1 && !e.full(corner).unwrap().reads.contains(&n), "beyond the static spread");
+    let before = map.clone();
+    let queued = edit_and_check(
+        &mut e,
+        &mut map,
+        &mut history,
+        Edit::Cubes { level: 0, op: CubeOp::SetCube { addr: CubeAddr::containing(near, 3), cube: stone() } },
+    );
+    assert!(bake_changes(&before, &map, corner), "the second cube does not shade {corner:?}");
+    assert!(queued.contains(&corner), "{corner:?} not re-baked; queued {queued:?}");
 }
 
 #[test]

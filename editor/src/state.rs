@@ -486,8 +486,7 @@ impl EditorState {
     /// the current time). Every chunk must have the full bake of the current map; previews are
     /// never exported.
     pub fn compile(&self) -> Result<pmf::File, RebuildError> {
-        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-        self.bake.compile(Some(self.export_timestamp.unwrap_or(now)))
+        self.bake.compile(Some(self.export_timestamp.unwrap_or_else(unix_now)))
     }
 
     /// Where an export looks up resources: the project folder (none while the map is unsaved),
@@ -501,10 +500,12 @@ impl EditorState {
     /// warnings.
     fn export_now(&mut self, path: &Path) {
         let roots = self.resource_roots();
+        // Straight from the bakes: a big map's records are never copied into a second file.
         let result = self
-            .compile()
+            .bake
+            .assemble(Some(self.export_timestamp.unwrap_or_else(unix_now)))
             .map_err(|e| e.to_string())
-            .and_then(|file| export::write_map(file, &roots, path, false).map_err(|e| e.to_string()));
+            .and_then(|mut a| export::write_assembled(&mut a, &roots, path, false).map_err(|e| e.to_string()));
         match result {
             Ok(done) => {
                 let summary = ExportSummary {
@@ -553,6 +554,11 @@ fn cached_bakes(
     let report = loaded.report();
     loaded.discard_unusable();
     (loaded.bakes, Some(report))
+}
+
+/// Seconds since the Unix epoch (0 before it): an export's header time when none is set.
+fn unix_now() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
 #[cfg(test)]

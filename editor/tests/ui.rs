@@ -1113,9 +1113,9 @@ fn pmfc_build_bytes(project: &std::path::Path, out: &std::path::Path, timestamp:
         engine.poll();
         std::thread::sleep(Duration::from_millis(5));
     }
-    let file = engine.compile(None).unwrap();
+    let mut file = engine.compile(None).unwrap();
     let roots = pmfedit_bake::export::resource_roots(Some(project), pmfedit::watch::assets_dir());
-    pmfedit_bake::export::write_map(file, &roots, out, false).unwrap();
+    pmfedit_bake::export::write_map(&mut file, &roots, out, false).unwrap();
     std::fs::read(out).unwrap()
 }
 

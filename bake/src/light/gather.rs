@@ -32,8 +32,8 @@
 //! octree's own hits bit for bit); the bake lists those beyond its neighbourhood in
 //! [`ChunkLighting::reads`](super::ChunkLighting::reads), so the rebuild engine re-bakes exactly
 //! the chunks whose rays passed an edit. Rays stop at the top of the highest occupied chunk layer
-//! (nothing can be hit above it); content rising above that layer re-bakes the whole level
-//! ([`crate::deps`]).
+//! (nothing can be hit above it); a change above the top a bake was made with re-bakes it when
+//! its rays may have passed there ([`crate::deps::sky_reaches`]).
 //!
 //! [`RayGrid`]: pmfedit_core::map::octree::raycast::RayGrid
 

@@ -31,6 +31,7 @@ fn mesh_of(map: &Map, chunk: ChunkCoord, record: &pmf::Chunk) -> ChunkMesh {
         pmf: record.clone(),
         stats: Default::default(),
         reads: Vec::new(),
+        top_layer: None,
         vis: None,
     };
     build_chunk_mesh(&bake, &map.library)

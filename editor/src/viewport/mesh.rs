@@ -580,6 +580,7 @@ mod tests {
             pmf: chunk,
             stats: Default::default(),
             reads: Vec::new(),
+            top_layer: None,
             vis: None,
         };
         (bake, lib)

@@ -276,11 +276,11 @@ fn finish(engine: &mut Rebuild, quiet: bool) -> Result<(), Failure> {
     }
 }
 
-/// Summary figures of a compiled file.
-fn summary(file: &pmf::File, bytes: usize, secs: f64) -> String {
-    let chunks: usize = file.levels.iter().map(|l| l.chunks.len()).sum();
-    let (mut faces, mut luxels) = (0usize, 0usize);
-    for c in file.levels.iter().flat_map(|l| &l.chunks) {
+/// Summary figures of a compiled file of `bytes`, given its chunk records, and the seconds it took.
+fn summary<'a>(records: impl Iterator<Item = &'a pmf::Chunk>, bytes: usize, secs: f64) -> String {
+    let (mut chunks, mut faces, mut luxels) = (0usize, 0usize, 0usize);
+    for c in records {
+        chunks += 1;
         luxels += c.client.lightmaps.iter().map(|l| l.edge() * l.edge()).sum::<usize>();
         for cube in &c.client.cubes {
             faces += match &cube.geometry {
@@ -295,15 +295,39 @@ fn summary(file: &pmf::File, bytes: usize, secs: f64) -> String {
 
 /// Embeds the resources `file` names (found in the project, then `assets/`) and writes it: the
 /// editor's Export does the same ([`export::write_map`]); the warnings go to stderr.
-fn write_map(project: &Path, out: &Path, file: pmf::File, strict: bool) -> Result<(pmf::File, usize), Failure> {
-    let done = export::write_map(file, &resource_roots(project), out, strict).map_err(|e| match e {
-        ExportError::Resources(_) | ExportError::Strict(_) => fail(project, e),
-        ExportError::Format { .. } | ExportError::Write { .. } => Failure(e.to_string()),
-    })?;
+fn write_map(project: &Path, out: &Path, mut file: pmf::File, strict: bool) -> Result<(pmf::File, usize), Failure> {
+    let done =
+        export::write_map(&mut file, &resource_roots(project), out, strict).map_err(|e| export_failure(project, e))?;
     for w in done.warnings() {
         eprintln!("warning: {w}");
     }
-    Ok((done.file, done.bytes))
+    Ok((file, done.bytes))
+}
+
+/// The chunk records of a whole file.
+fn chunks_of(file: &pmf::File) -> impl Iterator<Item = &pmf::Chunk> {
+    file.levels.iter().flat_map(|l| &l.chunks)
+}
+
+/// Writes the engine's map straight from its bakes (`pmfc watch`: the engine lives on, so its
+/// records are not moved out, and not copied either), the warnings to stderr; gives the summary
+/// line, `started` being when the build began.
+fn write_from_bakes(engine: &Rebuild, project: &Path, out: &Path, started: Instant) -> Result<String, Failure> {
+    let mut assembled = engine.assemble(None).map_err(|e| fail(project, e))?;
+    let done = export::write_assembled(&mut assembled, &resource_roots(project), out, false)
+        .map_err(|e| export_failure(project, e))?;
+    for w in done.warnings() {
+        eprintln!("warning: {w}");
+    }
+    Ok(summary(assembled.chunks(), done.bytes, started.elapsed().as_secs_f64()))
+}
+
+/// An export error in words: naming the project where the project is at fault.
+fn export_failure(project: &Path, e: ExportError) -> Failure {
+    match e {
+        ExportError::Resources(_) | ExportError::Strict(_) => fail(project, e),
+        ExportError::Format { .. } | ExportError::Write { .. } | ExportError::Compile { .. } => Failure(e.to_string()),
+    }
 }
 
 /// Where a build's time and memory went, phase by phase, for its last line: seconds, and the
@@ -390,7 +414,7 @@ pub fn build(a: BuildArgs) -> Result<(), Failure> {
     phases.end("compile");
     let (file, n) = write_map(&a.project, &a.out, file, a.strict)?;
     phases.end("write");
-    eprintln!("{}: {}", a.out.display(), summary(&file, n, start.elapsed().as_secs_f64()));
+    eprintln!("{}: {}", a.out.display(), summary(chunks_of(&file), n, start.elapsed().as_secs_f64()));
     if !a.quiet {
         eprintln!("{phases}");
     }
@@ -422,9 +446,7 @@ pub fn watch(a: WatchArgs) -> Result<(), Failure> {
     // Unedited since the cache read: its hashes hold for this first write only.
     store_cache(&a.project, &engine, &hashes, a.no_cache, true);
     drop(hashes);
-    let file = engine.compile(None).map_err(|e| fail(&a.project, e))?;
-    let (file, n) = write_map(&a.project, &a.out, file, false)?;
-    eprintln!("{}: {}", a.out.display(), summary(&file, n, t.elapsed().as_secs_f64()));
+    eprintln!("{}: {}", a.out.display(), write_from_bakes(&engine, &a.project, &a.out, t)?);
     let mut builds = 1;
     if a.max_builds.is_some_and(|m| builds >= m) {
         return Ok(());
@@ -466,13 +488,8 @@ pub fn watch(a: WatchArgs) -> Result<(), Failure> {
             continue;
         }
         store_cache(&a.project, &engine, &cache::ChunkHashes::default(), a.no_cache, true);
-        let compiled = engine.compile(None).map_err(|e| fail(&a.project, e));
-        match compiled.and_then(|file| write_map(&a.project, &a.out, file, false)) {
-            Ok((file, n)) => eprintln!(
-                "re-baked {n_dirty} chunks; {}: {}",
-                a.out.display(),
-                summary(&file, n, t.elapsed().as_secs_f64())
-            ),
+        match write_from_bakes(&engine, &a.project, &a.out, t) {
+            Ok(summary) => eprintln!("re-baked {n_dirty} chunks; {}: {summary}", a.out.display()),
             Err(Failure(e)) => eprintln!("{e}"),
         }
         builds += 1;
