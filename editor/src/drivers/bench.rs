@@ -1,6 +1,7 @@
 //! `--bench-frames N`: after the first load is on screen, measures N frames (intervals, the
 //! viewport's and the whole UI pass's CPU time, what the last one drew), then makes
-//! [`BENCH_EDITS`] scripted edits one after the other and measures each one's way to the screen
+//! [`BENCH_EDITS`] scripted edits one after the other (a cube placed on what the camera looks
+//! at, then taken away again, alternately) and measures each one's way to the screen
 //! (the first re-baked mesh uploaded, the exact lightmaps uploaded, every dirty chunk's full
 //! bake), prints the figures and closes the window. The first line says how the open used the
 //! project's bake cache and how many chunks it baked: the load figure is an open from saved bakes
@@ -16,6 +17,8 @@ use eframe::egui;
 
 use pmfedit_bake::deps::ChunkKey;
 use pmfedit_bake::rebuild::ChunkState;
+use pmfedit_core::edit::CubeOp;
+use pmfedit_core::map::coords::LatticeBox;
 
 use super::{GIVE_UP_S, loaded};
 use crate::app::{App, Driver, DriverStatus};
@@ -93,6 +96,8 @@ pub struct Bench {
     export: Option<PathBuf>,
     /// The export's seconds and bytes, or why it failed.
     exported: Option<(f64, Result<usize, String>)>,
+    /// The cube the last scripted edit placed (level, box), which the next one takes away.
+    placed: Option<(usize, LatticeBox)>,
 }
 
 impl Bench {
@@ -116,6 +121,7 @@ impl Bench {
             gpu_bytes: None,
             export,
             exported: None,
+            placed: None,
         }
     }
 
@@ -139,8 +145,23 @@ impl Bench {
     }
 
     /// Queues a scripted edit; `false` when there is nothing to edit in front of the camera.
+    /// Edits alternate: a cube placed on what the camera looks at, then that cube taken away
+    /// again, so every edit changes one cube (stacked cubes used to grow towards the camera
+    /// until one changed nothing, and the run waited for a re-bake that never came).
     fn edit(&mut self, app: &mut App) -> bool {
-        let Some((cmds, key)) = scripted_edit(app) else { return false };
+        let (cmds, key) = match self.placed.take() {
+            Some((level, region)) => {
+                let chunk = app.state.map.levels.get(level).map(|l| l.frame().chunk_from_lattice(region.min));
+                let Some(chunk) = chunk else { return false };
+                let remove = CubeOp::FillBox { region, cube: pmfedit_core::map::octree::Cube::EMPTY };
+                (tools::stroke(vec![tools::cube_edit(level, remove)]), (level, chunk))
+            }
+            None => {
+                let Some((cmds, key, region)) = scripted_edit(app) else { return false };
+                self.placed = Some((key.0, region));
+                (cmds, key)
+            }
+        };
         app.commands.extend(cmds);
         self.phase = Phase::Edited { at: Instant::now(), key, first_ms: None };
         true
@@ -246,6 +267,19 @@ impl Driver for Bench {
         self.last = Some(now);
         if self.started.elapsed().as_secs() > GIVE_UP_S {
             eprintln!("pmfedit: gave up after {GIVE_UP_S} s (phase {:?})", self.phase);
+            if let Phase::Edited { key, .. } = self.phase {
+                // Why the edit's chunk never showed: its state, what is still baking and
+                // waiting to be uploaded, and what the status line says.
+                let state = &app.state;
+                eprintln!(
+                    "pmfedit: edited chunk {key:?} is {:?}; {} chunks in flight; {} meshes waiting for upload; last upload {:?} ago; status: {:?}",
+                    state.bake.state(key),
+                    state.bake.in_flight(),
+                    app.viewport.uploads_waiting(),
+                    app.viewport.uploaded_at(key).map(|t| t.elapsed()),
+                    state.status.as_ref().map(|s| &s.0),
+                );
+            }
             if !self.intervals.is_empty() {
                 // The frames are measured: print them (a big map's edits may outlast the limit).
                 self.report(None);
@@ -334,8 +368,9 @@ fn secs(d: Duration) -> f64 {
     d.as_secs_f64()
 }
 
-/// A cube placed on whatever is straight ahead of the camera (or in the air in front of it).
-fn scripted_edit(app: &App) -> Option<(Vec<Command>, ChunkKey)> {
+/// A cube placed on whatever is straight ahead of the camera (or in the air in front of it),
+/// the chunk it is in and the box it fills.
+fn scripted_edit(app: &App) -> Option<(Vec<Command>, ChunkKey, LatticeBox)> {
     let state = &app.state;
     let level = state.map.levels.get(state.level)?;
     let camera = &app.viewport.camera;
@@ -348,5 +383,5 @@ fn scripted_edit(app: &App) -> Option<(Vec<Command>, ChunkKey)> {
     let pick = Pick::from_hit(state.level, &hit);
     let target = tools::place::target(state, &pick);
     let chunk = level.frame().chunk_from_lattice(target.min);
-    Some((tools::place::click(state, &pick), (state.level, chunk)))
+    Some((tools::place::click(state, &pick), (state.level, chunk), target.lattice_box()))
 }
