@@ -234,12 +234,8 @@ fn content_rising_above_the_highest_layer_rebakes_the_chunks_it_may_shade() {
 
 /// An 8 × 8-chunk floor (32 units square) under a sun 25° up in the east, no sky, no bounce.
 fn wide_sunny_floor() -> Map {
-    let mut map = floor_map(8, 0.5);
+    let mut map = sunny_floor(8);
     map.levels[0].lighting.sun.elevation = 25.0;
-    let l = &mut map.levels[0].lighting;
-    l.sun.intensity = 1.0;
-    l.sun.azimuth = 90.0;
-    l.sun.angle = 0.0;
     map
 }
 
