@@ -24,6 +24,7 @@ use pmfedit_core::map::library::{EntityScope, LightMode};
 use pmfedit_core::map::{Level, Map};
 
 use crate::chunk::{BakeError, bake_geometry};
+use crate::jobs::run_jobs;
 use crate::layout::{BakeSettings, ChunkLayout};
 use crate::light::{self, ChunkInput, LightCache, LightError, LightScene, LightSettings, LitVertex, SurfaceFace};
 use crate::mesh::{FaceShape, LightmapRect};
@@ -924,47 +925,6 @@ pub fn write_file(file: &pmf::File, threads: usize) -> pmf::WriteResult<Vec<u8>>
 /// A worker's LZ4 tables, kept from chunk to chunk (the output does not depend on them).
 fn new_lz4() -> BlockCompressor {
     BlockCompressor::new(0)
-}
-
-/// `job(state, k)` for every `k` in `0..n` on `threads` scoped threads, the results in `k` order
-/// whatever the count; each worker makes its `state` once with `init`. Workers take the next `k`
-/// from a shared counter (chunks differ a lot in size); a worker's panic is passed on.
-fn run_jobs<S, T: Send>(
-    n: usize,
-    threads: usize,
-    init: impl Fn() -> S + Sync,
-    job: impl Fn(&mut S, usize) -> T + Sync,
-) -> Vec<T> {
-    let threads = threads.clamp(1, n.max(1));
-    if threads == 1 {
-        let mut state = init();
-        return (0..n).map(|k| job(&mut state, k)).collect();
-    }
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let done: Vec<Vec<(usize, T)>> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut state = init();
-                    let mut out = Vec::new();
-                    loop {
-                        let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        if k >= n {
-                            break;
-                        }
-                        out.push((k, job(&mut state, k)));
-                    }
-                    out
-                })
-            })
-            .collect();
-        workers.into_iter().map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
-    });
-    let mut results: Vec<Option<T>> = (0..n).map(|_| None).collect();
-    for (k, r) in done.into_iter().flatten() {
-        results[k] = Some(r);
-    }
-    results.into_iter().map(|r| r.expect("every job ran")).collect()
 }
 
 /// Moves the chunk records of `bakes` into `file`, the skeleton [`assemble`] made of `map` (its

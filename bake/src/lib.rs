@@ -6,6 +6,7 @@ pub mod compile;
 pub mod deps;
 pub mod export;
 pub mod inspect;
+pub mod jobs;
 pub mod layout;
 pub mod light;
 pub mod memory;

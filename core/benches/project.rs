@@ -5,16 +5,64 @@
 //! inside a load (one pass against leaf by leaf). Prints figures; no
 //! targets are asserted. Times include every fsync, so they depend on the disk under `$TMPDIR`.
 //!
-//! `cargo bench -p pmfedit-core --bench project`
+//! `cargo bench -p pmfedit-core --bench project` (both terrains), `… -- fine` or `… -- coarse`
+//! (one), `… -- open DIR` (only the load of the existing project in `DIR`, e.g. a
+//! `terrain(32,4,32)` saved by `pmfc`). With `PMFEDIT_BENCH_KEEP=DIR` the generated projects
+//! are saved in `DIR/coarse` and `DIR/fine` (which must not exist) and kept, for profiling.
 
 use std::time::{Duration, Instant};
 
 use glam::IVec3;
+use pmfedit_core::jobs::{Jobs, Sequential};
 use pmfedit_core::map::coords::{CubeAddr, Face, LatticeBox};
 use pmfedit_core::map::ids::{MaterialId, PhysicsId, SoundId};
 use pmfedit_core::map::octree::{Cube, Octree, OctreeError};
 use pmfedit_core::map::{Level, Map};
 use pmfedit_core::project::Project;
+
+/// Runs jobs on one scoped thread per core, as the editor and `pmfc` do (their runner,
+/// `pmfedit_bake::jobs::Threads`, is in a crate this one cannot use).
+struct Threads(usize);
+
+impl Threads {
+    fn all() -> Threads {
+        Threads(std::thread::available_parallelism().map_or(1, |n| n.get()))
+    }
+}
+
+impl Jobs for Threads {
+    fn run(&self, n: usize, job: &(dyn Fn(usize) + Sync)) {
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        std::thread::scope(|s| {
+            for _ in 0..self.0 {
+                s.spawn(|| {
+                    loop {
+                        let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        if k >= n {
+                            break;
+                        }
+                        job(k);
+                    }
+                });
+            }
+        });
+    }
+}
+
+/// Loads the project in `dir` three times with `jobs`; the loaded map and the times.
+fn loads(dir: &std::path::Path, jobs: &dyn Jobs) -> (Map, Vec<Duration>) {
+    let mut times = Vec::new();
+    let mut map = None;
+    for _ in 0..3 {
+        // One map at a time (the peak resident size is then one load's).
+        drop(map.take());
+        let t = Instant::now();
+        let (_, loaded) = Project::open_with(dir, jobs).unwrap();
+        times.push(t.elapsed());
+        map = Some(loaded);
+    }
+    (map.expect("loaded"), times)
+}
 
 const NX: i32 = 10;
 const NZ: i32 = 100;
@@ -65,10 +113,30 @@ fn summary(mut v: Vec<Duration>) -> String {
 }
 
 fn main() {
-    for coarse in [true, false] {
-        println!("--- {} terrain", if coarse { "coarse" } else { "fine" });
-        run(coarse);
+    // `cargo bench` adds `--bench`.
+    let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
+    if let [open, dir] = &args[..]
+        && open == "open"
+    {
+        return open_existing(std::path::Path::new(dir));
     }
+    for coarse in [true, false] {
+        let name = if coarse { "coarse" } else { "fine" };
+        if args.is_empty() || args.iter().any(|a| a == name) {
+            println!("--- {name} terrain");
+            run(coarse);
+        }
+    }
+}
+
+/// Loads the project in `dir` a few times, sequentially and on every core.
+fn open_existing(dir: &std::path::Path) {
+    let (map, one) = loads(dir, &Sequential);
+    let leaves: usize = map.levels.iter().flat_map(|l| l.chunks()).map(|(_, c)| c.octree().leaf_count()).sum();
+    println!("{}: {leaves} leaves", dir.display());
+    println!("full load, sequential: {}", summary(one));
+    let threads = Threads::all();
+    println!("full load, {} threads: {}", threads.0, summary(loads(dir, &threads).1));
 }
 
 fn run(coarse: bool) {
@@ -78,12 +146,17 @@ fn run(coarse: bool) {
     let leaves: usize = level.chunks().map(|(_, c)| c.octree().leaf_count()).sum();
     println!("map: {} chunks, {} leaves, built in {:.0} ms", level.chunk_count(), leaves, ms(t.elapsed()));
 
-    let dir = tempfile::tempdir().unwrap();
-    let mut project = Project::create(dir.path()).unwrap();
+    let temp = tempfile::tempdir().unwrap();
+    let dir = match std::env::var_os("PMFEDIT_BENCH_KEEP") {
+        Some(keep) => std::path::Path::new(&keep).join(if coarse { "coarse" } else { "fine" }),
+        None => temp.path().to_owned(),
+    };
+    let dir = &dir;
+    let mut project = Project::create(dir).unwrap();
     let r = project.save(&map).unwrap();
     let chunk_bytes: u64 =
-        std::fs::read_dir(dir.path().join("chunks")).unwrap().map(|e| e.unwrap().metadata().unwrap().len()).sum();
-    let manifest_bytes = std::fs::metadata(dir.path().join("map.ron")).unwrap().len();
+        std::fs::read_dir(dir.join("chunks")).unwrap().map(|e| e.unwrap().metadata().unwrap().len()).sum();
+    let manifest_bytes = std::fs::metadata(dir.join("map.ron")).unwrap().len();
     println!(
         "full save: {:.0} ms, {} chunk files ({} KiB), manifest {} KiB",
         ms(r.duration),
@@ -113,14 +186,13 @@ fn run(coarse: bool) {
     println!("save after a one-cube edit: {}", summary(saves));
     println!("recovery write after a one-cube edit: {}", summary(recoveries));
 
-    let mut loads = Vec::new();
-    for _ in 0..3 {
-        let t = Instant::now();
-        let (_, loaded) = Project::open(dir.path()).unwrap();
-        loads.push(t.elapsed());
-        assert_eq!(loaded.levels[0].content_hash(), map.levels[0].content_hash());
-    }
-    println!("full load: {}", summary(loads));
+    let (loaded, one) = loads(dir, &Sequential);
+    assert_eq!(loaded.levels[0].content_hash(), map.levels[0].content_hash());
+    println!("full load, sequential: {}", summary(one));
+    let threads = Threads::all();
+    let (loaded, all) = loads(dir, &threads);
+    assert_eq!(loaded.levels[0].content_hash(), map.levels[0].content_hash());
+    println!("full load, {} threads: {}", threads.0, summary(all));
 
     // What loading spends on building the octrees: in one pass from the pre-order (how chunk
     // files load now) against setting each leaf in turn (how they loaded before).

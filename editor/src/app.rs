@@ -33,6 +33,7 @@ use std::sync::Arc;
 
 use eframe::egui;
 
+use pmfedit_bake::jobs::Threads;
 use pmfedit_bake::rebuild::ChunkState;
 use pmfedit_core::edit::{ChangeSet, Edit, WholeMap};
 use pmfedit_core::project::{Project, RecoveryInfo, SaveReport};
@@ -462,8 +463,11 @@ impl App {
     }
 
     fn open_now(&mut self, dir: &Path, recovered: bool) {
-        let opened = if recovered { Project::open_recovery(dir) } else { Project::open(dir) }
-            .and_then(|(p, m)| self.state.claim(&p).map(|()| (p, m)));
+        // The chunk files are read on every core (most of the time of opening a big map).
+        let threads = Threads::all();
+        let opened =
+            if recovered { Project::open_recovery_with(dir, &threads) } else { Project::open_with(dir, &threads) }
+                .and_then(|(p, m)| self.state.claim(&p).map(|()| (p, m)));
         match opened {
             Ok((project, map)) => {
                 self.state.load_document(map, Some(project));

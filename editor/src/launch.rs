@@ -11,6 +11,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use glam::DVec3;
+use pmfedit_bake::jobs::Threads;
 
 use pmfedit_core::edit::ObjRef;
 use pmfedit_core::map::Map;
@@ -79,7 +80,7 @@ impl Source {
     pub fn open(&self) -> Result<Document, ProjectError> {
         match self {
             Source::Project(dir) => {
-                let (project, map) = Project::open_locked(dir)?;
+                let (project, map) = Project::open_locked_with(dir, &Threads::all())?;
                 Ok(Document { map, project: Some(project), start_view: None })
             }
             Source::Sample(s) => Ok(Document::sample(*s)),

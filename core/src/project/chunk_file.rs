@@ -35,7 +35,7 @@ use crate::format::lz4f;
 use crate::map::Library;
 use crate::map::coords::{CubeAddr, LATTICE_PER_UNIT_LOG2, MAX_CHUNK_SIZE_LOG2};
 use crate::map::ids::{MaterialId, PathAttrs, PhysicsId, SoundId};
-use crate::map::octree::{Cube, CubeKind, ExtGeometry, Geometry, Octree, OctreeError};
+use crate::map::octree::{ContentHasher, Cube, CubeKind, ExtGeometry, Geometry, Octree, OctreeError};
 
 /// The file magic.
 pub const MAGIC: [u8; 4] = *b"PMFC";
@@ -151,6 +151,12 @@ pub type IdCheck<'a> = Option<&'a Library>;
 /// id against `library`. Errors name the part (`header`, `LZ4 frame`, `payload`) and the byte
 /// offset (in the file, or in the uncompressed payload).
 pub fn decode(data: &[u8], chunk_size_log2: u8, library: IdCheck<'_>) -> ReadResult<Octree> {
+    decode_hashed(data, chunk_size_log2, library).map(|(tree, _)| tree)
+}
+
+/// [`decode`], also returning the octree's [`Octree::content_hash`] (computed while reading,
+/// which costs much less than walking the octree again).
+pub fn decode_hashed(data: &[u8], chunk_size_log2: u8, library: IdCheck<'_>) -> ReadResult<(Octree, u64)> {
     let mut r = Reader::new(data, "header");
     let magic = r.array::<4>()?;
     if magic != MAGIC {
@@ -181,21 +187,34 @@ pub fn decode(data: &[u8], chunk_size_log2: u8, library: IdCheck<'_>) -> ReadRes
     decode_payload(&mut p, size + LATTICE_PER_UNIT_LOG2, library)
 }
 
-/// Reads the pre-order payload of an octree of edge `2^size_log2` lattice units; the whole of
-/// `r` must be used.
-pub(crate) fn decode_payload(r: &mut Reader<'_>, size_log2: u8, library: IdCheck<'_>) -> ReadResult<Octree> {
+/// Reads the pre-order payload of an octree of edge `2^size_log2` lattice units (the whole of
+/// `r` must be used); returns it with its content hash.
+pub(crate) fn decode_payload(r: &mut Reader<'_>, size_log2: u8, library: IdCheck<'_>) -> ReadResult<(Octree, u64)> {
+    let mut hasher = ContentHasher::new(size_log2);
+    let mut nodes = 0usize;
+    let mut ids = IdMemo { library, checked: None };
     // The payload is the pre-order the octree is built from in one pass.
-    let tree = Octree::from_pre_order(size_log2, |addr| -> Result<Option<Cube>, NodeError> {
-        Ok(decode_node(r, addr, library)?)
+    // (The error is boxed so that the result of each node fits in registers.)
+    let tree = Octree::from_pre_order_into(size_log2, |addr, leaf| -> Result<bool, Box<NodeError>> {
+        let is_leaf = decode_node(r, addr, &mut ids, leaf).map_err(|e| Box::new(NodeError::Read(e)))?;
+        hasher.node(is_leaf.then_some(&*leaf));
+        nodes += 1;
+        Ok(is_leaf)
     });
     match tree {
         Ok(tree) => {
             r.expect_end()?;
-            Ok(tree)
+            // The hash of the nodes read is the tree's when they were its canonical pre-order:
+            // each became one node (nothing merged; cubes are refused unless normalized). Our
+            // writer never leaves anything to merge, so the walk is only for foreign files.
+            let hash = if nodes == tree.node_count() { hasher.finish() } else { tree.content_hash() };
+            Ok((tree, hash))
         }
-        Err(NodeError::Read(e)) => Err(e),
-        // `decode_node` refuses parents of the minimum edge first.
-        Err(NodeError::Tree(e)) => Err(r.invalid(e.to_string())),
+        Err(e) => match *e {
+            NodeError::Read(e) => Err(e),
+            // `decode_node` refuses parents of the minimum edge first.
+            NodeError::Tree(e) => Err(r.invalid(e.to_string())),
+        },
     }
 }
 
@@ -206,21 +225,39 @@ enum NodeError {
     Tree(OctreeError),
 }
 
-impl From<ReadError> for NodeError {
-    fn from(e: ReadError) -> Self {
-        NodeError::Read(e)
-    }
-}
-
-impl From<OctreeError> for NodeError {
+impl From<OctreeError> for Box<NodeError> {
     fn from(e: OctreeError) -> Self {
-        NodeError::Tree(e)
+        Box::new(NodeError::Tree(e))
     }
 }
 
-/// Reads the node at `addr`: `None` for a parent (its children follow), else the leaf's cube,
-/// checked against `library`.
-fn decode_node(r: &mut Reader<'_>, addr: CubeAddr, library: IdCheck<'_>) -> ReadResult<Option<Cube>> {
+/// The library ids are checked against, and the plain geometry last found in it: terrain
+/// repeats a few materials, so most leaves skip the three library look-ups.
+struct IdMemo<'a> {
+    library: IdCheck<'a>,
+    checked: Option<Geometry>,
+}
+
+impl IdMemo<'_> {
+    /// Whether every id `cube` uses is in the library (always, without one).
+    #[inline]
+    fn check(&mut self, cube: &Cube) -> Result<(), IdError> {
+        let Some(lib) = self.library else { return Ok(()) };
+        if let CubeKind::Geometry(g) = cube.kind {
+            if self.checked == Some(g) {
+                return Ok(());
+            }
+            check_ids(cube, lib)?;
+            self.checked = Some(g);
+            return Ok(());
+        }
+        check_ids(cube, lib)
+    }
+}
+
+/// Reads the node at `addr`: `false` for a parent (its children follow), else `true` with the
+/// leaf's cube, checked against the library, in `leaf`.
+fn decode_node(r: &mut Reader<'_>, addr: CubeAddr, ids: &mut IdMemo<'_>, leaf: &mut Cube) -> ReadResult<bool> {
     let at = r.offset();
     let tag = r.u8()?;
     if tag & RESERVED_BITS != 0 {
@@ -234,7 +271,7 @@ fn decode_node(r: &mut Reader<'_>, addr: CubeAddr, library: IdCheck<'_>) -> Read
             if addr.size_log2 == 0 {
                 return Err(r.invalid_at(at, format!("parent node at {addr:?}, which has the minimum edge")));
             }
-            return Ok(None);
+            return Ok(false);
         }
         KIND_AIR => CubeKind::Empty,
         KIND_GEOMETRY => CubeKind::Geometry(Geometry {
@@ -284,13 +321,15 @@ fn decode_node(r: &mut Reader<'_>, addr: CubeAddr, library: IdCheck<'_>) -> Read
         PathAttrs::NONE
     };
     let cube = Cube { kind, draw_backfaces: tag & FLAG_BACKFACES != 0, path };
-    if cube.normalized() != cube {
+    // (Air and plain geometry are canonical: only extended cubes are worth comparing.)
+    if matches!(cube.kind, CubeKind::Extended(_)) && cube.normalized() != cube {
         return Err(r.invalid_at(at, "extended cube without pushed corners and with equal faces (not canonical)"));
     }
-    if let Some(lib) = library {
-        check_ids(&cube, lib).map_err(|why| r.invalid_at(at, why.to_string()))?;
-    }
-    Ok(Some(cube))
+    ids.check(&cube).map_err(|why| r.invalid_at(at, why.to_string()))?;
+    // Written once, whole: a cube written field by field and then copied whole makes the
+    // processor wait for the parts (most of this function's time, before).
+    *leaf = cube;
+    Ok(true)
 }
 
 /// An id a cube uses that the library lacks.

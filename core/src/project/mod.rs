@@ -56,7 +56,8 @@
 //! editor has open. Temporary files have names unique to their writer ([`atomic`]), so even
 //! writers that bypass the lock never rename each other's half-written files.
 //!
-//! No threads are used (chunk files are read one after the other).
+//! No threads are started here: opening reads the chunk files as independent jobs that the
+//! caller may run in parallel ([`Project::open_with`], [`crate::jobs`]).
 
 pub mod atomic;
 pub mod chunk_file;
@@ -68,15 +69,16 @@ pub mod manifest;
 mod tests;
 
 use std::borrow::Cow;
-use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{self, File};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use self::manifest::{ChunkRef, LevelManifest, Manifest, ManifestError, RecoveryStamp};
+use crate::jobs::{self, Jobs, Sequential};
 use crate::map::coords::ChunkCoord;
 use crate::map::ids::{MaterialId, PhysicsId, SoundId};
 use crate::map::level::Chunk;
@@ -357,9 +359,15 @@ impl Project {
 
     /// [`open`](Self::open), then [`lock`](Self::lock): opens the project for writing.
     pub fn open_locked(dir: impl AsRef<Path>) -> Result<(Project, Map), ProjectError> {
+        Self::open_locked_with(dir, &Sequential)
+    }
+
+    /// [`open_locked`](Self::open_locked), the chunk files read as `jobs` (see
+    /// [`open_with`](Self::open_with)).
+    pub fn open_locked_with(dir: impl AsRef<Path>, jobs: &dyn Jobs) -> Result<(Project, Map), ProjectError> {
         let dir = dir.as_ref();
         let lock = take_lock(dir)?;
-        let (p, map) = Self::open(dir)?;
+        let (p, map) = Self::open_with(dir, jobs)?;
         *p.lock.lock().unwrap_or_else(PoisonError::into_inner) = Some(lock);
         Ok((p, map))
     }
@@ -377,13 +385,22 @@ impl Project {
 
     /// Opens the project in `dir`: reads and checks `map.ron`, loads and checks every chunk file
     /// it names, and rebuilds the map. Ignores any recovery snapshot (see
-    /// [`recovery_available`](Self::recovery_available)).
+    /// [`recovery_available`](Self::recovery_available)). Reads the chunk files one after the
+    /// other; [`open_with`](Self::open_with) reads them in parallel.
     pub fn open(dir: impl AsRef<Path>) -> Result<(Project, Map), ProjectError> {
+        Self::open_with(dir, &Sequential)
+    }
+
+    /// [`open`](Self::open), each chunk file read, decoded and checked as one of `jobs`
+    /// (most of the time of opening a big map; [`Sequential`](crate::jobs::Sequential) is
+    /// [`open`](Self::open)). The map, its chunk hashes and any error are the same whatever
+    /// runs the jobs: the error is the first in manifest order.
+    pub fn open_with(dir: impl AsRef<Path>, jobs: &dyn Jobs) -> Result<(Project, Map), ProjectError> {
         let dir = dir.as_ref();
         let path = dir.join(MANIFEST);
         let bytes = read_limited(&path, MAX_MANIFEST_BYTES)?;
         let fingerprint = manifest::fingerprint(&bytes);
-        let (map, hashes) = load(dir, &path, &bytes)?;
+        let (map, hashes) = load(dir, &path, &bytes, jobs)?;
         Ok((Project::loaded(dir, &map, &hashes, Some(fingerprint)), map))
     }
 
@@ -524,10 +541,16 @@ impl Project {
     /// Opens the recovery snapshot of the project in `dir` (checked like [`open`](Self::open)).
     /// The snapshot stays on disk until the next save or [`discard_recovery`](Self::discard_recovery).
     pub fn open_recovery(dir: impl AsRef<Path>) -> Result<(Project, Map), ProjectError> {
+        Self::open_recovery_with(dir, &Sequential)
+    }
+
+    /// [`open_recovery`](Self::open_recovery), the chunk files read as `jobs` (see
+    /// [`open_with`](Self::open_with)).
+    pub fn open_recovery_with(dir: impl AsRef<Path>, jobs: &dyn Jobs) -> Result<(Project, Map), ProjectError> {
         let dir = dir.as_ref();
         let path = dir.join(RECOVERY_DIR).join(MANIFEST);
         let bytes = read_limited(&path, MAX_MANIFEST_BYTES)?;
-        let (map, hashes) = load(dir, &path, &bytes)?;
+        let (map, hashes) = load(dir, &path, &bytes, jobs)?;
         let fingerprint = fs::read(dir.join(MANIFEST)).ok().map(|b| manifest::fingerprint(&b));
         Ok((Project::loaded(dir, &map, &hashes, fingerprint), map))
     }
@@ -666,47 +689,110 @@ fn manifest_of<'m>(map: &'m Map, plan: &Plan<'m>, recovery: Option<RecoveryStamp
     }
 }
 
-/// Reads and checks the manifest at `path` (bytes given) and every chunk file it names. Returns
-/// the map and, per level, the content hash of each chunk.
-fn load(dir: &Path, path: &Path, bytes: &[u8]) -> Result<(Map, Vec<BTreeMap<ChunkCoord, u64>>), ProjectError> {
+/// Reads and checks the manifest at `path` (bytes given) and every chunk file it names, the
+/// chunk files as independent `jobs`. Returns the map and, per level, the content hash of each
+/// chunk. Whatever runs the jobs, the map, the hashes and the error (the first in manifest
+/// order) are the same.
+fn load(
+    dir: &Path,
+    path: &Path,
+    bytes: &[u8],
+    jobs: &dyn Jobs,
+) -> Result<(Map, Vec<BTreeMap<ChunkCoord, u64>>), ProjectError> {
     let text = std::str::from_utf8(bytes).map_err(|e| ProjectError::file(path, format!("not UTF-8 text: {e}")))?;
     let m = manifest::read(text).map_err(|e| ProjectError::manifest(path, e))?;
     let chunks_dir = dir.join(CHUNKS_DIR);
-    // Decoded chunk files by (hash, chunk size): identical chunks are read once.
-    let mut loaded: BTreeMap<(u64, u8), Octree> = BTreeMap::new();
+    let at = |li: usize, ci: usize| {
+        let (lm, c) = (&m.levels[li], &m.levels[li].chunks[ci]);
+        format!("level {:?}, chunk ({}, {}, {})", lm.name, c.0, c.1, c.2)
+    };
+
+    // The chunk files to read, by (hash, chunk size), in the order of their first use
+    // (identical chunks are read once), with that use and how many chunks use each.
+    let mut files: Vec<ChunkFile> = Vec::new();
+    let mut file_of: Vec<Vec<usize>> = Vec::with_capacity(m.levels.len());
+    let mut index: BTreeMap<(u64, u8), usize> = BTreeMap::new();
+    for (li, lm) in m.levels.iter().enumerate() {
+        let mut level = Vec::with_capacity(lm.chunks.len());
+        for (ci, c) in lm.chunks.iter().enumerate() {
+            let hash = chunk_file::parse_hash(&c.3).expect("checked by manifest::read");
+            let k = *index.entry((hash, lm.chunk_size_log2)).or_insert_with(|| {
+                files.push(ChunkFile { hash, size: lm.chunk_size_log2, first_use: (li, ci), uses: 0 });
+                files.len() - 1
+            });
+            files[k].uses += 1;
+            level.push(k);
+        }
+        file_of.push(level);
+    }
+    // Once a file fails, the files first used after it are skipped: the walk below stops at
+    // that failure (or an earlier one) before it needs them.
+    let first_failure = AtomicUsize::new(usize::MAX);
+    let mut decoded: Vec<Option<Result<Octree, ProjectError>>> = jobs::map(jobs, files.len(), |k| {
+        if k > first_failure.load(Ordering::Relaxed) {
+            return None;
+        }
+        let f = &files[k];
+        let r = load_chunk(&chunks_dir, f.hash, f.size, &m.library, || at(f.first_use.0, f.first_use.1));
+        if r.is_err() {
+            first_failure.fetch_min(k, Ordering::Relaxed);
+        }
+        Some(r)
+    });
+
+    // The map, in manifest order: the checks in the order of a sequential load.
     let mut levels = Vec::with_capacity(m.levels.len());
     let mut hashes = Vec::with_capacity(m.levels.len());
-    for lm in m.levels {
+    for (li, (lm, level_files)) in m.levels.iter().zip(&file_of).enumerate() {
         let mut level_hashes = BTreeMap::new();
-        let at = |c: &ChunkRef| format!("level {:?}, chunk ({}, {}, {})", lm.name, c.0, c.1, c.2);
         let mut level = Level::new(lm.name.as_ref(), lm.chunk_size_log2)
             .map_err(|e| ProjectError::file(path, format!("level {:?}: {e}", lm.name)))?;
         level.set_center_chunk(lm.center_chunk).map_err(|e| ProjectError::file(path, e.to_string()))?;
-        for c in &lm.chunks {
-            let hash = chunk_file::parse_hash(&c.3).expect("checked by manifest::read");
-            let octree = match loaded.entry((hash, lm.chunk_size_log2)) {
-                Entry::Occupied(e) => e.into_mut(),
-                Entry::Vacant(e) => e.insert(load_chunk(&chunks_dir, hash, lm.chunk_size_log2, &m.library, || at(c))?),
+        for (ci, (c, &k)) in lm.chunks.iter().zip(level_files).enumerate() {
+            let file = &mut files[k];
+            let slot = &mut decoded[k];
+            let octree = match slot.take().expect("files before the first failure are decoded") {
+                Err(e) => return Err(e),
+                // The last chunk that uses a file takes its octree; the others copy it (two
+                // `Vec`s, not a rebuild).
+                Ok(octree) => {
+                    file.uses -= 1;
+                    if file.uses > 0 {
+                        *slot = Some(Ok(octree.clone()));
+                    }
+                    octree
+                }
             };
-            // A copy of the decoded blocks (two `Vec`s), not a rebuild.
             level
-                .insert_chunk(c.coord(), octree.clone())
-                .map_err(|e| ProjectError::file(path, format!("{}: {e}", at(c))))?;
-            level_hashes.insert(c.coord(), hash);
+                .insert_chunk(c.coord(), octree)
+                .map_err(|e| ProjectError::file(path, format!("{}: {e}", at(li, ci))))?;
+            level_hashes.insert(c.coord(), file.hash);
         }
+        levels.push(level);
+        hashes.push(level_hashes);
+    }
+    drop(decoded);
+    for (level, lm) in levels.iter_mut().zip(m.levels) {
         level.flags = lm.flags;
         level.environments = lm.environments.into_owned();
         level.air_physics_material = lm.air_physics_material;
         level.objects = lm.objects.into_owned();
         level.lighting = lm.lighting;
-        levels.push(level);
-        hashes.push(level_hashes);
     }
     // Projects from before path attribute sets have none: their painted ids keep exporting as
     // `user_<id>` (PathSets::attribute) until sets are named for them, and load then save
     // gives the same bytes.
     let path_sets = m.path_sets.into_owned();
     Ok((Map { meta: m.meta.into_owned(), library: m.library.into_owned(), levels, path_sets }, hashes))
+}
+
+/// A chunk file [`load`] reads: its name, its level's chunk size, the first chunk that uses it
+/// (level and index in the manifest) and how many chunks use it.
+struct ChunkFile {
+    hash: u64,
+    size: u8,
+    first_use: (usize, usize),
+    uses: usize,
 }
 
 /// Reads and checks `chunks/<hash>.bin` for a level of chunk size `size`; `at` names the first
@@ -726,9 +812,9 @@ fn load_chunk(
         }
         Err(e) => return Err(e),
     };
-    let octree =
-        chunk_file::decode(&data, size, Some(library)).map_err(|e| ProjectError::file(&file, e.to_string()))?;
-    let actual = octree.content_hash();
+    // The hash comes with the decoding, which reads the nodes in the order it hashes them.
+    let (octree, actual) =
+        chunk_file::decode_hashed(&data, size, Some(library)).map_err(|e| ProjectError::file(&file, e.to_string()))?;
     if actual != hash {
         return Err(ProjectError::file(
             &file,

@@ -610,6 +610,124 @@ fn chunk_ids_are_checked_against_the_library() {
     assert!(e.contains("material #2 is not in the library") && e.contains(CHUNKS_DIR), "{e}");
 }
 
+// ----- loading as parallel jobs ------------------------------------------------------------------
+
+/// Runs jobs last to first: later chunk files are decoded (and fail) before earlier ones.
+struct Backwards;
+
+impl Jobs for Backwards {
+    fn run(&self, n: usize, job: &(dyn Fn(usize) + Sync)) {
+        (0..n).rev().for_each(job);
+    }
+}
+
+/// Runs jobs on scoped threads, each taking the next job (what the editor and `pmfc` pass).
+struct Threads(usize);
+
+impl Jobs for Threads {
+    fn run(&self, n: usize, job: &(dyn Fn(usize) + Sync)) {
+        let next = AtomicUsize::new(0);
+        std::thread::scope(|s| {
+            for _ in 0..self.0 {
+                s.spawn(|| {
+                    loop {
+                        let k = next.fetch_add(1, Ordering::Relaxed);
+                        if k >= n {
+                            break;
+                        }
+                        job(k);
+                    }
+                });
+            }
+        });
+    }
+}
+
+/// Every way of running the jobs the tests compare with [`Sequential`].
+fn runners() -> Vec<(&'static str, Box<dyn Jobs>)> {
+    vec![("backwards", Box::new(Backwards)), ("2 threads", Box::new(Threads(2))), ("5 threads", Box::new(Threads(5)))]
+}
+
+/// [`sample_map`] plus a level of twelve identical chunks (one file, used twelve times).
+fn sample_map_with_shared_chunks() -> Map {
+    let mut map = sample_map();
+    let mut flat = Level::new("flat", 4).unwrap();
+    flat.fill_box(LatticeBox::new(IVec3::ZERO, IVec3::new(128 * 4, 24, 128 * 3)), stone(2)).unwrap();
+    assert_eq!(flat.chunk_count(), 12);
+    map.levels.push(flat);
+    map
+}
+
+/// [`load`] of the project in `dir` with `jobs`.
+fn load_with(dir: &Path, jobs: &dyn Jobs) -> Result<(Map, Vec<BTreeMap<ChunkCoord, u64>>), ProjectError> {
+    let path = dir.join(MANIFEST);
+    load(dir, &path, &fs::read(&path).unwrap(), jobs)
+}
+
+#[test]
+fn parallel_loads_equal_the_sequential_load() {
+    let map = sample_map_with_shared_chunks();
+    let (dir, _) = saved(&map);
+    let (want, want_hashes) = load_with(dir.path(), &Sequential).unwrap();
+    assert_same(&map, &want);
+    // The hashes load returns are the chunks' content hashes, shared chunks included.
+    let expected: Vec<BTreeMap<ChunkCoord, u64>> =
+        map.levels.iter().map(|l| chunk_hashes(l).into_iter().collect()).collect();
+    assert_eq!(want_hashes, expected);
+    assert_eq!(want_hashes[2].len(), 12);
+    for (name, jobs) in runners() {
+        let (got, hashes) = load_with(dir.path(), jobs.as_ref()).unwrap();
+        assert_same(&want, &got);
+        assert_eq!(hashes, want_hashes, "{name}");
+        for (a, b) in want.levels.iter().zip(&got.levels) {
+            for ((ca, cha), (cb, chb)) in a.chunks().zip(b.chunks()) {
+                assert_eq!(ca, cb, "{name}");
+                assert_eq!(cha.octree(), chb.octree(), "{name}: chunk {ca:?}");
+                assert_eq!(cha.octree().node_count(), chb.octree().node_count(), "{name}: chunk {ca:?}");
+            }
+        }
+    }
+    // A project opened in parallel remembers every chunk's hash: saving it unchanged hashes and
+    // writes nothing.
+    let (mut p, loaded) = Project::open_with(dir.path(), &Threads(3)).unwrap();
+    assert_same(&map, &loaded);
+    let r = p.save(&loaded).unwrap();
+    assert_eq!((r.chunks_hashed, r.chunk_files_written), (0, 0));
+}
+
+#[test]
+fn a_damaged_chunk_file_gives_the_same_error_whatever_runs_the_jobs() {
+    let map = sample_map_with_shared_chunks();
+    let (dir, _) = saved(&map);
+    let c = dir.path().join(CHUNKS_DIR);
+    // The first and the last chunk file in manifest order.
+    let first = chunk_file::file_name(map.levels[0].chunks().next().unwrap().1.octree().content_hash());
+    let last = chunk_file::file_name(map.levels[2].chunks().next().unwrap().1.octree().content_hash());
+    let errors = |what: &str| -> String {
+        let want = load_with(dir.path(), &Sequential).map(|_| ()).unwrap_err().to_string();
+        for (name, jobs) in runners() {
+            let got = load_with(dir.path(), jobs.as_ref()).map(|_| ()).unwrap_err().to_string();
+            assert_eq!(got, want, "{what}, {name}");
+        }
+        want
+    };
+    // The last file missing: named with the first chunk that uses it.
+    fs::rename(c.join(&last), c.join("aside")).unwrap();
+    let e = errors("last missing");
+    assert!(e.contains(&last) && e.contains("missing (level \"flat\", chunk (0, 0, 0)"), "{e}");
+    // The first file truncated too: its error comes first, with its offset, even when the last
+    // file's job ran (and failed) before it.
+    let bytes = fs::read(c.join(&first)).unwrap();
+    fs::write(c.join(&first), &bytes[..bytes.len() - 3]).unwrap();
+    let e = errors("first truncated, last missing");
+    assert!(e.contains(&first) && e.contains("at byte"), "{e}");
+    // The first file back, the last one's content swapped for another's: a hash mismatch.
+    fs::write(c.join(&first), &bytes).unwrap();
+    fs::copy(c.join(&first), c.join(&last)).unwrap();
+    let e = errors("last swapped");
+    assert!(e.contains(&last) && e.contains("content hash is"), "{e}");
+}
+
 // ----- hostile chunk files ---------------------------------------------------------------------
 
 fn sample_chunk() -> (Octree, Vec<u8>) {
@@ -628,6 +746,9 @@ fn chunk_file_round_trip_and_layout() {
     let back = chunk_file::decode(&bytes, 4, Some(&lib)).unwrap();
     assert_eq!(back, tree);
     assert_eq!(back.content_hash(), tree.content_hash());
+    // The hash computed while decoding is the content hash.
+    let (_, hash) = chunk_file::decode_hashed(&bytes, 4, Some(&lib)).unwrap();
+    assert_eq!(hash, tree.content_hash());
     back.check_invariants().unwrap();
     let empty = Octree::new(7);
     assert_eq!(chunk_file::decode(&chunk_file::encode(&empty, 4), 4, None).unwrap(), empty);
@@ -752,8 +873,11 @@ fn forged_payloads_are_errors() {
     // A merged-able parent is accepted by the reader but canonicalized, so its hash differs from
     // what a writer would name it: the loader's hash check refuses it.
     let mergeable = parent_of(&vec![geometry(1); 8]);
-    let t = chunk_file::decode(&file_with_payload(&mergeable, 0), 0, Some(&lib)).unwrap();
+    let (t, hash) = chunk_file::decode_hashed(&file_with_payload(&mergeable, 0), 0, Some(&lib)).unwrap();
     assert_eq!(t.node_count(), 1);
+    // The hash a load compares with the file name is the merged tree's, not that of the nine
+    // nodes read.
+    assert_eq!(hash, t.content_hash());
 }
 
 // ----- recovery --------------------------------------------------------------------------------

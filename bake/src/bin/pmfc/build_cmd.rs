@@ -14,6 +14,7 @@ use pmfedit_bake::compile::{
 };
 use pmfedit_bake::deps::{dirty_chunks, draft_chunks};
 use pmfedit_bake::export::{self, ExportError};
+use pmfedit_bake::jobs::Threads;
 use pmfedit_bake::memory::{self, RecordBytes, mib};
 use pmfedit_bake::rebuild::{ChunkState, Plan, Rebuild};
 use pmfedit_bake::scheduler::{Scheduler, Stage};
@@ -142,8 +143,9 @@ fn now() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
+/// Opens the project, its chunk files read on every core.
 fn open(project: &Path) -> Result<(Project, Map), Failure> {
-    Project::open(project).map_err(|e| Failure(e.to_string()))
+    Project::open_with(project, &Threads::all()).map_err(|e| Failure(e.to_string()))
 }
 
 pub fn new(a: NewArgs) -> Result<(), Failure> {
@@ -475,7 +477,7 @@ pub fn watch(a: WatchArgs) -> Result<(), Failure> {
             continue;
         }
         let t = Instant::now();
-        let new_map = match Project::open(&a.project) {
+        let new_map = match Project::open_with(&a.project, &Threads::all()) {
             Ok((_, m)) => m,
             Err(e) => {
                 eprintln!("{e} (keeping the last build)");

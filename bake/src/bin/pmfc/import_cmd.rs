@@ -3,6 +3,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
 use glam::DVec3;
+use pmfedit_bake::jobs::Threads;
 use pmfedit_core::format::{m3d, voxelplay};
 use pmfedit_core::import::ImportedResource;
 use pmfedit_core::import::m3d::{ImportMode, MAX_CUBE_LOG2, export_voxels, import_m3d, occupied_box};
@@ -142,7 +143,7 @@ fn detect(path: &Path, bytes: &[u8], options: &voxelplay::ReadOptions) -> Result
 /// starts a new map for it.
 fn open_or_new(dir: &Path, source: &Path) -> Result<(Option<Project>, Map), Failure> {
     if dir.join("map.ron").is_file() {
-        let (p, m) = Project::open_locked(dir).map_err(|e| Failure(e.to_string()))?;
+        let (p, m) = Project::open_locked_with(dir, &Threads::all()).map_err(|e| Failure(e.to_string()))?;
         Ok((Some(p), m))
     } else {
         Ok((None, new_map(source)))
@@ -251,7 +252,7 @@ pub fn import(a: ImportArgs) -> Result<(), Failure> {
 pub fn export_m3d(a: ExportM3dArgs) -> Result<(), Failure> {
     let log2 = cube_log2(&a.input, a.cube_size)?;
     let map = if a.input.is_dir() {
-        Project::open(&a.input).map_err(|e| Failure(e.to_string()))?.1
+        Project::open_with(&a.input, &Threads::all()).map_err(|e| Failure(e.to_string()))?.1
     } else {
         let bytes = read_file(&a.input)?;
         if !m3d::is_m3d(&bytes) {

@@ -125,7 +125,14 @@ impl Cube {
 
     /// The canonical form: corners clamped, and an extended cube with all corners at rest and
     /// equal faces turned into plain geometry.
-    pub fn normalized(mut self) -> Cube {
+    #[inline]
+    pub fn normalized(self) -> Cube {
+        // Air and plain geometry are always canonical (the common case of a chunk file's load).
+        if matches!(self.kind, CubeKind::Extended(_)) { self.normalized_extended() } else { self }
+    }
+
+    /// [`Cube::normalized`] of an extended cube.
+    fn normalized_extended(mut self) -> Cube {
         if let CubeKind::Extended(e) = &mut self.kind {
             e.clamp_corners();
             let m = e.face_materials[0];

@@ -73,6 +73,9 @@ impl Node {
     }
 }
 
+/// A build from a pre-order stopped; the error is kept aside ([`Octree::from_pre_order_into`]).
+struct Halt;
+
 /// Where a node lives: the root, or slot `i` of block `b`.
 #[derive(Debug, Clone, Copy)]
 enum NodeRef {
@@ -200,26 +203,72 @@ impl Octree {
         E: From<OctreeError>,
         F: FnMut(CubeAddr) -> Result<Option<Cube>, E>,
     {
+        Self::from_pre_order_into(size_log2, |addr, leaf| Ok(next(addr)?.map(|cube| *leaf = cube).is_some()))
+    }
+
+    /// [`Octree::from_pre_order`] for readers that decode into a cube in place:
+    /// `next(addr, leaf)` either writes the leaf at `addr` into `leaf` and returns `true`, or
+    /// returns `false` for a parent. (The cube is not moved through every `Result` on its way,
+    /// which is most of what a chunk file's load used to spend here.) The number of nodes
+    /// `next` gave equals [`Octree::node_count`] exactly when nothing was merged, that is when
+    /// the pre-order was already canonical.
+    pub fn from_pre_order_into<E, F>(size_log2: u8, mut next: F) -> Result<Octree, E>
+    where
+        E: From<OctreeError>,
+        F: FnMut(CubeAddr, &mut Cube) -> Result<bool, E>,
+    {
         let mut tree = Octree::new(size_log2);
-        tree.root = tree.build(tree.root_addr(), &mut next)?;
+        let mut leaf = Cube::EMPTY;
+        let mut error = None;
+        match tree.build(IVec3::ZERO, size_log2, &mut leaf, &mut next, &mut error) {
+            Ok(root) => tree.root = root,
+            Err(Halt) => return Err(error.expect("a halted build keeps its error")),
+        }
+        // A built tree is kept (a project's chunks): no spare capacity from the doubling growth.
+        tree.blocks.shrink_to_fit();
+        tree.ext.shrink_to_fit();
         Ok(tree)
     }
 
-    /// The node at `addr` and everything under it, from `next` ([`Octree::from_pre_order`]).
-    fn build<E, F>(&mut self, addr: CubeAddr, next: &mut F) -> Result<Node, E>
+    /// The node of edge `2^size_log2` at `min` and everything under it, from `next`
+    /// ([`Octree::from_pre_order_into`]); `leaf` is scratch space for `next`, `error` receives
+    /// the error that halts the build. (Scalars in, a small result out: every call passes in
+    /// registers. A `CubeAddr` argument and a `Result` as large as the caller's error went
+    /// through memory and took half the time of a chunk file's load.)
+    fn build<E, F>(
+        &mut self,
+        min: IVec3,
+        size_log2: u8,
+        leaf: &mut Cube,
+        next: &mut F,
+        error: &mut Option<E>,
+    ) -> Result<Node, Halt>
     where
         E: From<OctreeError>,
-        F: FnMut(CubeAddr) -> Result<Option<Cube>, E>,
+        F: FnMut(CubeAddr, &mut Cube) -> Result<bool, E>,
     {
-        if let Some(cube) = next(addr)? {
-            return Ok(self.encode(&cube.normalized()));
+        let addr = CubeAddr { min, size_log2 };
+        match next(addr, leaf) {
+            Ok(true) => {
+                if matches!(leaf.kind, CubeKind::Extended(_)) {
+                    *leaf = leaf.normalized();
+                }
+                return Ok(self.encode(leaf));
+            }
+            Ok(false) => {}
+            Err(e) => {
+                *error = Some(e);
+                return Err(Halt);
+            }
         }
-        if addr.size_log2 == 0 {
-            return Err(OctreeError::TooSmall(addr).into());
+        if size_log2 == 0 {
+            *error = Some(OctreeError::TooSmall(addr).into());
+            return Err(Halt);
         }
         let mut kids = [Node::default(); 8];
         for (i, k) in kids.iter_mut().enumerate() {
-            *k = self.build(addr.child(i), next)?;
+            let child = addr.child(i);
+            *k = self.build(child.min, child.size_log2, leaf, next, error)?;
         }
         // The same rule as `try_merge`.
         let first = kids[0];
@@ -482,8 +531,10 @@ impl Octree {
     /// A 64-bit FNV-1a hash of the canonical pre-order encoding: stable across runs, platforms
     /// and allocation history; equal for equal content.
     pub fn content_hash(&self) -> u64 {
-        let mut h = Fnv64::new();
-        self.hash_content(&mut h);
+        let mut h = ContentHasher::new(self.size_log2);
+        for (_, c) in self.pre_order() {
+            h.node(c.as_ref());
+        }
         h.finish()
     }
 
@@ -840,7 +891,34 @@ fn decode_node(n: Node, ext: &[ExtGeometry]) -> Cube {
     Cube { kind, draw_backfaces: n.backfaces, path: PathAttrs(n.path) }
 }
 
+/// [`Octree::content_hash`] of an octree given node by node in pre-order, as a reader decodes
+/// it: hashing while reading saves walking the built tree again. The nodes must be the
+/// canonical pre-order (what [`Octree::pre_order`] lists) for the hash to be the tree's.
+#[derive(Debug, Clone)]
+pub struct ContentHasher(Fnv64);
+
+impl ContentHasher {
+    /// The hash of an octree of edge `2^size_log2`, before its first node.
+    pub fn new(size_log2: u8) -> ContentHasher {
+        let mut h = Fnv64::new();
+        h.write_u8(size_log2);
+        ContentHasher(h)
+    }
+
+    /// Adds the next node: `None` for a parent, else the leaf's cube.
+    #[inline]
+    pub fn node(&mut self, c: Option<&Cube>) {
+        hash_token(&mut self.0, c);
+    }
+
+    /// The hash of the nodes so far.
+    pub fn finish(&self) -> u64 {
+        self.0.finish()
+    }
+}
+
 /// 64-bit FNV-1a.
+#[derive(Debug, Clone)]
 struct Fnv64(u64);
 
 impl Fnv64 {
@@ -854,6 +932,7 @@ impl Hasher for Fnv64 {
         self.0
     }
 
+    #[inline]
     fn write(&mut self, bytes: &[u8]) {
         for &b in bytes {
             self.0 ^= u64::from(b);
@@ -863,6 +942,7 @@ impl Hasher for Fnv64 {
 }
 
 /// Feeds one pre-order token (parent = `None`) into `h` with an explicit, stable byte layout.
+#[inline]
 fn hash_token<H: Hasher>(h: &mut H, c: Option<&Cube>) {
     let Some(c) = c else {
         h.write_u8(TAG_PARENT);
