@@ -174,7 +174,7 @@ impl ChunkBake {
             return false;
         }
         let before = self.stats.vis_skipped;
-        let old: Vec<Option<pmf::Visibility>> =
+        let old: Vec<Option<Box<pmf::Visibility>>> =
             vis.cells.iter().map(|&(k, _)| self.pmf.common.cubes[k as usize].visibility.clone()).collect();
         self.stats.vis_skipped = vis.write(grid, self.chunk, &mut self.pmf);
         before != self.stats.vis_skipped
@@ -264,8 +264,8 @@ impl AirVis {
     /// [`ChunkBake::refresh_far`] writes the far part and chooses again which cells fit the budget.
     pub(crate) fn write_own(&self, out: &mut pmf::Chunk, skipped: bool) {
         for &(k, l) in &self.cells {
-            out.common.cubes[k as usize].visibility =
-                (!skipped).then(|| pmf::Visibility { cubes: self.lists[l as usize].0.clone(), chunks: Arc::from([]) });
+            out.common.cubes[k as usize].visibility = (!skipped)
+                .then(|| Box::new(pmf::Visibility { cubes: self.lists[l as usize].0.clone(), chunks: Arc::from([]) }));
         }
     }
 
@@ -307,7 +307,9 @@ impl AirVis {
         for (&(k, l), &mode) in self.cells.iter().zip(&modes) {
             let l = l as usize;
             out.common.cubes[k as usize].visibility = match mode {
-                CellLists::Exact => Some(pmf::Visibility { cubes: self.lists[l].0.clone(), chunks: far[l].clone() }),
+                CellLists::Exact => {
+                    Some(Box::new(pmf::Visibility { cubes: self.lists[l].0.clone(), chunks: far[l].clone() }))
+                }
                 CellLists::OwnWhole => {
                     let chunks = whole[l].get_or_insert_with(|| {
                         let mut v = far[l].to_vec();
@@ -317,7 +319,7 @@ impl AirVis {
                         }
                         v.into()
                     });
-                    Some(pmf::Visibility { cubes: Arc::from([]), chunks: chunks.clone() })
+                    Some(Box::new(pmf::Visibility { cubes: Arc::from([]), chunks: chunks.clone() }))
                 }
                 CellLists::Nothing => None,
             };
