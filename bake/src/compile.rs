@@ -596,6 +596,8 @@ pub fn bake_chunk_cached(
         vis: air.vis,
         other: t2.elapsed().saturating_sub(t_air),
     };
+    // A bake is kept (by the engine, the cache, the editor) until the chunk changes.
+    chunk_pmf.shrink_to_fit();
     let bake = ChunkBake {
         level: level_index,
         chunk,

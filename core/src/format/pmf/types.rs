@@ -316,6 +316,24 @@ pub struct Chunk {
     pub server: ChunkServer,
 }
 
+impl Chunk {
+    /// Drops the spare capacity of the chunk's long lists (cubes, vertices, luxels), for a record
+    /// that is kept: lists built by pushing (the reader past its first few thousand elements, the
+    /// mesher) hold up to twice their length, a quarter of a big map's vertex memory.
+    pub fn shrink_to_fit(&mut self) {
+        self.common.cubes.shrink_to_fit();
+        self.client.cubes.shrink_to_fit();
+        self.server.cubes.shrink_to_fit();
+        self.client.vertices.shrink_to_fit();
+        for m in &mut self.client.lightmaps {
+            m.luxels.shrink_to_fit();
+        }
+        for layer in self.client.dynamic_lights.iter_mut().flat_map(|l| &mut l.layers) {
+            layer.luxels.shrink_to_fit();
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChunkCommon {
     /// At most 255 of each (u8 counts, docs/spec/PMF-NOTES.md M1).
