@@ -538,6 +538,8 @@ pub fn decode_entry(bytes: &[u8], section: &str) -> Result<Entry, ReadError> {
     }
     let prefix = format!("{section} / chunk record");
     let mut pmf = pmf::read::read_chunk_record(&mut r, &prefix, &sizes, exp, ABSOLUTE_GRID, &ReadLimits::DEFAULT)?;
+    // The entry becomes a kept bake: no spare capacity from the reader's growing lists.
+    pmf.shrink_to_fit();
     if pmf.common.cubes.iter().any(|c| c.visibility.is_some()) {
         return Err(r.invalid("the chunk record carries visibility lists (an entry keeps them apart, B5)"));
     }

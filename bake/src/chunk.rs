@@ -221,7 +221,10 @@ impl ChunkGeometry {
         let mut cubes = Vec::with_capacity(self.layout.len());
         for c in self.layout.cubes() {
             let (kind, backfaces) = match (&c.cube, c.children) {
-                (None, Some(kids)) => (pmf::CubeKind::Parent(pmf::ParentCube { children: kids.map(Some) }), false),
+                // Layout children follow their parent in pre-order, so none is the root (0).
+                (None, Some(kids)) => {
+                    (pmf::CubeKind::Parent(pmf::ParentCube { children: kids.map(pmf::ChildIndex::new) }), false)
+                }
                 (None, None) => unreachable!("a layout parent has children"),
                 (Some(cube), _) => {
                     let kind = match &cube.kind {
@@ -237,9 +240,9 @@ impl ChunkGeometry {
                                 materials: e.face_materials.map(|m| mats.get(m)),
                                 physics_materials: e.face_physics.map(|p| phys.get(p)),
                                 sound_material: sounds.get(e.sound),
-                                points: std::array::from_fn(|k| {
+                                points: pmf::MovedPoints::new(std::array::from_fn(|k| {
                                     (e.corners[k] != [0; 3]).then(|| e.corner_position(k, edge).to_array())
-                                }),
+                                })),
                             })
                         }
                     };

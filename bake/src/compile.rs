@@ -180,7 +180,7 @@ impl ChunkBake {
             return false;
         }
         let before = self.stats.vis_skipped;
-        let old: Vec<Option<pmf::Visibility>> =
+        let old: Vec<Option<Box<pmf::Visibility>>> =
             vis.cells.iter().map(|&(k, _)| self.pmf.common.cubes[k as usize].visibility.clone()).collect();
         self.stats.vis_skipped = vis.write(grid, self.chunk, &mut self.pmf);
         before != self.stats.vis_skipped
@@ -270,8 +270,8 @@ impl AirVis {
     /// [`ChunkBake::refresh_far`] writes the far part and chooses again which cells fit the budget.
     pub(crate) fn write_own(&self, out: &mut pmf::Chunk, skipped: bool) {
         for &(k, l) in &self.cells {
-            out.common.cubes[k as usize].visibility =
-                (!skipped).then(|| pmf::Visibility { cubes: self.lists[l as usize].0.clone(), chunks: Arc::from([]) });
+            out.common.cubes[k as usize].visibility = (!skipped)
+                .then(|| Box::new(pmf::Visibility { cubes: self.lists[l as usize].0.clone(), chunks: Arc::from([]) }));
         }
     }
 
@@ -313,7 +313,9 @@ impl AirVis {
         for (&(k, l), &mode) in self.cells.iter().zip(&modes) {
             let l = l as usize;
             out.common.cubes[k as usize].visibility = match mode {
-                CellLists::Exact => Some(pmf::Visibility { cubes: self.lists[l].0.clone(), chunks: far[l].clone() }),
+                CellLists::Exact => {
+                    Some(Box::new(pmf::Visibility { cubes: self.lists[l].0.clone(), chunks: far[l].clone() }))
+                }
                 CellLists::OwnWhole => {
                     let chunks = whole[l].get_or_insert_with(|| {
                         let mut v = far[l].to_vec();
@@ -323,7 +325,7 @@ impl AirVis {
                         }
                         v.into()
                     });
-                    Some(pmf::Visibility { cubes: Arc::from([]), chunks: chunks.clone() })
+                    Some(Box::new(pmf::Visibility { cubes: Arc::from([]), chunks: chunks.clone() }))
                 }
                 CellLists::Nothing => None,
             };
@@ -600,6 +602,8 @@ pub fn bake_chunk_cached(
         vis: air.vis,
         other: t2.elapsed().saturating_sub(t_air),
     };
+    // A bake is kept (by the engine, the cache, the editor) until the chunk changes.
+    chunk_pmf.shrink_to_fit();
     let bake = ChunkBake {
         level: level_index,
         chunk,

@@ -37,9 +37,9 @@ pub fn mib(bytes: u64) -> f64 {
 /// allocator overhead), for the benchmark's breakdown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct RecordBytes {
-    /// The per-cube structs (common, client and server cube).
+    /// The per-cube structs (common, client and server cube) and moved corner points.
     pub cubes: u64,
-    /// Visibility lists of air cells.
+    /// Visibility lists of air cells (and each cell's boxed pair of list pointers).
     pub visibility: u64,
     /// Lightmap pages, dynamic light layers and fast-light multipliers.
     pub lighting: u64,
@@ -58,10 +58,18 @@ impl RecordBytes {
         let (c, l, s) = (&chunk.common, &chunk.client, &chunk.server);
         r.cubes = vec(c.cubes.capacity(), size_of::<pmf::Cube>())
             + vec(l.cubes.capacity(), size_of::<pmf::ClientCube>())
-            + vec(s.cubes.capacity(), size_of::<pmf::ServerCube>());
+            + vec(s.cubes.capacity(), size_of::<pmf::ServerCube>())
+            + c.cubes
+                .iter()
+                .filter_map(|cube| match &cube.kind {
+                    pmf::CubeKind::ExtGeometry(g) => Some(g.points.heap_bytes() as u64),
+                    _ => None,
+                })
+                .sum::<u64>();
         // Air cells share their lists (`Arc`): each distinct list counts once.
         let (mut cube_lists, mut chunk_lists) = (std::collections::HashSet::new(), std::collections::HashSet::new());
         for v in c.cubes.iter().filter_map(|cube| cube.visibility.as_ref()) {
+            r.visibility += size_of::<pmf::Visibility>() as u64;
             if cube_lists.insert(v.cubes.as_ptr()) {
                 r.visibility += vec(v.cubes.len(), 4);
             }
@@ -75,15 +83,11 @@ impl RecordBytes {
             + l.fast_lights.iter().flat_map(|f| &f.ranges).map(|x| x.multipliers.capacity() as u64).sum::<u64>();
         r.vertices = vec(l.vertices.capacity(), size_of::<pmf::Vertex>());
         r.other = size_of::<pmf::Chunk>() as u64
-            + l.cubes
-                .iter()
-                .filter_map(|c| c.lighting.as_ref())
-                .map(|x| 2 * (x.dynamic.capacity() + x.fast.capacity()) as u64)
-                .sum::<u64>()
+            + l.cubes.iter().filter_map(|c| c.lighting.as_ref()).map(|x| x.heap_bytes() as u64).sum::<u64>()
             + s.cubes
                 .iter()
                 .filter_map(|c| c.pathfinding.as_ref())
-                .map(|p| vec(p.capacity(), size_of::<pmf::PathAttribute>()))
+                .map(|p| vec(p.len(), size_of::<pmf::PathAttribute>()))
                 .sum::<u64>()
             + s.entities.len() as u64 * size_of::<pmf::entity::Entity>() as u64;
         r

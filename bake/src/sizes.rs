@@ -141,7 +141,7 @@ pub fn size_breakdown(file: &pmf::File, file_len: u64) -> pmf::WriteResult<SizeB
             let mut raw = 0;
             for cube in &mut c.client.cubes {
                 if let Some(l) = cube.lighting.take() {
-                    raw += 5 + 2 * (l.dynamic.len() + l.fast.len()) as u64;
+                    raw += 5 + 2 * (l.dynamic().len() + l.fast().len()) as u64;
                 }
             }
             step(6, &c, raw)?;

@@ -263,7 +263,7 @@ fn visibility_over_budget_names_the_own_chunk_whole_then_leaves_out_cells() {
     let full = bake_chunk(&map, 0, chunk, &settings).unwrap();
     let entries = |v: &pmf::Visibility| (v.cubes.len() + v.chunks.len()) as u64;
     let listed = |b: &pmfedit_bake::compile::ChunkBake| {
-        b.pmf.common.cubes.iter().filter_map(|c| c.visibility.as_ref()).map(entries).sum::<u64>()
+        b.pmf.common.cubes.iter().filter_map(|c| c.visibility.as_deref()).map(entries).sum::<u64>()
     };
     let with_data =
         |b: &pmfedit_bake::compile::ChunkBake| b.pmf.common.cubes.iter().filter(|c| c.visibility.is_some()).count();
@@ -288,7 +288,7 @@ fn visibility_over_budget_names_the_own_chunk_whole_then_leaves_out_cells() {
         match (&b.visibility, &f.visibility) {
             (Some(b), Some(f)) if b == f => exact += 1,
             (Some(b), Some(f)) => {
-                assert_eq!(*b, whole_own(f), "a cell over the budget lists its own chunk whole, then its far chunks");
+                assert_eq!(**b, whole_own(f), "a cell over the budget lists its own chunk whole, then its far chunks");
                 whole += 1;
             }
             (None, None) => {}
@@ -313,7 +313,7 @@ fn visibility_over_budget_names_the_own_chunk_whole_then_leaves_out_cells() {
     for (b, f) in tight.pmf.common.cubes.iter().zip(&full.pmf.common.cubes) {
         match (&b.visibility, &f.visibility) {
             (Some(b), Some(f)) => {
-                assert!(*b == *f || *b == whole_own(f));
+                assert!(*b == *f || **b == whole_own(f));
                 longest_kept = longest_kept.max(entries(&whole_own(f)));
             }
             (None, Some(f)) => shortest_dropped = shortest_dropped.min(entries(&whole_own(f))),

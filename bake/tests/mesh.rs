@@ -275,9 +275,9 @@ fn pushed_corners_make_triangles_and_collapsed_faces_none() {
     assert_ne!(top.face_bits & (1 << Face::NegY.index()), 0);
     // The common cube record: moved points only, relative to the cube center (C4).
     let pmf::CubeKind::ExtGeometry(e) = &g.cubes[cm.cube as usize].kind else { panic!("not extended") };
-    assert_eq!(e.points[0], Some([0.5, -0.5, 0.5]));
-    assert_eq!(e.points[1], Some([-0.5, -0.5, 0.5]));
-    assert!(e.points[2..].iter().all(Option::is_none));
+    assert_eq!(e.points.get(0), Some([0.5, -0.5, 0.5]));
+    assert_eq!(e.points.get(1), Some([-0.5, -0.5, 0.5]));
+    assert!(e.points.corners()[2..].iter().all(Option::is_none));
 }
 
 #[test]
@@ -437,8 +437,8 @@ fn layout_indices_match_the_pmf_cubes() {
         assert_eq!(g.layout.index_of(c.addr), Some(i as u32));
         match (&g.cubes[i].kind, c.is_parent(), c.is_air(), c.is_solid()) {
             (pmf::CubeKind::Parent(p), true, false, false) => {
-                assert_eq!(p.children.map(|k| k.unwrap()), c.children.unwrap());
-                assert!(p.children.iter().flatten().all(|&k| k as usize > i), "pre-order");
+                assert_eq!(p.indices().map(|k| k.unwrap()), c.children.unwrap());
+                assert!(p.present().all(|k| k as usize > i), "pre-order");
             }
             (pmf::CubeKind::Empty, false, true, false) | (pmf::CubeKind::Geometry(_), false, false, true) => {}
             other => panic!("cube {i}: {other:?}"),

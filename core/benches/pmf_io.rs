@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 
 use pmfedit_core::format::bin::Reader;
 use pmfedit_core::format::pmf::{
-    self, Chunk, ChunkClient, ChunkCommon, ChunkServer, ClientCube, ClientGeometry, ClientGeometryCube, Cube, CubeKind,
-    File, GeometryCube, GridSize, Level, Lightmap, Material, ParentCube, ServerCube, Vertex,
+    self, ChildIndex, Chunk, ChunkClient, ChunkCommon, ChunkServer, ClientCube, ClientGeometry, ClientGeometryCube,
+    Cube, CubeKind, File, GeometryCube, GridSize, Level, Lightmap, Material, ParentCube, ServerCube, Vertex,
 };
 use pmfedit_core::format::{lz4_block, lz4f};
 
@@ -38,7 +38,8 @@ fn generate() -> File {
             let mut vertices = Vec::new();
             let mut root_children = [None; 8];
             for child in &mut root_children {
-                *child = Some(cubes.len() as u32);
+                // Never 0: the root is cube 0.
+                *child = ChildIndex::new(cubes.len() as u32);
                 let parent_at = cubes.len();
                 cubes.push(Cube { kind: CubeKind::Parent(ParentCube::default()), ..Cube::default() });
                 client.push(ClientCube::default());
@@ -47,7 +48,7 @@ fn generate() -> File {
                     if rand() % 2 == 0 {
                         continue;
                     }
-                    *kid = Some(cubes.len() as u32);
+                    *kid = ChildIndex::new(cubes.len() as u32);
                     cubes.push(Cube {
                         kind: CubeKind::Geometry(GeometryCube { material: (rand() % 2) as u8, ..Default::default() }),
                         ..Cube::default()

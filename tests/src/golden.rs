@@ -6,9 +6,9 @@ use pmfedit_core::format::pmf::{
     ChunkIndex, ClientDynamicLight, ClientExtGeometryCube, ClientFastLight, ClientGeometry, ClientMaterial, CubeKind,
     CubeLighting, DynamicLight, EnvironmentRegion, ExtGeometryCube, FastLight, FastLightRange, File, GeometryCube,
     GravityEnvironment, GridSize, Header, Level, LevelClient, LevelCommon, LightRef, Lightmap, LightmapLayer, Material,
-    PathAttribute, PhysicsMaterial, Region, RenderMode, ServerCube, SkyEnvironment, SoundEnvironment, SoundMaterial,
-    Vertex, Visibility, VisibleChunk, WaveInfo, WeatherEnvironment, light_flags, material_flags, physics_flags,
-    sky_flags,
+    MovedPoints, PathAttribute, PhysicsMaterial, Region, RenderMode, ServerCube, SkyEnvironment, SoundEnvironment,
+    SoundMaterial, Vertex, Visibility, VisibleChunk, WaveInfo, WeatherEnvironment, light_flags, material_flags,
+    physics_flags, sky_flags,
 };
 
 use crate::tree::{Node, child_sign, chunk_blocks, face_quad, geometry_faces};
@@ -193,11 +193,11 @@ fn add_quads(c: &mut Chunk, root_edge: f32, lightmap: u8) {
         let (center, edge) = centers[i];
         match &c.common.cubes[i].kind {
             CubeKind::Parent(p) => {
-                for (bit, child) in p.children.iter().enumerate() {
+                for (bit, child) in p.indices().into_iter().enumerate() {
                     if let Some(child) = child {
                         let s = child_sign(bit);
                         let q = edge / 4.0;
-                        centers[*child as usize] =
+                        centers[child as usize] =
                             ([center[0] + s[0] * q, center[1] + s[1] * q, center[2] + s[2] * q], edge / 2.0);
                     }
                 }
@@ -252,7 +252,7 @@ fn geometry() -> File {
         materials: [0, 1, 0, 1, 2, 0],
         physics_materials: [0, 0, 0, 0, 1, 0],
         sound_material: 1,
-        points: [
+        points: MovedPoints::new([
             Some([4.0, 1.0, 4.0]),
             None,
             Some([4.0, -0.5, -4.0]),
@@ -261,7 +261,7 @@ fn geometry() -> File {
             None,
             None,
             Some([-3.0, -4.0, -3.5]),
-        ],
+        ]),
     };
     let mut ext = Node::with_kind(CubeKind::ExtGeometry(x.clone()));
     ext.cube.draw_backfaces = true;
@@ -299,7 +299,7 @@ fn ext_faces(center: [f32; 3], edge: f32, x: &ExtGeometryCube) -> Vec<Vertex> {
         let quad = face_quad(center, edge, face).map(|mut v| {
             let d: [f32; 3] = std::array::from_fn(|k| v.position[k] - center[k]);
             let bit = usize::from(d[0] < 0.0) | usize::from(d[2] < 0.0) << 1 | usize::from(d[1] < 0.0) << 2;
-            if let Some(p) = x.points[bit] {
+            if let Some(p) = x.points.get(bit) {
                 v.position = std::array::from_fn(|k| center[k] + p[k]);
             }
             v
@@ -329,7 +329,7 @@ fn lightmaps() -> File {
 
 fn lit_air(dynamic: Vec<LightRef>, fast: Vec<LightRef>, base: [u8; 3]) -> Node {
     let mut n = Node::empty();
-    n.client.lighting = Some(CubeLighting { base, dynamic, fast });
+    n.client.lighting = Some(CubeLighting::new(base, dynamic, fast));
     n
 }
 
@@ -386,7 +386,7 @@ fn dynamic_fast_lights() -> File {
 
 fn visible_air(cubes: Vec<u32>, chunks: Vec<VisibleChunk>) -> Node {
     let mut n = Node::empty();
-    n.cube.visibility = Some(Visibility { cubes: cubes.into(), chunks: chunks.into() });
+    n.cube.visibility = Some(Box::new(Visibility { cubes: cubes.into(), chunks: chunks.into() }));
     n
 }
 
@@ -420,17 +420,17 @@ fn visibility() -> File {
 fn pathfinding() -> File {
     let walk = |dir: [f32; 3]| PathAttribute { name: "walk".to_owned(), direction: dir };
     let mut over = Node::empty();
-    over.server = ServerCube { pathfinding: Some(vec![walk([0.0; 3])]) };
+    over.server = ServerCube { pathfinding: Some(Box::new([walk([0.0; 3])])) };
     let mut guard = Node::empty();
     guard.server = ServerCube {
-        pathfinding: Some(vec![
+        pathfinding: Some(Box::new([
             walk([0.0; 3]),
             PathAttribute { name: "guard_post".to_owned(), direction: [0.0, 0.0, -1.0] },
             PathAttribute { name: "cover".to_owned(), direction: [1.0, 0.0, 0.0] },
-        ]),
+        ])),
     };
     let mut bare = Node::empty();
-    bare.server = ServerCube { pathfinding: Some(vec![]) };
+    bare.server = ServerCube { pathfinding: Some(Box::new([])) };
     let root = Node::parent(octants(|b| match b {
         4..=6 => Some(Node::with_kind(geo(0))),
         0 => Some(over.clone()),

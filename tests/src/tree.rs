@@ -2,8 +2,8 @@
 //! writer's order (depth-first, pre-order, children in bit order; docs/spec/PMF-NOTES.md C1/C2).
 
 use pmfedit_core::format::pmf::{
-    ChunkClient, ChunkCommon, ChunkServer, ClientCube, ClientGeometry, ClientGeometryCube, Cube, CubeKind, ParentCube,
-    ServerCube, Vertex,
+    ChildIndex, ChunkClient, ChunkCommon, ChunkServer, ClientCube, ClientGeometry, ClientGeometryCube, Cube, CubeKind,
+    ParentCube, ServerCube, Vertex,
 };
 
 /// One cube with its client and server parts, and children if it is a parent.
@@ -58,7 +58,8 @@ fn push(node: Node, out: &mut (Vec<Cube>, Vec<ClientCube>, Vec<ServerCube>)) -> 
     let mut indices = [None; 8];
     for (bit, child) in node.children.into_iter().enumerate() {
         if let Some(child) = child {
-            indices[bit] = Some(push(*child, out));
+            // Children are pushed after their parent, so none is the root (0).
+            indices[bit] = ChildIndex::new(push(*child, out));
         }
     }
     if let CubeKind::Parent(p) = &mut out.0[at].kind {
@@ -152,8 +153,8 @@ mod tests {
         assert_eq!(cubes.len(), 4);
         assert_eq!((client.len(), server.len()), (4, 4));
         let CubeKind::Parent(root) = &cubes[0].kind else { panic!("root is not a parent") };
-        assert_eq!(root.children, [Some(1), None, None, None, None, None, None, Some(3)]);
+        assert_eq!(root.indices(), [Some(1), None, None, None, None, None, None, Some(3)]);
         let CubeKind::Parent(inner) = &cubes[1].kind else { panic!("cube 1 is not a parent") };
-        assert_eq!(inner.children[0], Some(2));
+        assert_eq!(inner.indices()[0], Some(2));
     }
 }

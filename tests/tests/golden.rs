@@ -106,10 +106,10 @@ fn cube_boxes(chunk: &pmf::Chunk, edge: f32) -> Vec<Option<([f32; 3], f32)>> {
     // Pre-order: a parent comes before its children.
     for i in 0..cubes.len() {
         let (Some((c, e)), pmf::CubeKind::Parent(p)) = (out[i], &cubes[i].kind) else { continue };
-        for (bit, child) in p.children.iter().enumerate() {
+        for (bit, child) in p.indices().into_iter().enumerate() {
             if let Some(child) = child {
                 let s = pmfedit_tests::tree::child_sign(bit);
-                out[*child as usize] = Some((std::array::from_fn(|k| c[k] + s[k] * e / 4.0), e / 2.0));
+                out[child as usize] = Some((std::array::from_fn(|k| c[k] + s[k] * e / 4.0), e / 2.0));
             }
         }
     }
@@ -157,7 +157,7 @@ fn check_chunk(chunk: &pmf::Chunk, edge: f32, at: &str, problems: &mut Vec<Strin
                 // The cube's corners, moved where the cube says, by PMF corner bit.
                 let corner = |bit: usize| -> [f32; 3] {
                     let s = pmfedit_tests::tree::child_sign(bit);
-                    let local = x.points[bit].unwrap_or(std::array::from_fn(|k| s[k] * h));
+                    let local = x.points.get(bit).unwrap_or(std::array::from_fn(|k| s[k] * h));
                     std::array::from_fn(|k| c[k] + local[k])
                 };
                 let mut n = g.first_vertex as usize;

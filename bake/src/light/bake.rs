@@ -201,9 +201,9 @@ fn add_cell_refs(cells: &mut [Option<pmf::CubeLighting>], amounts: &[u8], index:
         if amount == 0 {
             continue;
         }
-        let c = cell.get_or_insert_with(|| pmf::CubeLighting { base: [0; 3], dynamic: Vec::new(), fast: Vec::new() });
-        let list = if fast { &mut c.fast } else { &mut c.dynamic };
-        list.push(pmf::LightRef { index, amount });
+        let c = cell.get_or_insert_with(|| pmf::CubeLighting::from_base([0; 3]));
+        let r = pmf::LightRef { index, amount };
+        if fast { c.push_fast(r) } else { c.push_dynamic(r) }
     }
 }
 
@@ -320,7 +320,7 @@ fn bake_lit(scene: &LightScene<'_>, input: &ChunkInput<'_>) -> Result<ChunkLight
                 v += scene.irradiance(c, None, l);
             }
             let base = rgb(v);
-            (base != [0; 3]).then(|| pmf::CubeLighting { base, dynamic: Vec::new(), fast: Vec::new() })
+            (base != [0; 3]).then(|| pmf::CubeLighting::from_base(base))
         })
         .collect();
     let cell_amounts =

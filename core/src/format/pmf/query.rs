@@ -64,7 +64,7 @@ pub fn leaf_at(cubes: &[Cube], chunk_size_exp: u8, point: [f64; 3]) -> Option<Le
                 octant |= bit;
             }
         }
-        index = p.children[octant]?;
+        index = p.children[octant]?.get();
     }
     None
 }
@@ -165,6 +165,10 @@ mod tests {
         Cube { draw_backfaces: false, visibility: None, kind }
     }
 
+    fn parent(children: [Option<u32>; 8]) -> CubeKind {
+        CubeKind::Parent(ParentCube::from_indices(children).expect("no child 0"))
+    }
+
     fn solid() -> CubeKind {
         CubeKind::Geometry(GeometryCube::default())
     }
@@ -174,10 +178,7 @@ mod tests {
     /// empty leaves 10..=15. Chunk edge 4 map units.
     fn small_chunk() -> Vec<Cube> {
         let root = [Some(1), Some(10), Some(11), Some(12), Some(13), Some(14), Some(15), None];
-        let mut cubes = vec![
-            leaf(CubeKind::Parent(ParentCube { children: root })),
-            leaf(CubeKind::Parent(ParentCube { children: std::array::from_fn(|i| Some(2 + i as u32)) })),
-        ];
+        let mut cubes = vec![leaf(parent(root)), leaf(parent(std::array::from_fn(|i| Some(2 + i as u32))))];
         cubes.push(leaf(solid()));
         for _ in 3..16 {
             cubes.push(leaf(CubeKind::Empty));
@@ -218,8 +219,8 @@ mod tests {
         c.truncate(5);
         assert_eq!(leaf_at(&c, 2, [0.5, 1.5, 1.5]).map(|l| l.index), Some(3));
         assert_eq!(leaf_at(&c, 2, [0.5, 0.5, 0.5]), None);
-        // A cycle: the root is its own child.
-        let cyc = vec![leaf(CubeKind::Parent(ParentCube { children: [Some(0); 8] }))];
+        // A cycle: cube 1 is its own child (the root cannot be: `ChildIndex` has no 0).
+        let cyc = vec![leaf(parent([Some(1); 8])), leaf(parent([Some(1); 8]))];
         assert_eq!(leaf_at(&cyc, 2, [0.5, 0.5, 0.5]), None);
     }
 
@@ -251,8 +252,8 @@ mod tests {
 
         // Only empty cubes with data have a set.
         let mut c = small_chunk();
-        c[3].visibility = Some(v.clone());
-        c[2].visibility = Some(v);
+        c[3].visibility = Some(Box::new(v.clone()));
+        c[2].visibility = Some(Box::new(v));
         assert!(visible_from(&c, own, 3).is_some_and(|s| s.contains(a, 0)));
         assert_eq!(visible_from(&c, own, 2), None, "a solid cube has no visible set");
         assert_eq!(visible_from(&c, own, 4), None, "no data");

@@ -842,7 +842,8 @@ pub(crate) fn read_cube<'a>(r: &mut Reader<'a>, last: &mut LastVisibility<'a>) -
             format!("cube type {ty} is not defined (0 empty, 1 parent, 2 geometry, 3 extended geometry)"),
         ));
     }
-    let visibility = if flags & cube_flags::HAS_VISIBILITY != 0 { Some(read_visibility(r, last)?) } else { None };
+    let visibility =
+        if flags & cube_flags::HAS_VISIBILITY != 0 { Some(Box::new(read_visibility(r, last)?)) } else { None };
     let kind = match ty {
         0 => CubeKind::Empty,
         1 => CubeKind::Parent(read_parent_cube(r)?),
@@ -861,7 +862,11 @@ pub(crate) fn read_parent_cube(r: &mut Reader<'_>) -> ReadResult<ParentCube> {
     let mut children = [None; 8];
     for (bit, child) in children.iter_mut().enumerate() {
         if flags & (1 << bit) != 0 {
-            *child = Some(r.u32()?);
+            let at = r.offset();
+            // `ChildIndex` has no 0 (its niche): the root is nobody's child (C1), refused here
+            // rather than by `validate_octree`.
+            let index = r.u32()?;
+            *child = Some(ChildIndex::new(index).ok_or_else(|| r.invalid_at(at, "the root cube 0 cannot be a child"))?);
         }
     }
     Ok(ParentCube { children })
@@ -882,7 +887,7 @@ pub(crate) fn read_ext_geometry_cube(r: &mut Reader<'_>) -> ReadResult<ExtGeomet
             *p = Some(r.f32s()?);
         }
     }
-    Ok(ExtGeometryCube { materials, physics_materials, sound_material, points })
+    Ok(ExtGeometryCube { materials, physics_materials, sound_material, points: MovedPoints::new(points) })
 }
 
 /// Reads a client-side cube; what it holds depends on the common cube (`kind`, `header`).
@@ -912,7 +917,8 @@ pub(crate) fn read_client_ext_geometry_cube(r: &mut Reader<'_>) -> ReadResult<Cl
 }
 
 pub(crate) fn read_server_cube(r: &mut Reader<'_>, t: &StringTable<'_>, header: CubeHeader) -> ReadResult<ServerCube> {
-    Ok(ServerCube { pathfinding: if header.pathfinding { Some(read_pathfinding(r, t)?) } else { None } })
+    let pathfinding = if header.pathfinding { Some(read_pathfinding(r, t)?.into_boxed_slice()) } else { None };
+    Ok(ServerCube { pathfinding })
 }
 
 /// The last visibility lists read among a chunk's cubes and the bytes each part was read from.
@@ -976,7 +982,7 @@ pub(crate) fn read_lighting(r: &mut Reader<'_>) -> ReadResult<CubeLighting> {
     let base = r.array()?;
     let dynamic = read_light_refs(r, "dynamic light references")?;
     let fast = read_light_refs(r, "fast light references")?;
-    Ok(CubeLighting { base, dynamic, fast })
+    Ok(CubeLighting::new(base, dynamic, fast))
 }
 
 fn read_light_refs(r: &mut Reader<'_>, what: &'static str) -> ReadResult<Vec<LightRef>> {
@@ -1015,8 +1021,6 @@ pub(crate) enum ChunkCheckError {
     NoCubes,
     #[error("cube {cube}: child index {child} is out of range (the chunk has {count} cubes)")]
     ChildOutOfRange { cube: usize, child: u32, count: usize },
-    #[error("cube {cube}: the root cube 0 cannot be a child")]
-    RootIsChild { cube: usize },
     #[error("cube {cube} lists cube {child} as its child twice")]
     ChildTwice { cube: usize, child: u32 },
     #[error("cube {child} is the child of two parents (cubes {first} and {second})")]
@@ -1048,7 +1052,6 @@ impl ChunkCheckError {
         match *self {
             Self::NoCubes => Some(0),
             Self::ChildOutOfRange { cube, .. }
-            | Self::RootIsChild { cube }
             | Self::ChildTwice { cube, .. }
             | Self::TwoParents { second: cube, .. }
             | Self::Orphan { cube }
@@ -1065,7 +1068,8 @@ impl ChunkCheckError {
 }
 
 /// Validates a chunk's octree (docs/spec/PMF-NOTES.md C1): cube 0 is the root; child indices are in range;
-/// every other cube is the child of exactly one parent; the root is nobody's child; every cube is
+/// every other cube is the child of exactly one parent; the root is nobody's child (by type:
+/// [`ChildIndex`] has no 0); every cube is
 /// reachable from the root (no cycles). Any order of the array is accepted.
 ///
 /// Returns each cube's depth (root 0). On error, [`ChunkCheckError::cube`] is the cube whose
@@ -1078,14 +1082,12 @@ pub(crate) fn validate_octree(cubes: &[Cube]) -> Result<Vec<u32>, ChunkCheckErro
     let mut parent: Vec<Option<usize>> = vec![None; n];
     for (i, cube) in cubes.iter().enumerate() {
         let CubeKind::Parent(p) = &cube.kind else { continue };
-        for &c in p.children.iter().flatten() {
+        // No child is 0, the root: `ChildIndex` cannot hold it.
+        for c in p.present() {
             let ci = c as usize;
             let Some(slot) = parent.get_mut(ci) else {
                 return Err(ChunkCheckError::ChildOutOfRange { cube: i, child: c, count: n });
             };
-            if ci == 0 {
-                return Err(ChunkCheckError::RootIsChild { cube: i });
-            }
             if let Some(first) = *slot {
                 return Err(if first == i {
                     ChunkCheckError::ChildTwice { cube: i, child: c }
@@ -1104,7 +1106,7 @@ pub(crate) fn validate_octree(cubes: &[Cube]) -> Result<Vec<u32>, ChunkCheckErro
     while let Some(i) = stack.pop() {
         let d = depth[i];
         if let Some(CubeKind::Parent(p)) = cubes.get(i).map(|c| &c.kind) {
-            for &c in p.children.iter().flatten() {
+            for c in p.present() {
                 if let Some(slot) = depth.get_mut(c as usize)
                     && *slot == u32::MAX
                 {
@@ -1163,7 +1165,7 @@ pub(crate) fn check_cube(
             let e =
                 i32::from(chunk_size_exp).saturating_sub(i32::try_from(depth).unwrap_or(i32::MAX)).saturating_sub(1);
             let half = 2f64.powi(e);
-            for (bit, p) in g.points.iter().enumerate() {
+            for (bit, p) in g.points.corners().iter().enumerate() {
                 if let Some(p) = p
                     && !p.iter().all(|&v| f64::from(v).abs() <= half)
                 {
@@ -1186,10 +1188,10 @@ pub(crate) fn check_cube(
 
 /// Light references must index the chunk's dynamic / fast lights (docs/spec/PMF-NOTES.md K4).
 pub(crate) fn check_lighting(l: &CubeLighting, dynamic: usize, fast: usize) -> Result<(), ChunkCheckError> {
-    if let Some(d) = l.dynamic.iter().find(|d| usize::from(d.index) >= dynamic) {
+    if let Some(d) = l.dynamic().iter().find(|d| usize::from(d.index) >= dynamic) {
         return Err(ChunkCheckError::DynamicLightOutOfRange { index: d.index, count: dynamic });
     }
-    if let Some(f) = l.fast.iter().find(|f| usize::from(f.index) >= fast) {
+    if let Some(f) = l.fast().iter().find(|f| usize::from(f.index) >= fast) {
         return Err(ChunkCheckError::FastLightOutOfRange { index: f.index, count: fast });
     }
     Ok(())

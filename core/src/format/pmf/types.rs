@@ -3,6 +3,7 @@
 //! lost on a round trip; "has X" flag bits that only announce optional data are derived from the
 //! presence of that data (`Option`) and are not stored twice.
 
+use std::num::NonZeroU32;
 use std::sync::Arc;
 
 use super::entity::Entity;
@@ -315,6 +316,24 @@ pub struct Chunk {
     pub server: ChunkServer,
 }
 
+impl Chunk {
+    /// Drops the spare capacity of the chunk's long lists (cubes, vertices, luxels), for a record
+    /// that is kept: lists built by pushing (the reader past its first few thousand elements, the
+    /// mesher) hold up to twice their length, a quarter of a big map's vertex memory.
+    pub fn shrink_to_fit(&mut self) {
+        self.common.cubes.shrink_to_fit();
+        self.client.cubes.shrink_to_fit();
+        self.server.cubes.shrink_to_fit();
+        self.client.vertices.shrink_to_fit();
+        for m in &mut self.client.lightmaps {
+            m.luxels.shrink_to_fit();
+        }
+        for layer in self.client.dynamic_lights.iter_mut().flat_map(|l| &mut l.layers) {
+            layer.luxels.shrink_to_fit();
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChunkCommon {
     /// At most 255 of each (u8 counts, docs/spec/PMF-NOTES.md M1).
@@ -494,10 +513,15 @@ pub mod cube_flags {
 
 /// A cube (common part). "Has lighting/pathfinding" flags are derived from the client/server
 /// cube's data; "has visibility" from `visibility`.
+///
+/// A chunk holds hundreds to thousands of these and a big map millions, so the rare wide parts are
+/// boxed (visibility, moved points) and child indices use their niche: see the size test in
+/// `format/pmf/tests.rs`.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Cube {
     pub draw_backfaces: bool,
-    pub visibility: Option<Visibility>,
+    /// Boxed: few air cells carry lists (the compiler leaves them off cells that see too much).
+    pub visibility: Option<Box<Visibility>>,
     pub kind: CubeKind,
 }
 
@@ -522,11 +546,55 @@ impl CubeKind {
     }
 }
 
+/// The index of a parent's child in the chunk's cube array. Never 0: cube 0 is the root, nobody's
+/// child (docs/spec/PMF-NOTES.md C1), which gives `Option<ChildIndex>` a niche (4 bytes, not 8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ChildIndex(NonZeroU32);
+
+impl ChildIndex {
+    /// `index` as a child index; `None` for 0, the root.
+    pub const fn new(index: u32) -> Option<ChildIndex> {
+        match NonZeroU32::new(index) {
+            Some(i) => Some(ChildIndex(i)),
+            None => None,
+        }
+    }
+
+    /// The index into the cube array.
+    pub const fn get(self) -> u32 {
+        self.0.get()
+    }
+}
+
 /// Children in bit order (docs/spec/PMF-NOTES.md C2): 0 (+X,+Y,+Z), 1 (−X,+Y,+Z), 2 (+X,+Y,−Z), 3 (−X,+Y,−Z),
 /// 4 (+X,−Y,+Z), 5 (−X,−Y,+Z), 6 (+X,−Y,−Z), 7 (−X,−Y,−Z). `None` = empty space.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ParentCube {
-    pub children: [Option<u32>; 8],
+    pub children: [Option<ChildIndex>; 8],
+}
+
+impl ParentCube {
+    /// A parent of these children (cube indices in bit order); `None` when one is 0, the root.
+    pub fn from_indices(children: [Option<u32>; 8]) -> Option<ParentCube> {
+        let mut out = ParentCube::default();
+        for (slot, c) in out.children.iter_mut().zip(children) {
+            *slot = match c {
+                Some(c) => Some(ChildIndex::new(c)?),
+                None => None,
+            };
+        }
+        Some(out)
+    }
+
+    /// The children's cube indices in bit order, `None` = empty space.
+    pub fn indices(&self) -> [Option<u32>; 8] {
+        self.children.map(|c| c.map(ChildIndex::get))
+    }
+
+    /// The cube indices of the children there are, in bit order.
+    pub fn present(&self) -> impl Iterator<Item = u32> + '_ {
+        self.children.iter().flatten().map(|c| c.get())
+    }
 }
 
 /// Indices into the chunk's used material lists.
@@ -543,8 +611,93 @@ pub struct ExtGeometryCube {
     pub materials: [u8; 6],
     pub physics_materials: [u8; 6],
     pub sound_material: u8,
-    /// Moved corners in bit order, relative to the cube center (docs/spec/PMF-NOTES.md C4); `None` = unmoved.
-    pub points: [Option<[f32; 3]>; 8],
+    /// Moved corners (docs/spec/PMF-NOTES.md C4).
+    pub points: MovedPoints,
+}
+
+/// The moved corners of an extended geometry cube in bit order, relative to the cube center
+/// (docs/spec/PMF-NOTES.md C4); an unmoved corner has none. Stored as the file does, in one boxed
+/// slice: the "point moved" bits, then the moved points only (no allocation when none moved). Eight
+/// optional points inline would take 128 bytes in every cube record, for the few cubes that move
+/// corners (and those mostly move the four top ones); a separate bits byte would widen
+/// [`CubeKind`] by 8.
+#[derive(Clone, Default)]
+pub struct MovedPoints(
+    /// Empty when no corner moved; else the bits (bit `i` set = corner `i` moved), then three
+    /// `f32` bit patterns per moved corner in bit order.
+    Box<[u32]>,
+);
+
+impl MovedPoints {
+    /// The points of `corners` (in bit order, `None` = unmoved).
+    pub fn new(corners: [Option<[f32; 3]>; 8]) -> MovedPoints {
+        let mask = corners.iter().enumerate().filter(|(_, p)| p.is_some()).fold(0u32, |m, (bit, _)| m | 1 << bit);
+        if mask == 0 {
+            return MovedPoints::default();
+        }
+        let points = corners.into_iter().flatten().flatten().map(f32::to_bits);
+        MovedPoints(std::iter::once(mask).chain(points).collect())
+    }
+
+    /// Corner `bit`'s moved position, `None` when unmoved (or `bit` is past 7).
+    pub fn get(&self, bit: usize) -> Option<[f32; 3]> {
+        let bit = u32::try_from(bit).ok().filter(|&b| b < 8)?;
+        let mask = self.mask();
+        if mask & (1 << bit) == 0 {
+            return None;
+        }
+        // Its place among the moved points: how many lower corners moved.
+        let at = 1 + 3 * (mask & ((1 << bit) - 1)).count_ones() as usize;
+        let p = self.0.get(at..at + 3)?;
+        Some([f32::from_bits(p[0]), f32::from_bits(p[1]), f32::from_bits(p[2])])
+    }
+
+    /// All eight corners in bit order, `None` = unmoved.
+    pub fn corners(&self) -> [Option<[f32; 3]>; 8] {
+        std::array::from_fn(|bit| self.get(bit))
+    }
+
+    /// The "point moved" bits (bit `i` = corner `i`), as the file stores them.
+    pub fn mask(&self) -> u8 {
+        self.0.first().map_or(0, |&m| m as u8)
+    }
+
+    /// The moved corners' positions in bit order.
+    pub fn moved(&self) -> impl Iterator<Item = [f32; 3]> + '_ {
+        let points = self.0.get(1..).unwrap_or_default();
+        points.chunks_exact(3).map(|p| [f32::from_bits(p[0]), f32::from_bits(p[1]), f32::from_bits(p[2])])
+    }
+
+    /// Moves corner `bit` (0..8) to `point`, or back to unmoved with `None`.
+    pub fn set(&mut self, bit: usize, point: Option<[f32; 3]>) {
+        let mut corners = self.corners();
+        corners[bit] = point;
+        *self = MovedPoints::new(corners);
+    }
+
+    /// Whether no corner moved.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The bytes it takes on the heap (allocator overhead aside), for memory reports.
+    pub fn heap_bytes(&self) -> usize {
+        size_of_val(&*self.0)
+    }
+}
+
+/// Equal when the same corners moved to the same positions (`f32` comparison, as the eight
+/// optional points compared).
+impl PartialEq for MovedPoints {
+    fn eq(&self, other: &MovedPoints) -> bool {
+        self.corners() == other.corners()
+    }
+}
+
+impl std::fmt::Debug for MovedPoints {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("MovedPoints").field(&self.corners()).finish()
+    }
 }
 
 /// Client-side cube data.
@@ -583,7 +736,8 @@ pub struct ClientExtGeometryCube {
 /// Server-side cube data.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ServerCube {
-    pub pathfinding: Option<Vec<PathAttribute>>,
+    /// Boxed slice, not a `Vec`: a third less per cube, and no spare capacity.
+    pub pathfinding: Option<Box<[PathAttribute]>>,
 }
 
 /// Visibility data of an air cube (docs/spec/PMF-NOTES.md V1). The lists are shared (`Arc`):
@@ -603,11 +757,61 @@ pub struct VisibleChunk {
     pub cubes: Vec<u32>,
 }
 
+/// The light of an air cube (docs/spec/PMF-NOTES.md K4): its base colour and the dynamic and fast
+/// lights that reach it. The references are boxed, and only there when there is one: most lit cells
+/// have none (a sun-only map none at all), and two inline `Vec`s would add 48 bytes to every cube.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct CubeLighting {
     pub base: [u8; 3],
-    pub dynamic: Vec<LightRef>,
-    pub fast: Vec<LightRef>,
+    /// `None` when both lists are empty, so that equal lighting compares equal.
+    refs: Option<Box<LightRefs>>,
+}
+
+/// The light references of a [`CubeLighting`].
+#[derive(Debug, Clone, PartialEq, Default)]
+struct LightRefs {
+    dynamic: Vec<LightRef>,
+    fast: Vec<LightRef>,
+}
+
+impl CubeLighting {
+    /// Lighting of base colour `base` reached by these dynamic and fast lights.
+    pub fn new(base: [u8; 3], dynamic: Vec<LightRef>, fast: Vec<LightRef>) -> CubeLighting {
+        let refs = (!dynamic.is_empty() || !fast.is_empty()).then(|| Box::new(LightRefs { dynamic, fast }));
+        CubeLighting { base, refs }
+    }
+
+    /// Lighting of base colour `base` and no light references.
+    pub fn from_base(base: [u8; 3]) -> CubeLighting {
+        CubeLighting { base, refs: None }
+    }
+
+    /// The dynamic lights that reach the cube.
+    pub fn dynamic(&self) -> &[LightRef] {
+        self.refs.as_ref().map_or(&[], |r| &r.dynamic)
+    }
+
+    /// The fast lights that reach the cube.
+    pub fn fast(&self) -> &[LightRef] {
+        self.refs.as_ref().map_or(&[], |r| &r.fast)
+    }
+
+    /// Adds a reference to a dynamic light.
+    pub fn push_dynamic(&mut self, r: LightRef) {
+        self.refs.get_or_insert_default().dynamic.push(r);
+    }
+
+    /// Adds a reference to a fast light.
+    pub fn push_fast(&mut self, r: LightRef) {
+        self.refs.get_or_insert_default().fast.push(r);
+    }
+
+    /// The bytes its references take on the heap (allocator overhead aside), for memory reports.
+    pub fn heap_bytes(&self) -> usize {
+        self.refs
+            .as_ref()
+            .map_or(0, |r| size_of::<LightRefs>() + (r.dynamic.capacity() + r.fast.capacity()) * size_of::<LightRef>())
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -883,7 +883,7 @@ pub(crate) fn write_parent_cube(w: &mut Writer, p: &ParentCube) {
         }
     }
     w.u8(flags);
-    for &c in p.children.iter().flatten() {
+    for c in p.present() {
         w.u32(c);
     }
 }
@@ -898,15 +898,9 @@ pub(crate) fn write_ext_geometry_cube(w: &mut Writer, g: &ExtGeometryCube) {
     w.bytes(&g.materials);
     w.bytes(&g.physics_materials);
     w.u8(g.sound_material);
-    let mut moved = 0u8;
-    for (bit, p) in g.points.iter().enumerate() {
-        if p.is_some() {
-            moved |= 1 << bit;
-        }
-    }
-    w.u8(moved);
-    for p in g.points.iter().flatten() {
-        w.f32s(p);
+    w.u8(g.points.mask());
+    for p in g.points.moved() {
+        w.f32s(&p);
     }
 }
 
@@ -993,8 +987,8 @@ fn write_u32s(w: &mut Writer, v: &[u32], ctx: &str, what: &str) -> WriteResult<(
 
 pub(crate) fn write_lighting(w: &mut Writer, l: &CubeLighting, ctx: &str) -> WriteResult<()> {
     w.bytes(&l.base);
-    write_light_refs(w, &l.dynamic, ctx, "dynamic light references")?;
-    write_light_refs(w, &l.fast, ctx, "fast light references")
+    write_light_refs(w, l.dynamic(), ctx, "dynamic light references")?;
+    write_light_refs(w, l.fast(), ctx, "fast light references")
 }
 
 fn write_light_refs(w: &mut Writer, refs: &[LightRef], ctx: &str, what: &str) -> WriteResult<()> {
