@@ -17,7 +17,6 @@ use std::sync::Arc;
 use glam::{DVec3, IVec3, Vec3};
 
 use pmfedit_core::format::bin::{ReadError, Reader, Writer};
-use pmfedit_core::format::lz4_block::BlockCompressor;
 use pmfedit_core::format::pmf;
 use pmfedit_core::map::coords::{ChunkCoord, LatticeBox};
 use pmfedit_core::map::library::{EntityScope, LightMode};
@@ -864,43 +863,57 @@ impl<'a> Assembled<'a> {
     /// any thread count: every chunk's frames are a pure function of its record, and they are
     /// placed in grid order; an error is the first chunk's in that order, as [`pmf::write`]'s.
     pub fn write(&self, threads: usize) -> Result<Vec<u8>, CompileError> {
-        let jobs: Vec<(usize, usize)> =
-            self.levels.iter().enumerate().flat_map(|(li, (_, b))| (0..b.len()).map(move |i| (li, i))).collect();
-        let results = run_jobs(jobs.len(), threads, new_lz4, |lz4, k| {
-            let (li, i) = jobs[k];
+        let chunks = self.encode(threads)?;
+        Ok(pmf::write_with_chunks(&self.file, &chunks)?.to_vec())
+    }
+
+    /// Every level's chunks encoded and compressed on `threads` threads, for
+    /// [`pmf::write_with_chunks`] with [`Self::file`] (as [`Self::write`] does).
+    pub fn encode(&self, threads: usize) -> Result<Vec<Vec<pmf::EncodedChunk>>, CompileError> {
+        let sizes = self.levels.iter().map(|(_, b)| b.len());
+        Ok(encode_levels(sizes, threads, |enc, li, i| {
             let level = &self.file.levels[li];
-            pmf::encode_chunk_with(lz4, &self.chunk(li, i), li, i, level.chunk_size_exp, level.grid)
-        });
-        let mut per_level: Vec<Vec<pmf::EncodedChunk>> =
-            self.levels.iter().map(|(_, b)| Vec::with_capacity(b.len())).collect();
-        for (&(li, _), r) in jobs.iter().zip(results) {
-            per_level[li].push(r?);
-        }
-        Ok(pmf::write_with_chunks(&self.file, per_level)?)
+            enc.encode(&self.chunk(li, i), li, i, level.chunk_size_exp, level.grid)
+        })?)
     }
 }
 
 /// [`pmf::write`] with the chunks encoded and LZ4-compressed on `threads` threads: the same
 /// bytes for any thread count (see [`Assembled::write`]), the first error in file order.
 pub fn write_file(file: &pmf::File, threads: usize) -> pmf::WriteResult<Vec<u8>> {
-    let jobs: Vec<(usize, usize)> =
-        file.levels.iter().enumerate().flat_map(|(li, l)| (0..l.chunks.len()).map(move |i| (li, i))).collect();
-    let results = run_jobs(jobs.len(), threads, new_lz4, |lz4, k| {
-        let (li, i) = jobs[k];
+    Ok(pmf::write_with_chunks(file, &encode_chunks(file, threads)?)?.to_vec())
+}
+
+/// Every level's chunks of `file` encoded and compressed on `threads` threads, for
+/// [`pmf::write_with_chunks`] (what [`write_file`] writes; an export streams them to disk
+/// instead, [`crate::export::write_map`]).
+pub fn encode_chunks(file: &pmf::File, threads: usize) -> pmf::WriteResult<Vec<Vec<pmf::EncodedChunk>>> {
+    encode_levels(file.levels.iter().map(|l| l.chunks.len()), threads, |enc, li, i| {
         let level = &file.levels[li];
-        pmf::encode_chunk_with(lz4, &level.chunks[i], li, i, level.chunk_size_exp, level.grid)
+        enc.encode(&level.chunks[i], li, i, level.chunk_size_exp, level.grid)
+    })
+}
+
+/// `encode(encoder, level, index)` for every chunk of levels of `sizes` chunks, on `threads`
+/// threads, each with one [`pmf::ChunkEncoder`] (its buffers and tables reused from chunk to
+/// chunk); the chunks per level in grid order, or the first error in that order.
+fn encode_levels(
+    sizes: impl Iterator<Item = usize>,
+    threads: usize,
+    encode: impl Fn(&mut pmf::ChunkEncoder, usize, usize) -> pmf::WriteResult<pmf::EncodedChunk> + Sync,
+) -> pmf::WriteResult<Vec<Vec<pmf::EncodedChunk>>> {
+    let sizes: Vec<usize> = sizes.collect();
+    let jobs: Vec<(usize, usize)> =
+        sizes.iter().enumerate().flat_map(|(li, &n)| (0..n).map(move |i| (li, i))).collect();
+    let results = run_jobs(jobs.len(), threads, pmf::ChunkEncoder::new, |enc, k| {
+        let (li, i) = jobs[k];
+        encode(enc, li, i)
     });
-    let mut per_level: Vec<Vec<pmf::EncodedChunk>> =
-        file.levels.iter().map(|l| Vec::with_capacity(l.chunks.len())).collect();
+    let mut per_level: Vec<Vec<pmf::EncodedChunk>> = sizes.iter().map(|&n| Vec::with_capacity(n)).collect();
     for (&(li, _), r) in jobs.iter().zip(results) {
         per_level[li].push(r?);
     }
-    pmf::write_with_chunks(file, per_level)
-}
-
-/// A worker's LZ4 tables, kept from chunk to chunk (the output does not depend on them).
-fn new_lz4() -> BlockCompressor {
-    BlockCompressor::new(0)
+    Ok(per_level)
 }
 
 /// `job(state, k)` for every `k` in `0..n` on `threads` scoped threads, the results in `k` order

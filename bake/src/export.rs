@@ -83,12 +83,15 @@ pub fn write_map(mut file: pmf::File, roots: &[PathBuf], out: &Path, strict: boo
         return Err(ExportError::Strict(problems));
     }
     // Chunks are encoded on every core: the same bytes as `pmf::write` whatever the count.
+    // They go to disk from where they were compressed, the file never whole in memory.
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let bytes = crate::compile::write_file(&file, threads)
-        .map_err(|source| ExportError::Format { path: out.to_owned(), source })?;
-    pmfedit_core::project::atomic::write_atomic(out, &bytes)
+    let format = |source| ExportError::Format { path: out.to_owned(), source };
+    let chunks = crate::compile::encode_chunks(&file, threads).map_err(format)?;
+    let bytes = pmf::write_with_chunks(&file, &chunks).map_err(format)?;
+    pmfedit_core::project::atomic::write_atomic_by(out, &mut |f| bytes.write_to(f), &|| Ok(()))
         .map_err(|source| ExportError::Write { path: out.to_owned(), source })?;
-    Ok(Exported { file, bytes: bytes.len(), resources })
+    let bytes = bytes.len();
+    Ok(Exported { file, bytes, resources })
 }
 
 #[cfg(test)]
@@ -119,6 +122,8 @@ mod tests {
         assert!(!out.exists());
         let done = write_map(file, &roots, &out, false).unwrap();
         assert_eq!(done.bytes as u64, std::fs::metadata(&out).unwrap().len());
+        // Written in pieces straight from the compressed chunks: `pmf::write`'s bytes.
+        assert!(std::fs::read(&out).unwrap() == pmf::write(&done.file).unwrap());
         assert_eq!(
             done.warnings(),
             ["1 missing or unusable resources (not embedded): map:textures/not_there (missing)"]

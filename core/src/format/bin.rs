@@ -274,6 +274,12 @@ impl Writer {
         Self { buf: Vec::with_capacity(cap) }
     }
 
+    /// A writer appending to `buf` (its bytes kept): a buffer taken back with
+    /// [`Self::into_inner`] and cleared is written again without allocating.
+    pub fn from_vec(buf: Vec<u8>) -> Self {
+        Self { buf }
+    }
+
     pub fn len(&self) -> usize {
         self.buf.len()
     }

@@ -1132,17 +1132,23 @@ proptest! {
         prop_assert!(again == bytes, "second write differs");
     }
 
-    /// Chunks encoded apart, in reverse order (as a compiler's threads might), and placed with
-    /// `write_with_chunks` give `write`'s bytes.
+    /// Chunks encoded apart, in reverse order by one reused encoder (as a compiler's thread
+    /// might), and placed with `write_with_chunks` give `write`'s bytes, in one buffer and
+    /// written in pieces to a writer that takes a few bytes at a time.
     #[test]
     fn chunks_encoded_apart_give_the_same_bytes(file in arb_file()) {
         let bytes = write(&file).map_err(|e| TestCaseError::fail(e.to_string()))?;
         let mut encoded: Vec<Vec<Option<wr::EncodedChunk>>> =
             file.levels.iter().map(|l| vec![None; l.chunks.len()]).collect();
+        let mut encoder = wr::ChunkEncoder::new();
         for (li, level) in file.levels.iter().enumerate().rev() {
             for (i, chunk) in level.chunks.iter().enumerate().rev() {
-                let e = wr::encode_chunk(chunk, li, i, level.chunk_size_exp, level.grid)
+                let e = encoder.encode(chunk, li, i, level.chunk_size_exp, level.grid)
                     .map_err(|e| TestCaseError::fail(e.to_string()))?;
+                let alone = wr::encode_chunk(chunk, li, i, level.chunk_size_exp, level.grid)
+                    .map_err(|e| TestCaseError::fail(e.to_string()))?;
+                prop_assert_eq!(e.sizes(), alone.sizes());
+                prop_assert!(e.frames() == alone.frames(), "a reused encoder gives other frames");
                 encoded[li][i] = Some(e);
             }
         }
@@ -1152,8 +1158,12 @@ proptest! {
         for l in &mut shell.levels {
             l.chunks.clear();
         }
-        let again = wr::write_with_chunks(&shell, encoded).map_err(|e| TestCaseError::fail(e.to_string()))?;
-        prop_assert!(again == bytes, "pre-encoded chunks give other bytes");
+        let again = wr::write_with_chunks(&shell, &encoded).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert_eq!(again.len(), bytes.len());
+        prop_assert!(again.to_vec() == bytes, "pre-encoded chunks give other bytes");
+        let mut stingy = Stingy::new(13);
+        again.write_to(&mut stingy).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert!(stingy.out == bytes, "written in pieces, other bytes");
     }
 
     /// Corrupting any single byte never panics (it may or may not be an error).
@@ -2229,9 +2239,70 @@ fn a_block_is_parsed_before_the_next_is_decompressed() {
 fn write_with_chunks_checks_the_counts() {
     let mut file = File { levels: vec![Level { chunks: Vec::new(), ..Level::default() }], ..File::default() };
     file.levels[0].grid = GridSize { y: 1, x: 1, z: 2 };
-    let e = wr::write_with_chunks(&file, Vec::new()).unwrap_err();
+    let e = wr::write_with_chunks(&file, &[]).unwrap_err();
     assert!(e.to_string().contains("chunks for 0 levels, but the file has 1"), "{e}");
     let one = wr::encode_chunk(&Chunk::default(), 0, 0, 4, file.levels[0].grid).unwrap();
-    let e = wr::write_with_chunks(&file, vec![vec![one]]).unwrap_err();
+    let e = wr::write_with_chunks(&file, &[vec![one]]).unwrap_err();
     assert!(e.to_string().contains("1 chunks, but the grid of"), "{e}");
+}
+
+/// A writer that takes at most `cap` bytes per call, across the slices of a vectored write, and
+/// is interrupted every third call: what `FileBytes::write_to` must cope with.
+struct Stingy {
+    out: Vec<u8>,
+    cap: usize,
+    calls: usize,
+    most_slices: usize,
+}
+
+impl Stingy {
+    fn new(cap: usize) -> Self {
+        Self { out: Vec::new(), cap, calls: 0, most_slices: 0 }
+    }
+}
+
+impl std::io::Write for Stingy {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.write_vectored(&[std::io::IoSlice::new(buf)])
+    }
+
+    fn write_vectored(&mut self, bufs: &[std::io::IoSlice<'_>]) -> std::io::Result<usize> {
+        self.calls += 1;
+        if self.calls % 3 == 0 {
+            return Err(std::io::ErrorKind::Interrupted.into());
+        }
+        self.most_slices = self.most_slices.max(bufs.len());
+        let mut n = 0;
+        for b in bufs {
+            let take = b.len().min(self.cap - n);
+            self.out.extend_from_slice(&b[..take]);
+            n += take;
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A level of 1 500 chunks is more pieces than one vectored write takes (1 024): written in
+/// several calls of at most 1 024 slices, the bytes are `write`'s.
+#[test]
+fn file_bytes_write_in_batches_of_slices() {
+    let grid = GridSize { y: 1, x: 1, z: 1500 };
+    let mut file = File { levels: vec![Level { grid, ..Level::default() }], ..File::default() };
+    let mut encoder = wr::ChunkEncoder::new();
+    let chunks: Vec<_> = (0..grid.len()).map(|i| encoder.encode(&Chunk::default(), 0, i, 4, grid).unwrap()).collect();
+    file.levels[0].chunks = vec![Chunk::default(); grid.len()];
+    let bytes = write(&file).unwrap();
+    file.levels[0].chunks.clear();
+    let chunks = [chunks];
+    let pieces = wr::write_with_chunks(&file, &chunks).unwrap();
+    let mut stingy = Stingy::new(1 << 20);
+    pieces.write_to(&mut stingy).unwrap();
+    assert!(stingy.out == bytes, "other bytes");
+    assert_eq!(stingy.most_slices, 1024, "batches of IOV_MAX slices");
+    let writes = stingy.calls - stingy.calls / 3;
+    assert!(writes >= 2, "{writes} writes");
 }

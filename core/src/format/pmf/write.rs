@@ -34,41 +34,97 @@ use crate::format::lz4f;
 
 /// Serialises a whole `.pmf` file.
 pub fn write(file: &File) -> WriteResult<Vec<u8>> {
-    write_file(file, None)
+    Ok(write_file(file, None)?.to_vec())
 }
 
 /// One chunk as [`write`] puts it in a file: its common, client and server blocks, each encoded
-/// and compressed into an LZ4 frame. [`encode_chunk`] makes it (a compiler may call it on several
-/// threads, this crate has none), [`write_with_chunks`] places it.
+/// and compressed into an LZ4 frame, the three frames in one buffer. [`ChunkEncoder::encode`]
+/// makes it (a compiler may call it on several threads, this crate has none),
+/// [`write_with_chunks`] places it.
 #[derive(Debug, Clone)]
 pub struct EncodedChunk {
-    frames: [Frame; 3],
+    /// The common, client and server frames, one after the other.
+    bytes: Vec<u8>,
+    /// The three compressed sizes, then the three decompressed sizes.
+    sizes: [u32; 6],
 }
 
 impl EncodedChunk {
     /// The bytes the chunk's frames take in the file.
     pub fn compressed_len(&self) -> usize {
-        self.frames.iter().map(|f| f.bytes.len()).sum()
+        self.bytes.len()
     }
 
     /// The chunk's entry in its level's chunk table: the three compressed sizes, then the three
     /// decompressed sizes (what [`read::read_chunk_record`](super::read::read_chunk_record)
     /// takes back).
     pub fn sizes(&self) -> [u32; 6] {
-        let [c, l, s] = &self.frames;
-        [c.compressed, l.compressed, s.compressed, c.decompressed, l.decompressed, s.decompressed]
+        self.sizes
     }
 
     /// The common, client and server LZ4 frames, in the order a file stores them.
     pub fn frames(&self) -> [&[u8]; 3] {
-        self.frames.each_ref().map(|f| f.bytes.as_slice())
+        let (common, rest) = self.bytes.split_at(self.sizes[0] as usize);
+        let (client, server) = rest.split_at(self.sizes[1] as usize);
+        [common, client, server]
     }
 }
 
-/// Encodes and compresses chunk `index` (in the grid's `[Y][X][Z]` order) of level `level_index`,
-/// whose chunks are `2^chunk_size_exp` units and whose grid is `grid`: exactly what [`write`]
-/// does for that chunk, errors included. A pure function of its arguments, so chunks encoded in
-/// any order or on any thread give the same file.
+/// Encodes and compresses chunks one after the other, keeping its buffers and LZ4 tables from
+/// chunk to chunk: an export's worker encodes thousands, and fresh buffers for each cost more
+/// in allocation and the kernel's zeroing of new pages than the encoding itself. The output
+/// does not depend on what was encoded before.
+#[derive(Debug, Clone)]
+pub struct ChunkEncoder {
+    lz4: BlockCompressor,
+    /// The common, client and server blocks of the last chunk (see [`write_blocks`]).
+    blocks: [Vec<u8>; 3],
+    /// The last chunk's frames, copied out at their exact size.
+    frames: Vec<u8>,
+}
+
+impl Default for ChunkEncoder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ChunkEncoder {
+    /// An encoder with empty buffers; they grow to the largest chunk it meets.
+    pub fn new() -> Self {
+        Self { lz4: BlockCompressor::new(0), blocks: Default::default(), frames: Vec::new() }
+    }
+
+    /// Encodes and compresses chunk `index` (in the grid's `[Y][X][Z]` order) of level
+    /// `level_index`, whose chunks are `2^chunk_size_exp` units and whose grid is `grid`:
+    /// exactly what [`write`] does for that chunk, errors included. A pure function of its
+    /// arguments, so chunks encoded in any order, on any thread, after any others give the
+    /// same file.
+    pub fn encode(
+        &mut self,
+        chunk: &Chunk,
+        level_index: usize,
+        index: usize,
+        chunk_size_exp: u8,
+        grid: GridSize,
+    ) -> WriteResult<EncodedChunk> {
+        let cctx = chunk_context(level_index, index, grid);
+        let blocks = write_blocks(&mut self.blocks, chunk, chunk_size_exp, grid, &cctx)?;
+        let mut sizes = [0; 6];
+        for (k, what) in ["common", "client", "server"].into_iter().enumerate() {
+            let ctx = format!("{cctx} / {what} data");
+            sizes[3 + k] = decompressed_size(blocks[k].len(), &ctx)?;
+        }
+        self.frames.clear();
+        for (k, what) in ["common", "client", "server"].into_iter().enumerate() {
+            let n = lz4f::compress_into(&mut self.lz4, blocks[k], &mut self.frames);
+            sizes[k] = len_u32(n, &format!("{cctx} / {what} data"), "compressed size")?;
+        }
+        Ok(EncodedChunk { bytes: self.frames.clone(), sizes })
+    }
+}
+
+/// [`ChunkEncoder::encode`] with a fresh encoder: for one chunk now and then.
 pub fn encode_chunk(
     chunk: &Chunk,
     level_index: usize,
@@ -76,28 +132,7 @@ pub fn encode_chunk(
     chunk_size_exp: u8,
     grid: GridSize,
 ) -> WriteResult<EncodedChunk> {
-    encode_chunk_with(&mut BlockCompressor::new(0), chunk, level_index, index, chunk_size_exp, grid)
-}
-
-/// [`encode_chunk`] compressing with `lz4`'s tables (kept from chunk to chunk by a thread that
-/// encodes many): the same bytes.
-pub fn encode_chunk_with(
-    lz4: &mut BlockCompressor,
-    chunk: &Chunk,
-    level_index: usize,
-    index: usize,
-    chunk_size_exp: u8,
-    grid: GridSize,
-) -> WriteResult<EncodedChunk> {
-    let cctx = chunk_context(level_index, index, grid);
-    let [c, l, s] = write_chunk(chunk, chunk_size_exp, grid, &cctx)?;
-    Ok(EncodedChunk {
-        frames: [
-            compress(lz4, &c, &format!("{cctx} / common data"))?,
-            compress(lz4, &l, &format!("{cctx} / client data"))?,
-            compress(lz4, &s, &format!("{cctx} / server data"))?,
-        ],
-    })
+    ChunkEncoder::new().encode(chunk, level_index, index, chunk_size_exp, grid)
 }
 
 /// The uncompressed common, client and server blocks that [`encode_chunk`] compresses (to
@@ -118,9 +153,10 @@ fn chunk_context(level_index: usize, index: usize, grid: GridSize) -> String {
 }
 
 /// [`write`] with every level's chunks already encoded: `chunks[i]` holds level `i`'s, in grid
-/// order ([`encode_chunk`]), and the levels of `file` hold none (their `chunks` are ignored).
-/// Gives the same bytes as [`write`] of the file with those chunks in it.
-pub fn write_with_chunks(file: &File, chunks: Vec<Vec<EncodedChunk>>) -> WriteResult<Vec<u8>> {
+/// order ([`ChunkEncoder::encode`]), and the levels of `file` hold none (their `chunks` are
+/// ignored). Gives the same bytes as [`write`] of the file with those chunks in it, as the
+/// pieces they are written from: the chunks' frames are borrowed, not copied into one buffer.
+pub fn write_with_chunks<'a>(file: &'a File, chunks: &'a [Vec<EncodedChunk>]) -> WriteResult<FileBytes<'a>> {
     if chunks.len() != file.levels.len() {
         return Err(WriteError::new(
             "data",
@@ -130,7 +166,71 @@ pub fn write_with_chunks(file: &File, chunks: Vec<Vec<EncodedChunk>>) -> WriteRe
     write_file(file, Some(chunks))
 }
 
-fn write_file(file: &File, encoded: Option<Vec<Vec<EncodedChunk>>>) -> WriteResult<Vec<u8>> {
+/// A serialised file as the pieces it is made of, in order: the small sections built by the
+/// writer, the embedded archive and extensions and the chunks' frames borrowed from where they
+/// are. [`Self::write_to`] hands them to the output as they are, so an export copies each
+/// compressed byte once (into the file) and never holds the file whole in memory.
+#[derive(Debug, Default)]
+pub struct FileBytes<'a> {
+    /// Never an empty piece (see [`Self::write_to`]).
+    parts: Vec<std::borrow::Cow<'a, [u8]>>,
+    len: usize,
+}
+
+impl<'a> FileBytes<'a> {
+    fn push(&mut self, part: impl Into<std::borrow::Cow<'a, [u8]>>) {
+        let part = part.into();
+        if !part.is_empty() {
+            self.len += part.len();
+            self.parts.push(part);
+        }
+    }
+
+    fn append(&mut self, other: FileBytes<'a>) {
+        self.len += other.len;
+        self.parts.extend(other.parts);
+    }
+
+    /// The file's size, bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the file is empty (never, for a file the writer accepted).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The whole file in one buffer.
+    pub fn to_vec(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.len);
+        for p in &self.parts {
+            out.extend_from_slice(p);
+        }
+        out
+    }
+
+    /// Writes the file to `w`, up to 1 024 pieces per call (Linux's `IOV_MAX` for `writev`), so
+    /// a file of thousands of chunks takes a few system calls and no copy in between.
+    pub fn write_to(&self, w: &mut impl std::io::Write) -> std::io::Result<()> {
+        use std::io::{ErrorKind, IoSlice};
+        let mut slices: Vec<IoSlice<'_>> = self.parts.iter().map(|p| IoSlice::new(p)).collect();
+        let mut rest = &mut slices[..];
+        while !rest.is_empty() {
+            // No piece is empty, so a write of 0 bytes is the writer's refusal, not a no-op.
+            match w.write_vectored(&rest[..rest.len().min(1024)]) {
+                Ok(0) => return Err(ErrorKind::WriteZero.into()),
+                Ok(n) => IoSlice::advance_slices(&mut rest, n),
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+}
+
+fn write_file<'a>(file: &'a File, encoded: Option<&'a [Vec<EncodedChunk>]>) -> WriteResult<FileBytes<'a>> {
+    let mut out = FileBytes::default();
     let mut w = Writer::new();
     write_header(&mut w, &file.header)?;
 
@@ -141,15 +241,18 @@ fn write_file(file: &File, encoded: Option<Vec<Vec<EncodedChunk>>>) -> WriteResu
     write_table(&mut w, &table, "data")?;
 
     w.u32(len_u32(file.archive.len(), "data", "embedded archive size")?);
-    w.bytes(&file.archive);
+    out.push(w.into_inner());
+    out.push(&file.archive[..]);
 
+    let mut w = Writer::new();
     let n = file.extensions.len();
     w.u16(u16::try_from(n).map_err(|_| WriteError::new("data", format!("too many extensions: {n} (at most 65535)")))?);
     for (i, e) in file.extensions.iter().enumerate() {
         w.u32(len_u32(e.len(), &format!("extension {i}"), "extension size")?);
     }
+    out.push(w.into_inner());
     for e in &file.extensions {
-        w.bytes(e);
+        out.push(&e[..]);
     }
 
     let n = file.levels.len();
@@ -157,22 +260,21 @@ fn write_file(file: &File, encoded: Option<Vec<Vec<EncodedChunk>>>) -> WriteResu
         return Err(WriteError::new("data", "a file needs at least one level"));
     }
     let count = u8::try_from(n).map_err(|_| WriteError::new("data", format!("too many levels: {n} (at most 255)")))?;
-    w.u8(count);
     let mut levels = Vec::with_capacity(n);
-    let mut encoded = encoded.map(|e| e.into_iter());
     for (i, level) in file.levels.iter().enumerate() {
-        levels.push(write_level(level, i, encoded.as_mut().and_then(|e| e.next()))?);
+        levels.push(write_level(level, i, encoded.map(|e| &e[i][..]))?);
     }
-    // One allocation for the whole file: the levels are most of it.
-    w.reserve(4 * n + levels.iter().map(Vec::len).sum::<usize>() + entities.len());
+    let mut w = Writer::new();
+    w.u8(count);
     for (i, l) in levels.iter().enumerate() {
         w.u32(len_u32(l.len(), &format!("level {i}"), "level data size")?);
     }
-    for l in &levels {
-        w.bytes(l);
+    out.push(w.into_inner());
+    for l in levels {
+        out.append(l);
     }
-    w.bytes(entities.as_slice());
-    Ok(w.into_inner())
+    out.push(entities.into_inner());
+    Ok(out)
 }
 
 pub(crate) fn write_header(w: &mut Writer, h: &Header) -> WriteResult<()> {
@@ -263,14 +365,20 @@ struct Frame {
     decompressed: u32,
 }
 
-fn compress(lz4: &mut BlockCompressor, data: &[u8], ctx: &str) -> WriteResult<Frame> {
-    let decompressed = len_u32(data.len(), ctx, "decompressed size")?;
+fn compress(data: &[u8], ctx: &str) -> WriteResult<Frame> {
+    let decompressed = decompressed_size(data.len(), ctx)?;
+    let bytes = lz4f::compress(data);
+    let compressed = len_u32(bytes.len(), ctx, "compressed size")?;
+    Ok(Frame { bytes, compressed, decompressed })
+}
+
+/// The size of a block to be compressed, checked against what a reader accepts.
+fn decompressed_size(n: usize, ctx: &str) -> WriteResult<u32> {
+    let decompressed = len_u32(n, ctx, "decompressed size")?;
     if u64::from(decompressed) > lz4f::MAX_DECOMPRESSED {
         return Err(WriteError::new(ctx, format!("decompressed size {decompressed} is over the 1 GiB limit")));
     }
-    let bytes = lz4f::compress_with(lz4, data);
-    let compressed = len_u32(bytes.len(), ctx, "compressed size")?;
-    Ok(Frame { bytes, compressed, decompressed })
+    Ok(decompressed)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -278,7 +386,11 @@ fn compress(lz4: &mut BlockCompressor, data: &[u8], ctx: &str) -> WriteResult<Fr
 
 /// One level's bytes; its chunks are `encoded` when given ([`write_with_chunks`]), else
 /// `level.chunks` encoded here.
-pub(crate) fn write_level(level: &Level, li: usize, encoded: Option<Vec<EncodedChunk>>) -> WriteResult<Vec<u8>> {
+pub(crate) fn write_level<'a>(
+    level: &Level,
+    li: usize,
+    encoded: Option<&'a [EncodedChunk]>,
+) -> WriteResult<FileBytes<'a>> {
     let ctx = format!("level {li}");
     if level.chunk_size_exp > MAX_CHUNK_SIZE_EXP {
         return Err(WriteError::new(
@@ -293,7 +405,7 @@ pub(crate) fn write_level(level: &Level, li: usize, encoded: Option<Vec<EncodedC
             format!("grid of {} is out of range (Y 1..=256, X and Z 1..=4096)", grid_text(grid)),
         ));
     }
-    let chunk_count = encoded.as_ref().map_or(level.chunks.len(), Vec::len);
+    let chunk_count = encoded.map_or(level.chunks.len(), <[_]>::len);
     if chunk_count != grid.len() {
         return Err(WriteError::new(
             &ctx,
@@ -307,27 +419,29 @@ pub(crate) fn write_level(level: &Level, li: usize, encoded: Option<Vec<EncodedC
         ));
     }
 
-    let lz4 = &mut BlockCompressor::new(0);
-    let common = compress(lz4, &write_level_common(&level.common, &ctx)?, &format!("{ctx} / common data"))?;
+    let common = compress(&write_level_common(&level.common, &ctx)?, &format!("{ctx} / common data"))?;
     let client = compress(
-        lz4,
         &write_level_client(&level.client, level.common.materials.len(), &ctx)?,
         &format!("{ctx} / client data"),
     )?;
-    let server = compress(lz4, &write_level_server(&level.server, &ctx)?, &format!("{ctx} / server data"))?;
+    let server = compress(&write_level_server(&level.server, &ctx)?, &format!("{ctx} / server data"))?;
 
-    let chunks = match encoded {
-        Some(e) => e,
-        None => level
-            .chunks
-            .iter()
-            .enumerate()
-            .map(|(i, chunk)| encode_chunk_with(lz4, chunk, li, i, level.chunk_size_exp, grid))
-            .collect::<WriteResult<Vec<_>>>()?,
+    let owned = match encoded {
+        Some(_) => Vec::new(),
+        None => {
+            let mut encoder = ChunkEncoder::new();
+            level
+                .chunks
+                .iter()
+                .enumerate()
+                .map(|(i, chunk)| encoder.encode(chunk, li, i, level.chunk_size_exp, grid))
+                .collect::<WriteResult<Vec<_>>>()?
+        }
     };
+    let chunks = encoded.unwrap_or(&owned);
 
     let size = 1 + 24 + 9 + common.bytes.len() + client.bytes.len() + server.bytes.len();
-    let mut w = Writer::with_capacity(size + chunks.iter().map(|c| 24 + c.compressed_len()).sum::<usize>());
+    let mut w = Writer::with_capacity(size + 24 * chunks.len());
     w.u8(level.flags);
     write_frame_sizes(&mut w, [&common, &client, &server]);
     for f in [&common, &client, &server] {
@@ -336,15 +450,18 @@ pub(crate) fn write_level(level: &Level, li: usize, encoded: Option<Vec<EncodedC
     w.u8(level.chunk_size_exp);
     write_grid_size(&mut w, grid, &ctx)?;
     write_chunk_index(&mut w, level.center_chunk);
-    for EncodedChunk { frames: [c, l, s] } in &chunks {
-        write_frame_sizes(&mut w, [c, l, s]);
-    }
-    for EncodedChunk { frames } in &chunks {
-        for f in frames {
-            w.bytes(&f.bytes);
+    for c in chunks {
+        for size in c.sizes {
+            w.u32(size);
         }
     }
-    Ok(w.into_inner())
+    let mut out = FileBytes::default();
+    out.push(w.into_inner());
+    match encoded {
+        Some(e) => e.iter().for_each(|c| out.push(&c.bytes[..])),
+        None => owned.into_iter().for_each(|c| out.push(c.bytes)),
+    }
+    Ok(out)
 }
 
 /// Three compressed sizes, then three decompressed sizes.
@@ -372,14 +489,60 @@ pub(crate) fn write_chunk_index(w: &mut Writer, c: ChunkIndex) {
 
 /// Returns the decompressed common, client and server blocks of one chunk.
 pub(crate) fn write_chunk(chunk: &Chunk, exp: u8, grid: GridSize, ctx: &str) -> WriteResult<[Vec<u8>; 3]> {
+    Ok(write_blocks(&mut Default::default(), chunk, exp, grid, ctx)?.map(<[u8]>::to_vec))
+}
+
+/// Writes the common, client and server blocks of one chunk into `bufs` (cleared first, so an
+/// encoder reuses them) and returns them.
+fn write_blocks<'b>(
+    bufs: &'b mut [Vec<u8>; 3],
+    chunk: &Chunk,
+    exp: u8,
+    grid: GridSize,
+    ctx: &str,
+) -> WriteResult<[&'b [u8]; 3]> {
     let mut b = StringTableBuilder::new();
-    let mut common = Writer::new();
+    let mut common = tabled_writer(std::mem::take(&mut bufs[0]));
     write_chunk_common(&mut common, &mut b, chunk, exp, grid, ctx)?;
-    let mut client = Writer::new();
+    let mut client = std::mem::take(&mut bufs[1]);
+    client.clear();
+    let mut client = Writer::from_vec(client);
     write_chunk_client(&mut client, &mut b, &chunk.client, &chunk.common, ctx)?;
-    let common = with_table(&b, common, &format!("{ctx} / common data"))?;
-    let server = write_chunk_server(&chunk.server, chunk.common.cubes.len(), grid, ctx)?;
-    Ok([common, client.into_inner(), server])
+    let (common, common_at) = finish_tabled(&b, common, &format!("{ctx} / common data"))?;
+    let (server, server_at) =
+        write_chunk_server(std::mem::take(&mut bufs[2]), &chunk.server, chunk.common.cubes.len(), grid, ctx)?;
+    *bufs = [common, client.into_inner(), server];
+    let [c, l, s] = bufs;
+    Ok([&c[common_at..], l, &s[server_at..]])
+}
+
+/// Room left in front of a chunk block's content for its string table, which is complete only
+/// once the content is written: the table then goes into the room, right before the content,
+/// instead of both being copied into a new buffer. Chunk tables are a few names; a larger one
+/// moves the content once.
+const TABLE_ROOM: usize = 1024;
+
+/// A writer over `buf`, cleared, that starts after [`TABLE_ROOM`] bytes: for a block whose
+/// table [`finish_tabled`] puts in front.
+fn tabled_writer(mut buf: Vec<u8>) -> Writer {
+    buf.clear();
+    buf.resize(TABLE_ROOM, 0);
+    Writer::from_vec(buf)
+}
+
+/// `u32 table size` + `b`'s table + the content written after [`tabled_writer`]'s room: the
+/// buffer and where the block starts in it (what [`with_table`] gives, without the copy).
+fn finish_tabled(b: &StringTableBuilder, w: Writer, ctx: &str) -> WriteResult<(Vec<u8>, usize)> {
+    let size = len_u32(b.len(), ctx, "string table size")?;
+    let mut buf = w.into_inner();
+    let need = 4 + b.len();
+    if need > TABLE_ROOM {
+        buf.splice(..0, std::iter::repeat_n(0, need - TABLE_ROOM));
+    }
+    let at = TABLE_ROOM.saturating_sub(need);
+    buf[at..at + 4].copy_from_slice(&size.to_le_bytes());
+    buf[at + 4..at + need].copy_from_slice(b.bytes());
+    Ok((buf, at))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -706,13 +869,15 @@ pub(crate) fn write_chunk_client(
     Ok(())
 }
 
-/// Server chunk data, with its string table; `cube_count` server cubes are expected.
+/// Server chunk data, with its string table; `cube_count` server cubes are expected. Written
+/// into `buf` (cleared), which comes back with where the block starts in it ([`finish_tabled`]).
 pub(crate) fn write_chunk_server(
+    buf: Vec<u8>,
     s: &ChunkServer,
     cube_count: usize,
     grid: GridSize,
     ctx: &str,
-) -> WriteResult<Vec<u8>> {
+) -> WriteResult<(Vec<u8>, usize)> {
     let ctx = format!("{ctx} / server data");
     if s.cubes.len() != cube_count {
         return Err(WriteError::new(
@@ -721,7 +886,7 @@ pub(crate) fn write_chunk_server(
         ));
     }
     let mut b = StringTableBuilder::new();
-    let mut w = Writer::new();
+    let mut w = tabled_writer(buf);
     w.u8(count_u8(s.load_regions.len(), &ctx, "load regions")?);
     for (i, r) in s.load_regions.iter().enumerate() {
         let rctx = format!("{ctx} / load region {i}");
@@ -733,7 +898,7 @@ pub(crate) fn write_chunk_server(
     }
     check_count_u32(s.entities.len(), &ctx, "entities")?;
     write_entities(&mut w, &mut b, &s.entities)?;
-    with_table(&b, w, &ctx)
+    finish_tabled(&b, w, &ctx)
 }
 
 pub(crate) fn write_region(w: &mut Writer, r: &Region, ctx: &str) -> WriteResult<()> {
