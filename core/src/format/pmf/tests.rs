@@ -2038,8 +2038,18 @@ refusal!(refuses_no_cubes, "no cubes", |f| {
     c.client.cubes.clear();
     c.server.cubes.clear();
 });
-refusal!(refuses_face_bits_6_7, "reserved bits 6–7", |f| chunk0(f).client.cubes[1].geometry =
-    ClientGeometry::Geometry(ClientGeometryCube { lightmap: 0, first_vertex: 0, faces: 0x80 }));
+// The whole context: the cube loops name the cube only once it fails.
+refusal!(
+    refuses_face_bits_6_7,
+    "level 0 / chunk y0 x0 z0 / client cube 1: face bits 0b10000000 have reserved bits 6–7",
+    |f| chunk0(f).client.cubes[1].geometry =
+        ClientGeometry::Geometry(ClientGeometryCube { lightmap: 0, first_vertex: 0, faces: 0x80 })
+);
+refusal!(
+    refuses_nul_in_server_cube_string,
+    "level 0 / chunk y0 x0 z0 / server data / server cube 2: string \"a\\0\" contains a NUL byte",
+    |f| chunk0(f).server.cubes[2].pathfinding = Some(vec![PathAttribute { name: "a\0".into(), ..Default::default() }])
+);
 refusal!(refuses_material_out_of_range, "material index 2 is out of range", |f| chunk0(f).common.cubes[1].kind =
     CubeKind::Geometry(GeometryCube { material: 2, physics_material: 0, sound_material: 0 }));
 refusal!(refuses_physics_out_of_range, "physics material index 1 is out of range", |f| {
