@@ -1156,9 +1156,7 @@ pub(crate) fn write_visibility(w: &mut Writer, v: &Visibility, ctx: &str) -> Wri
 
 fn write_u32s(w: &mut Writer, v: &[u32], ctx: &str, what: &str) -> WriteResult<()> {
     w.u32(count_u32(v.len(), ctx, what)?);
-    for &x in v {
-        w.u32(x);
-    }
+    w.u32s(v);
     Ok(())
 }
 
