@@ -83,14 +83,30 @@ pub fn write_map(mut file: pmf::File, roots: &[PathBuf], out: &Path, strict: boo
         return Err(ExportError::Strict(problems));
     }
     // Chunks are encoded on every core: the same bytes as `pmf::write` whatever the count.
-    // They go to disk from where they were compressed, the file never whole in memory.
+    // Each goes to disk as soon as it is compressed, the file never whole in memory.
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let format = |source| ExportError::Format { path: out.to_owned(), source };
-    let chunks = crate::compile::encode_chunks(&file, threads).map_err(format)?;
-    let bytes = pmf::write_with_chunks(&file, &chunks).map_err(format)?;
-    pmfedit_core::project::atomic::write_atomic_by(out, &mut |f| bytes.write_to(f), &|| Ok(()))
-        .map_err(|source| ExportError::Write { path: out.to_owned(), source })?;
-    let bytes = bytes.len();
+    let (mut bytes, mut refused) = (0, None);
+    let written = pmfedit_core::project::atomic::write_atomic_by(
+        out,
+        &mut |f| match crate::compile::write_file_to(&file, threads, f) {
+            Ok(n) => {
+                bytes = n as usize;
+                Ok(())
+            }
+            Err(pmf::StreamError::Io(e)) => Err(e),
+            Err(pmf::StreamError::Format(e)) => {
+                // Fails the write (the temporary file is removed), reported as what it is.
+                let io = std::io::Error::other(e.to_string());
+                refused = Some(e);
+                Err(io)
+            }
+        },
+        &|| Ok(()),
+    );
+    if let Some(source) = refused {
+        return Err(ExportError::Format { path: out.to_owned(), source });
+    }
+    written.map_err(|source| ExportError::Write { path: out.to_owned(), source })?;
     Ok(Exported { file, bytes, resources })
 }
 

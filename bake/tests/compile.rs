@@ -94,7 +94,11 @@ fn parallel_export_from_the_bakes_equals_the_compiled_file() {
         let chunks = pmfedit_bake::compile::encode_chunks(&compiled, threads).unwrap();
         let mut streamed = Vec::new();
         pmf::write_with_chunks(&compiled, &chunks).unwrap().write_to(&mut streamed).unwrap();
-        assert!(streamed == expected, "{threads} threads, streamed");
+        assert!(streamed == expected, "{threads} threads, pieces");
+        let mut streamed = std::io::Cursor::new(Vec::new());
+        let len = pmfedit_bake::compile::write_file_to(&compiled, threads, &mut streamed).unwrap();
+        assert_eq!(len, expected.len() as u64);
+        assert!(streamed.into_inner() == expected, "{threads} threads, streamed as encoded");
     }
     // Records moved out of their bakes (`Rebuild::into_file`) make the same file; a bake held
     // elsewhere too is copied, and stays whole for its other holder.

@@ -1164,6 +1164,16 @@ proptest! {
         let mut stingy = Stingy::new(13);
         again.write_to(&mut stingy).map_err(|e| TestCaseError::fail(e.to_string()))?;
         prop_assert!(stingy.out == bytes, "written in pieces, other bytes");
+        // Streamed: each chunk's frames written as it comes, the rest at the end, over a
+        // buffer holding older, longer content (every byte must be overwritten).
+        let mut out = std::io::Cursor::new(vec![0xA5; bytes.len() + 100]);
+        let mut stream = wr::ChunkStream::new(&shell, &mut out).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        for c in encoded.iter().flatten() {
+            stream.push(c).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        }
+        let (_, len) = stream.finish().map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert_eq!(len, bytes.len() as u64);
+        prop_assert!(out.get_ref()[..bytes.len()] == bytes[..], "streamed, other bytes");
     }
 
     /// Corrupting any single byte never panics (it may or may not be an error).
@@ -2254,6 +2264,27 @@ fn write_with_chunks_checks_the_counts() {
     let one = wr::encode_chunk(&Chunk::default(), 0, 0, 4, file.levels[0].grid).unwrap();
     let e = wr::write_with_chunks(&file, &[vec![one]]).unwrap_err();
     assert!(e.to_string().contains("1 chunks, but the grid of"), "{e}");
+}
+
+/// A stream refuses a chunk more than the grids hold, and a level left short at the end, as
+/// `write` refuses a level whose chunks do not fill its grid.
+#[test]
+fn chunk_stream_checks_the_counts() {
+    let grid = GridSize { y: 1, x: 1, z: 2 };
+    let file = File { levels: vec![Level { grid, ..Level::default() }], ..File::default() };
+    let one = wr::encode_chunk(&Chunk::default(), 0, 0, 4, grid).unwrap();
+    let mut out = std::io::Cursor::new(Vec::new());
+    let mut stream = wr::ChunkStream::new(&file, &mut out).unwrap();
+    stream.push(&one).unwrap();
+    let e = stream.finish().unwrap_err();
+    assert!(e.to_string().contains("level 0: 1 chunks, but the grid of"), "{e}");
+    let mut stream = wr::ChunkStream::new(&file, &mut out).unwrap();
+    for _ in 0..2 {
+        stream.push(&one).unwrap();
+    }
+    let e = stream.push(&one).unwrap_err();
+    assert!(e.to_string().contains("more chunks than the levels' grids hold"), "{e}");
+    assert!(stream.push(&one).is_err(), "still refused, no panic");
 }
 
 /// A writer that takes at most `cap` bytes per call, across the slices of a vectored write, and

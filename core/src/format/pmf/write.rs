@@ -22,7 +22,9 @@
 //!   [`lz4f::compress`], tables in order of first use).
 
 use super::entity::write_entities;
-use super::error::{WriteError, WriteResult};
+use std::io::{Seek, SeekFrom, Write};
+
+use super::error::{StreamError, WriteError, WriteResult};
 use super::read::{
     CubeHeader, FACE_RESERVED, MAX_CHUNK_SIZE_EXP, check_cube, check_lighting, check_region, grid_text, validate_octree,
 };
@@ -34,7 +36,7 @@ use crate::format::lz4f;
 
 /// Serialises a whole `.pmf` file.
 pub fn write(file: &File) -> WriteResult<Vec<u8>> {
-    Ok(write_file(file, None)?.to_vec())
+    Ok(write_file(file, FileChunks::Own)?.to_vec())
 }
 
 /// One chunk as [`write`] puts it in a file: its common, client and server blocks, each encoded
@@ -163,7 +165,7 @@ pub fn write_with_chunks<'a>(file: &'a File, chunks: &'a [Vec<EncodedChunk>]) ->
             format!("chunks for {} levels, but the file has {} levels", chunks.len(), file.levels.len()),
         ));
     }
-    write_file(file, Some(chunks))
+    write_file(file, FileChunks::Encoded(chunks))
 }
 
 /// A serialised file as the pieces it is made of, in order: the small sections built by the
@@ -172,9 +174,18 @@ pub fn write_with_chunks<'a>(file: &'a File, chunks: &'a [Vec<EncodedChunk>]) ->
 /// compressed byte once (into the file) and never holds the file whole in memory.
 #[derive(Debug, Default)]
 pub struct FileBytes<'a> {
-    /// Never an empty piece (see [`Self::write_to`]).
-    parts: Vec<std::borrow::Cow<'a, [u8]>>,
+    /// Never an empty [`Part::Bytes`] (see [`Self::write_to`]).
+    parts: Vec<Part<'a>>,
     len: usize,
+}
+
+/// A piece of a [`FileBytes`].
+#[derive(Debug)]
+enum Part<'a> {
+    Bytes(std::borrow::Cow<'a, [u8]>),
+    /// A level's chunk frames, this many bytes, written elsewhere ([`ChunkStream`]): only in
+    /// the layouts a stream makes, never in a [`FileBytes`] handed out.
+    Frames(usize),
 }
 
 impl<'a> FileBytes<'a> {
@@ -182,13 +193,26 @@ impl<'a> FileBytes<'a> {
         let part = part.into();
         if !part.is_empty() {
             self.len += part.len();
-            self.parts.push(part);
+            self.parts.push(Part::Bytes(part));
         }
+    }
+
+    fn push_frames(&mut self, len: usize) {
+        self.len += len;
+        self.parts.push(Part::Frames(len));
     }
 
     fn append(&mut self, other: FileBytes<'a>) {
         self.len += other.len;
         self.parts.extend(other.parts);
+    }
+
+    /// The pieces' bytes; only layouts of a [`ChunkStream`] have frames written elsewhere.
+    fn bytes(&self) -> impl Iterator<Item = &[u8]> {
+        self.parts.iter().map(|p| match p {
+            Part::Bytes(b) => &b[..],
+            Part::Frames(_) => unreachable!("a FileBytes handed out holds all of its bytes"),
+        })
     }
 
     /// The file's size, bytes.
@@ -204,7 +228,7 @@ impl<'a> FileBytes<'a> {
     /// The whole file in one buffer.
     pub fn to_vec(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(self.len);
-        for p in &self.parts {
+        for p in self.bytes() {
             out.extend_from_slice(p);
         }
         out
@@ -212,9 +236,9 @@ impl<'a> FileBytes<'a> {
 
     /// Writes the file to `w`, up to 1 024 pieces per call (Linux's `IOV_MAX` for `writev`), so
     /// a file of thousands of chunks takes a few system calls and no copy in between.
-    pub fn write_to(&self, w: &mut impl std::io::Write) -> std::io::Result<()> {
+    pub fn write_to(&self, w: &mut impl Write) -> std::io::Result<()> {
         use std::io::{ErrorKind, IoSlice};
-        let mut slices: Vec<IoSlice<'_>> = self.parts.iter().map(|p| IoSlice::new(p)).collect();
+        let mut slices: Vec<IoSlice<'_>> = self.bytes().map(IoSlice::new).collect();
         let mut rest = &mut slices[..];
         while !rest.is_empty() {
             // No piece is empty, so a write of 0 bytes is the writer's refusal, not a no-op.
@@ -229,7 +253,99 @@ impl<'a> FileBytes<'a> {
     }
 }
 
-fn write_file<'a>(file: &'a File, encoded: Option<&'a [Vec<EncodedChunk>]>) -> WriteResult<FileBytes<'a>> {
+/// Writes a file whose chunks arrive one by one in file order (level by level, each in grid
+/// order) as they are encoded: each chunk's frames go to their place in the file at once, while
+/// they are still in the cache and while the next chunks are being encoded, and are dropped;
+/// everything else (the header, each level's data and chunk table, the entities) is written by
+/// [`Self::finish`], once the chunk tables are known. Their lengths do not depend on the chunks,
+/// so where every level's frames begin is known from the start. The same bytes as [`write`] of
+/// the file with those chunks in it.
+#[derive(Debug)]
+pub struct ChunkStream<'a, W> {
+    file: &'a File,
+    w: W,
+    /// Per level: where its frames begin when the frames of the levels before it take no room.
+    starts: Vec<u64>,
+    /// Per level: the sizes of the chunks pushed so far.
+    sizes: Vec<Vec<[u32; 6]>>,
+    /// The level the next chunk belongs to.
+    level: usize,
+    /// Frame bytes written so far.
+    written: u64,
+}
+
+impl<'a, W: Write + Seek> ChunkStream<'a, W> {
+    /// A stream of `file`'s chunks into `w` (`file`'s own `chunks` are ignored, as by
+    /// [`write_with_chunks`]). Refuses what [`write`] refuses outside the chunks.
+    pub fn new(file: &'a File, mut w: W) -> Result<Self, StreamError> {
+        let layout = write_file(file, FileChunks::Placeholder)?;
+        let mut starts = Vec::with_capacity(file.levels.len());
+        let mut at = 0;
+        for p in &layout.parts {
+            match p {
+                Part::Bytes(b) => at += b.len() as u64,
+                Part::Frames(_) => starts.push(at),
+            }
+        }
+        w.seek(SeekFrom::Start(starts[0]))?;
+        let sizes = file.levels.iter().map(|l| Vec::with_capacity(l.grid.len())).collect();
+        Ok(Self { file, w, starts, sizes, level: 0, written: 0 })
+    }
+
+    /// Writes the next chunk's frames.
+    pub fn push(&mut self, chunk: &EncodedChunk) -> Result<(), StreamError> {
+        loop {
+            let Some(level) = self.file.levels.get(self.level) else {
+                return Err(WriteError::new("data", "more chunks than the levels' grids hold").into());
+            };
+            if self.sizes[self.level].len() < level.grid.len() {
+                break;
+            }
+            self.level += 1;
+            if let Some(start) = self.starts.get(self.level) {
+                self.w.seek(SeekFrom::Start(start + self.written))?;
+            }
+        }
+        self.w.write_all(&chunk.bytes)?;
+        self.written += chunk.bytes.len() as u64;
+        self.sizes[self.level].push(chunk.sizes);
+        Ok(())
+    }
+
+    /// Writes the rest of the file (refusing it as [`write`] does if a level lacks chunks);
+    /// returns the writer and the file's size.
+    pub fn finish(mut self) -> Result<(W, u64), StreamError> {
+        let layout = write_file(self.file, FileChunks::Sizes(&self.sizes))?;
+        let mut at = 0;
+        for p in &layout.parts {
+            match p {
+                Part::Bytes(b) => {
+                    self.w.seek(SeekFrom::Start(at))?;
+                    self.w.write_all(b)?;
+                    at += b.len() as u64;
+                }
+                Part::Frames(n) => at += *n as u64,
+            }
+        }
+        self.w.seek(SeekFrom::Start(at))?;
+        Ok((self.w, at))
+    }
+}
+
+/// Where [`write_file`] takes each level's chunks from.
+#[derive(Debug, Clone, Copy)]
+enum FileChunks<'a> {
+    /// The levels' own `chunks`, encoded there.
+    Own,
+    /// Encoded already, per level ([`write_with_chunks`]).
+    Encoded(&'a [Vec<EncodedChunk>]),
+    /// Only their sizes, per level; the frames are written elsewhere ([`ChunkStream::finish`]).
+    Sizes(&'a [Vec<[u32; 6]>]),
+    /// As many chunks as each grid holds, of no size: a layout for where the frames begin.
+    Placeholder,
+}
+
+fn write_file<'a>(file: &'a File, chunks: FileChunks<'a>) -> WriteResult<FileBytes<'a>> {
     let mut out = FileBytes::default();
     let mut w = Writer::new();
     write_header(&mut w, &file.header)?;
@@ -262,7 +378,7 @@ fn write_file<'a>(file: &'a File, encoded: Option<&'a [Vec<EncodedChunk>]>) -> W
     let count = u8::try_from(n).map_err(|_| WriteError::new("data", format!("too many levels: {n} (at most 255)")))?;
     let mut levels = Vec::with_capacity(n);
     for (i, level) in file.levels.iter().enumerate() {
-        levels.push(write_level(level, i, encoded.map(|e| &e[i][..]))?);
+        levels.push(write_level(level, i, chunks)?);
     }
     let mut w = Writer::new();
     w.u8(count);
@@ -390,13 +506,8 @@ fn decompressed_size(n: usize, ctx: &str) -> WriteResult<u32> {
 // ---------------------------------------------------------------------------------------------
 // Levels
 
-/// One level's bytes; its chunks are `encoded` when given ([`write_with_chunks`]), else
-/// `level.chunks` encoded here.
-pub(crate) fn write_level<'a>(
-    level: &Level,
-    li: usize,
-    encoded: Option<&'a [EncodedChunk]>,
-) -> WriteResult<FileBytes<'a>> {
+/// Level `li`'s bytes, its chunks taken from `chunks` ([`FileChunks`]).
+fn write_level<'a>(level: &Level, li: usize, chunks: FileChunks<'a>) -> WriteResult<FileBytes<'a>> {
     let ctx = format!("level {li}");
     if level.chunk_size_exp > MAX_CHUNK_SIZE_EXP {
         return Err(WriteError::new(
@@ -411,7 +522,12 @@ pub(crate) fn write_level<'a>(
             format!("grid of {} is out of range (Y 1..=256, X and Z 1..=4096)", grid_text(grid)),
         ));
     }
-    let chunk_count = encoded.map_or(level.chunks.len(), <[_]>::len);
+    let chunk_count = match chunks {
+        FileChunks::Own => level.chunks.len(),
+        FileChunks::Encoded(e) => e[li].len(),
+        FileChunks::Sizes(s) => s[li].len(),
+        FileChunks::Placeholder => grid.len(),
+    };
     if chunk_count != grid.len() {
         return Err(WriteError::new(
             &ctx,
@@ -432,9 +548,8 @@ pub(crate) fn write_level<'a>(
     )?;
     let server = compress(&write_level_server(&level.server, &ctx)?, &format!("{ctx} / server data"))?;
 
-    let owned = match encoded {
-        Some(_) => Vec::new(),
-        None => {
+    let owned = match chunks {
+        FileChunks::Own => {
             let mut encoder = ChunkEncoder::new();
             level
                 .chunks
@@ -443,11 +558,11 @@ pub(crate) fn write_level<'a>(
                 .map(|(i, chunk)| encoder.encode(chunk, li, i, level.chunk_size_exp, grid))
                 .collect::<WriteResult<Vec<_>>>()?
         }
+        _ => Vec::new(),
     };
-    let chunks = encoded.unwrap_or(&owned);
 
     let size = 1 + 24 + 9 + common.bytes.len() + client.bytes.len() + server.bytes.len();
-    let mut w = Writer::with_capacity(size + 24 * chunks.len());
+    let mut w = Writer::with_capacity(size + 24 * chunk_count);
     w.u8(level.flags);
     write_frame_sizes(&mut w, [&common, &client, &server]);
     for f in [&common, &client, &server] {
@@ -456,16 +571,24 @@ pub(crate) fn write_level<'a>(
     w.u8(level.chunk_size_exp);
     write_grid_size(&mut w, grid, &ctx)?;
     write_chunk_index(&mut w, level.center_chunk);
-    for c in chunks {
-        for size in c.sizes {
-            w.u32(size);
-        }
+    let sizes: &mut dyn Iterator<Item = [u32; 6]> = match chunks {
+        FileChunks::Own => &mut owned.iter().map(|c| c.sizes),
+        FileChunks::Encoded(e) => &mut e[li].iter().map(|c| c.sizes),
+        FileChunks::Sizes(s) => &mut s[li].iter().copied(),
+        FileChunks::Placeholder => &mut std::iter::repeat_n([0; 6], chunk_count),
+    };
+    for s in sizes {
+        w.u32s(&s);
     }
     let mut out = FileBytes::default();
     out.push(w.into_inner());
-    match encoded {
-        Some(e) => e.iter().for_each(|c| out.push(&c.bytes[..])),
-        None => owned.into_iter().for_each(|c| out.push(c.bytes)),
+    match chunks {
+        FileChunks::Own => owned.into_iter().for_each(|c| out.push(c.bytes)),
+        FileChunks::Encoded(e) => e[li].iter().for_each(|c| out.push(&c.bytes[..])),
+        FileChunks::Sizes(s) => {
+            out.push_frames(s[li].iter().map(|s| s[..3].iter().map(|&n| n as usize).sum::<usize>()).sum())
+        }
+        FileChunks::Placeholder => out.push_frames(0),
     }
     Ok(out)
 }
