@@ -1194,7 +1194,7 @@ mod tests {
     #[test]
     fn streamed_jobs_come_in_order_and_stop_at_the_first_error() {
         let job = |_: &mut (), k: usize| {
-            if k % 7 == 0 {
+            if k.is_multiple_of(7) {
                 std::thread::sleep(std::time::Duration::from_millis(2));
             }
             if k == 150 || k == 170 { Err(k) } else { Ok(k) }
