@@ -145,5 +145,16 @@ mod tests {
             ["1 missing or unusable resources (not embedded): map:textures/not_there (missing)"]
         );
         assert_eq!(done.embedded_summary(), "embedded archive: none");
+
+        // A chunk the writer refuses, found while the file is being streamed: a format error,
+        // and neither the output nor a temporary file is left behind.
+        let mut bad = done.file;
+        bad.levels[0].chunks[0].common.cubes.clear();
+        let bad_out = dir.path().join("bad.pmf");
+        let e = write_map(bad, &roots, &bad_out, false).unwrap_err();
+        assert!(matches!(&e, ExportError::Format { .. }) && e.to_string().contains("no cubes"), "{e}");
+        assert!(!bad_out.exists());
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(left, [std::ffi::OsString::from("x.pmf")], "no temporary file left");
     }
 }

@@ -66,8 +66,8 @@ pub fn write_atomic_with(path: &Path, bytes: &[u8], before_rename: &dyn Fn() -> 
     write_atomic_by(path, &mut |f| f.write_all(bytes), before_rename)
 }
 
-/// [`write_atomic`] of what `write` writes into the temporary file: a file written in pieces
-/// (`pmf::FileBytes`) never needs to be whole in memory. `before_rename` as in
+/// [`write_atomic`] of what `write` writes into the temporary file: a file written as it is
+/// made (an export, `pmf::ChunkStream`) never needs to be whole in memory. `before_rename` as in
 /// [`write_atomic_with`].
 pub fn write_atomic_by(
     path: &Path,
