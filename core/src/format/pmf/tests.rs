@@ -2309,7 +2309,7 @@ impl std::io::Write for Stingy {
 
     fn write_vectored(&mut self, bufs: &[std::io::IoSlice<'_>]) -> std::io::Result<usize> {
         self.calls += 1;
-        if self.calls % 3 == 0 {
+        if self.calls.is_multiple_of(3) {
             return Err(std::io::ErrorKind::Interrupted.into());
         }
         self.most_slices = self.most_slices.max(bufs.len());
