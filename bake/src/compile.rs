@@ -17,7 +17,6 @@ use std::sync::Arc;
 use glam::{DVec3, IVec3, Vec3};
 
 use pmfedit_core::format::bin::{ReadError, Reader, Writer};
-use pmfedit_core::format::lz4_block::BlockCompressor;
 use pmfedit_core::format::pmf;
 use pmfedit_core::map::coords::{ChunkCoord, LatticeBox};
 use pmfedit_core::map::library::{EntityScope, LightMode};
@@ -892,43 +891,156 @@ impl<'a> Assembled<'a> {
     /// any thread count: every chunk's frames are a pure function of its record, and they are
     /// placed in grid order; an error is the first chunk's in that order, as [`pmf::write`]'s.
     pub fn write(&self, threads: usize) -> Result<Vec<u8>, CompileError> {
-        let jobs: Vec<(usize, usize)> =
-            self.levels.iter().enumerate().flat_map(|(li, (_, b))| (0..b.len()).map(move |i| (li, i))).collect();
-        let results = run_jobs(jobs.len(), threads, new_lz4, |lz4, k| {
-            let (li, i) = jobs[k];
+        let chunks = self.encode(threads)?;
+        Ok(pmf::write_with_chunks(&self.file, &chunks)?.to_vec())
+    }
+
+    /// [`Self::write`] straight into `out` ([`write_file_to`] of the whole file): each chunk's
+    /// frames are written in file order as soon as they are ready, so neither the records nor the
+    /// file are ever whole in memory beside the bakes. Returns the file's size.
+    pub fn write_to<W: std::io::Write + std::io::Seek>(&self, threads: usize, out: W) -> Result<u64, pmf::StreamError> {
+        stream_levels(&self.file, self.levels.iter().map(|(_, b)| b.len()), threads, out, |enc, li, i| {
             let level = &self.file.levels[li];
-            pmf::encode_chunk_with(lz4, &self.chunk(li, i), li, i, level.chunk_size_exp, level.grid)
-        });
-        let mut per_level: Vec<Vec<pmf::EncodedChunk>> =
-            self.levels.iter().map(|(_, b)| Vec::with_capacity(b.len())).collect();
-        for (&(li, _), r) in jobs.iter().zip(results) {
-            per_level[li].push(r?);
-        }
-        Ok(pmf::write_with_chunks(&self.file, per_level)?)
+            enc.encode(&self.chunk(li, i), li, i, level.chunk_size_exp, level.grid)
+        })
+    }
+
+    /// Every level's chunks encoded and compressed on `threads` threads, for
+    /// [`pmf::write_with_chunks`] with [`Self::file`] (as [`Self::write`] does).
+    pub fn encode(&self, threads: usize) -> Result<Vec<Vec<pmf::EncodedChunk>>, CompileError> {
+        let sizes = self.levels.iter().map(|(_, b)| b.len());
+        Ok(encode_levels(sizes, threads, |enc, li, i| {
+            let level = &self.file.levels[li];
+            enc.encode(&self.chunk(li, i), li, i, level.chunk_size_exp, level.grid)
+        })?)
     }
 }
 
 /// [`pmf::write`] with the chunks encoded and LZ4-compressed on `threads` threads: the same
 /// bytes for any thread count (see [`Assembled::write`]), the first error in file order.
 pub fn write_file(file: &pmf::File, threads: usize) -> pmf::WriteResult<Vec<u8>> {
-    let jobs: Vec<(usize, usize)> =
-        file.levels.iter().enumerate().flat_map(|(li, l)| (0..l.chunks.len()).map(move |i| (li, i))).collect();
-    let results = run_jobs(jobs.len(), threads, new_lz4, |lz4, k| {
-        let (li, i) = jobs[k];
+    Ok(pmf::write_with_chunks(file, &encode_chunks(file, threads)?)?.to_vec())
+}
+
+/// [`write_file`] straight into `out`: the chunks encoded on `threads` threads while this one
+/// writes each chunk's frames, in file order, as soon as it and those before it are done
+/// ([`pmf::ChunkStream`]; a chunk's frames are still in the cache and are dropped once written),
+/// then the rest of the file. The same bytes as [`write_file`]; the first error in file order.
+/// Returns the file's size.
+pub fn write_file_to<W: std::io::Write + std::io::Seek>(
+    file: &pmf::File,
+    threads: usize,
+    out: W,
+) -> Result<u64, pmf::StreamError> {
+    stream_levels(file, file.levels.iter().map(|l| l.chunks.len()), threads, out, |enc, li, i| {
         let level = &file.levels[li];
-        pmf::encode_chunk_with(lz4, &level.chunks[i], li, i, level.chunk_size_exp, level.grid)
+        enc.encode(&level.chunks[i], li, i, level.chunk_size_exp, level.grid)
+    })
+}
+
+/// Streams the file whose every part but the chunks is `skeleton` into `out` ([`pmf::ChunkStream`]),
+/// `sizes` chunks per level, chunk `i` of level `li` given by `encode(encoder, li, i)` on
+/// `threads` threads and written in file order as it and those before it are done. Returns
+/// the file's size.
+fn stream_levels<W: std::io::Write + std::io::Seek>(
+    skeleton: &pmf::File,
+    sizes: impl Iterator<Item = usize>,
+    threads: usize,
+    out: W,
+    encode: impl Fn(&mut pmf::ChunkEncoder, usize, usize) -> pmf::WriteResult<pmf::EncodedChunk> + Sync,
+) -> Result<u64, pmf::StreamError> {
+    let mut stream = pmf::ChunkStream::new(skeleton, out)?;
+    let jobs: Vec<(usize, usize)> = sizes.enumerate().flat_map(|(li, n)| (0..n).map(move |i| (li, i))).collect();
+    stream_jobs(
+        jobs.len(),
+        threads,
+        pmf::ChunkEncoder::new,
+        |enc, k| {
+            let (li, i) = jobs[k];
+            encode(enc, li, i)
+        },
+        |chunk| stream.push(&chunk?),
+    )?;
+    Ok(stream.finish()?.1)
+}
+
+/// `job(state, k)` for every `k` in `0..n` on `threads` scoped threads, each result handed to
+/// `take` on this thread in `k` order as soon as it and those before it are done. Stops at the
+/// first error of `take` (workers take no new job after it) and returns it; a worker's panic is
+/// passed on.
+fn stream_jobs<S, T: Send, E>(
+    n: usize,
+    threads: usize,
+    init: impl Fn() -> S + Sync,
+    job: impl Fn(&mut S, usize) -> T + Sync,
+    mut take: impl FnMut(T) -> Result<(), E>,
+) -> Result<(), E> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let next = AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        let (send, done) = std::sync::mpsc::channel();
+        for _ in 0..threads.clamp(1, n.max(1)) {
+            let send = send.clone();
+            let (next, init, job) = (&next, &init, &job);
+            scope.spawn(move || {
+                let mut state = init();
+                loop {
+                    let k = next.fetch_add(1, Ordering::Relaxed);
+                    if k >= n || send.send((k, job(&mut state, k))).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(send);
+        // Results that came before their turn, by `k`.
+        let mut early = BTreeMap::new();
+        let mut turn = 0;
+        for (k, r) in done {
+            early.insert(k, r);
+            while let Some(r) = early.remove(&turn) {
+                turn += 1;
+                if let Err(e) = take(r) {
+                    // No new jobs; the workers finish the ones they hold and stop.
+                    next.store(n, Ordering::Relaxed);
+                    return Err(e);
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Every level's chunks of `file` encoded and compressed on `threads` threads, for
+/// [`pmf::write_with_chunks`] (what [`write_file`] writes; an export streams them to disk
+/// instead, [`crate::export::write_map`]).
+pub fn encode_chunks(file: &pmf::File, threads: usize) -> pmf::WriteResult<Vec<Vec<pmf::EncodedChunk>>> {
+    encode_levels(file.levels.iter().map(|l| l.chunks.len()), threads, |enc, li, i| {
+        let level = &file.levels[li];
+        enc.encode(&level.chunks[i], li, i, level.chunk_size_exp, level.grid)
+    })
+}
+
+/// `encode(encoder, level, index)` for every chunk of levels of `sizes` chunks, on `threads`
+/// threads, each with one [`pmf::ChunkEncoder`] (its buffers and tables reused from chunk to
+/// chunk); the chunks per level in grid order, or the first error in that order.
+fn encode_levels(
+    sizes: impl Iterator<Item = usize>,
+    threads: usize,
+    encode: impl Fn(&mut pmf::ChunkEncoder, usize, usize) -> pmf::WriteResult<pmf::EncodedChunk> + Sync,
+) -> pmf::WriteResult<Vec<Vec<pmf::EncodedChunk>>> {
+    let sizes: Vec<usize> = sizes.collect();
+    let jobs: Vec<(usize, usize)> =
+        sizes.iter().enumerate().flat_map(|(li, &n)| (0..n).map(move |i| (li, i))).collect();
+    let results = run_jobs(jobs.len(), threads, pmf::ChunkEncoder::new, |enc, k| {
+        let (li, i) = jobs[k];
+        encode(enc, li, i)
     });
-    let mut per_level: Vec<Vec<pmf::EncodedChunk>> =
-        file.levels.iter().map(|l| Vec::with_capacity(l.chunks.len())).collect();
+    let mut per_level: Vec<Vec<pmf::EncodedChunk>> = sizes.iter().map(|&n| Vec::with_capacity(n)).collect();
     for (&(li, _), r) in jobs.iter().zip(results) {
         per_level[li].push(r?);
     }
-    pmf::write_with_chunks(file, per_level)
-}
-
-/// A worker's LZ4 tables, kept from chunk to chunk (the output does not depend on them).
-fn new_lz4() -> BlockCompressor {
-    BlockCompressor::new(0)
+    Ok(per_level)
 }
 
 /// Moves the chunk records of `bakes` into `file`, the skeleton [`assemble`] made of `map` (its
@@ -1083,4 +1195,49 @@ pub fn compile_full(map: &Map, settings: &CompileSettings) -> Result<pmf::File, 
 pub fn chunk_lattice_box(level: &Level, chunk: ChunkCoord) -> LatticeBox {
     let a = level.frame().chunk_addr(chunk);
     a.lattice_box()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Results reach `take` in job order whatever the thread count (some jobs are slow, so
+    /// others finish before them), and the first error in that order stops the run.
+    #[test]
+    fn streamed_jobs_come_in_order_and_stop_at_the_first_error() {
+        let job = |_: &mut (), k: usize| {
+            if k.is_multiple_of(7) {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            if k == 150 || k == 170 { Err(k) } else { Ok(k) }
+        };
+        for threads in [1, 2, 5] {
+            let mut seen = Vec::new();
+            let all = stream_jobs(
+                140,
+                threads,
+                || (),
+                job,
+                |r| {
+                    seen.push(r?);
+                    Ok::<(), usize>(())
+                },
+            );
+            assert_eq!(all, Ok(()), "{threads} threads");
+            assert_eq!(seen, (0..140).collect::<Vec<_>>(), "{threads} threads");
+            seen.clear();
+            let failed = stream_jobs(
+                200,
+                threads,
+                || (),
+                job,
+                |r| {
+                    seen.push(r?);
+                    Ok::<(), usize>(())
+                },
+            );
+            assert_eq!(failed, Err(150), "{threads} threads");
+            assert_eq!(seen, (0..150).collect::<Vec<_>>(), "{threads} threads");
+        }
+    }
 }

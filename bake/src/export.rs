@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use pmfedit_core::format::pmf;
 
-use crate::compile::{Assembled, CompileError};
+use crate::compile::Assembled;
 use crate::resources::{ResourceError, ResourceReport, embed_resources, embed_resources_with};
 
 /// Why [`write_map`] wrote nothing.
@@ -28,9 +28,6 @@ pub enum ExportError {
     /// The compiled file does not serialise.
     #[error("{}: {source}", path.display())]
     Format { path: PathBuf, source: pmf::WriteError },
-    /// The bakes could not be assembled into the file.
-    #[error("{}: {source}", path.display())]
-    Compile { path: PathBuf, source: Box<CompileError> },
     /// The output file could not be written.
     #[error("{}: {source}", path.display())]
     Write { path: PathBuf, source: std::io::Error },
@@ -84,10 +81,9 @@ pub fn resource_roots(project: Option<&Path>, assets: impl IntoIterator<Item = P
 /// comes back as written (resources embedded, texture references rewritten).
 pub fn write_map(file: &mut pmf::File, roots: &[PathBuf], out: &Path, strict: bool) -> Result<Exported, ExportError> {
     let resources = checked(embed_resources(file, roots, &[])?, strict)?;
-    // Chunks are encoded on every core: the same bytes as `pmf::write` whatever the count.
-    let bytes = crate::compile::write_file(file, threads())
-        .map_err(|source| ExportError::Format { path: out.to_owned(), source })?;
-    replace(resources, &bytes, out)
+    let file = &*file;
+    let bytes = stream_to(out, &mut |f| crate::compile::write_file_to(file, threads(), f))?;
+    Ok(Exported { bytes, resources })
 }
 
 /// [`write_map`] of a map whose chunk records stay in their bakes
@@ -103,14 +99,12 @@ pub fn write_assembled(
 ) -> Result<Exported, ExportError> {
     let entities = assembled.chunk_entities();
     let resources = checked(embed_resources_with(&mut assembled.file, &entities, roots, &[])?, strict)?;
-    let bytes = assembled.write(threads()).map_err(|e| match e {
-        CompileError::Write(source) => ExportError::Format { path: out.to_owned(), source },
-        other => ExportError::Compile { path: out.to_owned(), source: Box::new(other) },
-    })?;
-    replace(resources, &bytes, out)
+    let assembled = &*assembled;
+    let bytes = stream_to(out, &mut |f| assembled.write_to(threads(), f))?;
+    Ok(Exported { bytes, resources })
 }
 
-/// Threads an export encodes chunks on: every core.
+/// Threads an export encodes chunks on: every core. The bytes are the same whatever the count.
 fn threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
@@ -124,11 +118,35 @@ fn checked(resources: ResourceReport, strict: bool) -> Result<ResourceReport, Ex
     Ok(resources)
 }
 
-/// Replaces `out` with `bytes` atomically.
-fn replace(resources: ResourceReport, bytes: &[u8], out: &Path) -> Result<Exported, ExportError> {
-    pmfedit_core::project::atomic::write_atomic(out, bytes)
-        .map_err(|source| ExportError::Write { path: out.to_owned(), source })?;
-    Ok(Exported { bytes: bytes.len(), resources })
+/// Replaces `out` atomically with what `write` streams into it (each chunk goes to disk as soon
+/// as it is compressed: the file is never whole in memory); returns the file's size. A chunk the
+/// writer refuses fails the write (the temporary file is removed) and is reported as what it is.
+fn stream_to(
+    out: &Path,
+    write: &mut dyn FnMut(&mut std::fs::File) -> Result<u64, pmf::StreamError>,
+) -> Result<usize, ExportError> {
+    let (mut bytes, mut refused) = (0, None);
+    let written = pmfedit_core::project::atomic::write_atomic_by(
+        out,
+        &mut |f| match write(f) {
+            Ok(n) => {
+                bytes = n as usize;
+                Ok(())
+            }
+            Err(pmf::StreamError::Io(e)) => Err(e),
+            Err(pmf::StreamError::Format(e)) => {
+                let io = std::io::Error::other(e.to_string());
+                refused = Some(e);
+                Err(io)
+            }
+        },
+        &|| Ok(()),
+    );
+    if let Some(source) = refused {
+        return Err(ExportError::Format { path: out.to_owned(), source });
+    }
+    written.map_err(|source| ExportError::Write { path: out.to_owned(), source })?;
+    Ok(bytes)
 }
 
 #[cfg(test)]
@@ -157,13 +175,27 @@ mod tests {
         let e = write_map(&mut file.clone(), &roots, &out, true).unwrap_err();
         assert!(matches!(&e, ExportError::Strict(p) if p == &["map:textures/not_there (missing)"]), "{e}");
         assert!(!out.exists());
-        let done = write_map(&mut file.clone(), &roots, &out, false).unwrap();
+        let mut written = file.clone();
+        let done = write_map(&mut written, &roots, &out, false).unwrap();
         assert_eq!(done.bytes as u64, std::fs::metadata(&out).unwrap().len());
+        // Written in pieces straight from the compressed chunks: `pmf::write`'s bytes.
+        assert!(std::fs::read(&out).unwrap() == pmf::write(&written).unwrap());
         assert_eq!(
             done.warnings(),
             ["1 missing or unusable resources (not embedded): map:textures/not_there (missing)"]
         );
         assert_eq!(done.embedded_summary(), "embedded archive: none");
+
+        // A chunk the writer refuses, found while the file is being streamed: a format error,
+        // and neither the output nor a temporary file is left behind.
+        let mut bad = written;
+        bad.levels[0].chunks[0].common.cubes.clear();
+        let bad_out = dir.path().join("bad.pmf");
+        let e = write_map(&mut bad, &roots, &bad_out, false).unwrap_err();
+        assert!(matches!(&e, ExportError::Format { .. }) && e.to_string().contains("no cubes"), "{e}");
+        assert!(!bad_out.exists());
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(left, [std::ffi::OsString::from("x.pmf")], "no temporary file left");
     }
 
     /// An export straight from the bakes (the editor's) writes the bytes of one through a whole

@@ -87,9 +87,18 @@ fn parallel_export_from_the_bakes_equals_the_compiled_file() {
     );
     let compiled = compile_full(&map, &settings).unwrap();
     let expected = pmf::write(&compiled).unwrap();
-    // A whole file encoded on several threads (the export's path) is `pmf::write`'s bytes.
-    for threads in [1, 2, 3, 8] {
+    // A whole file encoded on several threads is `pmf::write`'s bytes, in one buffer and as the
+    // export writes it (the chunks' frames streamed from where they were compressed).
+    for threads in [1, 2, 3, 5, 8] {
         assert!(pmfedit_bake::compile::write_file(&compiled, threads).unwrap() == expected, "{threads} threads");
+        let chunks = pmfedit_bake::compile::encode_chunks(&compiled, threads).unwrap();
+        let mut streamed = Vec::new();
+        pmf::write_with_chunks(&compiled, &chunks).unwrap().write_to(&mut streamed).unwrap();
+        assert!(streamed == expected, "{threads} threads, pieces");
+        let mut streamed = std::io::Cursor::new(Vec::new());
+        let len = pmfedit_bake::compile::write_file_to(&compiled, threads, &mut streamed).unwrap();
+        assert_eq!(len, expected.len() as u64);
+        assert!(streamed.into_inner() == expected, "{threads} threads, streamed as encoded");
     }
     // Records moved out of their bakes (`Rebuild::into_file`) make the same file; a bake held
     // elsewhere too is copied, and stays whole for its other holder.
@@ -103,7 +112,7 @@ fn parallel_export_from_the_bakes_equals_the_compiled_file() {
     assert_eq!(held.pmf, bakes[&(held.level, held.chunk)].pmf);
     let assembled = pmfedit_bake::compile::assemble(&map, |k| bakes.get(&k), &settings).unwrap();
     assert!(assembled.file.levels.iter().all(|l| l.chunks.is_empty()), "no chunk record copied");
-    for threads in [1, 2, 3, 8] {
+    for threads in [1, 2, 3, 5, 8] {
         assert!(assembled.write(threads).unwrap() == expected, "{threads} threads");
     }
     let raw = assembled.raw_chunk_bytes().unwrap();

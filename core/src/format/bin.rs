@@ -274,6 +274,12 @@ impl Writer {
         Self { buf: Vec::with_capacity(cap) }
     }
 
+    /// A writer appending to `buf` (its bytes kept): a buffer taken back with
+    /// [`Self::into_inner`] and cleared is written again without allocating.
+    pub fn from_vec(buf: Vec<u8>) -> Self {
+        Self { buf }
+    }
+
     pub fn len(&self) -> usize {
         self.buf.len()
     }
@@ -309,6 +315,16 @@ impl Writer {
 
     pub fn bytes(&mut self, v: &[u8]) {
         self.buf.extend_from_slice(v);
+    }
+
+    /// Writes little-endian `u32`s: room made once, then a loop without capacity checks (a
+    /// chunk's visibility lists are most of its bytes).
+    pub fn u32s(&mut self, v: &[u32]) {
+        let start = self.buf.len();
+        self.buf.resize(start + 4 * v.len(), 0);
+        for (out, x) in self.buf[start..].chunks_exact_mut(4).zip(v) {
+            out.copy_from_slice(&x.to_le_bytes());
+        }
     }
 
     pub fn f32s(&mut self, v: &[f32]) {
@@ -350,6 +366,7 @@ mod tests {
         w.i32(-5);
         w.f32(1.5);
         w.cstr("héllo");
+        w.u32s(&[7, 0x0102_0304]);
         let bytes = w.into_inner();
         assert_eq!(&bytes[..7], &[0xAB, 0x34, 0x12, 0xEF, 0xBE, 0xAD, 0xDE]);
         let mut r = Reader::new(&bytes, "t");
@@ -360,6 +377,7 @@ mod tests {
         assert_eq!(r.i32().unwrap(), -5);
         assert_eq!(r.f32().unwrap(), 1.5);
         assert_eq!(r.cstr().unwrap(), "héllo");
+        assert_eq!((r.u32().unwrap(), r.u32().unwrap()), (7, 0x0102_0304));
         r.expect_end().unwrap();
     }
 

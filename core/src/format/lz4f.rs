@@ -35,8 +35,17 @@ pub fn compress(data: &[u8]) -> Vec<u8> {
 /// [`compress`] with `blocks`' tables, reused from earlier frames: the same bytes, without
 /// allocating and clearing the hash tables for every frame (see [`BlockCompressor::restart`]).
 pub fn compress_with(blocks: &mut BlockCompressor, data: &[u8]) -> Vec<u8> {
-    blocks.restart(data.len());
     let mut out = Vec::with_capacity(data.len() / 2 + 64);
+    compress_into(blocks, data, &mut out);
+    out
+}
+
+/// [`compress_with`] appending the frame to `out`: a writer that keeps one output buffer from
+/// frame to frame allocates (and the kernel zeroes) no fresh pages per frame. Returns the
+/// frame's length.
+pub fn compress_into(blocks: &mut BlockCompressor, data: &[u8], out: &mut Vec<u8>) -> usize {
+    blocks.restart(data.len());
+    let frame = out.len();
     out.extend_from_slice(&MAGIC.to_le_bytes());
     // FLG: version 01, linked blocks, no block checksums, content size, content checksum.
     out.push(0x40 | 0x08 | 0x04);
@@ -44,12 +53,12 @@ pub fn compress_with(blocks: &mut BlockCompressor, data: &[u8]) -> Vec<u8> {
     out.push(4 << 4);
     out.extend_from_slice(&(data.len() as u64).to_le_bytes());
     // HC: the second byte of xxh32 of the descriptor (FLG through the content size).
-    out.push((XxHash32::oneshot(0, &out[4..]) >> 8) as u8);
+    out.push((XxHash32::oneshot(0, &out[frame + 4..]) >> 8) as u8);
     for start in (0..data.len()).step_by(BLOCK_SIZE) {
         let end = (start + BLOCK_SIZE).min(data.len());
         let size_at = out.len();
         out.extend_from_slice(&[0; 4]);
-        blocks.compress_block(data, start, end, &mut out);
+        blocks.compress_block(data, start, end, out);
         let size = out.len() - size_at - 4;
         if size < end - start {
             out[size_at..size_at + 4].copy_from_slice(&(size as u32).to_le_bytes());
@@ -62,7 +71,7 @@ pub fn compress_with(blocks: &mut BlockCompressor, data: &[u8]) -> Vec<u8> {
     }
     out.extend_from_slice(&0u32.to_le_bytes());
     out.extend_from_slice(&XxHash32::oneshot(0, data).to_le_bytes());
-    out
+    out.len() - frame
 }
 
 /// Decompresses one LZ4 frame that must hold exactly `expected_len` bytes.
@@ -216,11 +225,17 @@ mod tests {
             noise(150_000, 6),
         ];
         let mut tables = BlockCompressor::new(0);
+        // `compress_into` appends to what the buffer holds (a chunk's three frames in a row).
+        let mut appended = b"before".to_vec();
         for (i, data) in inputs.iter().enumerate() {
             let frame = compress_with(&mut tables, data);
             assert!(frame == compress(data), "frame {i}");
             assert_eq!(decompress(&reader(&frame), data.len() as u64).unwrap(), *data);
+            let at = appended.len();
+            assert_eq!(compress_into(&mut tables, data, &mut appended), frame.len(), "frame {i}");
+            assert!(appended[at..] == frame, "appended frame {i}");
         }
+        assert_eq!(&appended[..6], b"before");
     }
 
     /// A 40 KB record written 50 times (as a far visibility list is, once per air cube): each

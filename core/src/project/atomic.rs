@@ -63,9 +63,20 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// [`write_atomic`] that calls `before_rename` once the temporary file is complete and synced:
 /// **for tests**, an error there stands for a crash at the worst moment.
 pub fn write_atomic_with(path: &Path, bytes: &[u8], before_rename: &dyn Fn() -> io::Result<()>) -> io::Result<()> {
+    write_atomic_by(path, &mut |f| f.write_all(bytes), before_rename)
+}
+
+/// [`write_atomic`] of what `write` writes into the temporary file: a file written as it is
+/// made (an export, `pmf::ChunkStream`) never needs to be whole in memory. `before_rename` as in
+/// [`write_atomic_with`].
+pub fn write_atomic_by(
+    path: &Path,
+    write: &mut dyn FnMut(&mut File) -> io::Result<()>,
+    before_rename: &dyn Fn() -> io::Result<()>,
+) -> io::Result<()> {
     let (tmp, mut f) = create_temp(path)?;
     let result = (|| {
-        f.write_all(bytes)?;
+        write(&mut f)?;
         f.sync_all()?;
         drop(f);
         before_rename()?;

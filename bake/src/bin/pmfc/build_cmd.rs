@@ -328,7 +328,7 @@ fn write_from_bakes(engine: &Rebuild, project: &Path, out: &Path, started: Insta
 fn export_failure(project: &Path, e: ExportError) -> Failure {
     match e {
         ExportError::Resources(_) | ExportError::Strict(_) => fail(project, e),
-        ExportError::Format { .. } | ExportError::Write { .. } | ExportError::Compile { .. } => Failure(e.to_string()),
+        ExportError::Format { .. } | ExportError::Write { .. } => Failure(e.to_string()),
     }
 }
 

@@ -16,3 +16,13 @@ impl WriteError {
 }
 
 pub type WriteResult<T> = Result<T, WriteError>;
+
+/// Why a [`ChunkStream`](super::write::ChunkStream) stopped: the file is refused, or the output
+/// failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StreamError {
+    #[error(transparent)]
+    Format(#[from] WriteError),
+    #[error("writing the file: {0}")]
+    Io(#[from] std::io::Error),
+}

@@ -14,8 +14,10 @@ pub mod write;
 #[cfg(test)]
 mod tests;
 
-pub use error::{WriteError, WriteResult};
+pub use error::{StreamError, WriteError, WriteResult};
 pub use query::{CubeSet, LeafAt, VisibleSet, leaf_at, visible_from};
 pub use read::read;
 pub use types::*;
-pub use write::{EncodedChunk, chunk_blocks, encode_chunk, encode_chunk_with, write, write_with_chunks};
+pub use write::{
+    ChunkEncoder, ChunkStream, EncodedChunk, FileBytes, chunk_blocks, encode_chunk, write, write_with_chunks,
+};

@@ -1152,17 +1152,23 @@ proptest! {
         prop_assert!(again == bytes, "second write differs");
     }
 
-    /// Chunks encoded apart, in reverse order (as a compiler's threads might), and placed with
-    /// `write_with_chunks` give `write`'s bytes.
+    /// Chunks encoded apart, in reverse order by one reused encoder (as a compiler's thread
+    /// might), and placed with `write_with_chunks` give `write`'s bytes, in one buffer and
+    /// written in pieces to a writer that takes a few bytes at a time.
     #[test]
     fn chunks_encoded_apart_give_the_same_bytes(file in arb_file()) {
         let bytes = write(&file).map_err(|e| TestCaseError::fail(e.to_string()))?;
         let mut encoded: Vec<Vec<Option<wr::EncodedChunk>>> =
             file.levels.iter().map(|l| vec![None; l.chunks.len()]).collect();
+        let mut encoder = wr::ChunkEncoder::new();
         for (li, level) in file.levels.iter().enumerate().rev() {
             for (i, chunk) in level.chunks.iter().enumerate().rev() {
-                let e = wr::encode_chunk(chunk, li, i, level.chunk_size_exp, level.grid)
+                let e = encoder.encode(chunk, li, i, level.chunk_size_exp, level.grid)
                     .map_err(|e| TestCaseError::fail(e.to_string()))?;
+                let alone = wr::encode_chunk(chunk, li, i, level.chunk_size_exp, level.grid)
+                    .map_err(|e| TestCaseError::fail(e.to_string()))?;
+                prop_assert_eq!(e.sizes(), alone.sizes());
+                prop_assert!(e.frames() == alone.frames(), "a reused encoder gives other frames");
                 encoded[li][i] = Some(e);
             }
         }
@@ -1172,8 +1178,22 @@ proptest! {
         for l in &mut shell.levels {
             l.chunks.clear();
         }
-        let again = wr::write_with_chunks(&shell, encoded).map_err(|e| TestCaseError::fail(e.to_string()))?;
-        prop_assert!(again == bytes, "pre-encoded chunks give other bytes");
+        let again = wr::write_with_chunks(&shell, &encoded).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert_eq!(again.len(), bytes.len());
+        prop_assert!(again.to_vec() == bytes, "pre-encoded chunks give other bytes");
+        let mut stingy = Stingy::new(13);
+        again.write_to(&mut stingy).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert!(stingy.out == bytes, "written in pieces, other bytes");
+        // Streamed: each chunk's frames written as it comes, the rest at the end, over a
+        // buffer holding older, longer content (every byte must be overwritten).
+        let mut out = std::io::Cursor::new(vec![0xA5; bytes.len() + 100]);
+        let mut stream = wr::ChunkStream::new(&shell, &mut out).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        for c in encoded.iter().flatten() {
+            stream.push(c).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        }
+        let (_, len) = stream.finish().map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert_eq!(len, bytes.len() as u64);
+        prop_assert!(out.get_ref()[..bytes.len()] == bytes[..], "streamed, other bytes");
     }
 
     /// Corrupting any single byte never panics (it may or may not be an error).
@@ -2055,8 +2075,19 @@ refusal!(refuses_no_cubes, "no cubes", |f| {
     c.client.cubes.clear();
     c.server.cubes.clear();
 });
-refusal!(refuses_face_bits_6_7, "reserved bits 6–7", |f| chunk0(f).client.cubes[1].geometry =
-    ClientGeometry::Geometry(ClientGeometryCube { lightmap: 0, first_vertex: 0, faces: 0x80 }));
+// The whole context: the cube loops name the cube only once it fails.
+refusal!(
+    refuses_face_bits_6_7,
+    "level 0 / chunk y0 x0 z0 / client cube 1: face bits 0b10000000 have reserved bits 6–7",
+    |f| chunk0(f).client.cubes[1].geometry =
+        ClientGeometry::Geometry(ClientGeometryCube { lightmap: 0, first_vertex: 0, faces: 0x80 })
+);
+refusal!(
+    refuses_nul_in_server_cube_string,
+    "level 0 / chunk y0 x0 z0 / server data / server cube 2: string \"a\\0\" contains a NUL byte",
+    |f| chunk0(f).server.cubes[2].pathfinding =
+        Some(vec![PathAttribute { name: "a\0".into(), ..Default::default() }].into())
+);
 refusal!(refuses_material_out_of_range, "material index 2 is out of range", |f| chunk0(f).common.cubes[1].kind =
     CubeKind::Geometry(GeometryCube { material: 2, physics_material: 0, sound_material: 0 }));
 refusal!(refuses_physics_out_of_range, "physics material index 1 is out of range", |f| {
@@ -2259,10 +2290,10 @@ fn a_block_is_parsed_before_the_next_is_decompressed() {
 fn write_with_chunks_checks_the_counts() {
     let mut file = File { levels: vec![Level { chunks: Vec::new(), ..Level::default() }], ..File::default() };
     file.levels[0].grid = GridSize { y: 1, x: 1, z: 2 };
-    let e = wr::write_with_chunks(&file, Vec::new()).unwrap_err();
+    let e = wr::write_with_chunks(&file, &[]).unwrap_err();
     assert!(e.to_string().contains("chunks for 0 levels, but the file has 1"), "{e}");
     let one = wr::encode_chunk(&Chunk::default(), 0, 0, 4, file.levels[0].grid).unwrap();
-    let e = wr::write_with_chunks(&file, vec![vec![one]]).unwrap_err();
+    let e = wr::write_with_chunks(&file, &[vec![one]]).unwrap_err();
     assert!(e.to_string().contains("1 chunks, but the grid of"), "{e}");
 }
 
@@ -2321,4 +2352,86 @@ fn light_references_are_boxed_only_when_there_are_some() {
     assert_eq!(lit, CubeLighting::new([1, 2, 3], vec![LightRef { index: 0, amount: 1 }], vec![r]));
     assert_ne!(lit, bare);
     assert!(lit.heap_bytes() > 0);
+}
+
+/// A stream refuses a chunk more than the grids hold, and a level left short at the end, as
+/// `write` refuses a level whose chunks do not fill its grid.
+#[test]
+fn chunk_stream_checks_the_counts() {
+    let grid = GridSize { y: 1, x: 1, z: 2 };
+    let file = File { levels: vec![Level { grid, ..Level::default() }], ..File::default() };
+    let one = wr::encode_chunk(&Chunk::default(), 0, 0, 4, grid).unwrap();
+    let mut out = std::io::Cursor::new(Vec::new());
+    let mut stream = wr::ChunkStream::new(&file, &mut out).unwrap();
+    stream.push(&one).unwrap();
+    let e = stream.finish().unwrap_err();
+    assert!(e.to_string().contains("level 0: 1 chunks, but the grid of"), "{e}");
+    let mut stream = wr::ChunkStream::new(&file, &mut out).unwrap();
+    for _ in 0..2 {
+        stream.push(&one).unwrap();
+    }
+    let e = stream.push(&one).unwrap_err();
+    assert!(e.to_string().contains("more chunks than the levels' grids hold"), "{e}");
+    assert!(stream.push(&one).is_err(), "still refused, no panic");
+}
+
+/// A writer that takes at most `cap` bytes per call, across the slices of a vectored write, and
+/// is interrupted every third call: what `FileBytes::write_to` must cope with.
+struct Stingy {
+    out: Vec<u8>,
+    cap: usize,
+    calls: usize,
+    most_slices: usize,
+}
+
+impl Stingy {
+    fn new(cap: usize) -> Self {
+        Self { out: Vec::new(), cap, calls: 0, most_slices: 0 }
+    }
+}
+
+impl std::io::Write for Stingy {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.write_vectored(&[std::io::IoSlice::new(buf)])
+    }
+
+    fn write_vectored(&mut self, bufs: &[std::io::IoSlice<'_>]) -> std::io::Result<usize> {
+        self.calls += 1;
+        if self.calls.is_multiple_of(3) {
+            return Err(std::io::ErrorKind::Interrupted.into());
+        }
+        self.most_slices = self.most_slices.max(bufs.len());
+        let mut n = 0;
+        for b in bufs {
+            let take = b.len().min(self.cap - n);
+            self.out.extend_from_slice(&b[..take]);
+            n += take;
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A level of 1 500 chunks is more pieces than one vectored write takes (1 024): written in
+/// several calls of at most 1 024 slices, the bytes are `write`'s.
+#[test]
+fn file_bytes_write_in_batches_of_slices() {
+    let grid = GridSize { y: 1, x: 1, z: 1500 };
+    let mut file = File { levels: vec![Level { grid, ..Level::default() }], ..File::default() };
+    let mut encoder = wr::ChunkEncoder::new();
+    let chunks: Vec<_> = (0..grid.len()).map(|i| encoder.encode(&Chunk::default(), 0, i, 4, grid).unwrap()).collect();
+    file.levels[0].chunks = vec![Chunk::default(); grid.len()];
+    let bytes = write(&file).unwrap();
+    file.levels[0].chunks.clear();
+    let chunks = [chunks];
+    let pieces = wr::write_with_chunks(&file, &chunks).unwrap();
+    let mut stingy = Stingy::new(1 << 20);
+    pieces.write_to(&mut stingy).unwrap();
+    assert!(stingy.out == bytes, "other bytes");
+    assert_eq!(stingy.most_slices, 1024, "batches of IOV_MAX slices");
+    let writes = stingy.calls - stingy.calls / 3;
+    assert!(writes >= 2, "{writes} writes");
 }

@@ -22,7 +22,9 @@
 //!   [`lz4f::compress`], tables in order of first use).
 
 use super::entity::write_entities;
-use super::error::{WriteError, WriteResult};
+use std::io::{Seek, SeekFrom, Write};
+
+use super::error::{StreamError, WriteError, WriteResult};
 use super::read::{
     CubeHeader, FACE_RESERVED, MAX_CHUNK_SIZE_EXP, check_cube, check_lighting, check_region, grid_text, validate_octree,
 };
@@ -34,41 +36,97 @@ use crate::format::lz4f;
 
 /// Serialises a whole `.pmf` file.
 pub fn write(file: &File) -> WriteResult<Vec<u8>> {
-    write_file(file, None)
+    Ok(write_file(file, FileChunks::Own)?.to_vec())
 }
 
 /// One chunk as [`write`] puts it in a file: its common, client and server blocks, each encoded
-/// and compressed into an LZ4 frame. [`encode_chunk`] makes it (a compiler may call it on several
-/// threads, this crate has none), [`write_with_chunks`] places it.
+/// and compressed into an LZ4 frame, the three frames in one buffer. [`ChunkEncoder::encode`]
+/// makes it (a compiler may call it on several threads, this crate has none),
+/// [`write_with_chunks`] places it.
 #[derive(Debug, Clone)]
 pub struct EncodedChunk {
-    frames: [Frame; 3],
+    /// The common, client and server frames, one after the other.
+    bytes: Vec<u8>,
+    /// The three compressed sizes, then the three decompressed sizes.
+    sizes: [u32; 6],
 }
 
 impl EncodedChunk {
     /// The bytes the chunk's frames take in the file.
     pub fn compressed_len(&self) -> usize {
-        self.frames.iter().map(|f| f.bytes.len()).sum()
+        self.bytes.len()
     }
 
     /// The chunk's entry in its level's chunk table: the three compressed sizes, then the three
     /// decompressed sizes (what [`read::read_chunk_record`](super::read::read_chunk_record)
     /// takes back).
     pub fn sizes(&self) -> [u32; 6] {
-        let [c, l, s] = &self.frames;
-        [c.compressed, l.compressed, s.compressed, c.decompressed, l.decompressed, s.decompressed]
+        self.sizes
     }
 
     /// The common, client and server LZ4 frames, in the order a file stores them.
     pub fn frames(&self) -> [&[u8]; 3] {
-        self.frames.each_ref().map(|f| f.bytes.as_slice())
+        let (common, rest) = self.bytes.split_at(self.sizes[0] as usize);
+        let (client, server) = rest.split_at(self.sizes[1] as usize);
+        [common, client, server]
     }
 }
 
-/// Encodes and compresses chunk `index` (in the grid's `[Y][X][Z]` order) of level `level_index`,
-/// whose chunks are `2^chunk_size_exp` units and whose grid is `grid`: exactly what [`write`]
-/// does for that chunk, errors included. A pure function of its arguments, so chunks encoded in
-/// any order or on any thread give the same file.
+/// Encodes and compresses chunks one after the other, keeping its buffers and LZ4 tables from
+/// chunk to chunk: an export's worker encodes thousands, and fresh buffers for each cost more
+/// in allocation and the kernel's zeroing of new pages than the encoding itself. The output
+/// does not depend on what was encoded before.
+#[derive(Debug, Clone)]
+pub struct ChunkEncoder {
+    lz4: BlockCompressor,
+    /// The common, client and server blocks of the last chunk (see [`write_blocks`]).
+    blocks: [Vec<u8>; 3],
+    /// The last chunk's frames, copied out at their exact size.
+    frames: Vec<u8>,
+}
+
+impl Default for ChunkEncoder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ChunkEncoder {
+    /// An encoder with empty buffers; they grow to the largest chunk it meets.
+    pub fn new() -> Self {
+        Self { lz4: BlockCompressor::new(0), blocks: Default::default(), frames: Vec::new() }
+    }
+
+    /// Encodes and compresses chunk `index` (in the grid's `[Y][X][Z]` order) of level
+    /// `level_index`, whose chunks are `2^chunk_size_exp` units and whose grid is `grid`:
+    /// exactly what [`write`] does for that chunk, errors included. A pure function of its
+    /// arguments, so chunks encoded in any order, on any thread, after any others give the
+    /// same file.
+    pub fn encode(
+        &mut self,
+        chunk: &Chunk,
+        level_index: usize,
+        index: usize,
+        chunk_size_exp: u8,
+        grid: GridSize,
+    ) -> WriteResult<EncodedChunk> {
+        let cctx = chunk_context(level_index, index, grid);
+        let blocks = write_blocks(&mut self.blocks, chunk, chunk_size_exp, grid, &cctx)?;
+        let mut sizes = [0; 6];
+        for (k, what) in ["common", "client", "server"].into_iter().enumerate() {
+            let ctx = format!("{cctx} / {what} data");
+            sizes[3 + k] = decompressed_size(blocks[k].len(), &ctx)?;
+        }
+        self.frames.clear();
+        for (k, what) in ["common", "client", "server"].into_iter().enumerate() {
+            let n = lz4f::compress_into(&mut self.lz4, blocks[k], &mut self.frames);
+            sizes[k] = len_u32(n, &format!("{cctx} / {what} data"), "compressed size")?;
+        }
+        Ok(EncodedChunk { bytes: self.frames.clone(), sizes })
+    }
+}
+
+/// [`ChunkEncoder::encode`] with a fresh encoder: for one chunk now and then.
 pub fn encode_chunk(
     chunk: &Chunk,
     level_index: usize,
@@ -76,28 +134,7 @@ pub fn encode_chunk(
     chunk_size_exp: u8,
     grid: GridSize,
 ) -> WriteResult<EncodedChunk> {
-    encode_chunk_with(&mut BlockCompressor::new(0), chunk, level_index, index, chunk_size_exp, grid)
-}
-
-/// [`encode_chunk`] compressing with `lz4`'s tables (kept from chunk to chunk by a thread that
-/// encodes many): the same bytes.
-pub fn encode_chunk_with(
-    lz4: &mut BlockCompressor,
-    chunk: &Chunk,
-    level_index: usize,
-    index: usize,
-    chunk_size_exp: u8,
-    grid: GridSize,
-) -> WriteResult<EncodedChunk> {
-    let cctx = chunk_context(level_index, index, grid);
-    let [c, l, s] = write_chunk(chunk, chunk_size_exp, grid, &cctx)?;
-    Ok(EncodedChunk {
-        frames: [
-            compress(lz4, &c, &format!("{cctx} / common data"))?,
-            compress(lz4, &l, &format!("{cctx} / client data"))?,
-            compress(lz4, &s, &format!("{cctx} / server data"))?,
-        ],
-    })
+    ChunkEncoder::new().encode(chunk, level_index, index, chunk_size_exp, grid)
 }
 
 /// The uncompressed common, client and server blocks that [`encode_chunk`] compresses (to
@@ -118,19 +155,198 @@ fn chunk_context(level_index: usize, index: usize, grid: GridSize) -> String {
 }
 
 /// [`write`] with every level's chunks already encoded: `chunks[i]` holds level `i`'s, in grid
-/// order ([`encode_chunk`]), and the levels of `file` hold none (their `chunks` are ignored).
-/// Gives the same bytes as [`write`] of the file with those chunks in it.
-pub fn write_with_chunks(file: &File, chunks: Vec<Vec<EncodedChunk>>) -> WriteResult<Vec<u8>> {
+/// order ([`ChunkEncoder::encode`]), and the levels of `file` hold none (their `chunks` are
+/// ignored). Gives the same bytes as [`write`] of the file with those chunks in it, as the
+/// pieces they are written from: the chunks' frames are borrowed, not copied into one buffer.
+pub fn write_with_chunks<'a>(file: &'a File, chunks: &'a [Vec<EncodedChunk>]) -> WriteResult<FileBytes<'a>> {
     if chunks.len() != file.levels.len() {
         return Err(WriteError::new(
             "data",
             format!("chunks for {} levels, but the file has {} levels", chunks.len(), file.levels.len()),
         ));
     }
-    write_file(file, Some(chunks))
+    write_file(file, FileChunks::Encoded(chunks))
 }
 
-fn write_file(file: &File, encoded: Option<Vec<Vec<EncodedChunk>>>) -> WriteResult<Vec<u8>> {
+/// A serialised file as the pieces it is made of, in order: the small sections built by the
+/// writer, the embedded archive and extensions and the chunks' frames borrowed from where they
+/// are. [`Self::write_to`] hands them to the output as they are, so an export copies each
+/// compressed byte once (into the file) and never holds the file whole in memory.
+#[derive(Debug, Default)]
+pub struct FileBytes<'a> {
+    /// Never an empty [`Part::Bytes`] (see [`Self::write_to`]).
+    parts: Vec<Part<'a>>,
+    len: usize,
+}
+
+/// A piece of a [`FileBytes`].
+#[derive(Debug)]
+enum Part<'a> {
+    Bytes(std::borrow::Cow<'a, [u8]>),
+    /// A level's chunk frames, this many bytes, written elsewhere ([`ChunkStream`]): only in
+    /// the layouts a stream makes, never in a [`FileBytes`] handed out.
+    Frames(usize),
+}
+
+impl<'a> FileBytes<'a> {
+    fn push(&mut self, part: impl Into<std::borrow::Cow<'a, [u8]>>) {
+        let part = part.into();
+        if !part.is_empty() {
+            self.len += part.len();
+            self.parts.push(Part::Bytes(part));
+        }
+    }
+
+    fn push_frames(&mut self, len: usize) {
+        self.len += len;
+        self.parts.push(Part::Frames(len));
+    }
+
+    fn append(&mut self, other: FileBytes<'a>) {
+        self.len += other.len;
+        self.parts.extend(other.parts);
+    }
+
+    /// The pieces' bytes; only layouts of a [`ChunkStream`] have frames written elsewhere.
+    fn bytes(&self) -> impl Iterator<Item = &[u8]> {
+        self.parts.iter().map(|p| match p {
+            Part::Bytes(b) => &b[..],
+            Part::Frames(_) => unreachable!("a FileBytes handed out holds all of its bytes"),
+        })
+    }
+
+    /// The file's size, bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the file is empty (never, for a file the writer accepted).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The whole file in one buffer.
+    pub fn to_vec(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.len);
+        for p in self.bytes() {
+            out.extend_from_slice(p);
+        }
+        out
+    }
+
+    /// Writes the file to `w`, up to 1 024 pieces per call (Linux's `IOV_MAX` for `writev`), so
+    /// a file of thousands of chunks takes a few system calls and no copy in between.
+    pub fn write_to(&self, w: &mut impl Write) -> std::io::Result<()> {
+        use std::io::{ErrorKind, IoSlice};
+        let mut slices: Vec<IoSlice<'_>> = self.bytes().map(IoSlice::new).collect();
+        let mut rest = &mut slices[..];
+        while !rest.is_empty() {
+            // No piece is empty, so a write of 0 bytes is the writer's refusal, not a no-op.
+            match w.write_vectored(&rest[..rest.len().min(1024)]) {
+                Ok(0) => return Err(ErrorKind::WriteZero.into()),
+                Ok(n) => IoSlice::advance_slices(&mut rest, n),
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Writes a file whose chunks arrive one by one in file order (level by level, each in grid
+/// order) as they are encoded: each chunk's frames go to their place in the file at once, while
+/// they are still in the cache and while the next chunks are being encoded, and are dropped;
+/// everything else (the header, each level's data and chunk table, the entities) is written by
+/// [`Self::finish`], once the chunk tables are known. Their lengths do not depend on the chunks,
+/// so where every level's frames begin is known from the start. The same bytes as [`write`] of
+/// the file with those chunks in it.
+#[derive(Debug)]
+pub struct ChunkStream<'a, W> {
+    file: &'a File,
+    w: W,
+    /// Per level: where its frames begin when the frames of the levels before it take no room.
+    starts: Vec<u64>,
+    /// Per level: the sizes of the chunks pushed so far.
+    sizes: Vec<Vec<[u32; 6]>>,
+    /// The level the next chunk belongs to.
+    level: usize,
+    /// Frame bytes written so far.
+    written: u64,
+}
+
+impl<'a, W: Write + Seek> ChunkStream<'a, W> {
+    /// A stream of `file`'s chunks into `w` (`file`'s own `chunks` are ignored, as by
+    /// [`write_with_chunks`]). Refuses what [`write`] refuses outside the chunks.
+    pub fn new(file: &'a File, mut w: W) -> Result<Self, StreamError> {
+        let layout = write_file(file, FileChunks::Placeholder)?;
+        let mut starts = Vec::with_capacity(file.levels.len());
+        let mut at = 0;
+        for p in &layout.parts {
+            match p {
+                Part::Bytes(b) => at += b.len() as u64,
+                Part::Frames(_) => starts.push(at),
+            }
+        }
+        w.seek(SeekFrom::Start(starts[0]))?;
+        let sizes = file.levels.iter().map(|l| Vec::with_capacity(l.grid.len())).collect();
+        Ok(Self { file, w, starts, sizes, level: 0, written: 0 })
+    }
+
+    /// Writes the next chunk's frames.
+    pub fn push(&mut self, chunk: &EncodedChunk) -> Result<(), StreamError> {
+        loop {
+            let Some(level) = self.file.levels.get(self.level) else {
+                return Err(WriteError::new("data", "more chunks than the levels' grids hold").into());
+            };
+            if self.sizes[self.level].len() < level.grid.len() {
+                break;
+            }
+            self.level += 1;
+            if let Some(start) = self.starts.get(self.level) {
+                self.w.seek(SeekFrom::Start(start + self.written))?;
+            }
+        }
+        self.w.write_all(&chunk.bytes)?;
+        self.written += chunk.bytes.len() as u64;
+        self.sizes[self.level].push(chunk.sizes);
+        Ok(())
+    }
+
+    /// Writes the rest of the file (refusing it as [`write`] does if a level lacks chunks);
+    /// returns the writer and the file's size.
+    pub fn finish(mut self) -> Result<(W, u64), StreamError> {
+        let layout = write_file(self.file, FileChunks::Sizes(&self.sizes))?;
+        let mut at = 0;
+        for p in &layout.parts {
+            match p {
+                Part::Bytes(b) => {
+                    self.w.seek(SeekFrom::Start(at))?;
+                    self.w.write_all(b)?;
+                    at += b.len() as u64;
+                }
+                Part::Frames(n) => at += *n as u64,
+            }
+        }
+        self.w.seek(SeekFrom::Start(at))?;
+        Ok((self.w, at))
+    }
+}
+
+/// Where [`write_file`] takes each level's chunks from.
+#[derive(Debug, Clone, Copy)]
+enum FileChunks<'a> {
+    /// The levels' own `chunks`, encoded there.
+    Own,
+    /// Encoded already, per level ([`write_with_chunks`]).
+    Encoded(&'a [Vec<EncodedChunk>]),
+    /// Only their sizes, per level; the frames are written elsewhere ([`ChunkStream::finish`]).
+    Sizes(&'a [Vec<[u32; 6]>]),
+    /// As many chunks as each grid holds, of no size: a layout for where the frames begin.
+    Placeholder,
+}
+
+fn write_file<'a>(file: &'a File, chunks: FileChunks<'a>) -> WriteResult<FileBytes<'a>> {
+    let mut out = FileBytes::default();
     let mut w = Writer::new();
     write_header(&mut w, &file.header)?;
 
@@ -141,15 +357,18 @@ fn write_file(file: &File, encoded: Option<Vec<Vec<EncodedChunk>>>) -> WriteResu
     write_table(&mut w, &table, "data")?;
 
     w.u32(len_u32(file.archive.len(), "data", "embedded archive size")?);
-    w.bytes(&file.archive);
+    out.push(w.into_inner());
+    out.push(&file.archive[..]);
 
+    let mut w = Writer::new();
     let n = file.extensions.len();
     w.u16(u16::try_from(n).map_err(|_| WriteError::new("data", format!("too many extensions: {n} (at most 65535)")))?);
     for (i, e) in file.extensions.iter().enumerate() {
         w.u32(len_u32(e.len(), &format!("extension {i}"), "extension size")?);
     }
+    out.push(w.into_inner());
     for e in &file.extensions {
-        w.bytes(e);
+        out.push(&e[..]);
     }
 
     let n = file.levels.len();
@@ -157,22 +376,21 @@ fn write_file(file: &File, encoded: Option<Vec<Vec<EncodedChunk>>>) -> WriteResu
         return Err(WriteError::new("data", "a file needs at least one level"));
     }
     let count = u8::try_from(n).map_err(|_| WriteError::new("data", format!("too many levels: {n} (at most 255)")))?;
-    w.u8(count);
     let mut levels = Vec::with_capacity(n);
-    let mut encoded = encoded.map(|e| e.into_iter());
     for (i, level) in file.levels.iter().enumerate() {
-        levels.push(write_level(level, i, encoded.as_mut().and_then(|e| e.next()))?);
+        levels.push(write_level(level, i, chunks)?);
     }
-    // One allocation for the whole file: the levels are most of it.
-    w.reserve(4 * n + levels.iter().map(Vec::len).sum::<usize>() + entities.len());
+    let mut w = Writer::new();
+    w.u8(count);
     for (i, l) in levels.iter().enumerate() {
         w.u32(len_u32(l.len(), &format!("level {i}"), "level data size")?);
     }
-    for l in &levels {
-        w.bytes(l);
+    out.push(w.into_inner());
+    for l in levels {
+        out.append(l);
     }
-    w.bytes(entities.as_slice());
-    Ok(w.into_inner())
+    out.push(entities.into_inner());
+    Ok(out)
 }
 
 pub(crate) fn write_header(w: &mut Writer, h: &Header) -> WriteResult<()> {
@@ -225,6 +443,12 @@ fn write_str(w: &mut Writer, b: &mut StringTableBuilder, s: &str, ctx: &str) -> 
     Ok(())
 }
 
+/// `e`, raised with an empty context, placed under `ctx()`: the loops over every cube of a chunk
+/// name the cube only when it fails (a `format!` per cube was a tenth of the encoding).
+fn within(ctx: impl FnOnce() -> String, e: WriteError) -> WriteError {
+    WriteError { context: ctx() + &e.context, ..e }
+}
+
 fn len_u32(n: usize, ctx: &str, what: &str) -> WriteResult<u32> {
     u32::try_from(n).map_err(|_| WriteError::new(ctx, format!("{what} {n} does not fit in a u32")))
 }
@@ -263,22 +487,27 @@ struct Frame {
     decompressed: u32,
 }
 
-fn compress(lz4: &mut BlockCompressor, data: &[u8], ctx: &str) -> WriteResult<Frame> {
-    let decompressed = len_u32(data.len(), ctx, "decompressed size")?;
+fn compress(data: &[u8], ctx: &str) -> WriteResult<Frame> {
+    let decompressed = decompressed_size(data.len(), ctx)?;
+    let bytes = lz4f::compress(data);
+    let compressed = len_u32(bytes.len(), ctx, "compressed size")?;
+    Ok(Frame { bytes, compressed, decompressed })
+}
+
+/// The size of a block to be compressed, checked against what a reader accepts.
+fn decompressed_size(n: usize, ctx: &str) -> WriteResult<u32> {
+    let decompressed = len_u32(n, ctx, "decompressed size")?;
     if u64::from(decompressed) > lz4f::MAX_DECOMPRESSED {
         return Err(WriteError::new(ctx, format!("decompressed size {decompressed} is over the 1 GiB limit")));
     }
-    let bytes = lz4f::compress_with(lz4, data);
-    let compressed = len_u32(bytes.len(), ctx, "compressed size")?;
-    Ok(Frame { bytes, compressed, decompressed })
+    Ok(decompressed)
 }
 
 // ---------------------------------------------------------------------------------------------
 // Levels
 
-/// One level's bytes; its chunks are `encoded` when given ([`write_with_chunks`]), else
-/// `level.chunks` encoded here.
-pub(crate) fn write_level(level: &Level, li: usize, encoded: Option<Vec<EncodedChunk>>) -> WriteResult<Vec<u8>> {
+/// Level `li`'s bytes, its chunks taken from `chunks` ([`FileChunks`]).
+fn write_level<'a>(level: &Level, li: usize, chunks: FileChunks<'a>) -> WriteResult<FileBytes<'a>> {
     let ctx = format!("level {li}");
     if level.chunk_size_exp > MAX_CHUNK_SIZE_EXP {
         return Err(WriteError::new(
@@ -293,7 +522,12 @@ pub(crate) fn write_level(level: &Level, li: usize, encoded: Option<Vec<EncodedC
             format!("grid of {} is out of range (Y 1..=256, X and Z 1..=4096)", grid_text(grid)),
         ));
     }
-    let chunk_count = encoded.as_ref().map_or(level.chunks.len(), Vec::len);
+    let chunk_count = match chunks {
+        FileChunks::Own => level.chunks.len(),
+        FileChunks::Encoded(e) => e[li].len(),
+        FileChunks::Sizes(s) => s[li].len(),
+        FileChunks::Placeholder => grid.len(),
+    };
     if chunk_count != grid.len() {
         return Err(WriteError::new(
             &ctx,
@@ -307,27 +541,28 @@ pub(crate) fn write_level(level: &Level, li: usize, encoded: Option<Vec<EncodedC
         ));
     }
 
-    let lz4 = &mut BlockCompressor::new(0);
-    let common = compress(lz4, &write_level_common(&level.common, &ctx)?, &format!("{ctx} / common data"))?;
+    let common = compress(&write_level_common(&level.common, &ctx)?, &format!("{ctx} / common data"))?;
     let client = compress(
-        lz4,
         &write_level_client(&level.client, level.common.materials.len(), &ctx)?,
         &format!("{ctx} / client data"),
     )?;
-    let server = compress(lz4, &write_level_server(&level.server, &ctx)?, &format!("{ctx} / server data"))?;
+    let server = compress(&write_level_server(&level.server, &ctx)?, &format!("{ctx} / server data"))?;
 
-    let chunks = match encoded {
-        Some(e) => e,
-        None => level
-            .chunks
-            .iter()
-            .enumerate()
-            .map(|(i, chunk)| encode_chunk_with(lz4, chunk, li, i, level.chunk_size_exp, grid))
-            .collect::<WriteResult<Vec<_>>>()?,
+    let owned = match chunks {
+        FileChunks::Own => {
+            let mut encoder = ChunkEncoder::new();
+            level
+                .chunks
+                .iter()
+                .enumerate()
+                .map(|(i, chunk)| encoder.encode(chunk, li, i, level.chunk_size_exp, grid))
+                .collect::<WriteResult<Vec<_>>>()?
+        }
+        _ => Vec::new(),
     };
 
     let size = 1 + 24 + 9 + common.bytes.len() + client.bytes.len() + server.bytes.len();
-    let mut w = Writer::with_capacity(size + chunks.iter().map(|c| 24 + c.compressed_len()).sum::<usize>());
+    let mut w = Writer::with_capacity(size + 24 * chunk_count);
     w.u8(level.flags);
     write_frame_sizes(&mut w, [&common, &client, &server]);
     for f in [&common, &client, &server] {
@@ -336,15 +571,26 @@ pub(crate) fn write_level(level: &Level, li: usize, encoded: Option<Vec<EncodedC
     w.u8(level.chunk_size_exp);
     write_grid_size(&mut w, grid, &ctx)?;
     write_chunk_index(&mut w, level.center_chunk);
-    for EncodedChunk { frames: [c, l, s] } in &chunks {
-        write_frame_sizes(&mut w, [c, l, s]);
+    let sizes: &mut dyn Iterator<Item = [u32; 6]> = match chunks {
+        FileChunks::Own => &mut owned.iter().map(|c| c.sizes),
+        FileChunks::Encoded(e) => &mut e[li].iter().map(|c| c.sizes),
+        FileChunks::Sizes(s) => &mut s[li].iter().copied(),
+        FileChunks::Placeholder => &mut std::iter::repeat_n([0; 6], chunk_count),
+    };
+    for s in sizes {
+        w.u32s(&s);
     }
-    for EncodedChunk { frames } in &chunks {
-        for f in frames {
-            w.bytes(&f.bytes);
+    let mut out = FileBytes::default();
+    out.push(w.into_inner());
+    match chunks {
+        FileChunks::Own => owned.into_iter().for_each(|c| out.push(c.bytes)),
+        FileChunks::Encoded(e) => e[li].iter().for_each(|c| out.push(&c.bytes[..])),
+        FileChunks::Sizes(s) => {
+            out.push_frames(s[li].iter().map(|s| s[..3].iter().map(|&n| n as usize).sum::<usize>()).sum())
         }
+        FileChunks::Placeholder => out.push_frames(0),
     }
-    Ok(w.into_inner())
+    Ok(out)
 }
 
 /// Three compressed sizes, then three decompressed sizes.
@@ -372,14 +618,60 @@ pub(crate) fn write_chunk_index(w: &mut Writer, c: ChunkIndex) {
 
 /// Returns the decompressed common, client and server blocks of one chunk.
 pub(crate) fn write_chunk(chunk: &Chunk, exp: u8, grid: GridSize, ctx: &str) -> WriteResult<[Vec<u8>; 3]> {
+    Ok(write_blocks(&mut Default::default(), chunk, exp, grid, ctx)?.map(<[u8]>::to_vec))
+}
+
+/// Writes the common, client and server blocks of one chunk into `bufs` (cleared first, so an
+/// encoder reuses them) and returns them.
+fn write_blocks<'b>(
+    bufs: &'b mut [Vec<u8>; 3],
+    chunk: &Chunk,
+    exp: u8,
+    grid: GridSize,
+    ctx: &str,
+) -> WriteResult<[&'b [u8]; 3]> {
     let mut b = StringTableBuilder::new();
-    let mut common = Writer::new();
+    let mut common = tabled_writer(std::mem::take(&mut bufs[0]));
     write_chunk_common(&mut common, &mut b, chunk, exp, grid, ctx)?;
-    let mut client = Writer::new();
+    let mut client = std::mem::take(&mut bufs[1]);
+    client.clear();
+    let mut client = Writer::from_vec(client);
     write_chunk_client(&mut client, &mut b, &chunk.client, &chunk.common, ctx)?;
-    let common = with_table(&b, common, &format!("{ctx} / common data"))?;
-    let server = write_chunk_server(&chunk.server, chunk.common.cubes.len(), grid, ctx)?;
-    Ok([common, client.into_inner(), server])
+    let (common, common_at) = finish_tabled(&b, common, &format!("{ctx} / common data"))?;
+    let (server, server_at) =
+        write_chunk_server(std::mem::take(&mut bufs[2]), &chunk.server, chunk.common.cubes.len(), grid, ctx)?;
+    *bufs = [common, client.into_inner(), server];
+    let [c, l, s] = bufs;
+    Ok([&c[common_at..], l, &s[server_at..]])
+}
+
+/// Room left in front of a chunk block's content for its string table, which is complete only
+/// once the content is written: the table then goes into the room, right before the content,
+/// instead of both being copied into a new buffer. Chunk tables are a few names; a larger one
+/// moves the content once.
+const TABLE_ROOM: usize = 1024;
+
+/// A writer over `buf`, cleared, that starts after [`TABLE_ROOM`] bytes: for a block whose
+/// table [`finish_tabled`] puts in front.
+fn tabled_writer(mut buf: Vec<u8>) -> Writer {
+    buf.clear();
+    buf.resize(TABLE_ROOM, 0);
+    Writer::from_vec(buf)
+}
+
+/// `u32 table size` + `b`'s table + the content written after [`tabled_writer`]'s room: the
+/// buffer and where the block starts in it (what [`with_table`] gives, without the copy).
+fn finish_tabled(b: &StringTableBuilder, w: Writer, ctx: &str) -> WriteResult<(Vec<u8>, usize)> {
+    let size = len_u32(b.len(), ctx, "string table size")?;
+    let mut buf = w.into_inner();
+    let need = 4 + b.len();
+    if need > TABLE_ROOM {
+        buf.splice(..0, std::iter::repeat_n(0, need - TABLE_ROOM));
+    }
+    let at = TABLE_ROOM.saturating_sub(need);
+    buf[at..at + 4].copy_from_slice(&size.to_le_bytes());
+    buf[at + 4..at + need].copy_from_slice(b.bytes());
+    Ok((buf, at))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -697,22 +989,24 @@ pub(crate) fn write_chunk_client(
         write_client_fast_light(w, l, &format!("{ctx} / client-side fast light {i}"))?;
     }
     for (i, (cc, cube)) in c.cubes.iter().zip(&common.cubes).enumerate() {
-        let cctx = format!("{ctx} / client cube {i}");
+        let cctx = || format!("{ctx} / client cube {i}");
         if let Some(l) = &cc.lighting {
-            check_lighting(l, n_dyn, n_fast).map_err(|why| WriteError::new(&cctx, why.to_string()))?;
+            check_lighting(l, n_dyn, n_fast).map_err(|why| WriteError::new(cctx(), why.to_string()))?;
         }
-        write_client_cube(w, cc, &cube.kind, &cctx)?;
+        write_client_cube(w, cc, &cube.kind, "").map_err(|e| within(cctx, e))?;
     }
     Ok(())
 }
 
-/// Server chunk data, with its string table; `cube_count` server cubes are expected.
+/// Server chunk data, with its string table; `cube_count` server cubes are expected. Written
+/// into `buf` (cleared), which comes back with where the block starts in it ([`finish_tabled`]).
 pub(crate) fn write_chunk_server(
+    buf: Vec<u8>,
     s: &ChunkServer,
     cube_count: usize,
     grid: GridSize,
     ctx: &str,
-) -> WriteResult<Vec<u8>> {
+) -> WriteResult<(Vec<u8>, usize)> {
     let ctx = format!("{ctx} / server data");
     if s.cubes.len() != cube_count {
         return Err(WriteError::new(
@@ -721,7 +1015,7 @@ pub(crate) fn write_chunk_server(
         ));
     }
     let mut b = StringTableBuilder::new();
-    let mut w = Writer::new();
+    let mut w = tabled_writer(buf);
     w.u8(count_u8(s.load_regions.len(), &ctx, "load regions")?);
     for (i, r) in s.load_regions.iter().enumerate() {
         let rctx = format!("{ctx} / load region {i}");
@@ -729,11 +1023,11 @@ pub(crate) fn write_chunk_server(
         write_region(&mut w, r, &rctx)?;
     }
     for (i, c) in s.cubes.iter().enumerate() {
-        write_server_cube(&mut w, &mut b, c, &format!("{ctx} / server cube {i}"))?;
+        write_server_cube(&mut w, &mut b, c, "").map_err(|e| within(|| format!("{ctx} / server cube {i}"), e))?;
     }
     check_count_u32(s.entities.len(), &ctx, "entities")?;
     write_entities(&mut w, &mut b, &s.entities)?;
-    with_table(&b, w, &ctx)
+    finish_tabled(&b, w, &ctx)
 }
 
 pub(crate) fn write_region(w: &mut Writer, r: &Region, ctx: &str) -> WriteResult<()> {
@@ -979,9 +1273,7 @@ pub(crate) fn write_visibility(w: &mut Writer, v: &Visibility, ctx: &str) -> Wri
 
 fn write_u32s(w: &mut Writer, v: &[u32], ctx: &str, what: &str) -> WriteResult<()> {
     w.u32(count_u32(v.len(), ctx, what)?);
-    for &x in v {
-        w.u32(x);
-    }
+    w.u32s(v);
     Ok(())
 }
 
