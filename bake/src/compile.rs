@@ -1212,30 +1212,25 @@ mod tests {
             if k == 150 || k == 170 { Err(k) } else { Ok(k) }
         };
         for threads in [1, 2, 5] {
-            let mut seen = Vec::new();
-            let all = stream_jobs(
-                140,
-                threads,
-                || (),
-                job,
-                |r| {
-                    seen.push(r?);
-                    Ok::<(), usize>(())
-                },
-            );
+            // The jobs' results as `take` saw them, and how the run ended.
+            let run = |n: usize| {
+                let mut seen = Vec::new();
+                let end = stream_jobs(
+                    n,
+                    threads,
+                    || (),
+                    job,
+                    |r| {
+                        seen.push(r?);
+                        Ok::<(), usize>(())
+                    },
+                );
+                (end, seen)
+            };
+            let (all, seen) = run(140);
             assert_eq!(all, Ok(()), "{threads} threads");
             assert_eq!(seen, (0..140).collect::<Vec<_>>(), "{threads} threads");
-            seen.clear();
-            let failed = stream_jobs(
-                200,
-                threads,
-                || (),
-                job,
-                |r| {
-                    seen.push(r?);
-                    Ok::<(), usize>(())
-                },
-            );
+            let (failed, seen) = run(200);
             assert_eq!(failed, Err(150), "{threads} threads");
             assert_eq!(seen, (0..150).collect::<Vec<_>>(), "{threads} threads");
         }
