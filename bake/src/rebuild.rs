@@ -51,6 +51,7 @@ use glam::DVec3;
 use pmfedit_core::edit::{ChangeSet, LibRef, ObjRef};
 use pmfedit_core::format::pmf;
 use pmfedit_core::map::Map;
+use pmfedit_core::map::coords::ChunkCoord;
 use pmfedit_core::map::level::ChunkChanges;
 use pmfedit_core::map::library::Table;
 use pmfedit_core::map::library::ids::TableId;
@@ -333,9 +334,7 @@ impl Rebuild {
             dirty.extend(self.readers.get(&key).into_iter().flatten().copied());
         }
         // Bakes whose rays stopped below a changed chunk and may have passed it.
-        for map in [&before, &self.map] {
-            dirty.extend(above_top_readers(map, self.settings(), &self.slots, &touched));
-        }
+        dirty.extend(above_top_readers(&before, &self.map, self.settings(), &self.slots, &touched));
         let now = every_chunk(&self.map);
         let entered: Vec<ChunkKey> = now.iter().filter(|k| !self.slots.contains_key(k)).copied().collect();
         let gone: Vec<ChunkKey> = self.slots.keys().filter(|k| !now.contains(k)).copied().collect();
@@ -568,11 +567,12 @@ impl Rebuild {
     /// [`crate::deps::lights_through`]).
     fn changed_above(&self, key: ChunkKey, bake: &ChunkBake, requested_at: u64) -> bool {
         let Some(level) = self.map.levels.get(key.0) else { return false };
-        let lo = (key.0, pmfedit_core::map::coords::ChunkCoord::new(i32::MIN, i32::MIN, i32::MIN));
-        let hi = (key.0, pmfedit_core::map::coords::ChunkCoord::new(i32::MAX, i32::MAX, i32::MAX));
+        // Chunks order by `y` first: the range holds only the changed chunks above the top.
+        let above = bake.top_layer.map_or(i32::MIN, |top| top.saturating_add(1));
+        let lo = (key.0, ChunkCoord::new(i32::MIN, above, i32::MIN));
+        let hi = (key.0, ChunkCoord::new(i32::MAX, i32::MAX, i32::MAX));
         self.changed_at.range(lo..=hi).any(|(&(_, c), &t)| {
             t > requested_at
-                && bake.top_layer.is_none_or(|top| c.y > top)
                 && (crate::deps::sky_reaches(level, self.settings(), key.1, c)
                     || crate::deps::lights_through(level, self.settings(), c).contains(&key.1))
         })
@@ -709,30 +709,40 @@ impl Rebuild {
     }
 }
 
-/// The chunks of `map` whose full bakes in `slots` stopped their rays below one of the `changed`
-/// chunks ([`ChunkBake::top_layer`]) and may have passed it: [`crate::deps::sky_reaches`], and
-/// [`crate::deps::lights_through`] where a bake's top is below the chunk.
+/// The chunks whose full bakes in `slots` stopped their rays below one of the `changed` chunks
+/// ([`ChunkBake::top_layer`]) and may have passed it ([`crate::deps::sky_reaches`] in `after`),
+/// and, where some bake's top is below a changed chunk, the chunks whose rays to a light may have
+/// crossed it, with the lights of `before` and of `after` ([`crate::deps::lights_through`]).
+/// Usually no bake's top is below any changed chunk, which one pass over the slots finds.
 fn above_top_readers(
-    map: &Map,
+    before: &Map,
+    after: &Map,
     settings: &CompileSettings,
     slots: &BTreeMap<ChunkKey, ChunkSlot>,
     changed: &[ChunkKey],
 ) -> BTreeSet<ChunkKey> {
+    // Per level, the lowest top a full bake was made with (`None`: nothing occupied, below all).
+    let mut lowest: BTreeMap<usize, i32> = BTreeMap::new();
+    for (&(li, _), full) in slots.iter().filter_map(|(k, s)| Some((k, s.full.as_ref()?))) {
+        let top = full.top_layer.unwrap_or(i32::MIN);
+        lowest.entry(li).and_modify(|t| *t = (*t).min(top)).or_insert(top);
+    }
     let mut out = BTreeSet::new();
     for &(li, c) in changed {
-        let Some(level) = map.levels.get(li) else { continue };
-        let below = |bake: &ChunkBake| bake.top_layer.is_none_or(|top| c.y > top);
-        let mut any = false;
-        for (&key, slot) in slots.iter().filter(|(k, _)| k.0 == li) {
+        if lowest.get(&li).is_none_or(|&top| c.y <= top) {
+            continue;
+        }
+        let Some(level) = after.levels.get(li) else { continue };
+        for (&key, slot) in slots.range((li, ChunkCoord::new(i32::MIN, i32::MIN, i32::MIN))..) {
+            if key.0 != li {
+                break;
+            }
             let Some(full) = &slot.full else { continue };
-            if below(full) {
-                any = true;
-                if crate::deps::sky_reaches(level, settings, key.1, c) {
-                    out.insert(key);
-                }
+            if full.top_layer.is_none_or(|top| c.y > top) && crate::deps::sky_reaches(level, settings, key.1, c) {
+                out.insert(key);
             }
         }
-        if any {
+        for level in [before, after].into_iter().filter_map(|m| m.levels.get(li)) {
             out.extend(crate::deps::lights_through(level, settings, c).into_iter().map(|x| (li, x)));
         }
     }
