@@ -23,7 +23,7 @@ use pmfedit_core::map::library::{EntityScope, LightMode};
 use pmfedit_core::map::{Level, Map};
 
 use crate::chunk::{BakeError, bake_geometry};
-use crate::jobs::run_jobs;
+use crate::jobs::{run_jobs, stream_jobs};
 use crate::layout::{BakeSettings, ChunkLayout};
 use crate::light::{self, ChunkInput, LightCache, LightError, LightScene, LightSettings, LitVertex, SurfaceFace};
 use crate::mesh::{FaceShape, LightmapRect};
@@ -964,53 +964,6 @@ fn stream_levels<W: std::io::Write + std::io::Seek>(
     Ok(stream.finish()?.1)
 }
 
-/// `job(state, k)` for every `k` in `0..n` on `threads` scoped threads, each result handed to
-/// `take` on this thread in `k` order as soon as it and those before it are done. Stops at the
-/// first error of `take` (workers take no new job after it) and returns it; a worker's panic is
-/// passed on.
-fn stream_jobs<S, T: Send, E>(
-    n: usize,
-    threads: usize,
-    init: impl Fn() -> S + Sync,
-    job: impl Fn(&mut S, usize) -> T + Sync,
-    mut take: impl FnMut(T) -> Result<(), E>,
-) -> Result<(), E> {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    let next = AtomicUsize::new(0);
-    std::thread::scope(|scope| {
-        let (send, done) = std::sync::mpsc::channel();
-        for _ in 0..threads.clamp(1, n.max(1)) {
-            let send = send.clone();
-            let (next, init, job) = (&next, &init, &job);
-            scope.spawn(move || {
-                let mut state = init();
-                loop {
-                    let k = next.fetch_add(1, Ordering::Relaxed);
-                    if k >= n || send.send((k, job(&mut state, k))).is_err() {
-                        break;
-                    }
-                }
-            });
-        }
-        drop(send);
-        // Results that came before their turn, by `k`.
-        let mut early = BTreeMap::new();
-        let mut turn = 0;
-        for (k, r) in done {
-            early.insert(k, r);
-            while let Some(r) = early.remove(&turn) {
-                turn += 1;
-                if let Err(e) = take(r) {
-                    // No new jobs; the workers finish the ones they hold and stop.
-                    next.store(n, Ordering::Relaxed);
-                    return Err(e);
-                }
-            }
-        }
-        Ok(())
-    })
-}
-
 /// Every level's chunks of `file` encoded and compressed on `threads` threads, for
 /// [`pmf::write_with_chunks`] (what [`write_file`] writes; an export streams them to disk
 /// instead, [`crate::export::write_map`]).
@@ -1195,44 +1148,4 @@ pub fn compile_full(map: &Map, settings: &CompileSettings) -> Result<pmf::File, 
 pub fn chunk_lattice_box(level: &Level, chunk: ChunkCoord) -> LatticeBox {
     let a = level.frame().chunk_addr(chunk);
     a.lattice_box()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Results reach `take` in job order whatever the thread count (some jobs are slow, so
-    /// others finish before them), and the first error in that order stops the run.
-    #[test]
-    fn streamed_jobs_come_in_order_and_stop_at_the_first_error() {
-        let job = |_: &mut (), k: usize| {
-            if k.is_multiple_of(7) {
-                std::thread::sleep(std::time::Duration::from_millis(2));
-            }
-            if k == 150 || k == 170 { Err(k) } else { Ok(k) }
-        };
-        for threads in [1, 2, 5] {
-            // The jobs' results as `take` saw them, and how the run ended.
-            let run = |n: usize| {
-                let mut seen = Vec::new();
-                let end = stream_jobs(
-                    n,
-                    threads,
-                    || (),
-                    job,
-                    |r| {
-                        seen.push(r?);
-                        Ok::<(), usize>(())
-                    },
-                );
-                (end, seen)
-            };
-            let (all, seen) = run(140);
-            assert_eq!(all, Ok(()), "{threads} threads");
-            assert_eq!(seen, (0..140).collect::<Vec<_>>(), "{threads} threads");
-            let (failed, seen) = run(200);
-            assert_eq!(failed, Err(150), "{threads} threads");
-            assert_eq!(seen, (0..150).collect::<Vec<_>>(), "{threads} threads");
-        }
-    }
 }

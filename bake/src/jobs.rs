@@ -36,44 +36,80 @@ impl Jobs for Threads {
 }
 
 /// `job(state, k)` for every `k` in `0..n` on `threads` scoped threads, the results in `k` order
-/// whatever the count; each worker makes its `state` once with `init`. Workers take the next `k`
-/// from a shared counter (jobs differ a lot in size: chunks); a worker's panic is passed on.
+/// whatever the count ([`stream_jobs`], collected).
 pub(crate) fn run_jobs<S, T: Send>(
     n: usize,
     threads: usize,
     init: impl Fn() -> S + Sync,
     job: impl Fn(&mut S, usize) -> T + Sync,
 ) -> Vec<T> {
+    let mut out = Vec::with_capacity(n);
+    let collected: Result<(), std::convert::Infallible> = stream_jobs(n, threads, init, job, |r| {
+        out.push(r);
+        Ok(())
+    });
+    let Ok(()) = collected;
+    out
+}
+
+/// `job(state, k)` for every `k` in `0..n` on `threads` scoped threads, each result handed to
+/// `take` on this thread in `k` order as soon as it and those before it are done (an export
+/// writes each chunk as it is ready: [`crate::compile::write_file_to`]). Stops at the first
+/// error of `take` (workers take no new job after it) and returns it; each worker makes its
+/// `state` once with `init`, takes the next `k` from a shared counter (jobs differ a lot in
+/// size: chunks), and a worker's panic is passed on.
+pub(crate) fn stream_jobs<S, T: Send, E>(
+    n: usize,
+    threads: usize,
+    init: impl Fn() -> S + Sync,
+    job: impl Fn(&mut S, usize) -> T + Sync,
+    mut take: impl FnMut(T) -> Result<(), E>,
+) -> Result<(), E> {
     let threads = threads.clamp(1, n.max(1));
     if threads == 1 {
         let mut state = init();
-        return (0..n).map(|k| job(&mut state, k)).collect();
+        return (0..n).try_for_each(|k| take(job(&mut state, k)));
     }
     let next = AtomicUsize::new(0);
-    let done: Vec<Vec<(usize, T)>> = std::thread::scope(|scope| {
+    std::thread::scope(|scope| {
+        let (send, done) = std::sync::mpsc::channel();
         let workers: Vec<_> = (0..threads)
             .map(|_| {
-                scope.spawn(|| {
+                let send = send.clone();
+                let (next, init, job) = (&next, &init, &job);
+                scope.spawn(move || {
                     let mut state = init();
-                    let mut out = Vec::new();
                     loop {
                         let k = next.fetch_add(1, Ordering::Relaxed);
-                        if k >= n {
+                        if k >= n || send.send((k, job(&mut state, k))).is_err() {
                             break;
                         }
-                        out.push((k, job(&mut state, k)));
                     }
-                    out
                 })
             })
             .collect();
-        workers.into_iter().map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
-    });
-    let mut results: Vec<Option<T>> = (0..n).map(|_| None).collect();
-    for (k, r) in done.into_iter().flatten() {
-        results[k] = Some(r);
-    }
-    results.into_iter().map(|r| r.expect("every job ran")).collect()
+        drop(send);
+        // Results that came before their turn, by `k`.
+        let mut early = std::collections::BTreeMap::new();
+        let (mut turn, mut result) = (0, Ok(()));
+        'results: for (k, r) in &done {
+            early.insert(k, r);
+            while let Some(r) = early.remove(&turn) {
+                turn += 1;
+                if let Err(e) = take(r) {
+                    // No new jobs; the workers finish the ones they hold and stop.
+                    next.store(n, Ordering::Relaxed);
+                    result = Err(e);
+                    break 'results;
+                }
+            }
+        }
+        drop(done);
+        for w in workers {
+            w.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+        }
+        result
+    })
 }
 
 #[cfg(test)]
@@ -94,5 +130,40 @@ mod tests {
             assert!(runs.iter().all(|r| r.load(Ordering::Relaxed) == 1), "{threads} threads");
         }
         assert_eq!(Threads::new(0).count(), 1);
+    }
+
+    /// Results reach `take` in job order whatever the thread count (some jobs are slow, so
+    /// others finish before them), and the first error in that order stops the run.
+    #[test]
+    fn streamed_jobs_come_in_order_and_stop_at_the_first_error() {
+        let job = |_: &mut (), k: usize| {
+            if k.is_multiple_of(7) {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            if k == 150 || k == 170 { Err(k) } else { Ok(k) }
+        };
+        for threads in [1, 2, 5] {
+            // The jobs' results as `take` saw them, and how the run ended.
+            let run = |n: usize| {
+                let mut seen = Vec::new();
+                let end = stream_jobs(
+                    n,
+                    threads,
+                    || (),
+                    job,
+                    |r| {
+                        seen.push(r?);
+                        Ok::<(), usize>(())
+                    },
+                );
+                (end, seen)
+            };
+            let (all, seen) = run(140);
+            assert_eq!(all, Ok(()), "{threads} threads");
+            assert_eq!(seen, (0..140).collect::<Vec<_>>(), "{threads} threads");
+            let (failed, seen) = run(200);
+            assert_eq!(failed, Err(150), "{threads} threads");
+            assert_eq!(seen, (0..150).collect::<Vec<_>>(), "{threads} threads");
+        }
     }
 }
