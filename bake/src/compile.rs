@@ -17,7 +17,7 @@ use std::sync::Arc;
 use glam::{DVec3, IVec3, Vec3};
 
 use pmfedit_core::format::bin::{ReadError, Reader, Writer};
-use pmfedit_core::format::pmf;
+use pmfedit_core::format::pmf::{self, Compression};
 use pmfedit_core::map::coords::{ChunkCoord, LatticeBox};
 use pmfedit_core::map::library::{EntityScope, LightMode};
 use pmfedit_core::map::{Level, Map};
@@ -833,6 +833,9 @@ pub struct Assembled<'a> {
     pub file: pmf::File,
     /// Per level: its grid and the bakes of the grid's chunks in PMF order.
     levels: Vec<(Grid, Vec<&'a ChunkBake>)>,
+    /// How the file's LZ4 frames are searched when it is written ([`Compression::Fast`]
+    /// unless set): smaller or faster, the same records (PMF-NOTES L1).
+    pub compression: Compression,
 }
 
 impl<'a> Assembled<'a> {
@@ -892,14 +895,15 @@ impl<'a> Assembled<'a> {
     /// placed in grid order; an error is the first chunk's in that order, as [`pmf::write`]'s.
     pub fn write(&self, threads: usize) -> Result<Vec<u8>, CompileError> {
         let chunks = self.encode(threads)?;
-        Ok(pmf::write_with_chunks(&self.file, &chunks)?.to_vec())
+        Ok(pmf::write_with_chunks(&self.file, &chunks, self.compression)?.to_vec())
     }
 
     /// [`Self::write`] straight into `out` ([`write_file_to`] of the whole file): each chunk's
     /// frames are written in file order as soon as they are ready, so neither the records nor the
     /// file are ever whole in memory beside the bakes. Returns the file's size.
     pub fn write_to<W: std::io::Write + std::io::Seek>(&self, threads: usize, out: W) -> Result<u64, pmf::StreamError> {
-        stream_levels(&self.file, self.levels.iter().map(|(_, b)| b.len()), threads, out, |enc, li, i| {
+        let sizes = self.levels.iter().map(|(_, b)| b.len());
+        stream_levels(&self.file, sizes, threads, self.compression, out, |enc, li, i| {
             let level = &self.file.levels[li];
             enc.encode(&self.chunk(li, i), li, i, level.chunk_size_exp, level.grid)
         })
@@ -909,17 +913,17 @@ impl<'a> Assembled<'a> {
     /// [`pmf::write_with_chunks`] with [`Self::file`] (as [`Self::write`] does).
     pub fn encode(&self, threads: usize) -> Result<Vec<Vec<pmf::EncodedChunk>>, CompileError> {
         let sizes = self.levels.iter().map(|(_, b)| b.len());
-        Ok(encode_levels(sizes, threads, |enc, li, i| {
+        Ok(encode_levels(sizes, threads, self.compression, |enc, li, i| {
             let level = &self.file.levels[li];
             enc.encode(&self.chunk(li, i), li, i, level.chunk_size_exp, level.grid)
         })?)
     }
 }
 
-/// [`pmf::write`] with the chunks encoded and LZ4-compressed on `threads` threads: the same
+/// [`pmf::write_as`] with the chunks encoded and LZ4-compressed on `threads` threads: the same
 /// bytes for any thread count (see [`Assembled::write`]), the first error in file order.
-pub fn write_file(file: &pmf::File, threads: usize) -> pmf::WriteResult<Vec<u8>> {
-    Ok(pmf::write_with_chunks(file, &encode_chunks(file, threads)?)?.to_vec())
+pub fn write_file(file: &pmf::File, threads: usize, compression: Compression) -> pmf::WriteResult<Vec<u8>> {
+    Ok(pmf::write_with_chunks(file, &encode_chunks(file, threads, compression)?, compression)?.to_vec())
 }
 
 /// [`write_file`] straight into `out`: the chunks encoded on `threads` threads while this one
@@ -930,9 +934,10 @@ pub fn write_file(file: &pmf::File, threads: usize) -> pmf::WriteResult<Vec<u8>>
 pub fn write_file_to<W: std::io::Write + std::io::Seek>(
     file: &pmf::File,
     threads: usize,
+    compression: Compression,
     out: W,
 ) -> Result<u64, pmf::StreamError> {
-    stream_levels(file, file.levels.iter().map(|l| l.chunks.len()), threads, out, |enc, li, i| {
+    stream_levels(file, file.levels.iter().map(|l| l.chunks.len()), threads, compression, out, |enc, li, i| {
         let level = &file.levels[li];
         enc.encode(&level.chunks[i], li, i, level.chunk_size_exp, level.grid)
     })
@@ -946,15 +951,16 @@ fn stream_levels<W: std::io::Write + std::io::Seek>(
     skeleton: &pmf::File,
     sizes: impl Iterator<Item = usize>,
     threads: usize,
+    compression: Compression,
     out: W,
     encode: impl Fn(&mut pmf::ChunkEncoder, usize, usize) -> pmf::WriteResult<pmf::EncodedChunk> + Sync,
 ) -> Result<u64, pmf::StreamError> {
-    let mut stream = pmf::ChunkStream::new(skeleton, out)?;
+    let mut stream = pmf::ChunkStream::new(skeleton, out, compression)?;
     let jobs: Vec<(usize, usize)> = sizes.enumerate().flat_map(|(li, n)| (0..n).map(move |i| (li, i))).collect();
     stream_jobs(
         jobs.len(),
         threads,
-        pmf::ChunkEncoder::new,
+        || pmf::ChunkEncoder::with_compression(compression),
         |enc, k| {
             let (li, i) = jobs[k];
             encode(enc, li, i)
@@ -967,8 +973,12 @@ fn stream_levels<W: std::io::Write + std::io::Seek>(
 /// Every level's chunks of `file` encoded and compressed on `threads` threads, for
 /// [`pmf::write_with_chunks`] (what [`write_file`] writes; an export streams them to disk
 /// instead, [`crate::export::write_map`]).
-pub fn encode_chunks(file: &pmf::File, threads: usize) -> pmf::WriteResult<Vec<Vec<pmf::EncodedChunk>>> {
-    encode_levels(file.levels.iter().map(|l| l.chunks.len()), threads, |enc, li, i| {
+pub fn encode_chunks(
+    file: &pmf::File,
+    threads: usize,
+    compression: Compression,
+) -> pmf::WriteResult<Vec<Vec<pmf::EncodedChunk>>> {
+    encode_levels(file.levels.iter().map(|l| l.chunks.len()), threads, compression, |enc, li, i| {
         let level = &file.levels[li];
         enc.encode(&level.chunks[i], li, i, level.chunk_size_exp, level.grid)
     })
@@ -980,15 +990,21 @@ pub fn encode_chunks(file: &pmf::File, threads: usize) -> pmf::WriteResult<Vec<V
 fn encode_levels(
     sizes: impl Iterator<Item = usize>,
     threads: usize,
+    compression: Compression,
     encode: impl Fn(&mut pmf::ChunkEncoder, usize, usize) -> pmf::WriteResult<pmf::EncodedChunk> + Sync,
 ) -> pmf::WriteResult<Vec<Vec<pmf::EncodedChunk>>> {
     let sizes: Vec<usize> = sizes.collect();
     let jobs: Vec<(usize, usize)> =
         sizes.iter().enumerate().flat_map(|(li, &n)| (0..n).map(move |i| (li, i))).collect();
-    let results = run_jobs(jobs.len(), threads, pmf::ChunkEncoder::new, |enc, k| {
-        let (li, i) = jobs[k];
-        encode(enc, li, i)
-    });
+    let results = run_jobs(
+        jobs.len(),
+        threads,
+        || pmf::ChunkEncoder::with_compression(compression),
+        |enc, k| {
+            let (li, i) = jobs[k];
+            encode(enc, li, i)
+        },
+    );
     let mut per_level: Vec<Vec<pmf::EncodedChunk>> = sizes.iter().map(|&n| Vec::with_capacity(n)).collect();
     for (&(li, _), r) in jobs.iter().zip(results) {
         per_level[li].push(r?);
@@ -1129,7 +1145,7 @@ pub fn assemble<'a>(
         levels,
         entities: Vec::new(),
     };
-    Ok(Assembled { file, levels: bake_levels })
+    Ok(Assembled { file, levels: bake_levels, compression: Compression::Fast })
 }
 
 /// Bakes every chunk of every level on this thread and compiles the file.

@@ -78,11 +78,18 @@ pub fn resource_roots(project: Option<&Path>, assets: impl IntoIterator<Item = P
 /// Embeds the resources `file` names (found under `roots`, in order), then serialises it and
 /// replaces `out` atomically. With `strict`, a missing or unusable resource is an error and
 /// nothing is written; without it, it is left out and listed in [`Exported::warnings`]. `file`
-/// comes back as written (resources embedded, texture references rewritten).
-pub fn write_map(file: &mut pmf::File, roots: &[PathBuf], out: &Path, strict: bool) -> Result<Exported, ExportError> {
+/// comes back as written (resources embedded, texture references rewritten). `compression`:
+/// how the LZ4 frames are searched (PMF-NOTES L1; the same records either way).
+pub fn write_map(
+    file: &mut pmf::File,
+    roots: &[PathBuf],
+    out: &Path,
+    strict: bool,
+    compression: pmf::Compression,
+) -> Result<Exported, ExportError> {
     let resources = checked(embed_resources(file, roots, &[])?, strict)?;
     let file = &*file;
-    let bytes = stream_to(out, &mut |f| crate::compile::write_file_to(file, threads(), f))?;
+    let bytes = stream_to(out, &mut |f| crate::compile::write_file_to(file, threads(), compression, f))?;
     Ok(Exported { bytes, resources })
 }
 
@@ -90,7 +97,7 @@ pub fn write_map(file: &mut pmf::File, roots: &[PathBuf], out: &Path, strict: bo
 /// ([`crate::rebuild::Rebuild::assemble`]): the chunks are encoded straight from the bakes,
 /// never copied into a [`pmf::File`] beside them, so an export costs no second copy of the
 /// map's records (the editor's Export on a big map). The same bytes as [`write_map`] of
-/// [`Assembled::into_file`].
+/// [`Assembled::into_file`] with [`Assembled::compression`].
 pub fn write_assembled(
     assembled: &mut Assembled<'_>,
     roots: &[PathBuf],
@@ -172,11 +179,11 @@ mod tests {
         let settings = crate::compile::CompileSettings { timestamp: 1, ..Default::default() };
         let file = crate::compile::compile_full(&map, &settings).unwrap();
         let roots = resource_roots(Some(dir.path()), []);
-        let e = write_map(&mut file.clone(), &roots, &out, true).unwrap_err();
+        let e = write_map(&mut file.clone(), &roots, &out, true, pmf::Compression::Fast).unwrap_err();
         assert!(matches!(&e, ExportError::Strict(p) if p == &["map:textures/not_there (missing)"]), "{e}");
         assert!(!out.exists());
         let mut written = file.clone();
-        let done = write_map(&mut written, &roots, &out, false).unwrap();
+        let done = write_map(&mut written, &roots, &out, false, pmf::Compression::Fast).unwrap();
         assert_eq!(done.bytes as u64, std::fs::metadata(&out).unwrap().len());
         // Written in pieces straight from the compressed chunks: `pmf::write`'s bytes.
         assert!(std::fs::read(&out).unwrap() == pmf::write(&written).unwrap());
@@ -191,7 +198,7 @@ mod tests {
         let mut bad = written;
         bad.levels[0].chunks[0].common.cubes.clear();
         let bad_out = dir.path().join("bad.pmf");
-        let e = write_map(&mut bad, &roots, &bad_out, false).unwrap_err();
+        let e = write_map(&mut bad, &roots, &bad_out, false, pmf::Compression::Fast).unwrap_err();
         assert!(matches!(&e, ExportError::Format { .. }) && e.to_string().contains("no cubes"), "{e}");
         assert!(!bad_out.exists());
         let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
@@ -241,11 +248,23 @@ mod tests {
         assert!(matches!(&e, ExportError::Strict(p) if p.iter().any(|p| p.contains("models/not_there"))), "{e}");
         assert!(!a.exists());
         let from_bakes = write_assembled(&mut assemble(), &roots, &a, false).unwrap();
-        let from_file = write_map(&mut assemble().into_file(), &roots, &b, false).unwrap();
+        let from_file = write_map(&mut assemble().into_file(), &roots, &b, false, pmf::Compression::Fast).unwrap();
         assert!(from_bakes.resources.embedded.contains(&"models/crate.m3d".to_owned()), "{from_bakes:?}");
         assert_eq!(from_bakes.resources.embedded, from_file.resources.embedded);
         assert_eq!(from_bakes.warnings(), from_file.warnings());
         assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
         assert_eq!(from_bakes.bytes, std::fs::read(&a).unwrap().len());
+
+        // High compression: both paths write the same smaller bytes, and they read back as the
+        // very records of the fast export.
+        let (ha, hb) = (dir.path().join("ha.pmf"), dir.path().join("hb.pmf"));
+        let mut high = assemble();
+        high.compression = pmf::Compression::High;
+        write_assembled(&mut high, &roots, &ha, false).unwrap();
+        write_map(&mut assemble().into_file(), &roots, &hb, false, pmf::Compression::High).unwrap();
+        let (fast, small) = (std::fs::read(&a).unwrap(), std::fs::read(&ha).unwrap());
+        assert_eq!(small, std::fs::read(&hb).unwrap());
+        assert!(small.len() < fast.len(), "high {} bytes, fast {}", small.len(), fast.len());
+        assert_eq!(pmf::read(&small).unwrap(), pmf::read(&fast).unwrap());
     }
 }

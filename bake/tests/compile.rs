@@ -2,7 +2,7 @@
 //! lightmaps; output is deterministic.
 
 use pmfedit_bake::compile::{CompileSettings, compile_full};
-use pmfedit_core::format::pmf;
+use pmfedit_core::format::pmf::{self, Compression};
 use pmfedit_core::sample;
 
 #[test]
@@ -86,20 +86,30 @@ fn parallel_export_from_the_bakes_equals_the_compiled_file() {
             .any(|c| c.visibility.as_ref().is_some_and(|v| !v.chunks.is_empty())))
     );
     let compiled = compile_full(&map, &settings).unwrap();
-    let expected = pmf::write(&compiled).unwrap();
-    // A whole file encoded on several threads is `pmf::write`'s bytes, in one buffer and as the
-    // export writes it (the chunks' frames streamed from where they were compressed).
-    for threads in [1, 2, 3, 5, 8] {
-        assert!(pmfedit_bake::compile::write_file(&compiled, threads).unwrap() == expected, "{threads} threads");
-        let chunks = pmfedit_bake::compile::encode_chunks(&compiled, threads).unwrap();
-        let mut streamed = Vec::new();
-        pmf::write_with_chunks(&compiled, &chunks).unwrap().write_to(&mut streamed).unwrap();
-        assert!(streamed == expected, "{threads} threads, pieces");
-        let mut streamed = std::io::Cursor::new(Vec::new());
-        let len = pmfedit_bake::compile::write_file_to(&compiled, threads, &mut streamed).unwrap();
-        assert_eq!(len, expected.len() as u64);
-        assert!(streamed.into_inner() == expected, "{threads} threads, streamed as encoded");
+    // A whole file encoded on several threads is `pmf::write_as`'s bytes, in one buffer and as
+    // the export writes it (the chunks' frames streamed from where they were compressed), for
+    // either compression; high compression is smaller and reads back as the same records.
+    let fast = pmf::write(&compiled).unwrap();
+    for (compression, counts) in [(Compression::Fast, &[1, 2, 3, 5, 8][..]), (Compression::High, &[1, 3][..])] {
+        let expected = pmf::write_as(&compiled, compression).unwrap();
+        if compression == Compression::High {
+            assert!(expected.len() < fast.len(), "high {} bytes, fast {}", expected.len(), fast.len());
+            assert!(pmf::read(&expected).unwrap() == pmf::read(&fast).unwrap(), "the same records");
+        }
+        for &threads in counts {
+            let whole = pmfedit_bake::compile::write_file(&compiled, threads, compression).unwrap();
+            assert!(whole == expected, "{compression:?}, {threads} threads");
+            let chunks = pmfedit_bake::compile::encode_chunks(&compiled, threads, compression).unwrap();
+            let mut streamed = Vec::new();
+            pmf::write_with_chunks(&compiled, &chunks, compression).unwrap().write_to(&mut streamed).unwrap();
+            assert!(streamed == expected, "{compression:?}, {threads} threads, pieces");
+            let mut streamed = std::io::Cursor::new(Vec::new());
+            let len = pmfedit_bake::compile::write_file_to(&compiled, threads, compression, &mut streamed).unwrap();
+            assert_eq!(len, expected.len() as u64);
+            assert!(streamed.into_inner() == expected, "{compression:?}, {threads} threads, streamed as encoded");
+        }
     }
+    let expected = fast;
     // Records moved out of their bakes (`Rebuild::into_file`) make the same file; a bake held
     // elsewhere too is copied, and stays whole for its other holder.
     let skeleton = pmfedit_bake::compile::assemble(&map, |k| bakes.get(&k), &settings).unwrap().file;

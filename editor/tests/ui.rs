@@ -1115,7 +1115,8 @@ fn pmfc_build_bytes(project: &std::path::Path, out: &std::path::Path, timestamp:
     }
     let mut file = engine.compile(None).unwrap();
     let roots = pmfedit_bake::export::resource_roots(Some(project), pmfedit::watch::assets_dir());
-    pmfedit_bake::export::write_map(&mut file, &roots, out, false).unwrap();
+    pmfedit_bake::export::write_map(&mut file, &roots, out, false, pmfedit_core::format::pmf::Compression::Fast)
+        .unwrap();
     std::fs::read(out).unwrap()
 }
 

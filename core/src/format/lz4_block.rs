@@ -28,12 +28,15 @@
 //! the next input without clearing its tables (an export compresses thousands of small frames
 //! per worker), and the output stays a function of the input alone.
 
+pub use super::lz4_hc::Compression;
+use super::lz4_hc::HcTables;
+
 /// Shortest match LZ4 can encode.
-const MIN_MATCH: usize = 4;
+pub(super) const MIN_MATCH: usize = 4;
 /// The last 5 bytes of a block are always literals (LZ4 block format, end-of-block rules).
-const LAST_LITERALS: usize = 5;
+pub(super) const LAST_LITERALS: usize = 5;
 /// The last match must start at least 12 bytes before the end of the block.
-const MF_LIMIT: usize = 12;
+pub(super) const MF_LIMIT: usize = 12;
 /// Largest distance an LZ4 match offset can express.
 pub const MAX_OFFSET: usize = 65_535;
 /// After `1 << SKIP_TRIGGER` bytes without a match the search steps 2 bytes at a time, and so on.
@@ -90,6 +93,9 @@ pub struct BlockCompressor {
     /// Where a block is written before it is appended to the caller's output (see
     /// `compress_block`); kept for the next block.
     scratch: Vec<u8>,
+    /// The tables of the high-compression parse ([`Compression::High`]); `None` for the fast
+    /// one.
+    hc: Option<Box<HcTables>>,
 }
 
 /// Hash bits for an input of `input_len` bytes: small inputs get small tables, so compressing
@@ -111,7 +117,22 @@ impl BlockCompressor {
             base: 0,
             high: 0,
             scratch: Vec::new(),
+            hc: None,
         }
+    }
+
+    /// A compressor for `compression`, its tables sized for an input of `input_len` bytes.
+    pub fn with_compression(input_len: usize, compression: Compression) -> Self {
+        let hc = match compression {
+            Compression::Fast => None,
+            Compression::High => Some(Box::new(HcTables::new())),
+        };
+        Self { hc, ..Self::new(if compression == Compression::High { 0 } else { input_len }) }
+    }
+
+    /// Which parse this compressor runs.
+    pub fn compression(&self) -> Compression {
+        if self.hc.is_some() { Compression::High } else { Compression::Fast }
     }
 
     /// Readies the compressor for a new input of `input_len` bytes: it then compresses exactly
@@ -120,6 +141,10 @@ impl BlockCompressor {
     /// entries are told apart by their base; the tables are cleared only when it would
     /// overflow.
     pub fn restart(&mut self, input_len: usize) {
+        if let Some(hc) = &mut self.hc {
+            hc.restart();
+            return;
+        }
         let bits = hash_bits(input_len);
         if self.hash8.len() < 1 << bits {
             *self = Self { scratch: std::mem::take(&mut self.scratch), ..Self::new(input_len) };
@@ -159,6 +184,11 @@ impl BlockCompressor {
             self.scratch.resize(bound, 0);
         }
         let mut w = Writer { buf: &mut self.scratch, len: 0 };
+        if let Some(hc) = &mut self.hc {
+            let n = hc.compress_block(data, start, end, &mut w);
+            out.extend_from_slice(&self.scratch[..n]);
+            return;
+        }
         let mut anchor = start;
         if end - start > MF_LIMIT {
             // A match ends at or before `match_limit` and starts at or before `last_start`.
@@ -238,16 +268,16 @@ impl BlockCompressor {
 }
 
 /// The compressed block being written into a buffer sized for the worst case.
-struct Writer<'a> {
+pub(super) struct Writer<'a> {
     buf: &'a mut [u8],
-    len: usize,
+    pub(super) len: usize,
 }
 
 impl Writer<'_> {
     /// One sequence: token, literal length, the literals `data[from..to]`, offset, match
     /// length.
     #[inline(always)]
-    fn sequence(&mut self, data: &[u8], from: usize, to: usize, offset: usize, match_len: usize) {
+    pub(super) fn sequence(&mut self, data: &[u8], from: usize, to: usize, offset: usize, match_len: usize) {
         let lits = to - from;
         let ml = match_len - MIN_MATCH;
         self.buf[self.len] = ((lits.min(15) as u8) << 4) | ml.min(15) as u8;
@@ -264,7 +294,7 @@ impl Writer<'_> {
     }
 
     /// The last sequence: literals only, `data[from..]`.
-    fn last_literals(&mut self, data: &[u8], from: usize) {
+    pub(super) fn last_literals(&mut self, data: &[u8], from: usize) {
         let lits = data.len() - from;
         self.buf[self.len] = (lits.min(15) as u8) << 4;
         self.len += 1;
@@ -377,7 +407,7 @@ pub fn far_list_sample(cells: u32, chunks: u32) -> Vec<u8> {
 /// Length of the match of `data[pos..]` against `data[src..]` (`src < pos`), whose first 8 bytes
 /// at `pos` are `seq`, stopping at `limit`; 0 if shorter than [`MIN_MATCH`].
 #[inline(always)]
-fn match_len(data: &[u8], src: usize, pos: usize, seq: u64, limit: usize) -> usize {
+pub(super) fn match_len(data: &[u8], src: usize, pos: usize, seq: u64, limit: usize) -> usize {
     // The first 8 bytes compare in one load (both are readable). `limit - pos` is at least 7
     // (a match starts at least 12 bytes before the end, `limit` is 5 before it), so a
     // mismatch in them needs no check against it.
@@ -408,7 +438,7 @@ fn common_len(data: &[u8], a: usize, b: usize, limit: usize) -> usize {
     n + x[n..].iter().zip(&y[n..]).take_while(|(p, q)| p == q).count()
 }
 
-fn read_u64(data: &[u8], at: usize) -> u64 {
+pub(super) fn read_u64(data: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(data[at..at + 8].try_into().expect("8 bytes"))
 }
 
@@ -479,11 +509,75 @@ pub(crate) mod tests {
         out.split_off(history.len())
     }
 
+    /// [`compress_block`] searched as `compression` says.
+    fn compress_block_as(block: &[u8], compression: Compression) -> Vec<u8> {
+        let mut out = Vec::new();
+        BlockCompressor::with_compression(block.len(), compression).compress_block(block, 0, block.len(), &mut out);
+        out
+    }
+
     fn check(data: &[u8]) {
-        let block = compress_block(data);
-        assert_eq!(decode_strict(&block, &[]), data);
-        let flex = lz4_flex::block::decompress(&block, data.len()).expect("lz4_flex decodes");
-        assert_eq!(flex, data);
+        for compression in [Compression::Fast, Compression::High] {
+            let block = compress_block_as(data, compression);
+            assert_eq!(decode_strict(&block, &[]), data, "{compression:?}");
+            let flex = lz4_flex::block::decompress(&block, data.len()).expect("lz4_flex decodes");
+            assert_eq!(flex, data, "{compression:?}");
+        }
+    }
+
+    /// Vertices shaped like a chunk's (G1, G2): four corners per unit face at small integer
+    /// positions, texture UVs in repeats, lightmap UVs in a page; 28 bytes each.
+    fn vertex_sample(faces: u32) -> Vec<u8> {
+        let mut out = Vec::new();
+        for f in 0..faces {
+            let (x, y, z) = ((f % 16) as f32 - 8.0, ((f / 16) % 7) as f32 - 3.0, ((f / 112) % 16) as f32 - 8.0);
+            for (k, (du, dv)) in [(0.0, 0.0), (1.0, 0.0), (1.0, 1.0), (0.0, 1.0)].into_iter().enumerate() {
+                let luv = ((f % 61) as f32 * 4.0 + 0.5 + du * 3.0) / 256.0;
+                let vals = [x + du, y + 1.0, z + dv, (x + du) * 0.25 - (x * 0.25).floor(), dv, luv, (k as f32) / 256.0];
+                for v in vals {
+                    out.extend_from_slice(&v.to_le_bytes());
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn high_compression_is_smaller_on_the_shapes_of_a_map() {
+        for (name, data) in [("far lists", far_list_sample(40, 2000)), ("vertices", vertex_sample(6000))] {
+            let (fast, high) = (compress_block(&data), compress_block_as(&data, Compression::High));
+            assert!(high.len() < fast.len(), "{name}: high {} bytes, fast {}", high.len(), fast.len());
+            assert_eq!(decode_strict(&high, &[]), data);
+        }
+    }
+
+    #[test]
+    fn high_compression_matches_into_earlier_blocks_and_restarts_as_new() {
+        let half = noise(5000, 1);
+        let data = [&half[..], &half[..]].concat();
+        let mut enc = BlockCompressor::with_compression(0, Compression::High);
+        let (mut first, mut second) = (Vec::new(), Vec::new());
+        enc.compress_block(&data, 0, half.len(), &mut first);
+        enc.compress_block(&data, half.len(), data.len(), &mut second);
+        assert!(second.len() < 50, "the repeat is one match: {} bytes", second.len());
+        assert_eq!(decode_strict(&second, &half), half);
+        // Restarted for inputs that repeat earlier ones: nothing earlier is found, also when
+        // the tables are cleared near the end of the position space.
+        let inputs = [far_list_sample(8, 1000), noise(300, 2), vertex_sample(500), far_list_sample(8, 1000)];
+        for wrap in [false, true] {
+            for (i, input) in inputs.iter().enumerate() {
+                if wrap {
+                    enc.hc.as_mut().expect("high").base = u32::MAX - 5000;
+                }
+                enc.restart(input.len());
+                if wrap {
+                    assert_eq!(enc.hc.as_ref().expect("high").base, 0, "cleared rather than wrapping");
+                }
+                let mut out = Vec::new();
+                enc.compress_block(input, 0, input.len(), &mut out);
+                assert_eq!(out, compress_block_as(input, Compression::High), "input {i}, wrap {wrap}");
+            }
+        }
     }
 
     #[test]
@@ -591,12 +685,14 @@ pub(crate) mod tests {
         /// lz4_flex) to its bytes.
         #[test]
         fn restarted_equals_fresh_over_a_series(
-            inputs in proptest::collection::vec((shaped_input(), 13usize..5000), 1..6)
+            inputs in proptest::collection::vec((shaped_input(), 13usize..5000), 1..6),
+            high in any::<bool>(),
         ) {
-            let mut reused = BlockCompressor::new(0);
+            let compression = if high { Compression::High } else { Compression::Fast };
+            let mut reused = BlockCompressor::with_compression(0, compression);
             for (input, block) in &inputs {
                 reused.restart(input.len());
-                let mut fresh = BlockCompressor::new(input.len());
+                let mut fresh = BlockCompressor::with_compression(input.len(), compression);
                 for start in (0..input.len()).step_by(*block) {
                     let end = (start + block).min(input.len());
                     let (mut a, mut b) = (Vec::new(), Vec::new());

@@ -18,7 +18,7 @@ use lz4_flex::frame::FrameDecoder;
 use twox_hash::XxHash32;
 
 use super::bin::{ReadError, Reader};
-use super::lz4_block::BlockCompressor;
+use super::lz4_block::{BlockCompressor, Compression};
 
 /// Largest decompressed block we accept (docs/spec/PMF-NOTES.md L1: 1 GiB per block).
 pub const MAX_DECOMPRESSED: u64 = 1 << 30;
@@ -30,6 +30,12 @@ const BLOCK_SIZE: usize = 64 << 10;
 /// The bytes depend on `data` alone.
 pub fn compress(data: &[u8]) -> Vec<u8> {
     compress_with(&mut BlockCompressor::new(data.len()), data)
+}
+
+/// [`compress`] searched as `compression` says: the same frame layout, which any LZ4 decoder
+/// reads; [`Compression::High`] is smaller and slower.
+pub fn compress_as(data: &[u8], compression: Compression) -> Vec<u8> {
+    compress_with(&mut BlockCompressor::with_compression(data.len(), compression), data)
 }
 
 /// [`compress`] with `blocks`' tables, reused from earlier frames: the same bytes, without

@@ -2,6 +2,7 @@
 
 pub mod bin;
 pub mod lz4_block;
+pub mod lz4_hc;
 pub mod lz4f;
 pub mod m3d;
 pub mod paf;

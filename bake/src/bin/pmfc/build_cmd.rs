@@ -84,6 +84,11 @@ pub struct BuildArgs {
     /// Neither read nor write the project's bake cache (`<project>/bakes/`): bake every chunk.
     #[arg(long)]
     no_cache: bool,
+    /// How hard the LZ4 frames are searched: `fast` (about `lz4 -1`'s speed) or `high` (about a
+    /// third smaller, several times slower: for a map that is shipped). The same map either way;
+    /// any LZ4 decoder reads both.
+    #[arg(long, value_enum, default_value = "fast")]
+    compression: CompressionArg,
 }
 
 #[derive(Debug, Args)]
@@ -103,6 +108,27 @@ pub struct WatchArgs {
     /// Neither read nor write the project's bake cache (`<project>/bakes/`).
     #[arg(long)]
     no_cache: bool,
+    /// How hard the LZ4 frames are searched (see `pmfc build --help`).
+    #[arg(long, value_enum, default_value = "fast")]
+    compression: CompressionArg,
+}
+
+/// `--compression`'s values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CompressionArg {
+    /// One greedy pass (the default; the editor's export).
+    Fast,
+    /// Hash chains and lazy matching: a smaller file, several times slower.
+    High,
+}
+
+impl From<CompressionArg> for pmf::Compression {
+    fn from(c: CompressionArg) -> Self {
+        match c {
+            CompressionArg::Fast => pmf::Compression::Fast,
+            CompressionArg::High => pmf::Compression::High,
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -297,9 +323,15 @@ fn summary<'a>(records: impl Iterator<Item = &'a pmf::Chunk>, bytes: usize, secs
 
 /// Embeds the resources `file` names (found in the project, then `assets/`) and writes it: the
 /// editor's Export does the same ([`export::write_map`]); the warnings go to stderr.
-fn write_map(project: &Path, out: &Path, mut file: pmf::File, strict: bool) -> Result<(pmf::File, usize), Failure> {
-    let done =
-        export::write_map(&mut file, &resource_roots(project), out, strict).map_err(|e| export_failure(project, e))?;
+fn write_map(
+    project: &Path,
+    out: &Path,
+    mut file: pmf::File,
+    strict: bool,
+    compression: pmf::Compression,
+) -> Result<(pmf::File, usize), Failure> {
+    let done = export::write_map(&mut file, &resource_roots(project), out, strict, compression)
+        .map_err(|e| export_failure(project, e))?;
     for w in done.warnings() {
         eprintln!("warning: {w}");
     }
@@ -314,8 +346,15 @@ fn chunks_of(file: &pmf::File) -> impl Iterator<Item = &pmf::Chunk> {
 /// Writes the engine's map straight from its bakes (`pmfc watch`: the engine lives on, so its
 /// records are not moved out, and not copied either), the warnings to stderr; gives the summary
 /// line, `started` being when the build began.
-fn write_from_bakes(engine: &Rebuild, project: &Path, out: &Path, started: Instant) -> Result<String, Failure> {
+fn write_from_bakes(
+    engine: &Rebuild,
+    project: &Path,
+    out: &Path,
+    compression: pmf::Compression,
+    started: Instant,
+) -> Result<String, Failure> {
     let mut assembled = engine.assemble(None).map_err(|e| fail(project, e))?;
+    assembled.compression = compression;
     let done = export::write_assembled(&mut assembled, &resource_roots(project), out, false)
         .map_err(|e| export_failure(project, e))?;
     for w in done.warnings() {
@@ -414,7 +453,7 @@ pub fn build(a: BuildArgs) -> Result<(), Failure> {
     }
     let file = engine.into_file(None).map_err(|e| fail(&a.project, e))?;
     phases.end("compile");
-    let (file, n) = write_map(&a.project, &a.out, file, a.strict)?;
+    let (file, n) = write_map(&a.project, &a.out, file, a.strict, a.compression.into())?;
     phases.end("write");
     eprintln!("{}: {}", a.out.display(), summary(chunks_of(&file), n, start.elapsed().as_secs_f64()));
     if !a.quiet {
@@ -448,7 +487,7 @@ pub fn watch(a: WatchArgs) -> Result<(), Failure> {
     // Unedited since the cache read: its hashes hold for this first write only.
     store_cache(&a.project, &engine, &hashes, a.no_cache, true);
     drop(hashes);
-    eprintln!("{}: {}", a.out.display(), write_from_bakes(&engine, &a.project, &a.out, t)?);
+    eprintln!("{}: {}", a.out.display(), write_from_bakes(&engine, &a.project, &a.out, a.compression.into(), t)?);
     let mut builds = 1;
     if a.max_builds.is_some_and(|m| builds >= m) {
         return Ok(());
@@ -490,7 +529,7 @@ pub fn watch(a: WatchArgs) -> Result<(), Failure> {
             continue;
         }
         store_cache(&a.project, &engine, &cache::ChunkHashes::default(), a.no_cache, true);
-        match write_from_bakes(&engine, &a.project, &a.out, t) {
+        match write_from_bakes(&engine, &a.project, &a.out, a.compression.into(), t) {
             Ok(summary) => eprintln!("re-baked {n_dirty} chunks; {}: {summary}", a.out.display()),
             Err(Failure(e)) => eprintln!("{e}"),
         }

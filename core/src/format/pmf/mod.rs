@@ -14,10 +14,11 @@ pub mod write;
 #[cfg(test)]
 mod tests;
 
+pub use crate::format::lz4_block::Compression;
 pub use error::{StreamError, WriteError, WriteResult};
 pub use query::{CubeSet, LeafAt, VisibleSet, leaf_at, visible_from};
 pub use read::read;
 pub use types::*;
 pub use write::{
-    ChunkEncoder, ChunkStream, EncodedChunk, FileBytes, chunk_blocks, encode_chunk, write, write_with_chunks,
+    ChunkEncoder, ChunkStream, EncodedChunk, FileBytes, chunk_blocks, encode_chunk, write, write_as, write_with_chunks,
 };

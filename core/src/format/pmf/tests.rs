@@ -13,6 +13,7 @@ use super::types::*;
 use super::write as wr;
 use super::{read, write};
 use crate::format::bin::{ReadError, ReadErrorKind, ReadResult, Reader, Writer};
+use crate::format::lz4_block::Compression;
 use crate::format::lz4f;
 
 // =============================================================================================
@@ -1178,7 +1179,7 @@ proptest! {
         for l in &mut shell.levels {
             l.chunks.clear();
         }
-        let again = wr::write_with_chunks(&shell, &encoded).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let again = wr::write_with_chunks(&shell, &encoded, Compression::Fast).map_err(|e| TestCaseError::fail(e.to_string()))?;
         prop_assert_eq!(again.len(), bytes.len());
         prop_assert!(again.to_vec() == bytes, "pre-encoded chunks give other bytes");
         let mut stingy = Stingy::new(13);
@@ -1187,7 +1188,7 @@ proptest! {
         // Streamed: each chunk's frames written as it comes, the rest at the end, over a
         // buffer holding older, longer content (every byte must be overwritten).
         let mut out = std::io::Cursor::new(vec![0xA5; bytes.len() + 100]);
-        let mut stream = wr::ChunkStream::new(&shell, &mut out).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let mut stream = wr::ChunkStream::new(&shell, &mut out, Compression::Fast).map_err(|e| TestCaseError::fail(e.to_string()))?;
         for c in encoded.iter().flatten() {
             stream.push(c).map_err(|e| TestCaseError::fail(e.to_string()))?;
         }
@@ -2290,10 +2291,10 @@ fn a_block_is_parsed_before_the_next_is_decompressed() {
 fn write_with_chunks_checks_the_counts() {
     let mut file = File { levels: vec![Level { chunks: Vec::new(), ..Level::default() }], ..File::default() };
     file.levels[0].grid = GridSize { y: 1, x: 1, z: 2 };
-    let e = wr::write_with_chunks(&file, &[]).unwrap_err();
+    let e = wr::write_with_chunks(&file, &[], Compression::Fast).unwrap_err();
     assert!(e.to_string().contains("chunks for 0 levels, but the file has 1"), "{e}");
     let one = wr::encode_chunk(&Chunk::default(), 0, 0, 4, file.levels[0].grid).unwrap();
-    let e = wr::write_with_chunks(&file, &[vec![one]]).unwrap_err();
+    let e = wr::write_with_chunks(&file, &[vec![one]], Compression::Fast).unwrap_err();
     assert!(e.to_string().contains("1 chunks, but the grid of"), "{e}");
 }
 
@@ -2362,11 +2363,11 @@ fn chunk_stream_checks_the_counts() {
     let file = File { levels: vec![Level { grid, ..Level::default() }], ..File::default() };
     let one = wr::encode_chunk(&Chunk::default(), 0, 0, 4, grid).unwrap();
     let mut out = std::io::Cursor::new(Vec::new());
-    let mut stream = wr::ChunkStream::new(&file, &mut out).unwrap();
+    let mut stream = wr::ChunkStream::new(&file, &mut out, Compression::Fast).unwrap();
     stream.push(&one).unwrap();
     let e = stream.finish().unwrap_err();
     assert!(e.to_string().contains("level 0: 1 chunks, but the grid of"), "{e}");
-    let mut stream = wr::ChunkStream::new(&file, &mut out).unwrap();
+    let mut stream = wr::ChunkStream::new(&file, &mut out, Compression::Fast).unwrap();
     for _ in 0..2 {
         stream.push(&one).unwrap();
     }
@@ -2427,7 +2428,7 @@ fn file_bytes_write_in_batches_of_slices() {
     let bytes = write(&file).unwrap();
     file.levels[0].chunks.clear();
     let chunks = [chunks];
-    let pieces = wr::write_with_chunks(&file, &chunks).unwrap();
+    let pieces = wr::write_with_chunks(&file, &chunks, Compression::Fast).unwrap();
     let mut stingy = Stingy::new(1 << 20);
     pieces.write_to(&mut stingy).unwrap();
     assert!(stingy.out == bytes, "other bytes");

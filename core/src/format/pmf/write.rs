@@ -31,12 +31,18 @@ use super::read::{
 use super::strings::StringTableBuilder;
 use super::types::*;
 use crate::format::bin::Writer;
-use crate::format::lz4_block::BlockCompressor;
+use crate::format::lz4_block::{BlockCompressor, Compression};
 use crate::format::lz4f;
 
 /// Serialises a whole `.pmf` file.
 pub fn write(file: &File) -> WriteResult<Vec<u8>> {
-    Ok(write_file(file, FileChunks::Own)?.to_vec())
+    write_as(file, Compression::Fast)
+}
+
+/// [`write`] with every LZ4 frame searched as `compression` says (PMF-NOTES L1): the same
+/// records, any decoder reads either; [`Compression::High`] is smaller and several times slower.
+pub fn write_as(file: &File, compression: Compression) -> WriteResult<Vec<u8>> {
+    Ok(write_file(file, FileChunks::Own, compression)?.to_vec())
 }
 
 /// One chunk as [`write`] puts it in a file: its common, client and server blocks, each encoded
@@ -94,7 +100,17 @@ impl Default for ChunkEncoder {
 impl ChunkEncoder {
     /// An encoder with empty buffers; they grow to the largest chunk it meets.
     pub fn new() -> Self {
-        Self { lz4: BlockCompressor::new(0), blocks: Default::default(), frames: Vec::new() }
+        Self::with_compression(Compression::Fast)
+    }
+
+    /// [`Self::new`] whose frames are searched as `compression` says.
+    pub fn with_compression(compression: Compression) -> Self {
+        Self { lz4: BlockCompressor::with_compression(0, compression), blocks: Default::default(), frames: Vec::new() }
+    }
+
+    /// How this encoder searches its frames.
+    pub fn compression(&self) -> Compression {
+        self.lz4.compression()
     }
 
     /// Encodes and compresses chunk `index` (in the grid's `[Y][X][Z]` order) of level
@@ -156,16 +172,22 @@ fn chunk_context(level_index: usize, index: usize, grid: GridSize) -> String {
 
 /// [`write`] with every level's chunks already encoded: `chunks[i]` holds level `i`'s, in grid
 /// order ([`ChunkEncoder::encode`]), and the levels of `file` hold none (their `chunks` are
-/// ignored). Gives the same bytes as [`write`] of the file with those chunks in it, as the
+/// ignored). Gives the same bytes as [`write_as`] of the file with those chunks in it, as the
 /// pieces they are written from: the chunks' frames are borrowed, not copied into one buffer.
-pub fn write_with_chunks<'a>(file: &'a File, chunks: &'a [Vec<EncodedChunk>]) -> WriteResult<FileBytes<'a>> {
+/// `compression` is the level blocks' (the chunks were compressed by their encoder; an
+/// encoder [`ChunkEncoder::with_compression`] the same makes the bytes [`write_as`]'s).
+pub fn write_with_chunks<'a>(
+    file: &'a File,
+    chunks: &'a [Vec<EncodedChunk>],
+    compression: Compression,
+) -> WriteResult<FileBytes<'a>> {
     if chunks.len() != file.levels.len() {
         return Err(WriteError::new(
             "data",
             format!("chunks for {} levels, but the file has {} levels", chunks.len(), file.levels.len()),
         ));
     }
-    write_file(file, FileChunks::Encoded(chunks))
+    write_file(file, FileChunks::Encoded(chunks), compression)
 }
 
 /// A serialised file as the pieces it is made of, in order: the small sections built by the
@@ -272,13 +294,15 @@ pub struct ChunkStream<'a, W> {
     level: usize,
     /// Frame bytes written so far.
     written: u64,
+    /// How the level blocks are compressed (the chunks come compressed).
+    compression: Compression,
 }
 
 impl<'a, W: Write + Seek> ChunkStream<'a, W> {
     /// A stream of `file`'s chunks into `w` (`file`'s own `chunks` are ignored, as by
     /// [`write_with_chunks`]). Refuses what [`write`] refuses outside the chunks.
-    pub fn new(file: &'a File, mut w: W) -> Result<Self, StreamError> {
-        let layout = write_file(file, FileChunks::Placeholder)?;
+    pub fn new(file: &'a File, mut w: W, compression: Compression) -> Result<Self, StreamError> {
+        let layout = write_file(file, FileChunks::Placeholder, compression)?;
         let mut starts = Vec::with_capacity(file.levels.len());
         let mut at = 0;
         for p in &layout.parts {
@@ -289,7 +313,7 @@ impl<'a, W: Write + Seek> ChunkStream<'a, W> {
         }
         w.seek(SeekFrom::Start(starts[0]))?;
         let sizes = file.levels.iter().map(|l| Vec::with_capacity(l.grid.len())).collect();
-        Ok(Self { file, w, starts, sizes, level: 0, written: 0 })
+        Ok(Self { file, w, starts, sizes, level: 0, written: 0, compression })
     }
 
     /// Writes the next chunk's frames.
@@ -315,7 +339,7 @@ impl<'a, W: Write + Seek> ChunkStream<'a, W> {
     /// Writes the rest of the file (refusing it as [`write`] does if a level lacks chunks);
     /// returns the writer and the file's size.
     pub fn finish(mut self) -> Result<(W, u64), StreamError> {
-        let layout = write_file(self.file, FileChunks::Sizes(&self.sizes))?;
+        let layout = write_file(self.file, FileChunks::Sizes(&self.sizes), self.compression)?;
         let mut at = 0;
         for p in &layout.parts {
             match p {
@@ -345,7 +369,7 @@ enum FileChunks<'a> {
     Placeholder,
 }
 
-fn write_file<'a>(file: &'a File, chunks: FileChunks<'a>) -> WriteResult<FileBytes<'a>> {
+fn write_file<'a>(file: &'a File, chunks: FileChunks<'a>, compression: Compression) -> WriteResult<FileBytes<'a>> {
     let mut out = FileBytes::default();
     let mut w = Writer::new();
     write_header(&mut w, &file.header)?;
@@ -378,7 +402,7 @@ fn write_file<'a>(file: &'a File, chunks: FileChunks<'a>) -> WriteResult<FileByt
     let count = u8::try_from(n).map_err(|_| WriteError::new("data", format!("too many levels: {n} (at most 255)")))?;
     let mut levels = Vec::with_capacity(n);
     for (i, level) in file.levels.iter().enumerate() {
-        levels.push(write_level(level, i, chunks)?);
+        levels.push(write_level(level, i, chunks, compression)?);
     }
     let mut w = Writer::new();
     w.u8(count);
@@ -487,9 +511,9 @@ struct Frame {
     decompressed: u32,
 }
 
-fn compress(data: &[u8], ctx: &str) -> WriteResult<Frame> {
+fn compress(data: &[u8], ctx: &str, compression: Compression) -> WriteResult<Frame> {
     let decompressed = decompressed_size(data.len(), ctx)?;
-    let bytes = lz4f::compress(data);
+    let bytes = lz4f::compress_as(data, compression);
     let compressed = len_u32(bytes.len(), ctx, "compressed size")?;
     Ok(Frame { bytes, compressed, decompressed })
 }
@@ -507,7 +531,12 @@ fn decompressed_size(n: usize, ctx: &str) -> WriteResult<u32> {
 // Levels
 
 /// Level `li`'s bytes, its chunks taken from `chunks` ([`FileChunks`]).
-fn write_level<'a>(level: &Level, li: usize, chunks: FileChunks<'a>) -> WriteResult<FileBytes<'a>> {
+fn write_level<'a>(
+    level: &Level,
+    li: usize,
+    chunks: FileChunks<'a>,
+    compression: Compression,
+) -> WriteResult<FileBytes<'a>> {
     let ctx = format!("level {li}");
     if level.chunk_size_exp > MAX_CHUNK_SIZE_EXP {
         return Err(WriteError::new(
@@ -541,16 +570,17 @@ fn write_level<'a>(level: &Level, li: usize, chunks: FileChunks<'a>) -> WriteRes
         ));
     }
 
-    let common = compress(&write_level_common(&level.common, &ctx)?, &format!("{ctx} / common data"))?;
+    let common = compress(&write_level_common(&level.common, &ctx)?, &format!("{ctx} / common data"), compression)?;
     let client = compress(
         &write_level_client(&level.client, level.common.materials.len(), &ctx)?,
         &format!("{ctx} / client data"),
+        compression,
     )?;
-    let server = compress(&write_level_server(&level.server, &ctx)?, &format!("{ctx} / server data"))?;
+    let server = compress(&write_level_server(&level.server, &ctx)?, &format!("{ctx} / server data"), compression)?;
 
     let owned = match chunks {
         FileChunks::Own => {
-            let mut encoder = ChunkEncoder::new();
+            let mut encoder = ChunkEncoder::with_compression(compression);
             level
                 .chunks
                 .iter()
