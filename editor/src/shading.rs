@@ -2,7 +2,7 @@
 //! ([`crate::launch`]) can name one; how each is drawn is in [`crate::viewport::render`].
 
 /// How chunk faces are shaded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Shading {
     /// Material colour × baked lightmap (what the game shows).
     #[default]

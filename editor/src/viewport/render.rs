@@ -345,7 +345,9 @@ pub enum Upload {
 /// The GPU renderer (lives behind an `Arc<Mutex<_>>` shared with the paint callback).
 pub struct Renderer {
     ctx: Context,
-    mesh_program: Program,
+    /// The chunk programs compiled so far, one per [`MeshKey`] (a view setting met for the
+    /// first time compiles its program then).
+    mesh_programs: HashMap<MeshKey, Program>,
     line_program: Program,
     fill_program: Program,
     sky_program: Program,
@@ -432,6 +434,57 @@ pub fn glsl_defines() -> String {
 fn with_defines(source: &str) -> String {
     format!("{}{source}", glsl_defines())
 }
+
+/// What a chunk program is compiled for: the view settings the mesh fragment shader branches on,
+/// as constants ([`MeshKey::prelude`]). Software GL (llvmpipe) runs both sides of a branch for
+/// every fragment, and interpolates every varying the shader reads anywhere, so one program with
+/// them as uniforms paid for every view's code and inputs on every fragment; the compiler folds
+/// the constants and drops the rest. The picture is the same: each view's expressions are
+/// unchanged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct MeshKey {
+    shading: Shading,
+    /// Material textures sampled (`u_textured`).
+    textured: bool,
+    /// Face outlines darkened (`u_edges`).
+    edges: bool,
+    /// `u_box_mode`: 0 no box filter, 1 only the box shows, 2 the box is hidden.
+    box_mode: i32,
+}
+
+impl MeshKey {
+    /// The key of a frame: textures only in the views that draw them; the box mode from the
+    /// filter.
+    fn of(f: &FrameParams) -> Self {
+        let textured = f.textured && matches!(f.shading, Shading::Lit | Shading::Fullbright | Shading::Visibility);
+        let box_mode = match f.filter {
+            Some(b) if b.isolate => 1,
+            Some(_) => 2,
+            None => 0,
+        };
+        Self { shading: f.shading, textured, edges: f.edges, box_mode }
+    }
+
+    /// The constants the mesh fragment shader reads instead of uniforms, declared before its
+    /// source (after [`glsl_defines`], which names the shading).
+    fn prelude(self) -> String {
+        format!(
+            "const int u_mode = {};\nconst int u_textured = {};\nconst int u_edges = {};\nconst int u_box_mode = {};\n",
+            self.shading.glsl_name(),
+            i32::from(self.textured),
+            i32::from(self.edges),
+            self.box_mode
+        )
+    }
+
+    /// The mesh program's fragment source for this key.
+    fn fragment_source(self) -> String {
+        format!("{}{}{MESH_FS}", glsl_defines(), self.prelude())
+    }
+}
+
+/// The key the renderer compiles before the first frame (the editor's default view).
+const DEFAULT_MESH_KEY: MeshKey = MeshKey { shading: Shading::Lit, textured: true, edges: true, box_mode: 0 };
 fn td_mat(m: Mat4) -> three_d::Mat4 {
     three_d::Mat4::from(m.to_cols_array_2d())
 }
@@ -471,7 +524,7 @@ impl Renderer {
     ) -> Result<Self, three_d::CoreError> {
         let ctx = Context::from_gl_context(gl)?;
         let program = |vs: &str, fs: &str| Program::from_source(&ctx, &with_defines(vs), &with_defines(fs));
-        let mesh_program = program(MESH_VS, MESH_FS)?;
+        let mesh_program = Program::from_source(&ctx, &with_defines(MESH_VS), &DEFAULT_MESH_KEY.fragment_source())?;
         let line_program = program(LINE_VS, FLAT_FS)?;
         let fill_program = program(FILL_VS, FLAT_FS)?;
         let sky_program = program(SKY_VS, SKY_FS)?;
@@ -481,7 +534,7 @@ impl Renderer {
         let fx_table = fx_texture(&ctx, &[]);
         Ok(Self {
             ctx,
-            mesh_program,
+            mesh_programs: HashMap::from([(DEFAULT_MESH_KEY, mesh_program)]),
             line_program,
             fill_program,
             sky_program,
@@ -639,8 +692,10 @@ impl Renderer {
 
     /// Draws pass `k` of a region: one multi-draw of `list`, with the region's textures and
     /// offset from the eye.
+    #[allow(clippy::too_many_arguments)]
     fn draw_region(
         &self,
+        p: &Program,
         region: &Region,
         k: usize,
         list: &DrawList,
@@ -651,7 +706,6 @@ impl Renderer {
         if list.is_empty() {
             return;
         }
-        let p = &self.mesh_program;
         let offset = (region.origin - eye).as_vec3();
         p.use_uniform_if_required("u_offset", three_d::vec3(offset.x, offset.y, offset.z));
         let (lightmaps, (w, h), table, vis) = region.textures();
@@ -760,23 +814,29 @@ impl Renderer {
         }
 
         let vp = td_mat(f.view_proj);
-        let textured = f.textured && matches!(f.shading, Shading::Lit | Shading::Fullbright | Shading::Visibility);
-        self.mesh_program.use_uniform_if_required("u_vp", vp);
-        self.mesh_program.use_uniform_if_required("u_mode", f.shading.index());
-        self.mesh_program.use_uniform_if_required("u_textured", i32::from(textured));
-        self.mesh_program.use_uniform_if_required("u_edges", i32::from(f.edges));
-        self.mesh_program.use_uniform_if_required("u_exposure", f.exposure);
-        self.mesh_program.use_uniform_if_required("u_ambient", f.ambient);
-        let clip = f.clip.map_or(f32::MAX, |y| (y - f.eye.y) as f32);
-        self.mesh_program.use_uniform_if_required("u_clip", clip);
-        let (mode, lo, hi) = match f.filter {
-            Some(b) => (if b.isolate { 1 } else { 2 }, (b.min - f.eye).as_vec3(), (b.max - f.eye).as_vec3()),
-            None => (0, Vec3::ZERO, Vec3::ZERO),
-        };
-        self.mesh_program.use_uniform_if_required("u_box_mode", mode);
-        self.mesh_program.use_uniform_if_required("u_box_min", three_d::vec3(lo.x, lo.y, lo.z));
-        self.mesh_program.use_uniform_if_required("u_box_max", three_d::vec3(hi.x, hi.y, hi.z));
-        self.mesh_program.use_uniform_if_required("u_tint", three_d::vec4(0.35, 0.55, 1.0, 0.18));
+        let key = MeshKey::of(f);
+        if let std::collections::hash_map::Entry::Vacant(e) = self.mesh_programs.entry(key) {
+            match Program::from_source(&self.ctx, &with_defines(MESH_VS), &key.fragment_source()) {
+                Ok(p) => {
+                    e.insert(p);
+                }
+                Err(err) => self.error = Some(format!("chunk shader for {key:?}: {err}")),
+            }
+        }
+        if let Some(p) = self.mesh_programs.get(&key) {
+            p.use_uniform_if_required("u_vp", vp);
+            p.use_uniform_if_required("u_exposure", f.exposure);
+            p.use_uniform_if_required("u_ambient", f.ambient);
+            let clip = f.clip.map_or(f32::MAX, |y| (y - f.eye.y) as f32);
+            p.use_uniform_if_required("u_clip", clip);
+            let (lo, hi) = match f.filter {
+                Some(b) => ((b.min - f.eye).as_vec3(), (b.max - f.eye).as_vec3()),
+                None => (Vec3::ZERO, Vec3::ZERO),
+            };
+            p.use_uniform_if_required("u_box_min", three_d::vec3(lo.x, lo.y, lo.z));
+            p.use_uniform_if_required("u_box_max", three_d::vec3(hi.x, hi.y, hi.z));
+            p.use_uniform_if_required("u_tint", three_d::vec4(0.35, 0.55, 1.0, 0.18));
+        }
         if f.shading == Shading::Visibility {
             self.update_vis(f.level);
         }
@@ -871,7 +931,9 @@ impl Renderer {
                 stats.draws += if self.multi_draw.is_some() { 1 } else { list.counts.len() };
                 stats.runs += list.counts.len();
                 stats.indices += list.indices();
-                self.draw_region(region, k, &list, states, viewport, f.eye);
+                if let Some(p) = self.mesh_programs.get(&key) {
+                    self.draw_region(p, region, k, &list, states, viewport, f.eye);
+                }
             }
         }
 
@@ -1145,6 +1207,70 @@ mod tests {
             assert!(compared_with(source, "u_mode").is_empty() && !source.contains("#version"));
         }
         assert!(with_defines(MESH_FS).starts_with("#define SHADING_LIT 0\n"));
+    }
+
+    /// Every key the renderer can meet.
+    fn all_mesh_keys() -> Vec<MeshKey> {
+        let mut keys = Vec::new();
+        for shading in Shading::ALL {
+            for textured in [false, true] {
+                for edges in [false, true] {
+                    for box_mode in 0..3 {
+                        keys.push(MeshKey { shading, textured, edges, box_mode });
+                    }
+                }
+            }
+        }
+        keys
+    }
+
+    #[test]
+    fn each_chunk_program_declares_the_view_constants_once_and_by_name() {
+        const NAMES: [&str; 4] = ["u_mode", "u_textured", "u_edges", "u_box_mode"];
+        for name in NAMES {
+            // A uniform of the same name would clash with the constant (a compile error that only a
+            // GL context would show); one the shader never reads would compile programs for nothing.
+            assert!(!MESH_FS.contains(&format!("uniform int {name};")), "{name} declared as a uniform");
+            assert!(MESH_FS.matches(name).count() > 1, "{name} not read by chunk.frag");
+        }
+        let mut sources = std::collections::HashSet::new();
+        for key in all_mesh_keys() {
+            let source = key.fragment_source();
+            for name in NAMES {
+                assert_eq!(source.matches(&format!("const int {name} = ")).count(), 1, "{key:?}: {name}");
+            }
+            // The shading by its name (glsl_defines comes first and defines it), never a number.
+            assert!(source.contains(&format!("const int u_mode = {};\n", key.shading.glsl_name())), "{key:?}");
+            assert!(source.find("#define SHADING_LIT").unwrap() < source.find("const int u_mode").unwrap());
+            assert!(source.contains(&format!("const int u_box_mode = {};\n", key.box_mode)));
+            assert!(source.contains(&format!("const int u_textured = {};\n", i32::from(key.textured))));
+            assert!(source.contains(&format!("const int u_edges = {};\n", i32::from(key.edges))));
+            assert!(sources.insert(source), "{key:?}: the same program as another key");
+        }
+        assert!(all_mesh_keys().contains(&DEFAULT_MESH_KEY));
+    }
+
+    #[test]
+    fn the_chunk_program_follows_the_view_settings() {
+        let f = FrameParams { shading: Shading::Lit, textured: true, edges: true, ..FrameParams::default() };
+        assert_eq!(MeshKey::of(&f), DEFAULT_MESH_KEY, "the editor's default view is compiled up front");
+        // Textures only where the view draws them.
+        for (shading, textured) in [
+            (Shading::Lit, true),
+            (Shading::Fullbright, true),
+            (Shading::Visibility, true),
+            (Shading::Wireframe, false),
+            (Shading::Lightmap, false),
+        ] {
+            let k = MeshKey::of(&FrameParams { shading, ..f.clone() });
+            assert_eq!((k.shading, k.textured), (shading, textured));
+            assert!(!MeshKey::of(&FrameParams { shading, textured: false, ..f.clone() }).textured);
+        }
+        assert!(!MeshKey::of(&FrameParams { edges: false, ..f.clone() }).edges);
+        let filter = |isolate| Some(super::super::ShowFilter { min: DVec3::ZERO, max: DVec3::ONE, isolate });
+        assert_eq!(MeshKey::of(&FrameParams { filter: filter(true), ..f.clone() }).box_mode, 1);
+        assert_eq!(MeshKey::of(&FrameParams { filter: filter(false), ..f.clone() }).box_mode, 2);
+        assert_eq!(MeshKey::of(&f).box_mode, 0);
     }
 
     #[test]

@@ -1,18 +1,19 @@
 // The region's lightmap atlas (rows as uploaded: row 0 at v = 0).
 uniform sampler2D u_lightmaps;
 uniform sampler2DArray u_textures;
-// Shading of the view: one of the SHADING_* constants (defined before this source).
-uniform int u_mode;
-uniform int u_textured;
-uniform int u_edges;
+// u_mode (the view's shading, one of the SHADING_* constants), u_textured, u_edges and
+// u_box_mode are not uniforms: each program is compiled for one combination of them, declared
+// as `const int` before this source (render.rs, `MeshKey::prelude`), so the compiler drops the
+// branches the view does not take and the varyings only they read; software GL otherwise runs
+// every branch for every fragment.
 // The tint of chunks waiting for a re-bake.
 uniform vec4 u_tint;
 uniform float u_exposure;
 uniform float u_ambient;
 // The clip plane: fragments higher than this (camera-relative Y) are cut away (interiors).
 uniform float u_clip;
-// Hide or isolate a box (camera-relative): 0 none, 1 only the box shows, 2 the box is hidden.
-uniform int u_box_mode;
+// Hide or isolate a box (camera-relative; u_box_mode: 0 none, 1 only the box shows, 2 the box
+// is hidden).
 uniform vec3 u_box_min;
 uniform vec3 u_box_max;
 // Visibility view: the region's cubes, one texel each from the chunk's v_vis_base (rows as
