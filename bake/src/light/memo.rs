@@ -46,9 +46,21 @@ impl LightMemo {
         self.points.points()
     }
 
-    /// About how many bytes it takes.
+    /// About how many bytes it takes, as allocated.
     pub fn bytes(&self) -> usize {
         self.points.bytes()
+    }
+
+    /// How many block words (12 bytes each: the blocks of one chunk a point's rays passed, 64
+    /// at a time) its points hold in all.
+    pub fn words(&self) -> usize {
+        self.points.words()
+    }
+
+    /// What [`Self::bytes`] would be with no spare capacity in its lists: a memo lives on, so it
+    /// is made with none ([`Self::bytes`] equals it).
+    pub fn tight_bytes(&self) -> usize {
+        self.points.tight_bytes()
     }
 
     /// How many of them the bake that made it took from the memo before (the rest it traced).
@@ -224,6 +236,11 @@ impl LightCache {
     /// How many points the kept memos hold.
     pub fn points(&self) -> usize {
         self.lock().points
+    }
+
+    /// About how many bytes the kept memos take ([`LightMemo::bytes`], summed).
+    pub fn bytes(&self) -> usize {
+        self.lock().by_chunk.values().map(|(_, m)| m.bytes()).sum()
     }
 
     /// Forgets every memo.

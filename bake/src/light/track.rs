@@ -167,11 +167,30 @@ impl PointMemo {
         self.values.len()
     }
 
-    /// About how many bytes it takes (its tables, not counting the chunks it shares).
+    /// About how many bytes it takes (its tables, not counting the chunks it shares), as
+    /// allocated: spare capacity counts.
     pub(super) fn bytes(&self) -> usize {
         use std::mem::size_of;
-        let point = size_of::<DVec3>() + size_of::<u32>() + size_of::<(PointKey, u32)>() * 8 / 7;
-        self.values.len() * point + self.words.len() * (size_of::<u32>() + size_of::<u64>())
+        self.values.capacity() * size_of::<DVec3>()
+            + self.starts.capacity() * size_of::<u32>()
+            + self.index.capacity() * size_of::<(PointKey, u32)>() * 8 / 7
+            + self.slots.capacity() * size_of::<u32>()
+            + self.words.capacity() * size_of::<u64>()
+    }
+
+    /// How many block words its points hold in all.
+    pub(super) fn words(&self) -> usize {
+        self.words.len()
+    }
+
+    /// [`Self::bytes`] of a memo of `points` points and `words` words with no spare capacity
+    /// beyond the index's.
+    pub(super) fn tight_bytes(&self) -> usize {
+        use std::mem::size_of;
+        self.values.len() * size_of::<DVec3>()
+            + (self.values.len() + 1) * size_of::<u32>()
+            + self.index.capacity() * size_of::<(PointKey, u32)>() * 8 / 7
+            + self.words.len() * (size_of::<u32>() + size_of::<u64>())
     }
 
     fn mask(&self, i: usize) -> impl Iterator<Item = (u32, u64)> + '_ {
@@ -367,7 +386,11 @@ impl Tracker {
         let mut index = KeyMap::default();
         let mut values = Vec::with_capacity(t.entries.len());
         let mut starts = Vec::with_capacity(t.entries.len() + 1);
-        let (mut slots, mut words) = (Vec::new(), Vec::new());
+        // Exactly as long as needed: a memo lives on, and grown by doubling these would carry a
+        // third more words than they hold on average.
+        let n: usize = t.entries.iter().map(|e| e.mask.len()).sum();
+        let (mut slots, mut words) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        index.reserve(t.entries.len());
         starts.push(0);
         for (i, e) in t.entries.into_iter().enumerate() {
             index.insert(e.key, i as u32);
