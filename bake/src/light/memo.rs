@@ -136,9 +136,10 @@ impl LightScene<'_> {
     }
 }
 
-/// How many points (luxels and air cells) a [`LightCache`] keeps by default: about 250 to 300
-/// bytes each (most of it the words of the blocks their rays passed), so about 0.5 to 0.6 GB (a
-/// `terrain(32,4,32)` keeps about 7 000 per chunk, 28 M in all).
+/// How many points (luxels and air cells) a [`LightCache`] keeps by default: about 200 bytes
+/// each (key 48, value 24, and 10 for each word of blocks their rays passed, about 12 words a
+/// point on a terrain), so about 0.4 GB (a `terrain(32,4,32)` has about 7 000 per chunk, 28 M
+/// in all).
 pub const DEFAULT_MEMO_POINTS: usize = 2 << 20;
 
 /// The memos of a [`LightCache`], the oldest dropped first once over the budget.
