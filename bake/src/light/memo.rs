@@ -136,10 +136,10 @@ impl LightScene<'_> {
     }
 }
 
-/// How many points (luxels and air cells) a [`LightCache`] keeps by default: about 200 bytes
-/// each (key 48, value 24, and 10 for each word of blocks their rays passed, about 12 words a
-/// point on a terrain), so about 0.4 GB (a `terrain(32,4,32)` has about 7 000 per chunk, 28 M
-/// in all).
+/// How many points (luxels and air cells) a [`LightCache`] keeps by default: about 200 to 250
+/// bytes each (key 48, value 24, and 10 for each word of blocks their rays passed, 12 to 17
+/// words a point on a terrain), so about 0.4 to 0.5 GB (a `terrain(32,4,32)` has about 7 000
+/// per chunk, 28 M in all; its 2 M kept take 484 MiB).
 pub const DEFAULT_MEMO_POINTS: usize = 2 << 20;
 
 /// The memos of a [`LightCache`], the oldest dropped first once over the budget.
