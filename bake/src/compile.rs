@@ -878,15 +878,25 @@ impl<'a> Assembled<'a> {
     /// order: for comparing compressors on the very bytes an export compresses.
     pub fn raw_chunk_bytes(&self) -> Result<Vec<u8>, CompileError> {
         let mut out = Vec::new();
+        self.each_chunk_blocks(|blocks| {
+            for block in blocks {
+                out.extend_from_slice(block);
+            }
+        })?;
+        Ok(out)
+    }
+
+    /// The uncompressed common, client and server blocks of each chunk that [`Self::write`]
+    /// compresses, one chunk at a time in file order (what [`Self::raw_chunk_bytes`]
+    /// concatenates), without holding more than one chunk's.
+    pub fn each_chunk_blocks(&self, mut f: impl FnMut(&[Vec<u8>; 3])) -> Result<(), CompileError> {
         for (li, (_, bakes)) in self.levels.iter().enumerate() {
             let level = &self.file.levels[li];
             for i in 0..bakes.len() {
-                for block in pmf::chunk_blocks(&self.chunk(li, i), li, i, level.chunk_size_exp, level.grid)? {
-                    out.extend_from_slice(&block);
-                }
+                f(&pmf::chunk_blocks(&self.chunk(li, i), li, i, level.chunk_size_exp, level.grid)?);
             }
         }
-        Ok(out)
+        Ok(())
     }
 
     /// The file's bytes ([`pmf::write`] of [`Self::into_file`]), the chunks encoded and
@@ -1063,9 +1073,25 @@ pub fn assemble<'a>(
     bake_of: impl Fn((usize, ChunkCoord)) -> Option<&'a ChunkBake>,
     settings: &CompileSettings,
 ) -> Result<Assembled<'a>, CompileError> {
+    let (file, grids) = skeleton(map, settings)?;
+    let mut bake_levels = Vec::with_capacity(grids.len());
+    for (li, grid) in grids.into_iter().enumerate() {
+        let mut chunk_bakes = Vec::with_capacity(grid.volume() as usize);
+        for c in grid.chunks() {
+            let bake = bake_of((li, c))
+                .ok_or_else(|| CompileError::Format(format!("level {li}: chunk {c:?} has not been baked")))?;
+            chunk_bakes.push(bake);
+        }
+        bake_levels.push((grid, chunk_bakes));
+    }
+    Ok(Assembled { file, levels: bake_levels, compression: Compression::Fast })
+}
+
+/// The file [`assemble`] makes of `map`, every level's `chunks` empty, and each level's grid.
+fn skeleton(map: &Map, settings: &CompileSettings) -> Result<(pmf::File, Vec<Grid>), CompileError> {
     let lib = &map.library;
     let mut levels = Vec::with_capacity(map.levels.len());
-    let mut bake_levels = Vec::with_capacity(map.levels.len());
+    let mut grids = Vec::with_capacity(map.levels.len());
     for (li, level) in map.levels.iter().enumerate() {
         let grid = Grid::of(level);
         if grid.volume() > MAX_GRID_CHUNKS {
@@ -1079,13 +1105,7 @@ pub fn assemble<'a>(
                 grid.volume()
             )));
         }
-        let mut chunk_bakes = Vec::new();
-        for c in grid.chunks() {
-            let bake = bake_of((li, c))
-                .ok_or_else(|| CompileError::Format(format!("level {li}: chunk {c:?} has not been baked")))?;
-            chunk_bakes.push(bake);
-        }
-        bake_levels.push((grid, chunk_bakes));
+        grids.push(grid);
         let (materials, client_materials): (Vec<_>, Vec<_>) = lib.materials().iter().map(|(_, m)| m.to_pmf()).unzip();
         let name_of = |r: Option<pmfedit_core::map::library::EnvRef>| {
             r.and_then(|r| lib.environment_name(r)).unwrap_or_default().to_owned()
@@ -1145,7 +1165,7 @@ pub fn assemble<'a>(
         levels,
         entities: Vec::new(),
     };
-    Ok(Assembled { file, levels: bake_levels, compression: Compression::Fast })
+    Ok((file, grids))
 }
 
 /// Bakes every chunk of every level on this thread and compiles the file.
@@ -1158,6 +1178,48 @@ pub fn compile_full(map: &Map, settings: &CompileSettings) -> Result<pmf::File, 
         }
     }
     compile(map, &bakes, settings)
+}
+
+/// [`compile_full`] straight into `out`, as [`Assembled::write_to`] would write it: every chunk
+/// baked (on `threads` threads, each with the same summaries cache, as [`compile_full`]'s),
+/// encoded and written in file order as soon as it and those before it are done, its bake
+/// dropped then; so neither the bakes nor the file are ever whole in memory. The same bytes as
+/// [`pmf::write`] of [`compile_full`] (for any thread count); the first error in file order.
+/// Returns the file's size.
+pub fn write_full_to<W: std::io::Write + std::io::Seek>(
+    map: &Map,
+    settings: &CompileSettings,
+    threads: usize,
+    out: W,
+) -> Result<u64, CompileError> {
+    let (file, grids) = skeleton(map, settings)?;
+    let cache = VisCache::new(settings.visibility.unwrap_or_default());
+    let jobs: Vec<(usize, usize, ChunkCoord)> = grids
+        .iter()
+        .enumerate()
+        .flat_map(|(li, grid)| grid.chunks().into_iter().enumerate().map(move |(i, c)| (li, i, c)))
+        .collect();
+    let stream_error = |e: pmf::StreamError| match e {
+        pmf::StreamError::Format(e) => CompileError::Write(e),
+        pmf::StreamError::Io(e) => CompileError::Format(format!("writing the file: {e}")),
+    };
+    let mut stream = pmf::ChunkStream::new(&file, out, Compression::Fast).map_err(stream_error)?;
+    stream_jobs(
+        jobs.len(),
+        threads,
+        pmf::ChunkEncoder::new,
+        |enc, k| -> Result<pmf::EncodedChunk, CompileError> {
+            let (li, i, c) = jobs[k];
+            let mut chunk = bake_chunk_with(map, li, c, settings, &cache)?.pmf;
+            if has_chunk_refs(&chunk) {
+                resolve_chunk_refs(&mut chunk, &grids[li]);
+            }
+            let level = &file.levels[li];
+            Ok(enc.encode(&chunk, li, i, level.chunk_size_exp, level.grid)?)
+        },
+        |chunk| stream.push(&chunk?).map_err(stream_error),
+    )?;
+    Ok(stream.finish().map_err(stream_error)?.1)
 }
 
 /// The lattice box of a chunk, for change-set intersection by callers.

@@ -4,6 +4,7 @@ pub mod cache;
 pub mod chunk;
 pub mod compile;
 pub mod deps;
+pub mod digest;
 pub mod export;
 pub mod inspect;
 pub mod jobs;

@@ -61,8 +61,6 @@ fn compile_is_deterministic() {
     assert!(a == b);
 }
 
-/// Cubes at opposite corners of the coordinate space would make a dense grid of billions of
-/// chunks: the chunk list stays small (occupied + center) and the compiler refuses with the span.
 /// An export encoded straight from the bakes, on any number of threads, is byte for byte the
 /// file `pmf::write` makes of the compiled map; the demo's chunks name other chunks
 /// (visibility), so their references are resolved on the way.
@@ -127,9 +125,62 @@ fn parallel_export_from_the_bakes_equals_the_compiled_file() {
     }
     let raw = assembled.raw_chunk_bytes().unwrap();
     assert!(raw.len() > expected.len(), "uncompressed chunk blocks are larger than the file");
+    // Chunk by chunk, the same blocks in the same order.
+    let mut each = Vec::new();
+    let mut chunks = 0;
+    assembled
+        .each_chunk_blocks(|blocks| {
+            chunks += 1;
+            blocks.iter().for_each(|b| each.extend_from_slice(b));
+        })
+        .unwrap();
+    assert_eq!(chunks, compiled.levels.iter().map(|l| l.chunks.len()).sum::<usize>());
+    assert!(each == raw, "the blocks chunk by chunk are the concatenated blocks");
+    // The export streamed into a digest (what `pmfc bench` compares instead of whole files) has
+    // the digest of the file's bytes, on any thread count; one byte more or less does not.
+    use pmfedit_bake::digest::{FileDigest, digest_of};
+    let want = digest_of(&expected);
+    for threads in [1, 2, 5] {
+        let mut sink = FileDigest::new();
+        let len = assembled.write_to(threads, &mut sink).unwrap();
+        assert_eq!(len, expected.len() as u64);
+        assert_eq!(sink.finish().unwrap(), want, "{threads} threads");
+    }
+    let mut changed = expected.clone();
+    *changed.last_mut().unwrap() ^= 0x80;
+    assert_ne!(digest_of(&changed), want);
     assert!(pmf::write(&assembled.into_file()).unwrap() == expected);
 }
 
+/// A full compile streamed chunk by chunk (bake, encode, write, drop: `pmfc bench`'s
+/// incremental == full check) is byte for byte `pmf::write` of `compile_full`, on any number of
+/// threads, and so is its digest.
+#[test]
+fn a_streamed_full_compile_equals_the_compiled_file() {
+    use pmfedit_bake::compile::write_full_to;
+    use pmfedit_bake::digest::{FileDigest, digest_of};
+    let map = sample::demo();
+    let settings = CompileSettings { timestamp: 1_700_000_000, ..CompileSettings::default() };
+    let expected = pmf::write(&compile_full(&map, &settings).unwrap()).unwrap();
+    for threads in [1, 3] {
+        let mut out = std::io::Cursor::new(Vec::new());
+        let len = write_full_to(&map, &settings, threads, &mut out).unwrap();
+        assert_eq!(len, expected.len() as u64);
+        assert!(out.into_inner() == expected, "{threads} threads");
+    }
+    let mut sink = FileDigest::new();
+    write_full_to(&map, &settings, 2, &mut sink).unwrap();
+    assert_eq!(sink.finish().unwrap(), digest_of(&expected));
+    // Another map's full compile differs, and so does its digest.
+    let mut other = map.snapshot();
+    other.meta.name.push('!');
+    let mut sink = FileDigest::new();
+    write_full_to(&other, &settings, 2, &mut sink).unwrap();
+    assert_ne!(sink.finish().unwrap(), digest_of(&expected));
+}
+
+/// Cubes at opposite corners of the coordinate space would make a dense grid of billions of
+/// chunks: the chunk list stays small (occupied + center) and the compiler refuses with the span.
 #[test]
 fn a_grid_spanning_the_whole_space_is_refused_not_allocated() {
     use glam::IVec3;

@@ -681,6 +681,10 @@ fn a_light_memo_retraces_only_points_whose_rays_passed_the_edit() {
     let (first, reused, points) = memo_bake(&map, key, &light);
     assert_eq!(reused, 0, "no memo yet");
     assert!(points > 100, "{points} points");
+    // A memo lives on, so its lists are made to measure: no spare capacity.
+    let memo = light.get(key.0, key.1).unwrap();
+    assert!(memo.words() > points, "{} words for {points} points", memo.words());
+    assert_eq!(memo.bytes(), memo.tight_bytes(), "spare capacity in a kept memo");
     // Nothing changed: every point comes from the memo.
     let (again, reused, _) = memo_bake(&map, key, &light);
     assert_eq!(reused, points);

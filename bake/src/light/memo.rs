@@ -46,9 +46,21 @@ impl LightMemo {
         self.points.points()
     }
 
-    /// About how many bytes it takes.
+    /// About how many bytes it takes, as allocated.
     pub fn bytes(&self) -> usize {
         self.points.bytes()
+    }
+
+    /// How many block words (12 bytes each: the blocks of one chunk a point's rays passed, 64
+    /// at a time) its points hold in all.
+    pub fn words(&self) -> usize {
+        self.points.words()
+    }
+
+    /// What [`Self::bytes`] would be with no spare capacity in its lists: a memo lives on, so it
+    /// is made with none ([`Self::bytes`] equals it).
+    pub fn tight_bytes(&self) -> usize {
+        self.points.tight_bytes()
     }
 
     /// How many of them the bake that made it took from the memo before (the rest it traced).
@@ -124,9 +136,10 @@ impl LightScene<'_> {
     }
 }
 
-/// How many points (luxels and air cells) a [`LightCache`] keeps by default: about 250 to 300
-/// bytes each (most of it the words of the blocks their rays passed), so about 0.5 to 0.6 GB (a
-/// `terrain(32,4,32)` keeps about 7 000 per chunk, 28 M in all).
+/// How many points (luxels and air cells) a [`LightCache`] keeps by default: about 200 to 250
+/// bytes each (key 48, value 24, and 10 for each word of blocks their rays passed, 12 to 17
+/// words a point on a terrain), so about 0.4 to 0.5 GB (a `terrain(32,4,32)` has about 7 000
+/// per chunk, 28 M in all; its 2 M kept take 484 MiB).
 pub const DEFAULT_MEMO_POINTS: usize = 2 << 20;
 
 /// The memos of a [`LightCache`], the oldest dropped first once over the budget.
@@ -224,6 +237,11 @@ impl LightCache {
     /// How many points the kept memos hold.
     pub fn points(&self) -> usize {
         self.lock().points
+    }
+
+    /// About how many bytes the kept memos take ([`LightMemo::bytes`], summed).
+    pub fn bytes(&self) -> usize {
+        self.lock().by_chunk.values().map(|(_, m)| m.bytes()).sum()
     }
 
     /// Forgets every memo.

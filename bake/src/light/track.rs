@@ -141,20 +141,29 @@ pub(super) fn point_key(point: DVec3, normal: Option<DVec3>) -> PointKey {
 type Sparse = Vec<(u32, u64)>;
 
 /// The far light of one chunk bake's points and the blocks each point's rays passed (see the
-/// module docs); [`super::LightMemo`] adds the context it was made under.
+/// module docs); [`super::LightMemo`] adds the context it was made under. Compact, as it lives on
+/// (a few hundred bytes a point, millions of points): the points' keys sorted (found by binary
+/// search, no hash table) with their values and words in the same order, and each word's slot in
+/// 16 bits.
 #[derive(Debug, Clone)]
 pub(super) struct PointMemo {
     /// The chunks rays entered, each with the chunk the level stored then (`None`: air).
     chunks: Vec<(ChunkCoord, Option<Arc<Chunk>>)>,
-    index: KeyMap<PointKey, u32>,
+    /// The points' keys, ascending, each once; point `i` is `keys[i]`.
+    keys: Vec<PointKey>,
     values: Vec<DVec3>,
     /// Point `i`'s words are at `starts[i]..starts[i + 1]` of `slots` (their indices) and `words`
-    /// (kept apart: 12 bytes a word rather than a padded pair's 16).
+    /// (kept apart: 10 bytes a word rather than a padded pair's 16).
     starts: Vec<u32>,
-    slots: Vec<u32>,
+    slots: Vec<u16>,
     words: Vec<u64>,
     reused: usize,
 }
+
+/// The most word slots (chunks of a bake's table times [`WORDS`]) a memo's 16-bit slots can
+/// name; a bake whose rays entered more chunks keeps an empty memo (its next bake traces every
+/// point: slower, never wrong).
+const MAX_SLOTS: usize = 1 << 16;
 
 impl PointMemo {
     /// How many points the bake that made this memo took from the memo before it.
@@ -167,16 +176,39 @@ impl PointMemo {
         self.values.len()
     }
 
-    /// About how many bytes it takes (its tables, not counting the chunks it shares).
+    /// About how many bytes it takes (its tables, not counting the chunks it shares), as
+    /// allocated: spare capacity counts.
     pub(super) fn bytes(&self) -> usize {
         use std::mem::size_of;
-        let point = size_of::<DVec3>() + size_of::<u32>() + size_of::<(PointKey, u32)>() * 8 / 7;
-        self.values.len() * point + self.words.len() * (size_of::<u32>() + size_of::<u64>())
+        self.keys.capacity() * size_of::<PointKey>()
+            + self.values.capacity() * size_of::<DVec3>()
+            + self.starts.capacity() * size_of::<u32>()
+            + self.slots.capacity() * size_of::<u16>()
+            + self.words.capacity() * size_of::<u64>()
+    }
+
+    /// How many block words its points hold in all.
+    pub(super) fn words(&self) -> usize {
+        self.words.len()
+    }
+
+    /// [`Self::bytes`] with no spare capacity.
+    pub(super) fn tight_bytes(&self) -> usize {
+        use std::mem::size_of;
+        let points = self.values.len();
+        points * (size_of::<PointKey>() + size_of::<DVec3>())
+            + (points + 1) * size_of::<u32>()
+            + self.words.len() * (size_of::<u16>() + size_of::<u64>())
+    }
+
+    /// The index of the point of `key`.
+    fn find(&self, key: &PointKey) -> Option<usize> {
+        self.keys.binary_search(key).ok()
     }
 
     fn mask(&self, i: usize) -> impl Iterator<Item = (u32, u64)> + '_ {
         let r = self.starts[i] as usize..self.starts[i + 1] as usize;
-        self.slots[r.clone()].iter().copied().zip(self.words[r].iter().copied())
+        self.slots[r.clone()].iter().map(|&s| u32::from(s)).zip(self.words[r].iter().copied())
     }
 }
 
@@ -194,6 +226,8 @@ struct Entry {
     key: PointKey,
     value: DVec3,
     mask: Sparse,
+    /// Taken from the prior memo (not traced).
+    reused: bool,
 }
 
 /// The block sets of the points and bounce cells of one bake (off unless the bake keeps a memo).
@@ -215,7 +249,6 @@ pub(super) struct Tracker {
     cells: KeyMap<CellKey, Vec<u64>>,
     prior: Option<Prior>,
     entries: Vec<Entry>,
-    reused: usize,
 }
 
 fn or_into(dst: &mut Vec<u64>, src: &[u64]) {
@@ -338,7 +371,7 @@ impl Tracker {
     /// with the chunks they entered (for the bake's reads). Records the point.
     pub(super) fn reuse(&mut self, key: &PointKey) -> Option<(DVec3, Vec<ChunkCoord>)> {
         let prior = self.prior.as_ref()?;
-        let i = *prior.memo.index.get(key)? as usize;
+        let i = prior.memo.find(key)?;
         if prior.memo.mask(i).any(|(w, m)| prior.changed[w as usize] & m != 0) {
             return None;
         }
@@ -347,8 +380,7 @@ impl Tracker {
         let mut chunks: Vec<ChunkCoord> = mask.iter().map(|&(w, _)| prior.memo.chunks[w as usize / WORDS].0).collect();
         chunks.dedup();
         if self.keep {
-            self.entries.push(Entry { key: *key, value, mask });
-            self.reused += 1;
+            self.entries.push(Entry { key: *key, value, mask, reused: true });
         }
         Some((value, chunks))
     }
@@ -357,28 +389,44 @@ impl Tracker {
     pub(super) fn end_point(&mut self, key: PointKey, value: DVec3) {
         if self.keep {
             let mask = sparse(&self.pop());
-            self.entries.push(Entry { key, value, mask });
+            self.entries.push(Entry { key, value, mask, reused: false });
         }
     }
 
     /// Stops recording; the memo of the bake's points, their chunks as `level` stores them now.
+    /// A point recorded twice keeps its last record.
     pub(super) fn finish(&mut self, level: &Level) -> PointMemo {
-        let t = std::mem::take(self);
-        let mut index = KeyMap::default();
-        let mut values = Vec::with_capacity(t.entries.len());
-        let mut starts = Vec::with_capacity(t.entries.len() + 1);
-        let (mut slots, mut words) = (Vec::new(), Vec::new());
+        let mut t = std::mem::take(self);
+        if t.chunks.len() * WORDS > MAX_SLOTS {
+            t.entries.clear();
+        }
+        // By key; of equal keys the last recorded first, kept by the dedup.
+        let mut order: Vec<u32> = (0..t.entries.len() as u32).collect();
+        order.sort_unstable_by(|&a, &b| t.entries[a as usize].key.cmp(&t.entries[b as usize].key).then(b.cmp(&a)));
+        order.dedup_by(|b, a| t.entries[*a as usize].key == t.entries[*b as usize].key);
+        // Exactly as long as needed: a memo lives on, and grown by doubling these would carry a
+        // third more words than they hold on average.
+        let n: usize = order.iter().map(|&i| t.entries[i as usize].mask.len()).sum();
+        let mut keys = Vec::with_capacity(order.len());
+        let mut values = Vec::with_capacity(order.len());
+        let mut starts = Vec::with_capacity(order.len() + 1);
+        let (mut slots, mut words) = (Vec::with_capacity(n), Vec::with_capacity(n));
         starts.push(0);
-        for (i, e) in t.entries.into_iter().enumerate() {
-            index.insert(e.key, i as u32);
+        let mut reused = 0;
+        for i in order {
+            let e = &mut t.entries[i as usize];
+            reused += usize::from(e.reused);
+            keys.push(e.key);
             values.push(e.value);
-            for (s, w) in e.mask {
-                slots.push(s);
+            for &(s, w) in &e.mask {
+                // Below MAX_SLOTS: the table was checked above.
+                slots.push(s as u16);
                 words.push(w);
             }
+            e.mask = Vec::new();
             starts.push(words.len() as u32);
         }
         let chunks = t.chunks.into_iter().map(|c| (c, level.chunk(c).cloned())).collect();
-        PointMemo { chunks, index, values, starts, slots, words, reused: t.reused }
+        PointMemo { chunks, keys, values, starts, slots, words, reused }
     }
 }

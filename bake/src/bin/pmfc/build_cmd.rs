@@ -10,9 +10,11 @@ use glam::IVec3;
 
 use pmfedit_bake::cache;
 use pmfedit_bake::compile::{
-    CompileSettings, StageTimes, bake_chunk, bake_chunk_cached, bake_chunk_timed, compile_full, level_chunks, level_vis,
+    CompileSettings, StageTimes, bake_chunk, bake_chunk_cached, bake_chunk_timed, compile_full, level_chunks,
+    level_vis, write_full_to,
 };
 use pmfedit_bake::deps::{dirty_chunks, draft_chunks};
+use pmfedit_bake::digest::{Digest, FileDigest};
 use pmfedit_bake::export::{self, ExportError};
 use pmfedit_bake::jobs::Threads;
 use pmfedit_bake::memory::{self, RecordBytes, mib};
@@ -27,7 +29,7 @@ use pmfedit_core::map::octree::Cube;
 use pmfedit_core::project::Project;
 use pmfedit_core::sample;
 
-use super::{Failure, fail, write_file};
+use super::{Failure, fail};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Sample {
@@ -559,6 +561,7 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
     let t = Instant::now();
     let mut map = sample::terrain(x, y, z, 1);
     let build_map_s = t.elapsed().as_secs_f64();
+    let after_map = memory::resident();
     eprintln!("terrain({x},{y},{z}): built in {build_map_s:.2} s; baking on {} threads…", a.threads);
 
     let t = Instant::now();
@@ -567,57 +570,95 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
     let full_bake_s = t.elapsed().as_secs_f64();
     let chunks = engine.slots().len();
     let after_bake = memory::resident();
+    // The light memos the engine keeps for later edits (real editor memory, within its budget).
+    let kept_memo = serde_json::json!({
+        "points": engine.light_cache().points(),
+        "mib": mib(engine.light_cache().bytes() as u64),
+    });
     let records = engine
         .slots()
         .values()
         .filter_map(|s| s.full.as_ref())
         .fold(RecordBytes::default(), |acc, b| acc + RecordBytes::of(&b.pmf));
-    // Open with a warm bake cache: write the cache of the baked terrain, then time what an open
-    // adds to reading the project: loading the entries (read, check, decode) until the engine
-    // is final with nothing to bake.
-    let cache_dir = std::env::temp_dir().join(format!("pmfc-bench-cache-{}", std::process::id()));
+    // Open with a warm bake cache: write the cache of the baked terrain now, and once the bench's
+    // engine is gone (an editor opening a project holds one set of bakes, not two) time what an
+    // open adds to reading the project: loading the entries (read, check, decode) until the
+    // engine is final with nothing to bake.
+    struct RemoveOnDrop(PathBuf);
+    impl Drop for RemoveOnDrop {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+    let cache_dir = RemoveOnDrop(std::env::temp_dir().join(format!("pmfc-bench-cache-{}", std::process::id())));
     let t = Instant::now();
     let bakes = engine.slots().keys().filter_map(|&k| engine.full(k)).map(|b| &**b);
-    let stored = cache::store(&cache_dir, engine.map(), &settings, bakes).map_err(|e| Failure(e.to_string()))?;
+    let stored = cache::store(&cache_dir.0, engine.map(), &settings, bakes).map_err(|e| Failure(e.to_string()))?;
     let cache_store_s = t.elapsed().as_secs_f64();
-    let t = Instant::now();
-    let loaded = cache::load(&cache_dir, engine.map(), &settings);
-    let reused = loaded.bakes.len();
-    let warm = engine_with(engine.map().clone(), &settings, a.threads, loaded.bakes);
-    let open_cached_s = t.elapsed().as_secs_f64();
-    let warm_final = warm.is_final();
-    drop(warm);
-    let _ = std::fs::remove_dir_all(&cache_dir);
-    if !warm_final || reused != chunks {
-        return Err(Failure(format!("the warm cache reused {reused} of {chunks} chunks")));
-    }
-    // Export: compile + encode + LZ4 + one buffer, on `threads` threads, then on one (the same
-    // bytes whatever the count).
+    // The map the cache was written for (the edits below change the bench's map and the engine's).
+    let cached_map = engine.map().clone();
+    let after_cache = memory::resident();
+    // Export: compile + encode + LZ4, streamed as an export writes its file (chunk by chunk, in
+    // file order, as they are ready: `export::write_assembled`), on `threads` threads, then on
+    // one; the same bytes whatever the count. The stream goes into a digest of the file's bytes
+    // (`digest::FileDigest`) instead of to disk, so neither file is ever whole in memory.
     let t = Instant::now();
     let assembled = engine.assemble(None).map_err(|e| Failure(e.to_string()))?;
-    let bytes = assembled.write(a.threads).map_err(|e| Failure(e.to_string()))?;
+    let exported = digest_export(&assembled, a.threads)?;
     let export_s = t.elapsed().as_secs_f64();
     let t = Instant::now();
-    let serial = assembled.write(1).map_err(|e| Failure(e.to_string()))?;
+    let serial = digest_export(&assembled, 1)?;
     let export_1_thread_s = t.elapsed().as_secs_f64();
-    if serial != bytes {
+    if serial != exported {
         return Err(Failure("the export differs between 1 and several threads".into()));
     }
-    drop(serial);
     let after_export = memory::resident();
     // Where the export's time goes: LZ4 alone (one thread, in-process) on the same uncompressed
-    // chunk bytes; the rest is encoding the records.
-    let raw = assembled.raw_chunk_bytes().map_err(|e| Failure(e.to_string()))?;
-    let raw_chunk_bytes = raw.len();
-    let t = Instant::now();
-    let lz4_bytes = pmfedit_core::format::lz4f::compress(&raw).len();
-    let lz4_only_s = t.elapsed().as_secs_f64();
-    if let Some(path) = &a.chunk_blocks {
-        write_file(path, &raw)?;
+    // chunk blocks, each compressed as the export compresses it (one frame per block, one
+    // compressor reused); the rest is encoding the records. Chunk by chunk: only the LZ4 calls
+    // are timed, their sum is the figure.
+    let mut blocks_out = match &a.chunk_blocks {
+        Some(path) => Some((
+            std::io::BufWriter::new(
+                std::fs::File::create(path).map_err(|e| Failure(format!("{}: {e}", path.display())))?,
+            ),
+            path,
+        )),
+        None => None,
+    };
+    let (mut raw_chunk_bytes, mut lz4_bytes, mut lz4_only) = (0usize, 0usize, Duration::ZERO);
+    let mut lz4 = pmfedit_core::format::lz4_block::BlockCompressor::new(0);
+    let mut frames = Vec::new();
+    let mut write_failed = None;
+    assembled
+        .each_chunk_blocks(|blocks| {
+            for block in blocks {
+                raw_chunk_bytes += block.len();
+                frames.clear();
+                let t = Instant::now();
+                lz4_bytes += pmfedit_core::format::lz4f::compress_into(&mut lz4, block, &mut frames);
+                lz4_only += t.elapsed();
+                if let Some((w, path)) = &mut blocks_out
+                    && write_failed.is_none()
+                    && let Err(e) = w.write_all(block)
+                {
+                    write_failed = Some(format!("{}: {e}", path.display()));
+                }
+            }
+        })
+        .map_err(|e| Failure(e.to_string()))?;
+    if let Some((w, path)) = blocks_out
+        && write_failed.is_none()
+        && let Err(e) = w.into_inner().map_err(|e| e.into_error()).and_then(|f| f.sync_all())
+    {
+        write_failed = Some(format!("{}: {e}", path.display()));
     }
-    drop(raw);
+    if let Some(e) = write_failed {
+        return Err(Failure(e));
+    }
+    let lz4_only_s = lz4_only.as_secs_f64();
     drop(assembled);
-
+    let after_lz4 = memory::resident();
     // Single-cube edits near the middle of the map, each followed by an incremental re-bake.
     let mut history = History::new();
     let level = &map.levels[0];
@@ -752,11 +793,32 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
             memo_chunks[at] += 1;
         }
     }
-    let incremental =
-        pmf::write(&engine.compile(None).map_err(|e| Failure(e.to_string()))?).map_err(|e| Failure(e.to_string()))?;
-    let full = pmf::write(&compile_full(&map, &settings).map_err(|e| Failure(e.to_string()))?)
-        .map_err(|e| Failure(e.to_string()))?;
+    let after_edits = memory::resident();
+    // Incremental == full: the engine's export after the edits against a full compile of the
+    // edited map from scratch (every chunk baked again, on `threads` threads, without memos),
+    // both streamed into digests chunk by chunk (the full compile's bakes dropped as they are
+    // written), not held as two whole files.
+    let t = Instant::now();
+    let incremental = digest_export(&engine.assemble(None).map_err(|e| Failure(e.to_string()))?, a.threads)?;
+    let mut full = FileDigest::new();
+    write_full_to(&map, &settings, a.threads, &mut full).map_err(|e| Failure(e.to_string()))?;
+    let full = full.finish().map_err(|e| Failure(format!("the full compile's digest: {e}")))?;
+    let invariant_check_s = t.elapsed().as_secs_f64();
     let invariant_held = incremental == full;
+    let after_invariant = memory::resident();
+    drop(engine);
+    let t = Instant::now();
+    let loaded = cache::load(&cache_dir.0, &cached_map, &settings);
+    let reused = loaded.bakes.len();
+    let warm = engine_with(cached_map, &settings, a.threads, loaded.bakes);
+    let open_cached_s = t.elapsed().as_secs_f64();
+    let warm_final = warm.is_final();
+    drop(warm);
+    drop(cache_dir);
+    if !warm_final || reused != chunks {
+        return Err(Failure(format!("the warm cache reused {reused} of {chunks} chunks")));
+    }
+    let after_open_cached = memory::resident();
     let light_parts = light_parts(&map, &settings, mid)?;
 
     // Meshing alone: re-bake the geometry of sampled chunks.
@@ -869,18 +931,17 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
         "vis_summary_us_per_chunk": summary_us,
         "export_s": export_s,
         "export_1_thread_s": export_1_thread_s,
-        "export_mb_per_s": bytes.len() as f64 / 1e6 / export_s.max(1e-9),
+        "export_mb_per_s": exported.len as f64 / 1e6 / export_s.max(1e-9),
         // The uncompressed chunk blocks the export compresses, per second of export: compare
         // with `lz4` on the same bytes (`--chunk-blocks FILE`).
         "export_uncompressed_mb_per_s": raw_chunk_bytes as f64 / 1e6 / export_s.max(1e-9),
         "chunk_blocks_bytes": raw_chunk_bytes,
         "lz4_only_1_thread_s": lz4_only_s,
         "lz4_only_bytes": lz4_bytes,
-        "file_bytes": bytes.len(),
+        "file_bytes": exported.len,
         // Resident memory (VmRSS / VmHWM): after the full bake, the peak until the export is
-        // written, and the peak of the whole run (which includes the buffer of
-        // uncompressed chunk bytes for the comparison above and the invariant check's second,
-        // single-thread compile).
+        // written, and the peak of the whole run; `phases`: resident at the end of each phase
+        // and the peak so far (the phase where the peak rises is the one that set it).
         "resident_mib": {
             "after_full_bake": after_bake.map(|r| mib(r.now)),
             "peak_through_export": after_export.map(|r| mib(r.peak)),
@@ -908,6 +969,23 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
     // Set here rather than in the literal above, which is at `json!`'s recursion limit.
     // One thread: the final bake of the edited chunk alone (what the edit's own chunk would wait
     // if it were lit first), and the final bakes of the dirty chunks per chunk.
+    figures["invariant_check_s"] = invariant_check_s.into();
+    // Resident at the end of each phase and the peak so far (the phase where the peak rises is
+    // the one that set it), MiB.
+    figures["resident_mib"]["phases"] = phases_json(&[
+        ("map", after_map),
+        ("full_bake", after_bake),
+        ("bake_cache_store", after_cache),
+        ("export", after_export),
+        ("lz4_only", after_lz4),
+        ("edits", after_edits),
+        ("invariant_check", after_invariant),
+        ("open_cached", after_open_cached),
+        ("end", memory::resident()),
+    ]);
+    // The light memos kept after the full bake (real editor memory, within the cache's budget of
+    // points): points, and their tables, MiB.
+    figures["light_memo_after_full_bake"] = kept_memo;
     figures["edit_final_edited_chunk_ms_median"] = percentile(&mut final_edited_ms, 0.5).into();
     figures["edit_final_per_dirty_chunk_ms_median"] = percentile(&mut final_per_chunk_ms, 0.5).into();
     figures["light_parts_ms_per_chunk"] = light_parts;
@@ -946,6 +1024,25 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
         }
     }
     if invariant_held { Ok(()) } else { Err(Failure("incremental != full".into())) }
+}
+
+/// The digest of the file `assembled` exports, streamed into it on `threads` threads as an export
+/// streams its file to disk ([`export::write_assembled`]).
+fn digest_export(assembled: &pmfedit_bake::compile::Assembled<'_>, threads: usize) -> Result<Digest, Failure> {
+    let mut sink = FileDigest::new();
+    assembled.write_to(threads, &mut sink).map_err(|e| Failure(e.to_string()))?;
+    sink.finish().map_err(|e| Failure(format!("the export's digest: {e}")))
+}
+
+/// `{phase: {now, peak}}` resident MiB, for `pmfc bench --json`'s `resident_mib.phases`.
+fn phases_json(phases: &[(&str, Option<memory::Resident>)]) -> serde_json::Value {
+    let mut out = serde_json::Map::new();
+    for (name, r) in phases {
+        if let Some(r) = r {
+            out.insert((*name).into(), serde_json::json!({ "now": mib(r.now), "peak": mib(r.peak) }));
+        }
+    }
+    out.into()
 }
 
 /// Where the light stage's time goes, ms per chunk (one thread), over the chunks of the 2 × 2
