@@ -54,10 +54,16 @@ struct Inner {
     levels: HashMap<usize, LevelEntry>,
     air: Option<Arc<ChunkSummary>>,
     /// Each stored chunk's last own lists, with the chunk and layout settings they were made from.
-    own: HashMap<(usize, ChunkCoord), (Weak<Chunk>, BakeSettings, Arc<OwnLists>)>,
+    own: HashMap<(usize, ChunkCoord), OwnEntry>,
     /// Each stored chunk's last pathfinding records, with what they were made from.
     paths: HashMap<(usize, ChunkCoord), PathEntry>,
 }
+
+/// A chunk's last own lists: the chunk and the layout settings they were made from.
+type OwnEntry = (Weak<Chunk>, BakeSettings, Arc<OwnLists>);
+
+/// A snapshot and its levels' summaries ([`VisCache::remember`]).
+type Snapshot = (Weak<Map>, HashMap<usize, LevelVis>);
 
 #[derive(Debug)]
 struct PathEntry {
@@ -145,7 +151,7 @@ pub struct VisCache {
     settings: VisSettings,
     inner: Mutex<Inner>,
     /// The snapshot [`Self::remember`] was last given, and its levels' summaries.
-    snapshot: Mutex<Option<(Weak<Map>, HashMap<usize, LevelVis>)>>,
+    snapshot: Mutex<Option<Snapshot>>,
     /// [`AirWork`]'s counters.
     own_reused: AtomicU64,
     own_made: AtomicU64,
