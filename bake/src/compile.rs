@@ -28,7 +28,9 @@ use crate::layout::{BakeSettings, ChunkLayout};
 use crate::light::{self, ChunkInput, LightCache, LightError, LightScene, LightSettings, LitVertex, SurfaceFace};
 use crate::mesh::{FaceShape, LightmapRect};
 use crate::path::bake_chunk_paths;
-use crate::vis::{LevelVis, SummaryGrid, VisCache, VisSettings, bake_chunk_vis_in};
+use crate::vis::{
+    LevelVis, OwnLists, PathInputs, PathRecords, SummaryGrid, VisCache, VisSettings, bake_chunk_own_vis_in,
+};
 use pmfedit_core::map::ids::PathAttrs;
 use pmfedit_core::map::path_sets::PathSets;
 
@@ -180,21 +182,19 @@ impl ChunkBake {
         }
         let before = self.stats.vis_skipped;
         let old: Vec<Option<Box<pmf::Visibility>>> =
-            vis.cells.iter().map(|&(k, _)| self.pmf.common.cubes[k as usize].visibility.clone()).collect();
+            vis.own.cells.iter().map(|&(k, _)| self.pmf.common.cubes[k as usize].visibility.clone()).collect();
         self.stats.vis_skipped = vis.write(grid, self.chunk, &mut self.pmf);
         before != self.stats.vis_skipped
-            || vis.cells.iter().zip(old).any(|(&(k, _), o)| self.pmf.common.cubes[k as usize].visibility != o)
+            || vis.own.cells.iter().zip(old).any(|(&(k, _), o)| self.pmf.common.cubes[k as usize].visibility != o)
     }
 }
 
 /// What a [`ChunkBake`] keeps of its air cells' visibility ([`ChunkBake::refresh_far`]).
 #[derive(Debug, Clone)]
 pub struct AirVis {
-    /// Per list: the visible cubes of the chunk itself (indices into its cubes), and the face
-    /// component of the chunk's summary whose far set the list names (`None`: none).
-    lists: Vec<(Arc<[u32]>, Option<u16>)>,
-    /// Per air cell: its index in the chunk's cubes and its list.
-    cells: Vec<(u32, u32)>,
+    /// The cells' own lists and the components their far parts come from (shared with the
+    /// [`VisCache`] that serves them to the chunk's next bake, [`VisCache::own_lists`]).
+    own: Arc<OwnLists>,
     /// [`VisSettings::max_listed`].
     max_listed: u64,
     /// The summary grid the far lists were last written from (a `Weak`, so its address is not
@@ -205,7 +205,7 @@ pub struct AirVis {
 impl PartialEq for AirVis {
     /// The same lists for the same cells (where the far lists came from is no part of them).
     fn eq(&self, o: &AirVis) -> bool {
-        self.lists == o.lists && self.cells == o.cells && self.max_listed == o.max_listed
+        self.own == o.own && self.max_listed == o.max_listed
     }
 }
 
@@ -215,16 +215,16 @@ impl AirVis {
     /// when it is loaded ([`ChunkBake::refresh_far`]).
     pub(crate) fn encode(&self, w: &mut Writer) {
         w.u64(self.max_listed);
-        w.u32(self.lists.len() as u32);
-        for (own, comp) in &self.lists {
+        w.u32(self.own.lists.len() as u32);
+        for (own, comp) in &self.own.lists {
             w.u32(comp.map_or(u32::MAX, u32::from));
             w.u32(own.len() as u32);
             for &k in own.iter() {
                 w.u32(k);
             }
         }
-        w.u32(self.cells.len() as u32);
-        for &(k, l) in &self.cells {
+        w.u32(self.own.cells.len() as u32);
+        for &(k, l) in &self.own.cells {
             w.u32(k);
             w.u32(l);
         }
@@ -261,16 +261,22 @@ impl AirVis {
             }
             cells.push((k, l));
         }
-        Ok(AirVis { lists, cells, max_listed, grid: std::sync::Weak::new() })
+        Ok(AirVis { own: Arc::new(OwnLists { lists, cells }), max_listed, grid: std::sync::Weak::new() })
+    }
+
+    /// The cells' own lists and the components their far parts come from.
+    pub(crate) fn own(&self) -> &Arc<OwnLists> {
+        &self.own
     }
 
     /// Writes every air cell's own part of its lists into `out`, with no far chunks (unless
     /// `skipped`: the cells then carry none), as a bake cache entry holds them until
     /// [`ChunkBake::refresh_far`] writes the far part and chooses again which cells fit the budget.
     pub(crate) fn write_own(&self, out: &mut pmf::Chunk, skipped: bool) {
-        for &(k, l) in &self.cells {
-            out.common.cubes[k as usize].visibility = (!skipped)
-                .then(|| Box::new(pmf::Visibility { cubes: self.lists[l as usize].0.clone(), chunks: Arc::from([]) }));
+        for &(k, l) in &self.own.cells {
+            out.common.cubes[k as usize].visibility = (!skipped).then(|| {
+                Box::new(pmf::Visibility { cubes: self.own.lists[l as usize].0.clone(), chunks: Arc::from([]) })
+            });
         }
     }
 
@@ -286,34 +292,25 @@ impl AirVis {
         // Lists of one component (other own cubes) share its far list: on open ground a far
         // list of thousands of chunks is most of a loaded bake's memory.
         let mut by_comp: BTreeMap<u16, Arc<[pmf::VisibleChunk]>> = BTreeMap::new();
-        let far: Vec<Arc<[pmf::VisibleChunk]>> = self
-            .lists
+        let OwnLists { lists, cells } = &*self.own;
+        let far: Vec<Arc<[pmf::VisibleChunk]>> = lists
             .iter()
             .map(|&(_, comp)| match (g0, comp) {
-                (Some(g), Some(c)) => by_comp
-                    .entry(c)
-                    .or_insert_with(|| {
-                        grid.far_chunks(g, usize::from(c))
-                            .iter()
-                            .filter_map(|c| absolute_index(c.as_ivec3()))
-                            .map(|chunk| pmf::VisibleChunk { chunk, cubes: Vec::new() })
-                            .collect()
-                    })
-                    .clone(),
+                (Some(g), Some(c)) => by_comp.entry(c).or_insert_with(|| grid.far_list(g, usize::from(c))).clone(),
                 _ => Arc::from([]),
             })
             .collect();
-        let own: Vec<u64> = self.cells.iter().map(|&(_, l)| self.lists[l as usize].0.len() as u64).collect();
-        let far_n: Vec<u64> = self.cells.iter().map(|&(_, l)| far[l as usize].len() as u64).collect();
+        let own: Vec<u64> = cells.iter().map(|&(_, l)| lists[l as usize].0.len() as u64).collect();
+        let far_n: Vec<u64> = cells.iter().map(|&(_, l)| far[l as usize].len() as u64).collect();
         let budget = self.max_listed.min(crate::vis::LEVEL_LISTED / grid.chunks.len().max(1) as u64);
         let modes = crate::vis::lists_within_budget(&own, &far_n, budget);
         // Per list, the far list with the chunk itself named whole, in PMF order, made once.
-        let mut whole: Vec<Option<Arc<[pmf::VisibleChunk]>>> = vec![None; self.lists.len()];
-        for (&(k, l), &mode) in self.cells.iter().zip(&modes) {
+        let mut whole: Vec<Option<Arc<[pmf::VisibleChunk]>>> = vec![None; lists.len()];
+        for (&(k, l), &mode) in cells.iter().zip(&modes) {
             let l = l as usize;
             out.common.cubes[k as usize].visibility = match mode {
                 CellLists::Exact => {
-                    Some(Box::new(pmf::Visibility { cubes: self.lists[l].0.clone(), chunks: far[l].clone() }))
+                    Some(Box::new(pmf::Visibility { cubes: lists[l].0.clone(), chunks: far[l].clone() }))
                 }
                 CellLists::OwnWhole => {
                     let chunks = whole[l].get_or_insert_with(|| {
@@ -634,6 +631,11 @@ struct AirData {
 /// when the grid is too large to export (nothing beyond it is listed then; [`compile`] refuses
 /// such a level anyway).
 pub fn level_vis(cache: &VisCache, map: &Map, level_index: usize, chunk: ChunkCoord) -> LevelVis {
+    // The rebuild engine looked this snapshot's grid up already ([`snapshot_grid`]): its bakes
+    // skip walking every chunk of the level to find it again.
+    if let Some(lv) = cache.remembered(map, level_index) {
+        return lv;
+    }
     let level = &map.levels[level_index];
     let grid = Grid::of(level);
     let (min, max) = if grid.volume() <= MAX_GRID_CHUNKS { (grid.min, grid.max) } else { (chunk, chunk) };
@@ -646,6 +648,21 @@ pub fn level_grid(cache: &VisCache, map: &Map, level_index: usize) -> Option<Arc
     let level = &map.levels[level_index];
     let grid = Grid::of(level);
     (grid.volume() <= MAX_GRID_CHUNKS).then(|| cache.level(level, &map.library, level_index, grid.min, grid.max).grid)
+}
+
+/// [`level_grid`] of a snapshot whose chunks will be baked with `cache`: the cache remembers the
+/// grid for that very snapshot (while it lives), so that those bakes find it without walking the
+/// level's chunks again ([`VisCache::remembered`]).
+pub fn snapshot_grid(cache: &VisCache, map: &Arc<Map>, level_index: usize) -> Option<Arc<SummaryGrid>> {
+    let level = &map.levels[level_index];
+    let grid = Grid::of(level);
+    if grid.volume() > MAX_GRID_CHUNKS {
+        return None;
+    }
+    let lv = cache.level(level, &map.library, level_index, grid.min, grid.max);
+    let g = lv.grid.clone();
+    cache.remember(map, level_index, lv);
+    Some(g)
 }
 
 /// Visibility (V1) and pathfinding (P1) data of the chunk's air cells. Other chunks are named by
@@ -672,42 +689,106 @@ fn add_air_data(
         } else {
             level_vis(&VisCache::new(*vs), map, level_index, chunk)
         };
-        let vis = bake_chunk_vis_in(&lv, level, chunk, &cells).map_err(air_err)?;
-        air.searches = vis.stats.searches;
-        let own: Vec<Arc<[u32]>> = vis
-            .own
-            .iter()
-            .map(|addrs| {
-                let mut v: Vec<u32> = addrs.iter().filter_map(|&a| layout.index_of(a)).collect();
-                v.sort_unstable();
-                v.into()
+        // The own lists depend on the chunk's cubes only (V1): a re-bake of a chunk whose cubes
+        // did not change (re-baked for a neighbour's light) takes its last bake's.
+        let chunk_log2 = level.frame().chunk_lattice_log2();
+        let stored = level.chunk(chunk);
+        let make = || -> Result<OwnLists, crate::vis::BakeInputError> {
+            let vis = bake_chunk_own_vis_in(&lv, level, chunk, &cells)?;
+            let own: Vec<Arc<[u32]>> = vis
+                .own
+                .iter()
+                .map(|addrs| {
+                    let mut v: Vec<u32> = addrs.iter().filter_map(|&a| layout.index_of(a)).collect();
+                    v.sort_unstable();
+                    v.into()
+                })
+                .collect();
+            Ok(OwnLists {
+                lists: vis.lists.iter().map(|l| (own[l.own as usize].clone(), l.comp)).collect(),
+                cells: layout.air_cells().iter().zip(&vis.cell_list).map(|(&k, &l)| (k, l)).collect(),
             })
-            .collect();
-        let mut lists = AirVis {
-            lists: vis.lists.iter().map(|l| (own[l.own as usize].clone(), l.comp)).collect(),
-            cells: layout.air_cells().iter().zip(&vis.cell_list).map(|(&k, &l)| (k, l)).collect(),
-            max_listed: vs.max_listed,
-            grid: std::sync::Weak::new(),
         };
+        let (own, _) = if cache.settings() == vs {
+            cache.own_lists(&map.library, chunk_log2, (level_index, chunk), stored, &settings.bake, make)
+        } else {
+            make().map(|o| (Arc::new(o), false))
+        }
+        .map_err(air_err)?;
+        // One far set looked up per list naming a component, when the chunk lies in the grid.
+        air.searches = match lv.grid.index(chunk.as_ivec3()) {
+            Some(_) => own.lists.iter().filter(|(_, c)| c.is_some()).count() as u64,
+            None => 0,
+        };
+        let mut lists = AirVis { own, max_listed: vs.max_listed, grid: std::sync::Weak::new() };
         air.skipped = lists.write(&lv.grid, chunk, out);
         air.lists = Some(lists);
         air.vis = t.elapsed();
     }
+    let t = std::time::Instant::now();
     if settings.pathfinding {
-        let lookup = |set| user_path_attributes(&map.path_sets, set);
-        let paths = bake_chunk_paths(level, &map.library, chunk, &cells, &lookup).map_err(air_err)?;
-        for (&k, cp) in layout.air_cells().iter().zip(paths) {
-            if !cp.attributes.is_empty() {
-                out.server.cubes[k as usize].pathfinding = Some(
-                    cp.attributes
-                        .into_iter()
-                        .map(|a| pmf::PathAttribute { name: a.name, direction: a.direction })
-                        .collect(),
-                );
-            }
+        // A cell's data reads its own chunk and, on the chunk's bottom, the chunk below (P1):
+        // a re-bake over the same two chunks (and library and attribute sets) takes its last
+        // bake's records.
+        let make = || -> Result<PathRecords, crate::vis::BakeInputError> {
+            let lookup = |set| user_path_attributes(&map.path_sets, set);
+            let paths = bake_chunk_paths(level, &map.library, chunk, &cells, &lookup)?;
+            Ok(layout
+                .air_cells()
+                .iter()
+                .zip(paths)
+                .filter(|(_, cp)| !cp.attributes.is_empty())
+                .map(|(&k, cp)| {
+                    let attrs =
+                        cp.attributes.into_iter().map(|a| pmf::PathAttribute { name: a.name, direction: a.direction });
+                    (k, attrs.collect())
+                })
+                .collect())
+        };
+        let below = ChunkCoord::new(chunk.x, chunk.y - 1, chunk.z);
+        let below = if below.is_in_grid() { level.chunk(below) } else { None };
+        let inputs = PathInputs::of(&map.library, &map.path_sets);
+        let chunk_log2 = level.frame().chunk_lattice_log2();
+        let key = (level_index, chunk);
+        let stored = level.chunk(chunk);
+        let (records, _) = cache
+            .path_records(&map.library, chunk_log2, key, stored, below, &settings.bake, inputs, make)
+            .map_err(air_err)?;
+        for (k, attrs) in records.iter() {
+            out.server.cubes[*k as usize].pathfinding = Some(attrs.clone());
         }
     }
+    cache.record(air.vis, t.elapsed());
     Ok(air)
+}
+
+/// Keeps in `cache` what `bake`, a full bake of its chunk in `map` made earlier with `settings`
+/// (loaded from the bake cache), says of the chunk's air cells: its own visibility lists and its
+/// pathfinding records, so that the chunk's next bake takes them as it would a bake's that used
+/// `cache` ([`add_air_data`]).
+pub(crate) fn keep_air_data(cache: &VisCache, map: &Map, bake: &ChunkBake, settings: &CompileSettings) {
+    let Some(level) = map.levels.get(bake.level) else { return };
+    let Some(stored) = level.chunk(bake.chunk) else { return };
+    let below = ChunkCoord::new(bake.chunk.x, bake.chunk.y - 1, bake.chunk.z);
+    let below = if below.is_in_grid() { level.chunk(below) } else { None };
+    let own = match (&settings.visibility, &bake.vis) {
+        (Some(vs), Some(vis)) if cache.settings() == vs => Some(vis.own().clone()),
+        _ => None,
+    };
+    let paths = settings.pathfinding.then(|| {
+        let records = bake
+            .pmf
+            .server
+            .cubes
+            .iter()
+            .enumerate()
+            .filter_map(|(k, c)| Some((k as u32, c.pathfinding.clone()?)))
+            .collect();
+        (PathInputs::of(&map.library, &map.path_sets), records)
+    });
+    let chunk_log2 = level.frame().chunk_lattice_log2();
+    let key = (bake.level, bake.chunk);
+    cache.keep(&map.library, chunk_log2, key, stored, below, &settings.bake, own, paths);
 }
 
 /// Environment regions and load regions whose bounds overlap the chunk, relative to its center.

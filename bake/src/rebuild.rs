@@ -56,7 +56,9 @@ use pmfedit_core::map::level::ChunkChanges;
 use pmfedit_core::map::library::Table;
 use pmfedit_core::map::library::ids::TableId;
 
-use crate::compile::{Assembled, ChunkBake, CompileError, CompileSettings, assemble, fill_chunks, level_grid};
+use crate::compile::{
+    Assembled, ChunkBake, CompileError, CompileSettings, assemble, fill_chunks, keep_air_data, snapshot_grid,
+};
 use crate::deps::{ChunkKey, all_chunks, dirty_chunks, draft_chunks, library_users};
 use crate::scheduler::{BakeEvent, Scheduler, Stage};
 use crate::vis::SummaryGrid;
@@ -251,6 +253,12 @@ impl Rebuild {
         self.scheduler.light_cache()
     }
 
+    /// The visibility summaries and own lists the engine's bakes share, with what those bakes
+    /// did with their air cells ([`crate::vis::VisCache::work`]).
+    pub fn vis_cache(&self) -> &Arc<crate::vis::VisCache> {
+        self.scheduler.vis_cache()
+    }
+
     /// The settings every full bake uses.
     pub fn settings(&self) -> &CompileSettings {
         self.scheduler.settings()
@@ -293,6 +301,8 @@ impl Rebuild {
             if let Some(grid) = self.far_grid(key.0) {
                 bake.refresh_far(&grid);
             }
+            // Its own lists and pathfinding records serve the chunk's next bake.
+            keep_air_data(self.scheduler.vis_cache(), &self.map, &bake, self.scheduler.settings());
             for &r in &bake.reads {
                 self.readers.entry((key.0, r)).or_default().insert(key);
             }
@@ -369,7 +379,7 @@ impl Rebuild {
     /// The summary grid of level `li` of the current map, when bakes list far chunks from one.
     fn current_grid(&self, li: usize) -> Option<Arc<SummaryGrid>> {
         self.settings().visibility.as_ref()?;
-        level_grid(self.scheduler.vis_cache(), &self.map, li)
+        snapshot_grid(self.scheduler.vis_cache(), &self.map, li)
     }
 
     /// The grid the full bakes of level `li` agree with ([`Self::refresh_far`]), taken from the

@@ -810,3 +810,178 @@ fn drafts_go_to_the_changed_chunk_and_the_stored_neighbours_whose_face_it_touche
     let west = chunk_at(&map, border - IVec3::new(1, 0, 0));
     assert_eq!(drafted(&mut map, border), BTreeSet::from([chunk_at(&map, border), west]));
 }
+
+/// A wall over chunk `a`'s +X face, as high as the chunk layer, in [`floor_map`]: it changes
+/// `a`'s summary, and the far sets of the chunks on its -X side (the chunks beyond it along X
+/// are out of their sight). Returns `a` and its -X neighbour `b`.
+fn wall_over_a_face(map: &Map) -> (Edit, ChunkKey, ChunkKey) {
+    let o = origin(map);
+    let wall = LatticeBox::new(o + IVec3::new(2 * EDGE - 8, 0, 0), o + IVec3::new(2 * EDGE, EDGE, EDGE));
+    let a = chunk_at(map, o + IVec3::new(EDGE + 4, 0, 4));
+    let b = chunk_at(map, o + IVec3::new(4, 0, 4));
+    (Edit::Cubes { level: 0, op: CubeOp::FillBox { region: wall, cube: stone() } }, a, b)
+}
+
+/// A chunk baked again with the same `VisCache` after its neighbour's edit takes its own
+/// visibility lists from its last bake (its cubes are the same `Arc`), writes its far lists from
+/// the new summaries (which the edit changed) and equals a bake from scratch; the edited chunk
+/// works its own lists out again; so does every chunk once the opaque materials change (a
+/// chunk's own lists depend on them, its cubes unchanged).
+#[test]
+fn a_rebake_takes_the_own_lists_of_an_unchanged_chunk_and_writes_its_far_lists_anew() {
+    let mut map = floor_map(4, 0.5);
+    let (edit, a, b) = wall_over_a_face(&map);
+    let vis = VisCache::new(settings().visibility.unwrap_or_default());
+    let cached = |map: &Map, key: ChunkKey| bake_chunk_cached(map, key.0, key.1, &settings(), &vis, None).unwrap().0;
+    let fresh = |map: &Map, key: ChunkKey| bake_chunk(map, key.0, key.1, &settings()).unwrap();
+    let b0 = cached(&map, b);
+    cached(&map, a);
+    assert_eq!((vis.work().own_made, vis.work().own_reused), (2, 0));
+    // Baked again unchanged: the kept lists, the same bake.
+    assert!(cached(&map, b) == b0);
+    assert_eq!((vis.work().own_made, vis.work().own_reused), (2, 1));
+
+    let before = map.clone();
+    History::new().apply(&mut map, edit).unwrap();
+    assert!(Arc::ptr_eq(map.levels[0].chunk(b.1).unwrap(), before.levels[0].chunk(b.1).unwrap()));
+    let b1 = cached(&map, b);
+    assert_eq!((vis.work().own_made, vis.work().own_reused), (2, 2), "b's own lists were worked out again");
+    assert!(b1 == fresh(&map, b), "b's lists differ from a bake from scratch");
+    assert!(b1.pmf != b0.pmf, "the wall does not change b's far lists: the test exercises nothing");
+    let a1 = cached(&map, a);
+    assert_eq!((vis.work().own_made, vis.work().own_reused), (3, 2), "the edited chunk's own lists were reused");
+    assert!(a1 == fresh(&map, a));
+}
+
+/// A chunk's own lists depend on the opaque materials too: once its stone turns transparent, a
+/// re-bake of the chunk (its cubes the same `Arc`) works them out again, and a sealed pocket's
+/// cells see the rest of the chunk.
+#[test]
+fn kept_own_lists_follow_the_opaque_materials() {
+    let mut map = floor_map(2, 0.5);
+    let o = origin(&map);
+    // Chunk c filled with stone above the floor, but for a sealed pocket of 2 units.
+    map.levels[0].fill_box(LatticeBox::new(o + IVec3::new(0, 8, 0), o + IVec3::splat(EDGE)), stone()).unwrap();
+    map.levels[0].fill_box(LatticeBox::new(o + IVec3::splat(8), o + IVec3::splat(24)), Cube::EMPTY).unwrap();
+    let c = chunk_at(&map, o + IVec3::splat(4));
+    let vis = VisCache::new(settings().visibility.unwrap_or_default());
+    let cached = |map: &Map| bake_chunk_cached(map, c.0, c.1, &settings(), &vis, None).unwrap().0;
+    let c0 = cached(&map);
+    assert!(cached(&map) == c0);
+    assert_eq!((vis.work().own_made, vis.work().own_reused), (1, 1));
+    let before = map.clone();
+    map.library.modify(MaterialId(0), |m| m.transparent = true).unwrap();
+    assert!(Arc::ptr_eq(map.levels[0].chunk(c.1).unwrap(), before.levels[0].chunk(c.1).unwrap()));
+    let c1 = cached(&map);
+    assert_eq!(vis.work().own_made, 2, "own lists kept across a change of the opaque materials");
+    assert!(c1 == bake_chunk(&map, c.0, c.1, &settings()).unwrap());
+    assert!(c1.vis != c0.vis, "transparent stone does not change the own lists: the test exercises nothing");
+}
+
+/// The engine re-bakes the -X neighbour of an edited chunk (for its light) and takes that
+/// neighbour's own lists from its last full bake; every re-baked chunk equals a bake from
+/// scratch (the neighbour's far lists changed with the edited chunk's summary), and the file
+/// equals a full compile, also after the undo.
+#[test]
+fn the_engine_rebakes_a_neighbour_with_its_kept_own_lists_and_new_far_lists() {
+    let mut map = floor_map(4, 0.5);
+    let (edit, a, b) = wall_over_a_face(&map);
+    let mut history = History::new();
+    let mut e = engine(&map);
+    let before = map.clone();
+    let work = e.vis_cache().work();
+    let queued = edit_and_check(&mut e, &mut map, &mut history, edit);
+    let work = e.vis_cache().work() - work;
+    assert!(queued.contains(&a) && queued.contains(&b), "queued {queued:?}");
+    assert!(bake_changes(&before, &map, b), "the wall does not change b's lists");
+    // Every re-baked chunk but the edited one kept its cubes, hence its own lists.
+    assert_eq!(work.own_made, 1, "{work:?}");
+    assert_eq!(work.own_reused, queued.len() as u64 - 1, "{work:?}");
+    for &k in &queued {
+        let fresh = bake_chunk(&map, k.0, k.1, &settings()).unwrap();
+        assert!(**e.full(k).unwrap() == fresh, "{k:?} differs from a bake from scratch");
+    }
+    // Their pathfinding records too: none stands on the edited chunk.
+    assert_eq!(work.paths_made, 1, "{work:?}");
+    assert_eq!(work.paths_reused, queued.len() as u64 - 1, "{work:?}");
+    let changes = history.undo(&mut map).unwrap();
+    e.edited(Arc::new(map.clone()), &changes);
+    e.wait();
+    assert!(bytes(&e.compile(None).unwrap()) == bytes(&compile_full(&map, &settings()).unwrap()));
+    assert!(**e.full(b).unwrap() == bake_chunk(&map, b.0, b.1, &settings()).unwrap());
+}
+
+/// A chunk's pathfinding data reads the top of the chunk below (the floor of its bottom cells):
+/// a re-bake after the floor below changed works the records out again although the chunk's own
+/// cubes are the same `Arc`, and so does one after a physics material stopped being solid.
+#[test]
+fn kept_pathfinding_records_follow_the_floor_in_the_chunk_below() {
+    let mut map = Map::new("paths");
+    map.levels[0] = Level::new("main", 2).unwrap();
+    map.levels[0].lighting = LevelLighting::none();
+    let o = origin(&map);
+    // A floor at the top of the lower chunk layer, and a post in the upper layer so that its
+    // chunk is stored.
+    map.levels[0]
+        .fill_box(LatticeBox::new(o + IVec3::new(0, EDGE - 8, 0), o + IVec3::new(EDGE, EDGE, EDGE)), stone())
+        .unwrap();
+    map.levels[0]
+        .fill_box(LatticeBox::new(o + IVec3::new(0, EDGE, 0), o + IVec3::new(8, 2 * EDGE, 8)), stone())
+        .unwrap();
+    let above = chunk_at(&map, o + IVec3::new(4, EDGE + 4, 4));
+    let vis = VisCache::new(settings().visibility.unwrap_or_default());
+    let cached = |map: &Map| bake_chunk_cached(map, above.0, above.1, &settings(), &vis, None).unwrap().0;
+    let fresh = |map: &Map| bake_chunk(map, above.0, above.1, &settings()).unwrap();
+    let walkable = |b: &pmfedit_bake::compile::ChunkBake| {
+        b.pmf.server.cubes.iter().filter(|c| c.pathfinding.as_ref().is_some_and(|p| !p.is_empty())).count()
+    };
+    let b0 = cached(&map);
+    assert!(walkable(&b0) > 0, "no cell stands on the floor");
+    assert!(cached(&map) == b0);
+    assert_eq!((vis.work().paths_made, vis.work().paths_reused), (1, 1));
+    // Half the floor goes: the cells over that half no longer stand on anything.
+    let before = map.clone();
+    map.levels[0]
+        .fill_box(LatticeBox::new(o + IVec3::new(0, EDGE - 8, 0), o + IVec3::new(EDGE / 2, EDGE, EDGE)), Cube::EMPTY)
+        .unwrap();
+    assert!(Arc::ptr_eq(map.levels[0].chunk(above.1).unwrap(), before.levels[0].chunk(above.1).unwrap()));
+    let b1 = cached(&map);
+    assert_eq!(vis.work().paths_made, 2, "records kept over a changed chunk below");
+    assert!(b1 == fresh(&map));
+    assert!(walkable(&b1) < walkable(&b0));
+    // The floor's physics material is no longer solid: nothing stands on it.
+    map.library.modify(PhysicsId(0), |p| p.not_solid = true).unwrap();
+    let b2 = cached(&map);
+    assert_eq!(vis.work().paths_made, 3, "records kept over a changed physics material");
+    assert!(b2 == fresh(&map));
+    assert_eq!(walkable(&b2), 0);
+}
+
+/// An engine opened from the bake cache keeps the loaded bakes' own lists and pathfinding
+/// records for their chunks' next bakes: after an edit, only the edited chunk works them out,
+/// and every re-baked chunk equals a bake from scratch.
+#[test]
+fn bakes_loaded_from_the_cache_serve_their_own_lists_and_paths_to_the_next_bake() {
+    let mut map = floor_map(4, 0.5);
+    let (edit, a, b) = wall_over_a_face(&map);
+    let project = tempfile::tempdir().unwrap();
+    {
+        let e = engine(&map);
+        let bakes = e.slots().keys().filter_map(|&k| e.full(k)).map(|b| &**b);
+        pmfedit_bake::cache::store(project.path(), &map, &settings(), bakes).unwrap();
+    }
+    let loaded = pmfedit_bake::cache::load(project.path(), &map, &settings());
+    assert_eq!(loaded.bakes.len(), 16);
+    let scheduler = Scheduler::new(2, settings(), Arc::new(|| {}));
+    let mut e = Rebuild::with_bakes(scheduler, Plan::FinalOnly, Arc::new(map.clone()), loaded.bakes);
+    assert!(e.is_final());
+    let queued = edit_and_check(&mut e, &mut map, &mut History::new(), edit);
+    assert!(queued.contains(&a) && queued.contains(&b));
+    let work = e.vis_cache().work();
+    assert_eq!((work.own_made, work.paths_made), (1, 1), "{work:?}");
+    assert_eq!(work.own_reused, queued.len() as u64 - 1, "{work:?}");
+    assert_eq!(work.paths_reused, queued.len() as u64 - 1, "{work:?}");
+    for &k in &queued {
+        assert!(**e.full(k).unwrap() == bake_chunk(&map, k.0, k.1, &settings()).unwrap(), "{k:?}");
+    }
+}

@@ -6,14 +6,29 @@
 //! snapshot would give. Entries are keyed by the identity of the chunk they were computed from
 //! (chunks live behind `Arc`; an edit replaces the `Arc`), and the cache holds a `Weak` to it so
 //! the address cannot be reused while the entry lives.
+//!
+//! It also keeps each chunk's last *own lists* ([`OwnLists`]): what the cell lists of a chunk's
+//! own cubes are, in its layout's cube indices, and which summary component each list's far part
+//! is looked up from. They depend on the chunk's own cubes, the layout settings, the opaque
+//! materials and the voxel size only (docs/spec/PMF-NOTES.md V1), so a re-bake of a chunk whose
+//! cubes did not change (a neighbour re-baked for its light) takes them instead of working them
+//! out again ([`VisCache::own_lists`]). Likewise each chunk's last pathfinding records, which
+//! depend on its cubes, the top cubes of the chunk below and the library's solid physics
+//! materials and the map's attribute sets (P1; [`VisCache::path_records`]).
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use glam::IVec3;
+use pmfedit_core::format::pmf;
 use pmfedit_core::map::coords::ChunkCoord;
+use pmfedit_core::map::ids::PhysicsId;
 use pmfedit_core::map::level::Chunk;
-use pmfedit_core::map::{Level, Library};
+use pmfedit_core::map::path_sets::PathSets;
+use pmfedit_core::map::{Level, Library, Map};
+
+use crate::layout::BakeSettings;
 
 use super::search::SummaryGrid;
 use super::summary::{ChunkSummary, MAX_VOXELS_LOG2, OpaqueMaterials};
@@ -38,6 +53,95 @@ struct Inner {
     summaries: HashMap<(usize, ChunkCoord), (Weak<Chunk>, Arc<ChunkSummary>)>,
     levels: HashMap<usize, LevelEntry>,
     air: Option<Arc<ChunkSummary>>,
+    /// Each stored chunk's last own lists, with the chunk and layout settings they were made from.
+    own: HashMap<(usize, ChunkCoord), OwnEntry>,
+    /// Each stored chunk's last pathfinding records, with what they were made from.
+    paths: HashMap<(usize, ChunkCoord), PathEntry>,
+}
+
+/// A chunk's last own lists: the chunk and the layout settings they were made from.
+type OwnEntry = (Weak<Chunk>, BakeSettings, Arc<OwnLists>);
+
+/// A snapshot and its levels' summaries ([`VisCache::remember`]).
+type Snapshot = (Weak<Map>, HashMap<usize, LevelVis>);
+
+#[derive(Debug)]
+struct PathEntry {
+    chunk: Weak<Chunk>,
+    /// The chunk below (its top cubes are the floors of the bottom cells), if stored.
+    below: Option<Weak<Chunk>>,
+    bake: BakeSettings,
+    inputs: PathInputs,
+    records: Arc<PathRecords>,
+}
+
+/// What a chunk's pathfinding data (PMF-NOTES P1) depends on besides its cubes, the cubes of the
+/// chunk below and the layout settings: which physics materials are not solid, and the map's
+/// attribute sets.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PathInputs {
+    pub not_solid: Vec<(PhysicsId, bool)>,
+    pub sets: PathSets,
+}
+
+impl PathInputs {
+    pub fn of(library: &Library, sets: &PathSets) -> PathInputs {
+        PathInputs {
+            not_solid: library.physics_materials().iter().map(|(id, p)| (id, p.not_solid)).collect(),
+            sets: sets.clone(),
+        }
+    }
+}
+
+/// A chunk's pathfinding records: per air cell with attributes, its index in the chunk's cubes
+/// and its attributes, in cell order.
+pub type PathRecords = Vec<(u32, Box<[pmf::PathAttribute]>)>;
+
+/// A chunk's own visibility lists (V1: the visible cubes of the cell's own chunk), in the
+/// indices of its layout's cubes, and per air cell its list: a function of the chunk's cubes,
+/// the layout settings, the opaque materials and the voxel size only. The far part of a cell's
+/// lists is the far set of the summary component its list names, looked up in the level's
+/// summary grid as it is when the lists are written.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct OwnLists {
+    /// Per list: the visible cubes of the chunk itself (indices into its cubes, ascending), and
+    /// the face component of the chunk's summary whose far set the list names (`None`: none).
+    pub lists: Vec<(Arc<[u32]>, Option<u16>)>,
+    /// Per air cell: its index in the chunk's cubes and its list.
+    pub cells: Vec<(u32, u32)>,
+}
+
+/// What the bakes that used a [`VisCache`] did with their air cells, since it was made
+/// ([`VisCache::work`]); take the difference of two readings for the bakes between them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct AirWork {
+    /// Own lists taken from the chunk's earlier bake ([`VisCache::own_lists`]).
+    pub own_reused: u64,
+    /// Own lists worked out.
+    pub own_made: u64,
+    /// Pathfinding records taken from the chunk's earlier bake ([`VisCache::path_records`]).
+    pub paths_reused: u64,
+    /// Pathfinding records worked out.
+    pub paths_made: u64,
+    /// Visibility stage time of those bakes, summed (own lists, far lists written from the grid,
+    /// the grid looked up or, for the first bake after a change, made), in nanoseconds.
+    pub vis_ns: u64,
+    /// Pathfinding stage time of those bakes, summed, in nanoseconds.
+    pub path_ns: u64,
+}
+
+impl std::ops::Sub for AirWork {
+    type Output = AirWork;
+    fn sub(self, o: AirWork) -> AirWork {
+        AirWork {
+            own_reused: self.own_reused - o.own_reused,
+            own_made: self.own_made - o.own_made,
+            paths_reused: self.paths_reused - o.paths_reused,
+            paths_made: self.paths_made - o.paths_made,
+            vis_ns: self.vis_ns - o.vis_ns,
+            path_ns: self.path_ns - o.path_ns,
+        }
+    }
 }
 
 /// Chunk summaries and level summary grids, shared by the bakes of a scheduler (and by the rebuild
@@ -46,12 +150,31 @@ struct Inner {
 pub struct VisCache {
     settings: VisSettings,
     inner: Mutex<Inner>,
+    /// The snapshot [`Self::remember`] was last given, and its levels' summaries.
+    snapshot: Mutex<Option<Snapshot>>,
+    /// [`AirWork`]'s counters.
+    own_reused: AtomicU64,
+    own_made: AtomicU64,
+    paths_reused: AtomicU64,
+    paths_made: AtomicU64,
+    vis_ns: AtomicU64,
+    path_ns: AtomicU64,
 }
 
 impl VisCache {
     /// An empty cache for bakes with `settings`.
     pub fn new(settings: VisSettings) -> VisCache {
-        VisCache { settings, inner: Mutex::new(Inner::default()) }
+        VisCache {
+            settings,
+            inner: Mutex::new(Inner::default()),
+            snapshot: Mutex::new(None),
+            own_reused: AtomicU64::new(0),
+            own_made: AtomicU64::new(0),
+            paths_reused: AtomicU64::new(0),
+            paths_made: AtomicU64::new(0),
+            vis_ns: AtomicU64::new(0),
+            path_ns: AtomicU64::new(0),
+        }
     }
 
     /// The settings the cache serves.
@@ -80,6 +203,167 @@ impl VisCache {
         let mut inner = self.lock(library, chunk_log2);
         let nl = self.nl(chunk_log2);
         Self::summary_locked(&mut inner, &self.settings, nl, li, chunk, level.chunk(chunk))
+    }
+
+    /// Remembers `lv`, what [`Self::level`] gave for level `li` of `map` over its whole grid,
+    /// for the bakes of this very snapshot ([`Self::remembered`]); forgets any other snapshot's.
+    pub fn remember(&self, map: &Arc<Map>, li: usize, lv: LevelVis) {
+        let mut snap = self.snapshot.lock().unwrap_or_else(|e| e.into_inner());
+        match &mut *snap {
+            Some((w, levels)) if w.as_ptr() == Arc::as_ptr(map) => {
+                levels.insert(li, lv);
+            }
+            _ => *snap = Some((Arc::downgrade(map), HashMap::from([(li, lv)]))),
+        }
+    }
+
+    /// What [`Self::remember`] was given for level `li` of `map`, if `map` is that snapshot: the
+    /// same allocation, which the `Weak` kept from being reused, and whose `Map` cannot have
+    /// changed (an `Arc` with a `Weak` beside it is never mutated in place, and this `map` lives).
+    pub fn remembered(&self, map: &Map, li: usize) -> Option<LevelVis> {
+        let snap = self.snapshot.lock().unwrap_or_else(|e| e.into_inner());
+        match &*snap {
+            Some((w, levels)) if std::ptr::eq(w.as_ptr(), map) => levels.get(&li).cloned(),
+            _ => None,
+        }
+    }
+
+    /// The own lists of chunk `chunk` of level `li` (stored as `stored`; `None`: an all-air chunk
+    /// the level does not store) laid out with `bake`: those kept from an earlier bake of this
+    /// very chunk (the same `Arc`, so the same cubes) with the same layout settings, opaque
+    /// materials and voxel size, or else `make`'s, kept for the next bake. Returns whether they
+    /// were kept ones. The lock is not held while `make` runs.
+    pub fn own_lists<E>(
+        &self,
+        library: &Library,
+        chunk_log2: u8,
+        key: (usize, ChunkCoord),
+        stored: Option<&Arc<Chunk>>,
+        bake: &BakeSettings,
+        make: impl FnOnce() -> Result<OwnLists, E>,
+    ) -> Result<(Arc<OwnLists>, bool), E> {
+        if let Some(ch) = stored {
+            let inner = self.lock(library, chunk_log2);
+            if let Some((w, b, own)) = inner.own.get(&key)
+                && w.as_ptr() == Arc::as_ptr(ch)
+                && b == bake
+            {
+                let own = own.clone();
+                self.own_reused.fetch_add(1, Ordering::Relaxed);
+                return Ok((own, true));
+            }
+        }
+        let own = Arc::new(make()?);
+        self.own_made.fetch_add(1, Ordering::Relaxed);
+        let mut inner = self.lock(library, chunk_log2);
+        match stored {
+            Some(ch) => inner.own.insert(key, (Arc::downgrade(ch), *bake, own.clone())),
+            None => inner.own.remove(&key),
+        };
+        Ok((own, false))
+    }
+
+    /// The pathfinding records of chunk `chunk` of level `li` (stored as `stored`, the chunk below
+    /// stored as `below`) laid out with `bake`, made from `inputs`: those kept from an earlier
+    /// bake of this very chunk over the very same chunk below (the same `Arc`s) with the same
+    /// layout settings and inputs, or else `make`'s, kept for the next bake. Returns whether they
+    /// were kept ones. The lock is not held while `make` runs.
+    #[allow(clippy::too_many_arguments)]
+    pub fn path_records<E>(
+        &self,
+        library: &Library,
+        chunk_log2: u8,
+        key: (usize, ChunkCoord),
+        stored: Option<&Arc<Chunk>>,
+        below: Option<&Arc<Chunk>>,
+        bake: &BakeSettings,
+        inputs: PathInputs,
+        make: impl FnOnce() -> Result<PathRecords, E>,
+    ) -> Result<(Arc<PathRecords>, bool), E> {
+        let same = |w: &Weak<Chunk>, a: &Arc<Chunk>| w.as_ptr() == Arc::as_ptr(a);
+        if let Some(ch) = stored {
+            let inner = self.lock(library, chunk_log2);
+            if let Some(e) = inner.paths.get(&key)
+                && same(&e.chunk, ch)
+                && match (&e.below, below) {
+                    (None, None) => true,
+                    (Some(w), Some(a)) => same(w, a),
+                    _ => false,
+                }
+                && e.bake == *bake
+                && e.inputs == inputs
+            {
+                self.paths_reused.fetch_add(1, Ordering::Relaxed);
+                return Ok((e.records.clone(), true));
+            }
+        }
+        let records = Arc::new(make()?);
+        self.paths_made.fetch_add(1, Ordering::Relaxed);
+        let mut inner = self.lock(library, chunk_log2);
+        match stored {
+            Some(ch) => {
+                let entry = PathEntry {
+                    chunk: Arc::downgrade(ch),
+                    below: below.map(Arc::downgrade),
+                    bake: *bake,
+                    inputs,
+                    records: records.clone(),
+                };
+                inner.paths.insert(key, entry)
+            }
+            None => inner.paths.remove(&key),
+        };
+        Ok((records, false))
+    }
+
+    /// Keeps `own` and `paths` (with what they were made from) as the last bake's of chunk
+    /// `chunk` of level `li`, stored as `stored` over `below`, laid out with `bake`: for a bake
+    /// made earlier of this very chunk and level ([`crate::rebuild::Rebuild::with_bakes`], from
+    /// the bake cache, whose key covers everything both depend on).
+    #[allow(clippy::too_many_arguments)]
+    pub fn keep(
+        &self,
+        library: &Library,
+        chunk_log2: u8,
+        key: (usize, ChunkCoord),
+        stored: &Arc<Chunk>,
+        below: Option<&Arc<Chunk>>,
+        bake: &BakeSettings,
+        own: Option<Arc<OwnLists>>,
+        paths: Option<(PathInputs, PathRecords)>,
+    ) {
+        let mut inner = self.lock(library, chunk_log2);
+        if let Some(own) = own {
+            inner.own.insert(key, (Arc::downgrade(stored), *bake, own));
+        }
+        if let Some((inputs, records)) = paths {
+            let entry = PathEntry {
+                chunk: Arc::downgrade(stored),
+                below: below.map(Arc::downgrade),
+                bake: *bake,
+                inputs,
+                records: Arc::new(records),
+            };
+            inner.paths.insert(key, entry);
+        }
+    }
+
+    /// What the bakes that used the cache did with their air cells so far.
+    pub fn work(&self) -> AirWork {
+        AirWork {
+            own_reused: self.own_reused.load(Ordering::Relaxed),
+            own_made: self.own_made.load(Ordering::Relaxed),
+            paths_reused: self.paths_reused.load(Ordering::Relaxed),
+            paths_made: self.paths_made.load(Ordering::Relaxed),
+            vis_ns: self.vis_ns.load(Ordering::Relaxed),
+            path_ns: self.path_ns.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Counts a bake's visibility and pathfinding stage times in [`Self::work`].
+    pub fn record(&self, vis: std::time::Duration, path: std::time::Duration) {
+        self.vis_ns.fetch_add(vis.as_nanos() as u64, Ordering::Relaxed);
+        self.path_ns.fetch_add(path.as_nanos() as u64, Ordering::Relaxed);
     }
 
     fn air(inner: &mut Inner, nl: u8) -> Arc<ChunkSummary> {

@@ -70,7 +70,7 @@ use pmfedit_core::map::coords::{ChunkCoord, CubeAddr, Face, LatticeBox};
 use pmfedit_core::map::octree::{Cube, Octree};
 use pmfedit_core::map::{Level, Library};
 
-pub use cache::VisCache;
+pub use cache::{AirWork, OwnLists, PathInputs, PathRecords, VisCache};
 pub use search::SummaryGrid;
 pub use summary::{ChunkSummary, OpaqueMaterials};
 
@@ -395,6 +395,29 @@ pub fn bake_chunk_vis_in(
     chunk: ChunkCoord,
     cells: &[CubeAddr],
 ) -> Result<ChunkVisBake, BakeInputError> {
+    chunk_vis(lv, level, chunk, cells, true)
+}
+
+/// [`bake_chunk_vis_in`] without the far sets: every list's far part is empty (the same
+/// [`ChunkVisBake::far`] entry), for a caller that writes the far lists itself from the
+/// components the lists name ([`VisList::comp`]); [`VisStats::searches`] still counts the
+/// far sets the lists name.
+pub fn bake_chunk_own_vis_in(
+    lv: &LevelVis,
+    level: &Level,
+    chunk: ChunkCoord,
+    cells: &[CubeAddr],
+) -> Result<ChunkVisBake, BakeInputError> {
+    chunk_vis(lv, level, chunk, cells, false)
+}
+
+fn chunk_vis(
+    lv: &LevelVis,
+    level: &Level,
+    chunk: ChunkCoord,
+    cells: &[CubeAddr],
+    with_far: bool,
+) -> Result<ChunkVisBake, BakeInputError> {
     if !chunk.is_in_grid() {
         return Err(BakeInputError::ChunkOutsideGrid(chunk));
     }
@@ -430,7 +453,7 @@ pub fn bake_chunk_vis_in(
             let reached = match (g0, comp) {
                 (Some(g0), Some(c0)) => {
                     stats.searches += 1;
-                    grid.far_chunks(g0, usize::from(c0))
+                    if with_far { grid.far_chunks(g0, usize::from(c0)) } else { Vec::new() }
                 }
                 _ => Vec::new(),
             };

@@ -9,9 +9,10 @@
 //! octants is the node's **far set**. A level of 4 096 chunks costs eight passes of a few
 //! thousand 512-byte unions, instead of one search per component over the whole level.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use glam::IVec3;
+use pmfedit_core::format::pmf;
 use pmfedit_core::map::coords::{ChunkCoord, Face};
 
 use super::portal::Graph;
@@ -40,6 +41,9 @@ pub struct SummaryGrid {
     /// (never its own chunk). `None` when the grid is too large for [`MAX_REACH_BYTES`]: every
     /// chunk with geometry then counts as reached.
     far: Option<Vec<u64>>,
+    /// Per node, its far set as chunk records, made on first use ([`Self::far_list`]) and shared
+    /// by every far list written from this grid.
+    far_lists: Vec<OnceLock<Arc<[pmf::VisibleChunk]>>>,
 }
 
 impl SummaryGrid {
@@ -61,7 +65,8 @@ impl SummaryGrid {
         }
         node_base.push(n);
         let words = chunks.len().div_ceil(64);
-        let mut grid = SummaryGrid { min, dims, nl, chunks, node_base, words, far: None };
+        let far_lists = (0..n).map(|_| OnceLock::new()).collect();
+        let mut grid = SummaryGrid { min, dims, nl, chunks, node_base, words, far: None, far_lists };
         if (n as usize).saturating_mul(words).saturating_mul(16) <= MAX_REACH_BYTES {
             grid.far = Some(grid.reach(portal_steps));
         }
@@ -112,6 +117,25 @@ impl SummaryGrid {
             Some(bits) => bit_indices(bits).map(|i| self.chunk(i)).collect(),
             None => (0..self.chunks.len()).filter(|&i| i != g && self.chunks[i].solid).map(|i| self.chunk(i)).collect(),
         }
+    }
+
+    /// [`Self::far_chunks`] as PMF chunk records naming each chunk whole (`0` = all its cubes),
+    /// by absolute chunk coordinate (`x`, `z` < 4096, `y` < 256; chunks outside that are left
+    /// out), made once per node and grid and shared by the lists written from it.
+    pub fn far_list(&self, g: usize, comp: usize) -> Arc<[pmf::VisibleChunk]> {
+        let node = self.node_base[g] as usize + comp;
+        self.far_lists[node]
+            .get_or_init(|| {
+                self.far_chunks(g, comp)
+                    .into_iter()
+                    .filter(|c| c.is_in_grid())
+                    .map(|c| pmf::VisibleChunk {
+                        chunk: pmf::ChunkIndex { y: c.y as u8, x: c.x as u16, z: c.z as u16 },
+                        cubes: Vec::new(),
+                    })
+                    .collect()
+            })
+            .clone()
     }
 
     /// Whether `other` spans the same chunks.

@@ -675,9 +675,13 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
     // changed by a changed summary) with the time that took, the new summary grid included.
     let mut engine_chunks = Vec::new();
     let (mut far_refreshed, mut far_refresh_ms) = (Vec::new(), Vec::new());
-    // Visibility work of an edit: the dirty chunks' visibility (the first one's includes the new
-    // summary grid) plus the engine's far refresh.
-    let mut vis_ms = Vec::new();
+    // Visibility work of an edit in the engine: its far refresh (the new summary grid included)
+    // plus the visibility stage of every full bake the edit made it do (own lists worked out or
+    // taken from the chunk's last bake, far lists written from the grid), summed over its
+    // workers; the pathfinding stage of the same bakes apart; how many bakes worked their own
+    // lists out and how many took them.
+    let (mut vis_ms, mut vis_bakes_ms, mut path_ms) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut own_made, mut own_reused) = (Vec::new(), Vec::new());
     // The editor's first stage: mesh + lightmaps of the dirty chunks (and of the edited chunk).
     let preview = settings.preview();
     let (mut preview_ms, mut preview_edited_ms) = (Vec::new(), Vec::new());
@@ -770,14 +774,21 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
         other_ms.push(ms(st.other));
         dirty_counts.push(dirty.len() as f64);
         let t = Instant::now();
+        let work = engine.vis_cache().work();
         engine_chunks.push(engine.edited(Arc::new(map.clone()), &changes) as f64);
         let requeued: Vec<_> = engine.keys_in_flight().collect();
         let (n, refresh) = engine.last_far_refresh();
         far_refreshed.push(n as f64);
         far_refresh_ms.push(ms(refresh));
-        vis_ms.push(ms(st.vis + refresh));
         finish(&mut engine, true)?;
         final_ms.push(ms(t.elapsed()));
+        let work = engine.vis_cache().work() - work;
+        let bakes_vis = Duration::from_nanos(work.vis_ns);
+        vis_ms.push(ms(bakes_vis + refresh));
+        vis_bakes_ms.push(ms(bakes_vis));
+        path_ms.push(ms(Duration::from_nanos(work.path_ns)));
+        own_made.push(work.own_made as f64);
+        own_reused.push(work.own_reused as f64);
         // How much of the re-baked chunks' far light came from their light memos, in the edited
         // chunk's neighbourhood and beyond it (the readers).
         let full_ms = |key| engine.slot(key).and_then(|s| s.times[Stage::Full.index()]).map_or(0.0, ms);
@@ -908,7 +919,16 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
         // The rebuild engine on `threads` workers: edit → every dirty chunk's final bake, wall.
         "edit_final_ms": { "median": percentile(&mut final_ms.clone(), 0.5), "p95": percentile(&mut final_ms, 0.95) },
         "edit_engine_chunks_median": percentile(&mut engine_chunks, 0.5),
+        // The engine's visibility work per edit: far refresh (grid included) + the visibility
+        // stage of its full bakes, summed over the workers; the bakes' part alone; their
+        // pathfinding; bakes that worked out their own lists / took their last bake's.
         "edit_vis_ms": { "median": percentile(&mut vis_ms.clone(), 0.5), "p95": percentile(&mut vis_ms, 0.95) },
+        "edit_vis_parts_median": {
+            "bakes_vis_ms": percentile(&mut vis_bakes_ms, 0.5),
+            "bakes_path_ms": percentile(&mut path_ms, 0.5),
+            "own_lists_made": percentile(&mut own_made, 0.5),
+            "own_lists_reused": percentile(&mut own_reused, 0.5),
+        },
         "edit_far_refresh": {
             "bakes_median": percentile(&mut far_refreshed.clone(), 0.5),
             "bakes_p95": percentile(&mut far_refreshed, 0.95),
