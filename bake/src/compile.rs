@@ -767,6 +767,9 @@ fn add_air_data(
 /// pathfinding records, so that the chunk's next bake takes them as it would a bake's that used
 /// `cache` ([`add_air_data`]).
 pub(crate) fn keep_air_data(cache: &VisCache, map: &Map, bake: &ChunkBake, settings: &CompileSettings) {
+    if !cache.keeps() {
+        return;
+    }
     let Some(level) = map.levels.get(bake.level) else { return };
     let Some(stored) = level.chunk(bake.chunk) else { return };
     let below = ChunkCoord::new(bake.chunk.x, bake.chunk.y - 1, bake.chunk.z);
@@ -1252,6 +1255,7 @@ fn skeleton(map: &Map, settings: &CompileSettings) -> Result<(pmf::File, Vec<Gri
 /// Bakes every chunk of every level on this thread and compiles the file.
 pub fn compile_full(map: &Map, settings: &CompileSettings) -> Result<pmf::File, CompileError> {
     let cache = VisCache::new(settings.visibility.unwrap_or_default());
+    cache.set_keep(false);
     let mut bakes = BTreeMap::new();
     for (li, level) in map.levels.iter().enumerate() {
         for c in level_chunks(level) {
@@ -1275,6 +1279,8 @@ pub fn write_full_to<W: std::io::Write + std::io::Seek>(
 ) -> Result<u64, CompileError> {
     let (file, grids) = skeleton(map, settings)?;
     let cache = VisCache::new(settings.visibility.unwrap_or_default());
+    // Each chunk is baked once and dropped once written: nothing to keep for a next bake.
+    cache.set_keep(false);
     let jobs: Vec<(usize, usize, ChunkCoord)> = grids
         .iter()
         .enumerate()

@@ -243,6 +243,8 @@ fn cached_engine(
     }
     let scheduler = Scheduler::new(threads, settings.clone(), Arc::new(|| {}));
     scheduler.light_cache().set_on(memos);
+    // Kept visibility and pathfinding serve re-bakes, as the light memos do.
+    scheduler.vis_cache().set_keep(memos);
     let engine = Rebuild::with_bakes(scheduler, Plan::FinalOnly, Arc::new(map), loaded.bakes);
     phases.end("engine");
     (engine, loaded.hashes)
