@@ -52,7 +52,7 @@ const MAX_HASH4_BITS: u32 = 12;
 const MIN_HASH_BITS: u32 = 8;
 /// How many recent match offsets are tried at each position: a far list's repeat offset
 /// survives the few short matches of the cell record between two lists.
-const REPS: usize = 3;
+pub(super) const REPS: usize = 3;
 /// After a match from [`FAR_OFFSET`] or more back, its second position and every this many
 /// after it go into the 8-byte table (see `compress_block`), so a later repeat of the data (the
 /// next cell's far list) finds this newest copy, not the older one it came from, which soon
@@ -230,23 +230,8 @@ impl BlockCompressor {
                         continue;
                     }
                 }
-                // Backward extension over the pending literals (never before this block).
-                let (mut at, mut src) = (pos, pos - best_dist);
-                while at > anchor && src > 0 && data[at - 1] == data[src - 1] {
-                    at -= 1;
-                    src -= 1;
-                }
-                let len = best_len + (pos - at);
-                w.sequence(data, anchor, at, best_dist, len);
-                // Move the offset to the front of the recent ones.
-                if best_dist != self.reps[0] {
-                    if best_dist != self.reps[1] {
-                        self.reps[2] = self.reps[1];
-                    }
-                    self.reps[1] = self.reps[0];
-                    self.reps[0] = best_dist;
-                }
-                anchor = at + len;
+                let at;
+                (at, anchor) = emit_match(&mut w, data, anchor, pos, best_dist, best_len, &mut self.reps);
                 pos = anchor;
                 // The match's second position and every `step`-th after it go into the 8-byte
                 // table: a later repeat of this data (the next cell's list, 32 KB on) finds it,
@@ -265,6 +250,37 @@ impl BlockCompressor {
         let n = w.len;
         out.extend_from_slice(&self.scratch[..n]);
     }
+}
+
+/// Writes the match of `len` bytes `dist` back found at `pos`, first extended backwards over the
+/// pending literals from `anchor` (never before the input's start), and moves `dist` to the front
+/// of the recent offsets `reps`. Returns where the match starts and where it ends (the next
+/// anchor). Both parses emit their matches through it.
+#[inline(always)]
+pub(super) fn emit_match(
+    w: &mut Writer<'_>,
+    data: &[u8],
+    anchor: usize,
+    pos: usize,
+    dist: usize,
+    len: usize,
+    reps: &mut [usize; REPS],
+) -> (usize, usize) {
+    let (mut at, mut src) = (pos, pos - dist);
+    while at > anchor && src > 0 && data[at - 1] == data[src - 1] {
+        at -= 1;
+        src -= 1;
+    }
+    let len = len + (pos - at);
+    w.sequence(data, anchor, at, dist, len);
+    if dist != reps[0] {
+        if dist != reps[1] {
+            reps[2] = reps[1];
+        }
+        reps[1] = reps[0];
+        reps[0] = dist;
+    }
+    (at, at + len)
 }
 
 /// The compressed block being written into a buffer sized for the worst case.

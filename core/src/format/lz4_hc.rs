@@ -16,7 +16,7 @@
 //! Every candidate is taken in a fixed order and ties keep the earlier, so the output is a
 //! function of the input alone, like the fast parse's.
 
-use super::lz4_block::{LAST_LITERALS, MAX_OFFSET, MF_LIMIT, MIN_MATCH, Writer, match_len, read_u64};
+use super::lz4_block::{LAST_LITERALS, MAX_OFFSET, MF_LIMIT, MIN_MATCH, REPS, Writer, emit_match, match_len, read_u64};
 
 /// How an LZ4 block is searched for matches. Both write standard LZ4 that any decoder reads;
 /// the choice changes the size of the output and the time it takes, nothing else.
@@ -51,8 +51,6 @@ const CHAIN_DEPTH: u32 = 256;
 /// A match this long ends the search at its position: longer ones gain little, and runs of one
 /// value (long chains of themselves) would otherwise cost the full depth at every position.
 const GOOD_ENOUGH: usize = 1024;
-/// Recent match offsets tried at each position.
-const REPS: usize = 3;
 
 /// The tables of the high-compression parse, kept from input to input like the fast parse's
 /// (see [`super::lz4_block::BlockCompressor::restart`]): entries below `base` are from earlier
@@ -179,21 +177,7 @@ impl HcTables {
                         break;
                     }
                 }
-                let (mut at, mut src) = (pos, pos - dist);
-                while at > anchor && src > 0 && data[at - 1] == data[src - 1] {
-                    at -= 1;
-                    src -= 1;
-                }
-                let len = len + (pos - at);
-                w.sequence(data, anchor, at, dist, len);
-                if dist != self.reps[0] {
-                    if dist != self.reps[1] {
-                        self.reps[2] = self.reps[1];
-                    }
-                    self.reps[1] = self.reps[0];
-                    self.reps[0] = dist;
-                }
-                anchor = at + len;
+                (_, anchor) = emit_match(w, data, anchor, pos, dist, len, &mut self.reps);
                 pos = anchor;
             }
             // Enter what a later block may match against (needs 8 readable bytes here).
