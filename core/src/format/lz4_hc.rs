@@ -16,7 +16,7 @@
 //! Every candidate is taken in a fixed order and ties keep the earlier, so the output is a
 //! function of the input alone, like the fast parse's.
 
-use super::lz4_block::{LAST_LITERALS, MAX_OFFSET, MF_LIMIT, MIN_MATCH, REPS, Writer, emit_match, match_len, read_u64};
+use super::lz4_seq::{LAST_LITERALS, MAX_OFFSET, MF_LIMIT, MIN_MATCH, REPS, Writer, emit_match, match_len, read_u64};
 
 /// How an LZ4 block is searched for matches. Both write standard LZ4 that any decoder reads;
 /// the choice changes the size of the output and the time it takes, nothing else.

@@ -3,6 +3,7 @@
 pub mod bin;
 pub mod lz4_block;
 pub mod lz4_hc;
+mod lz4_seq;
 pub mod lz4f;
 pub mod m3d;
 pub mod paf;
