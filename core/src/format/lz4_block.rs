@@ -31,7 +31,9 @@
 pub use super::lz4_hc::Compression;
 use super::lz4_hc::HcTables;
 pub use super::lz4_seq::MAX_OFFSET;
-use super::lz4_seq::{LAST_LITERALS, MF_LIMIT, MIN_MATCH, REPS, WILD_COPY, Writer, emit_match, match_len, read_u64};
+use super::lz4_seq::{
+    LAST_LITERALS, MF_LIMIT, MIN_MATCH, REPS, WILD_COPY, Writer, emit_match, match_len, next_base, read_u64,
+};
 
 /// After `1 << SKIP_TRIGGER` bytes without a match the search steps 2 bytes at a time, and so on.
 const SKIP_TRIGGER: u32 = 6;
@@ -139,15 +141,11 @@ impl BlockCompressor {
         }
         (self.shift4, self.shift8) = (32 - bits.min(MAX_HASH4_BITS), 64 - bits);
         self.reps = [0; REPS];
-        // Room for any input the format allows (a block is at most 1 GiB) above the new base.
-        let next = u64::from(self.base) + self.high as u64;
-        if next + (1 << 31) > u64::from(u32::MAX) {
+        self.base = next_base(self.base, self.high).unwrap_or_else(|| {
             self.hash4.fill(0);
             self.hash8.fill(0);
-            self.base = 0;
-        } else {
-            self.base = next as u32;
-        }
+            0
+        });
         self.high = 0;
     }
 

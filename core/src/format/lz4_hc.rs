@@ -16,7 +16,9 @@
 //! Every candidate is taken in a fixed order and ties keep the earlier, so the output is a
 //! function of the input alone, like the fast parse's.
 
-use super::lz4_seq::{LAST_LITERALS, MAX_OFFSET, MF_LIMIT, MIN_MATCH, REPS, Writer, emit_match, match_len, read_u64};
+use super::lz4_seq::{
+    LAST_LITERALS, MAX_OFFSET, MF_LIMIT, MIN_MATCH, REPS, Writer, emit_match, match_len, next_base, read_u64,
+};
 
 /// How an LZ4 block is searched for matches. Both write standard LZ4 that any decoder reads;
 /// the choice changes the size of the output and the time it takes, nothing else.
@@ -85,14 +87,11 @@ impl HcTables {
     /// Readies the tables for a new input: the output then depends on the new input alone.
     pub(super) fn restart(&mut self) {
         // Every entry is below `base + next`.
-        let next = u64::from(self.base) + self.next as u64;
-        if next + (1 << 31) > u64::from(u32::MAX) {
+        self.base = next_base(self.base, self.next).unwrap_or_else(|| {
             self.head.fill(0);
             self.head8.fill(0);
-            self.base = 0;
-        } else {
-            self.base = next as u32;
-        }
+            0
+        });
         self.next = 0;
         self.reps = [0; REPS];
     }

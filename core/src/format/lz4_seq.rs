@@ -3,6 +3,15 @@
 //! and the recent offsets) and match length. `lz4_hc` takes these from here, not from
 //! `lz4_block`, which holds the high parse's tables: the imports run one way, no circle.
 
+/// The base a parse's tables take for its next input, after positions below `used` of the last
+/// one went in at `base`: entries below the new base read as position 0 (as a fresh table's
+/// do). `None` when the next input could run past `u32` (room is kept for any block the format
+/// allows, 1 GiB): the tables must then be cleared and the base goes back to 0.
+pub(super) fn next_base(base: u32, used: usize) -> Option<u32> {
+    let next = u64::from(base) + used as u64;
+    (next + (1 << 31) <= u64::from(u32::MAX)).then_some(next as u32)
+}
+
 /// Shortest match LZ4 can encode.
 pub(super) const MIN_MATCH: usize = 4;
 /// The last 5 bytes of a block are always literals (LZ4 block format, end-of-block rules).
