@@ -16,7 +16,10 @@
 //! A face is culled when the space on the other side of its square, across chunk borders too, is
 //! covered: every neighbouring leaf touching the square covers its part of it. A neighbour covers
 //! when its touching face is flat and full (plain geometry, or extended geometry whose four
-//! corners of that face are at rest: pushed neighbours never cover, conservatively) and:
+//! corners of that face are at rest), or, for an extended face lying in its boundary plane, when a
+//! neighbour of the same size touches it with a face of the very same outline (slopes side by
+//! side: both faces are hidden inside the solid); other pushed neighbours never cover,
+//! conservatively. And:
 //! - for an opaque face (material neither transparent nor liquid): the neighbour's touching face
 //!   material is opaque;
 //! - for a transparent or liquid face: the neighbour's touching face has the **same** material
@@ -363,8 +366,28 @@ impl Neighbourhood<'_> {
     /// Whether the square of edge `2^size_log2` at `min` (chunk-local, one cell thick on axis
     /// `face.axis()`) is covered, for a face of material `mat` looking through it. `face` is the
     /// face of the looking cube; the neighbours touch it with `face.opposite()`.
-    fn covered(&self, min: IVec3, size_log2: u8, face: Face, mat: MaterialId, mats: &Materials) -> bool {
+    ///
+    /// `outline` is the looking face's corners (chunk-local 1/16 lattice units) when it is an
+    /// extended face in its boundary plane: then a neighbour of the same size whose touching face
+    /// has the very same outline covers it too (terrain slopes side by side).
+    fn covered(
+        &self,
+        min: IVec3,
+        size_log2: u8,
+        face: Face,
+        mat: MaterialId,
+        mats: &Materials,
+        outline: Option<&[IVec3; 4]>,
+    ) -> bool {
         let (cube, addr) = self.leaf(min);
+        if let (CubeKind::Extended(e), Some(outline)) = (&cube.kind, outline)
+            && addr.size_log2 == size_log2
+            && !face_at_rest(e, face.opposite())
+        {
+            let touching = face.opposite();
+            return same_outline(outline, &ext_face_outline(e, addr, touching))
+                && covers_material(e.face_materials[touching.index()], mat, mats);
+        }
         if !covers(&cube, face.opposite(), mat, mats) {
             return false;
         }
@@ -377,7 +400,7 @@ impl Neighbourhood<'_> {
             let mut p = min;
             p[a] += da * h;
             p[b] += db * h;
-            self.covered(p, size_log2 - 1, face, mat, mats)
+            self.covered(p, size_log2 - 1, face, mat, mats, None)
         })
     }
 }
@@ -394,12 +417,34 @@ fn covers(cube: &Cube, touching: Face, mat: MaterialId, mats: &Materials) -> boo
             e.face_materials[touching.index()]
         }
     };
+    covers_material(m, mat, mats)
+}
+
+/// Whether a touching face of material `m` that covers the whole of a face of material `mat`
+/// hides it (G4).
+fn covers_material(m: MaterialId, mat: MaterialId, mats: &Materials) -> bool {
     match mats.get(mat) {
         // An opaque face hides behind opaque geometry only.
         Opacity::Opaque => mats.get(m) == Opacity::Opaque,
         // A transparent or liquid face is kept against anything but its own material.
         Opacity::Clear => m == mat,
     }
+}
+
+/// The corners of `face` of the extended cube `e` at `addr`, in chunk-local 1/16 lattice units,
+/// in vertex order.
+fn ext_face_outline(e: &ExtGeometry, addr: CubeAddr, face: Face) -> [IVec3; 4] {
+    FACE_CORNERS[face.index()].map(|c| addr.min * 16 + corner_steps(e, c) * addr.edge())
+}
+
+/// Whether two face outlines have the same corners (in any order: two faces touching each other
+/// list them in opposite winding).
+fn same_outline(a: &[IVec3; 4], b: &[IVec3; 4]) -> bool {
+    let key = |p: &IVec3| p.to_array();
+    let (mut a, mut b) = (*a, *b);
+    a.sort_unstable_by_key(key);
+    b.sort_unstable_by_key(key);
+    a == b
 }
 
 /// What one cell of a [`CellGrid`] tells culling without asking the leaves.
@@ -648,7 +693,9 @@ impl Mesher<'_> {
         });
     }
 
-    fn visible(&self, addr: CubeAddr, face: Face, mat: MaterialId) -> bool {
+    /// Whether `face` of the leaf at `addr` (of material `mat`; `outline`: the face's corners when
+    /// it is an extended face in its plane, see [`Neighbourhood::covered`]) passes culling.
+    fn visible(&self, addr: CubeAddr, face: Face, mat: MaterialId, outline: Option<&[IVec3; 4]>) -> bool {
         let clear = self.mats.get(mat) == Opacity::Clear;
         if let Some(shown) = self.grid.as_ref().and_then(|g| g.visible(addr, face, clear)) {
             return shown;
@@ -656,7 +703,7 @@ impl Mesher<'_> {
         let mut min = addr.min;
         let axis = face.axis();
         min[axis] = if face.is_positive() { addr.max()[axis] } else { addr.min[axis] - 1 };
-        !self.hood.covered(min, addr.size_log2, face, mat, &self.mats)
+        !self.hood.covered(min, addr.size_log2, face, mat, &self.mats, outline)
     }
 
     /// The faces of `cube` that pass culling (bits in PMF face order), before dropping faces
@@ -666,9 +713,12 @@ impl Mesher<'_> {
         for face in Face::ALL {
             let shown = match &cube.kind {
                 CubeKind::Empty => false,
-                CubeKind::Geometry(g) => self.visible(addr, face, g.material),
+                CubeKind::Geometry(g) => self.visible(addr, face, g.material, None),
                 CubeKind::Extended(e) => {
-                    !face_in_plane(e, face) || self.visible(addr, face, e.face_materials[face.index()])
+                    !face_in_plane(e, face) || {
+                        let outline = (!face_at_rest(e, face)).then(|| ext_face_outline(e, addr, face));
+                        self.visible(addr, face, e.face_materials[face.index()], outline.as_ref())
+                    }
                 }
             };
             bits |= u8::from(shown) << face.index();

@@ -294,6 +294,69 @@ fn an_unpushed_extended_cube_culls_and_is_culled_like_a_plain_one() {
     assert_eq!(ext.triangle_counts, [2, 2, 2, 0, 2, 2]);
 }
 
+/// Two slope cubes side by side, their tops pushed down to follow one surface (as the terrain's
+/// are): the faces they share have the same outline and hide each other, whichever chunk each is
+/// in; where the outlines differ (or a material is clear) both stay.
+#[test]
+fn slopes_side_by_side_hide_the_faces_they_share() {
+    // Top corners (bits 0..=3: +X+Y+Z, −X+Y+Z, +X+Y−Z, −X+Y−Z) pushed down by the surface height
+    // at that corner: `drop(x, z)` steps.
+    let slope = |w: &World, drops: [i32; 4], m: MaterialId| {
+        let mut c = Cube::solid(w.stone, PhysicsId(0), SoundId(0));
+        for (corner, d) in drops.into_iter().enumerate() {
+            if d != 0 {
+                c = c.with_corner_pushed(corner, [0, -d, 0]);
+            }
+        }
+        if m != w.stone {
+            for f in Face::ALL {
+                c = c.with_face_material(f, m);
+            }
+        }
+        c
+    };
+    let shared = |m: &Mesh, cube_face: Face| {
+        m.cubes.iter().filter(|c| c.extended && c.face_bits & (1 << cube_face.index()) != 0).count()
+    };
+    // x = 15 in chunk C and x = 0 in the chunk east of it: a surface falling along +X, the same
+    // height (4 steps) on the shared edge.
+    let east = ChunkCoord::new(C.x + 1, C.y, C.z);
+    for (own_drops, matching) in [([4, 0, 4, 0], true), ([6, 0, 6, 0], false)] {
+        let mut w = world();
+        let a = w.unit(v(15, 4, 5));
+        let f = w.map.levels[0].frame();
+        let b = CubeAddr::new(f.chunk_min_lattice(east) + v(0, 4, 5) * 8, 3).unwrap();
+        // West cube: +X corners (0, 2) dropped 4 steps (or 6), −X corners at rest.
+        let west_cube = slope(&w, own_drops, w.stone);
+        // East cube: −X corners (1, 3) dropped 4 steps, +X corners 8.
+        let east_cube = slope(&w, [8, 4, 8, 4], w.stone);
+        w.set(a, west_cube);
+        w.set(b, east_cube);
+        let (mw, me) = (w.bake(C).mesh, w.bake(east).mesh);
+        assert_eq!(shared(&mw, Face::PosX), usize::from(!matching), "west +X, matching {matching}");
+        assert_eq!(shared(&me, Face::NegX), usize::from(!matching), "east −X, matching {matching}");
+        // The reference mesher agrees.
+        let s = BakeSettings::default();
+        let layout = ChunkLayout::build(w.map.levels[0].chunk(C).unwrap().octree(), &s);
+        let reference = mesh_chunk_reference(&w.map.levels[0], &w.map.library, C, &layout, &s);
+        assert_eq!(reference.faces.len(), mw.faces.len());
+        // Every other face of both cubes stays (nothing else touches them).
+        let faces = |m: &Mesh| m.cubes.iter().find(|c| c.extended).unwrap().face_bits.count_ones();
+        assert_eq!(faces(&mw) + faces(&me), 10 + 2 * u32::from(!matching));
+    }
+    // A clear slope beside an opaque one of the same outline: both faces stay (the stone is seen
+    // through the glass, and a clear face is kept against another material, G4).
+    let mut w = world();
+    let (a, b) = (w.unit(v(3, 4, 5)), w.unit(v(4, 4, 5)));
+    let west = slope(&w, [4, 0, 4, 0], w.stone);
+    let east = slope(&w, [8, 4, 8, 4], w.glass);
+    w.set(a, west);
+    w.set(b, east);
+    let m = w.mesh();
+    assert_eq!(m.cubes.len(), 2);
+    assert!(m.cubes.iter().all(|c| c.face_bits == 0b11_1111), "every face of both stays");
+}
+
 fn pmf_file(w: &World, chunk: pmf::Chunk) -> pmf::File {
     let lib = &w.map.library;
     let (materials, client_materials): (Vec<_>, Vec<_>) = lib.materials().iter().map(|(_, m)| m.to_pmf()).unzip();
