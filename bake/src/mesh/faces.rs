@@ -4,9 +4,11 @@
 //! One read of each solid layout cube packs its place, size, kind and material into 8 bytes.
 //! From those, a padded dense grid of cells covers the chunk and a one-cell border read from
 //! its six face neighbours (cell edge: the chunk's smallest solid leaf, at most 32 cells a side;
-//! the border walks each neighbour layer asking the neighbour's octree once per leaf). Each row
-//! of cells along X is three bit masks (bit `x + 1` for cell `x`, the border at bits 0 and
-//! `n + 1`):
+//! the border walks each neighbour layer asking the neighbour's octree once per leaf). The cell
+//! edge is guessed to be one map unit during that read, so one-cell cubes of opaque plain
+//! geometry go into the grid at once; when the smallest solid leaf is another size the grid is
+//! built again from the packed entries. Each row of cells along X is three bit masks (bit
+//! `x + 1` for cell `x`, the border at bits 0 and `n + 1`):
 //!
 //! - `open`: the cell hides no opaque face: it lies in air, or in plain geometry of a clear
 //!   material, a leaf at least as big as the cell;
@@ -18,20 +20,26 @@
 //! geometry of an opaque material, or extended geometry whose faces are all at rest and opaque).
 //! Inside the chunk, cells no solid leaf fills are air.
 //!
-//! Then per solid cube, in layout order: a one-cell cube of plain geometry decides its six faces
-//! from five rows with a few shifts (an opaque face is shown by an open cell across it, hidden by
-//! an opaque one; a clear face is shown by air, opaque cells and clear cells of another material,
-//! hidden by its own); a bigger one scans the rows across each face (shown if any cell across
-//! shows it, hidden if all hide it). Faces looking at mixed cells, and every face of extended
+//! Then per solid cube (one-cell opaque cubes first, in a loop of their own; the result is in
+//! layout order): a one-cell cube of plain geometry decides its six faces from five rows with a
+//! few shifts (an opaque face is shown by an open cell across it, hidden by an opaque one; a
+//! clear face is shown by air, opaque cells and clear cells of another material, hidden by its
+//! own); a bigger one scans the rows across each face (shown if any cell across shows it,
+//! hidden if all hide it). Faces looking at mixed cells, and every face of extended
 //! geometry and of leaves smaller than a cell the grid cannot decide, ask the leaves one by one
 //! ([`Neighbourhood::covered`], what [`mesh_chunk_reference`](super::mesh_chunk_reference) does
 //! for every face). The decisions are exactly the reference's (tested), the slope-outline rule
 //! included: an extended neighbour with a pushed touching face is mixed, so the faces against it
 //! always ask the leaves. Extended faces collapsed to a line or a point are dropped here (G3), so
 //! the result is the faces emitted.
+//!
+//! The working vectors (packed entries, rows, lists) are kept per thread between calls: fresh
+//! ones of a few hundred KB a call cost more in page faults than the decisions on big chunks.
+
+use std::cell::RefCell;
 
 use glam::IVec3;
-use pmfedit_core::map::coords::{ChunkCoord, CubeAddr, Face};
+use pmfedit_core::map::coords::{ChunkCoord, CubeAddr, Face, LATTICE_PER_UNIT_LOG2};
 use pmfedit_core::map::octree::{Cube, CubeKind, MaterialId};
 use pmfedit_core::map::{Level, Library};
 
@@ -101,9 +109,47 @@ impl VisibleFaces {
     }
 }
 
+/// Phase 1's working memory, kept per thread from one call to the next: a bake meshes chunk
+/// after chunk on a few threads, and fresh vectors of a few hundred KB cost the kernel's page
+/// faults and zeroing each time (more than the decisions, on big chunks).
+#[derive(Default)]
+struct Scratch {
+    /// One per solid cube.
+    entries: Vec<Entry>,
+    split: Split,
+    /// Entries the first pass did not add to the grid.
+    pending: Vec<u32>,
+    /// The grid's rows and clear materials (see [`Grid`]).
+    open: Vec<u64>,
+    mixed: Vec<u64>,
+    clear: Vec<u64>,
+    clear_mats: Vec<MaterialId>,
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::default();
+}
+
 /// The faces of chunk `chunk` of `level` that [`mesh_chunk`](super::mesh_chunk) emits, over its
 /// `layout` (as for `mesh_chunk`); phase 1 of meshing. See the [module documentation](self).
 pub fn visible_faces(level: &Level, library: &Library, chunk: ChunkCoord, layout: &ChunkLayout) -> VisibleFaces {
+    SCRATCH.with(|cell| {
+        // Taken, not borrowed: a nested call (none today) would start from empty vectors.
+        let mut scratch = cell.take();
+        let faces = visible_faces_in(&mut scratch, level, library, chunk, layout);
+        cell.replace(scratch);
+        faces
+    })
+}
+
+/// [`visible_faces`] with working memory `scratch` (any contents).
+fn visible_faces_in(
+    scratch: &mut Scratch,
+    level: &Level,
+    library: &Library,
+    chunk: ChunkCoord,
+    layout: &ChunkLayout,
+) -> VisibleFaces {
     let (solid, cubes) = (layout.solid_cubes(), layout.cubes());
     if solid.is_empty() {
         return VisibleFaces::default();
@@ -112,10 +158,26 @@ pub fn visible_faces(level: &Level, library: &Library, chunk: ChunkCoord, layout
     let chunk_log2 = level.frame().chunk_lattice_log2();
     // Cells are never smaller than `chunk edge / 32`.
     let cap = chunk_log2.saturating_sub(MAX_GRID_LOG2);
-    // One read of each solid layout cube: its place, size, kind and material, packed.
-    let mut entries = Vec::with_capacity(solid.len());
+    let hood = Neighbourhood::new(level, chunk);
+    let rows = Rows {
+        open: std::mem::take(&mut scratch.open),
+        mixed: std::mem::take(&mut scratch.mixed),
+        clear: std::mem::take(&mut scratch.clear),
+        clear_mats: std::mem::take(&mut scratch.clear_mats),
+    };
+    // Cells as big as the smallest solid leaf; guessed to be one map unit (or the smallest
+    // cell) so that the one read of each solid layout cube also adds the commonest leaves, one
+    // cell of opaque plain geometry, to the grid; the rest wait in `pending`.
+    let guess = cap.max(LATTICE_PER_UNIT_LOG2).min(chunk_log2);
+    let mut grid = Grid::empty(&hood, guess, rows);
+    let (entries, split, pending) = (&mut scratch.entries, &mut scratch.split, &mut scratch.pending);
+    entries.clear();
+    entries.reserve(solid.len());
+    split.clear();
+    pending.clear();
+    let guess_cell = u32::from(guess - cap);
     let mut finest = u8::MAX;
-    for &i in solid {
+    for (k, &i) in solid.iter().enumerate() {
         let c = &cubes[i as usize];
         let size_log2 = c.addr.size_log2;
         finest = finest.min(size_log2);
@@ -125,56 +187,134 @@ pub fn visible_faces(level: &Level, library: &Library, chunk: ChunkCoord, layout
             Some(CubeKind::Geometry(g)) => (Kind::PlainClear, g.material),
             _ => (Kind::Extended, MaterialId(0)),
         };
-        entries.push(Entry::new(c.addr.min >> i32::from(cap), size_log2, kind, material));
+        let e = Entry::new(c.addr.min >> i32::from(cap), size_log2, kind, material);
+        entries.push(e);
+        if kind == Kind::PlainOpaque && size_log2 == guess {
+            let lo = e.cell() >> guess_cell;
+            let (r, b) = (grid.row(lo.y, lo.z), (lo.x + 1) as u32);
+            grid.open[r] &= !(1u64 << b);
+            split.opaque_ones.push(One::new(k, r, b));
+        } else {
+            pending.push(k as u32);
+        }
     }
-    let hood = Neighbourhood::new(level, chunk);
     let log2 = finest.max(cap);
-    let grid = Grid::new(&hood, log2, cap, &entries, layout, &mats);
-    // The layout cube of the `k`-th entry (extended and small leaves only).
-    let leaf = |k: usize| {
-        let c = &cubes[solid[k] as usize];
-        (c.addr, c.cube.as_ref().expect("a solid layout cube is a leaf"))
-    };
-    let (to_cell, cap) = (u32::from(log2 - cap), i32::from(cap));
-    let mut out = Vec::with_capacity(entries.len());
-    let (mut quads, mut ext_faces, mut ext_vertices) = (0, 0, 0);
-    for (k, e) in entries.iter().enumerate() {
-        let cell = e.cell() >> to_cell;
+    let leaf = |k: usize| *cubes[solid[k] as usize].cube.as_ref().expect("a solid layout cube is a leaf");
+    let to_cell = u32::from(log2 - cap);
+    if log2 == guess {
+        for &k in pending.iter() {
+            grid.add(k as usize, entries[k as usize], to_cell, || leaf(k as usize), &mats, split);
+        }
+    } else {
+        // Another cell size: start again from the entries.
+        grid = Grid::empty(&hood, log2, grid.into_rows());
+        split.clear();
+        for (k, &e) in entries.iter().enumerate() {
+            grid.add(k, e, to_cell, || leaf(k), &mats, split);
+        }
+    }
+    grid.fill_borders(&hood, &mats);
+    let (entries, split) = (&scratch.entries[..], &scratch.split);
+    let (side, cap) = (grid.side, i32::from(cap));
+    // The faces the grid leaves unsure, asked of the leaves (plain geometry).
+    let ask = |e: Entry, mut shown: u8, mut unsure: u8| {
         let addr = CubeAddr { min: e.cell() << cap, size_log2: e.size_log2() };
-        let bits = match e.kind() {
+        while unsure != 0 {
+            let f = unsure.trailing_zeros() as usize;
+            unsure &= unsure - 1;
+            shown |= u8::from(hood.face_visible(addr, Face::ALL[f], e.material(), &mats, None)) << f;
+        }
+        shown
+    };
+    let mut out = vec![0u8; entries.len()];
+    let (mut quads, mut ext_faces, mut ext_vertices) = (0, 0, 0);
+    // One-cell cubes of opaque plain geometry, most of a chunk: a face is shown by an open cell
+    // across it, hidden by an opaque one, unsure against a mixed one; five rows each.
+    for one in &split.opaque_ones {
+        let (k, r, b) = one.get();
+        let mut shown = neighbours(&grid.open, r, side, b);
+        if grid.any_mixed {
+            let unsure = neighbours(&grid.mixed, r, side, b);
+            if unsure != 0 {
+                shown = ask(entries[k], shown, unsure);
+            }
+        }
+        quads += usize::from(FACE_COUNT[usize::from(shown)]);
+        out[k] = shown;
+    }
+    for one in &split.clear_ones {
+        let (k, r, b) = one.get();
+        let (mut shown, unsure) = grid.clear_cell(r, b, entries[k].material());
+        if unsure != 0 {
+            shown = ask(entries[k], shown, unsure);
+        }
+        quads += usize::from(FACE_COUNT[usize::from(shown)]);
+        out[k] = shown;
+    }
+    let to_cell = u32::from(log2) - cap as u32;
+    for &k in &split.rest {
+        let (k, e) = (k as usize, entries[k as usize]);
+        out[k] = match e.kind() {
             Kind::PlainOpaque | Kind::PlainClear => {
-                let clear = e.kind() == Kind::PlainClear;
-                let (mut shown, mut unsure) = if addr.size_log2 > log2 {
-                    grid.big_plain_cube(addr, cell, clear.then(|| e.material()))
-                } else if clear {
-                    grid.clear_cell(cell, e.material())
-                } else {
-                    grid.opaque_cell(cell)
-                };
-                while unsure != 0 {
-                    let f = unsure.trailing_zeros() as usize;
-                    unsure &= unsure - 1;
-                    shown |= u8::from(hood.face_visible(addr, Face::ALL[f], e.material(), &mats, None)) << f;
-                }
+                let addr = CubeAddr { min: e.cell() << cap, size_log2: e.size_log2() };
+                let clear = (e.kind() == Kind::PlainClear).then(|| e.material());
+                let (shown, unsure) = grid.big_plain_cube(addr, e.cell() >> to_cell, clear);
+                let shown = if unsure != 0 { ask(e, shown, unsure) } else { shown };
                 quads += usize::from(FACE_COUNT[usize::from(shown)]);
                 shown
             }
             Kind::Extended | Kind::Small => {
-                let (addr, cube) = leaf(k);
-                let (bits, vertices) = grid.cube_faces(&hood, &mats, addr, cube);
+                let c = &cubes[solid[k] as usize];
+                let cube = c.cube.as_ref().expect("a solid layout cube is a leaf");
+                let (bits, vertices) = grid.cube_faces(&hood, &mats, c.addr, cube);
                 if let CubeKind::Extended(_) = cube.kind {
-                    ext_faces += bits.count_ones() as usize;
+                    ext_faces += usize::from(FACE_COUNT[usize::from(bits)]);
                     ext_vertices += vertices;
                     bits | EXTENDED
                 } else {
-                    quads += bits.count_ones() as usize;
+                    quads += usize::from(FACE_COUNT[usize::from(bits)]);
                     bits
                 }
             }
         };
-        out.push(bits);
     }
+    Rows { open: scratch.open, mixed: scratch.mixed, clear: scratch.clear, clear_mats: scratch.clear_mats } =
+        grid.into_rows();
     VisibleFaces { cubes: out, faces: quads + ext_faces, vertices: 4 * quads + ext_vertices }
+}
+
+/// A one-cell plain geometry cube for the decision loops: its entry index, row and bit.
+#[derive(Debug, Clone, Copy)]
+struct One(u32, u32);
+
+impl One {
+    fn new(k: usize, r: usize, b: u32) -> Self {
+        One(k as u32, (r as u32) << 6 | b)
+    }
+
+    /// `(entry index, row, bit)`.
+    fn get(self) -> (usize, usize, u32) {
+        (self.0 as usize, (self.1 >> 6) as usize, self.1 & 63)
+    }
+}
+
+/// The solid cubes by the loop that decides them (entry indices).
+#[derive(Default)]
+struct Split {
+    /// One-cell cubes of opaque plain geometry.
+    opaque_ones: Vec<One>,
+    /// One-cell cubes of clear plain geometry.
+    clear_ones: Vec<One>,
+    /// The rest: bigger plain cubes, extended geometry, leaves smaller than a cell.
+    rest: Vec<u32>,
+}
+
+impl Split {
+    fn clear(&mut self) {
+        self.opaque_ones.clear();
+        self.clear_ones.clear();
+        self.rest.clear();
+    }
 }
 
 /// What a solid layout cube is, as far as the grid's first pass tells.
@@ -301,6 +441,14 @@ impl Class {
     }
 }
 
+/// A [`Grid`]'s vectors, between calls (any contents).
+struct Rows {
+    open: Vec<u64>,
+    mixed: Vec<u64>,
+    clear: Vec<u64>,
+    clear_mats: Vec<MaterialId>,
+}
+
 /// The padded dense grid of one chunk. See the [module documentation](self). A cell is opaque
 /// where it is neither open nor mixed.
 struct Grid {
@@ -317,76 +465,87 @@ struct Grid {
     any_mixed: bool,
     /// Per row: the open cells of plain geometry of a clear material (see `clear_mats`).
     clear: Vec<u64>,
-    /// The material of each `clear` cell, index `(x + 1) + side · row`; empty while there is none.
+    /// The material of each `clear` cell, index `(x + 1) + side · row` (other slots: anything;
+    /// shorter while no cell is clear).
     clear_mats: Vec<MaterialId>,
 }
 
 impl Grid {
-    /// The grid of cells of edge `2^log2` of the chunk of `hood` whose solid leaves are
-    /// `entries` (of `layout`, their places in cells of edge `2^cap`).
-    fn new(
-        hood: &Neighbourhood<'_>,
-        log2: u8,
-        cap: u8,
-        entries: &[Entry],
-        layout: &ChunkLayout,
-        mats: &Materials,
-    ) -> Grid {
+    /// A grid of cells of edge `2^log2` over the chunk of `hood`, all air inside, in the
+    /// vectors `rows` (the border is mixed until [`fill_borders`](Self::fill_borders)).
+    fn empty(hood: &Neighbourhood<'_>, log2: u8, rows: Rows) -> Grid {
         let n = 1i32 << (hood.frame.chunk_lattice_log2() - log2);
         let side = (n + 2) as usize;
         // Inside the chunk, what no solid leaf fills is air (leaves of air smaller than a cell
         // included: a cell holding one holds no solid leaf at least as big as the cell, so with
-        // cells as big as the smallest solid leaf it is all air). The border is filled below;
-        // its edges and corners are never looked at.
-        let rows = side * side;
-        let mut g = Grid {
-            log2,
-            side,
-            open: vec![0; rows],
-            mixed: vec![0; rows],
-            any_mixed: false,
-            clear: vec![0; rows],
-            clear_mats: Vec::new(),
-        };
+        // cells no bigger than the smallest solid leaf it is all air). The border's edges and
+        // corners are never looked at.
+        let Rows { mut open, mut mixed, mut clear, clear_mats } = rows;
+        for v in [&mut open, &mut mixed, &mut clear] {
+            v.clear();
+            v.resize(side * side, 0);
+        }
         let inner = (u64::MAX >> (64 - n)) << 1;
-        for z in 0..n {
-            let r = g.row(0, z);
-            g.open[r..r + n as usize].fill(inner);
+        for z in 0..n as usize {
+            let r = 1 + side * (z + 1);
+            open[r..r + n as usize].fill(inner);
         }
-        let to_cell = u32::from(log2 - cap);
-        for (k, e) in entries.iter().enumerate() {
-            let lo = e.cell() >> to_cell;
-            let size_log2 = e.size_log2();
-            let class = match e.kind() {
-                // A solid leaf smaller than a cell (cells capped at 32 a side): ask the leaves.
-                Kind::Small => Class::Mixed,
-                Kind::PlainOpaque if size_log2 == log2 => {
-                    let r = g.row(lo.y, lo.z);
-                    g.open[r] &= !(1u64 << (lo.x + 1));
-                    continue;
+        Grid { log2, side, open, mixed, any_mixed: false, clear, clear_mats }
+    }
+
+    /// Adds the solid leaf of entry `k`, `e` (layout cube `cube` where the entry does not tell
+    /// enough), and files it in `split`. `to_cell`: `log2` less the entries' cell size. A
+    /// leaf's cells are its own: inside the chunk they are still air when it comes.
+    #[allow(clippy::too_many_arguments)]
+    fn add(&mut self, k: usize, e: Entry, to_cell: u32, cube: impl Fn() -> Cube, mats: &Materials, split: &mut Split) {
+        let (log2, side) = (self.log2, self.side);
+        let lo = e.cell() >> to_cell;
+        let size_log2 = e.size_log2();
+        let (r, b) = (self.row(lo.y, lo.z), (lo.x + 1) as u32);
+        let class = match e.kind() {
+            // A solid leaf smaller than a cell (cells capped at 32 a side): ask the leaves.
+            Kind::Small => Class::Mixed,
+            Kind::PlainOpaque if size_log2 == log2 => {
+                self.open[r] &= !(1u64 << b);
+                split.opaque_ones.push(One::new(k, r, b));
+                return;
+            }
+            Kind::PlainOpaque => {
+                let n = 1usize << (size_log2 - log2);
+                let mask = (u64::MAX >> (64 - n)) << b;
+                for z in 0..n {
+                    for row in &mut self.open[r + z * side..r + z * side + n] {
+                        *row &= !mask;
+                    }
                 }
-                Kind::PlainOpaque => Class::Opaque,
-                Kind::PlainClear if size_log2 == log2 => {
-                    // Open already (air inside the chunk); clear, of this material.
-                    let r = g.row(lo.y, lo.z);
-                    g.clear[r] |= 1u64 << (lo.x + 1);
-                    let cell = (lo.x + 1) as usize + side * r;
-                    g.clear_mat_slots()[cell] = e.material();
-                    continue;
-                }
-                Kind::PlainClear => Class::Clear(e.material()),
-                Kind::Extended => {
-                    let i = layout.solid_cubes()[k];
-                    Class::of(layout.cubes()[i as usize].cube.as_ref().expect("a solid layout cube is a leaf"), mats)
-                }
-            };
-            let k = if e.kind() == Kind::Small { 1 } else { 1 << (size_log2 - log2) };
-            g.fill(lo, lo + k, class);
-        }
+                split.rest.push(k as u32);
+                return;
+            }
+            Kind::PlainClear if size_log2 == log2 => {
+                // Open already; clear, of this material.
+                self.clear[r] |= 1u64 << b;
+                self.clear_mat_slots()[b as usize + side * r] = e.material();
+                split.clear_ones.push(One::new(k, r, b));
+                return;
+            }
+            Kind::PlainClear => Class::Clear(e.material()),
+            Kind::Extended => Class::of(&cube(), mats),
+        };
+        split.rest.push(k as u32);
+        let n = if e.kind() == Kind::Small { 1 } else { 1 << (size_log2 - log2) };
+        self.fill(lo, lo + n, class);
+    }
+
+    /// Fills the one-cell border from the six face neighbours.
+    fn fill_borders(&mut self, hood: &Neighbourhood<'_>, mats: &Materials) {
         for face in Face::ALL {
-            g.fill_border(hood, face, mats);
+            self.fill_border(hood, face, mats);
         }
-        g
+    }
+
+    /// Its vectors, for the next grid.
+    fn into_rows(self) -> Rows {
+        Rows { open: self.open, mixed: self.mixed, clear: self.clear, clear_mats: self.clear_mats }
     }
 
     /// Fills the border layer across `face` of the chunk from the chunk there, as
@@ -435,10 +594,11 @@ impl Grid {
         }
     }
 
-    /// `clear_mats`, allocated on first use.
+    /// `clear_mats`, grown on first use.
     fn clear_mat_slots(&mut self) -> &mut [MaterialId] {
-        if self.clear_mats.is_empty() {
-            self.clear_mats = vec![MaterialId(0); self.side * self.side * self.side];
+        let cells = self.side * self.side * self.side;
+        if self.clear_mats.len() < cells {
+            self.clear_mats.resize(cells, MaterialId(0));
         }
         &mut self.clear_mats
     }
@@ -475,20 +635,12 @@ impl Grid {
         }
     }
 
-    /// The faces of a one-cell leaf of opaque plain geometry at cell `c` the cells across them
-    /// decide: `(shown, unsure)` bits, PMF face order. A face is shown when its cell across is
-    /// open, hidden when it is opaque, unsure when it is mixed (docs/spec/PMF-NOTES.md G4).
-    fn opaque_cell(&self, c: IVec3) -> (u8, u8) {
-        let (r, b) = (self.row(c.y, c.z), (c.x + 1) as u32);
-        let shown = neighbours(&self.open, r, self.side, b);
-        (shown, if self.any_mixed { neighbours(&self.mixed, r, self.side, b) } else { 0 })
-    }
-
-    /// [`opaque_cell`](Self::opaque_cell) for plain geometry of the clear material `mat`: a
-    /// face is shown against air, opaque cells and clear cells of another material, hidden
-    /// against its own material (docs/spec/PMF-NOTES.md G4).
-    fn clear_cell(&self, c: IVec3, mat: MaterialId) -> (u8, u8) {
-        let (r, b, side) = (self.row(c.y, c.z), (c.x + 1) as u32, self.side);
+    /// The faces of a one-cell leaf of plain geometry of the clear material `mat` (row `r`, bit
+    /// `b`) the cells across them decide: `(shown, unsure)` bits, PMF face order. A face is
+    /// shown against air, opaque cells and clear cells of another material, hidden against its
+    /// own material, unsure against mixed cells (docs/spec/PMF-NOTES.md G4).
+    fn clear_cell(&self, r: usize, b: u32, mat: MaterialId) -> (u8, u8) {
+        let side = self.side;
         let open = neighbours(&self.open, r, side, b);
         let mixed = if self.any_mixed { neighbours(&self.mixed, r, side, b) } else { 0 };
         let clear = neighbours(&self.clear, r, side, b);
@@ -505,8 +657,7 @@ impl Grid {
         (shown, mixed)
     }
 
-    /// [`opaque_cell`](Self::opaque_cell) and [`clear_cell`](Self::clear_cell) for a plain
-    /// geometry leaf of more than one cell at `addr` (first cell `c`; `clear`: its material if
+    /// The faces of a plain geometry leaf of more than one cell at `addr` (first cell `c`; `clear`: its material if
     /// clear): shown when a cell across is open (or does not cover the clear face), hidden when
     /// all cover it.
     fn big_plain_cube(&self, addr: CubeAddr, c: IVec3, clear: Option<MaterialId>) -> (u8, u8) {
@@ -520,37 +671,37 @@ impl Grid {
             }
             return (shown, unsure);
         }
-        let (r, b, side) = (self.row(c.y, c.z), (c.x + 1) as u32, self.side);
-        let (open, mixed) = (&self.open[..], &self.mixed[..]);
         let k = 1usize << (addr.size_log2 - self.log2);
-        let mask = (u64::MAX >> (64 - k)) << b;
-        // Per face: the open cells across it, and the mixed ones.
-        let (mut o, mut m) = ([0u64; 6], [0u64; 6]);
-        let (px, nx) = (1u64 << (b as usize + k), 1u64 << (b - 1));
-        let (pos_x, pos_y, pos_z, neg_x, neg_y, neg_z) = (0, 1, 2, 3, 4, 5);
-        for j in 0..k {
-            // ±Y: rows y + k and y − 1 of each z; ±Z: rows z + k and z − 1 of each y.
-            for (f, row) in
-                [(pos_y, r + k + j * side), (neg_y, r - 1 + j * side), (pos_z, r + k * side + j), (neg_z, r - side + j)]
-            {
-                o[f] |= open[row] & mask;
-                m[f] |= mixed[row] & mask;
-            }
-            // ±X: bits x + k and x − 1 of the leaf's own rows.
-            for i in 0..k {
-                let row = r + i + j * side;
-                o[pos_x] |= open[row] & px;
-                m[pos_x] |= mixed[row] & px;
-                o[neg_x] |= open[row] & nx;
-                m[neg_x] |= mixed[row] & nx;
-            }
-        }
-        let (mut shown, mut unsure) = (0u8, 0u8);
-        for f in 0..6 {
-            shown |= u8::from(o[f] != 0) << f;
-            unsure |= u8::from(o[f] == 0 && m[f] != 0) << f;
-        }
+        let (r, b) = (self.row(c.y, c.z), (c.x + 1) as u32);
+        let shown = self.across(&self.open, r, b, k);
+        let unsure = if self.any_mixed { self.across(&self.mixed, r, b, k) & !shown } else { 0 };
         (shown, unsure)
+    }
+
+    /// For a leaf of `k` cells a side at row `r`, bit `b`: whether any cell across each face is
+    /// set in `rows` (bits in PMF face order).
+    fn across(&self, rows: &[u64], r: usize, b: u32, k: usize) -> u8 {
+        let side = self.side;
+        let mask = (u64::MAX >> (64 - k)) << b;
+        let (px, nx) = (1u64 << (b as usize + k), 1u64 << (b - 1));
+        let mut any = [0u64; 6];
+        for j in 0..k {
+            // +Y, +Z, −Y, −Z: rows y + k and y − 1 of each z, z + k and z − 1 of each y.
+            any[1] |= rows[r + k + j * side] & mask;
+            any[2] |= rows[r + k * side + j] & mask;
+            any[4] |= rows[r - 1 + j * side] & mask;
+            any[5] |= rows[r - side + j] & mask;
+            // ±X: bits x + k and x − 1 of the leaf's own rows.
+            for &row in &rows[r + j * side..r + j * side + k] {
+                any[0] |= row & px;
+                any[3] |= row & nx;
+            }
+        }
+        let mut bits = 0;
+        for (f, a) in any.into_iter().enumerate() {
+            bits |= u8::from(a != 0) << f;
+        }
+        bits
     }
 
     /// Whether face `face` of the leaf at `addr` is visible when the cells across it decide it:
