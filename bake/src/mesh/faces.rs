@@ -175,42 +175,43 @@ fn visible_faces_in(
     entries.reserve(solid.len());
     split.clear();
     pending.clear();
-    let guess_cell = u32::from(guess - cap);
     let mut finest = u8::MAX;
     for (k, &i) in solid.iter().enumerate() {
         let c = &cubes[i as usize];
         let size_log2 = c.addr.size_log2;
         finest = finest.min(size_log2);
-        let (kind, material) = match c.cube.as_ref().map(|c| &c.kind) {
-            _ if size_log2 < cap => (Kind::Small, MaterialId(0)),
-            Some(CubeKind::Geometry(g)) if mats.get(g.material) == Opacity::Opaque => (Kind::PlainOpaque, g.material),
-            Some(CubeKind::Geometry(g)) => (Kind::PlainClear, g.material),
-            _ => (Kind::Extended, MaterialId(0)),
-        };
-        let e = Entry::new(c.addr.min >> i32::from(cap), size_log2, kind, material);
-        entries.push(e);
-        if kind == Kind::PlainOpaque && size_log2 == guess {
-            let lo = e.cell() >> guess_cell;
+        if let Some(Cube { kind: CubeKind::Geometry(g), .. }) = &c.cube
+            && size_log2 == guess
+            && mats.get(g.material) == Opacity::Opaque
+        {
+            // The commonest leaf, straight into the grid; its entry is only a placeholder (the
+            // rare paths that need it pack it again from the layout).
+            let lo = c.addr.min >> i32::from(guess);
             let (r, b) = (grid.row(lo.y, lo.z), (lo.x + 1) as u32);
             grid.open[r] &= !(1u64 << b);
             split.opaque_ones.push(One::new(k, r, b));
+            entries.push(Entry(0));
         } else {
+            entries.push(Entry::pack(c.addr, c.cube.as_ref(), cap, &mats));
             pending.push(k as u32);
         }
     }
     let log2 = finest.max(cap);
-    let leaf = |k: usize| *cubes[solid[k] as usize].cube.as_ref().expect("a solid layout cube is a leaf");
+    let layout_cube = |k: usize| &cubes[solid[k] as usize];
+    let leaf = |k: usize| *layout_cube(k).cube.as_ref().expect("a solid layout cube is a leaf");
     let to_cell = u32::from(log2 - cap);
     if log2 == guess {
         for &k in pending.iter() {
             grid.add(k as usize, entries[k as usize], to_cell, || leaf(k as usize), &mats, split);
         }
     } else {
-        // Another cell size: start again from the entries.
+        // Another cell size: start again, every entry packed.
         grid = Grid::empty(&hood, log2, grid.into_rows());
         split.clear();
-        for (k, &e) in entries.iter().enumerate() {
-            grid.add(k, e, to_cell, || leaf(k), &mats, split);
+        for (k, e) in entries.iter_mut().enumerate() {
+            let c = layout_cube(k);
+            *e = Entry::pack(c.addr, c.cube.as_ref(), cap, &mats);
+            grid.add(k, *e, to_cell, || leaf(k), &mats, split);
         }
     }
     grid.fill_borders(&hood, &mats);
@@ -236,7 +237,8 @@ fn visible_faces_in(
         if grid.any_mixed {
             let unsure = neighbours(&grid.mixed, r, side, b);
             if unsure != 0 {
-                shown = ask(entries[k], shown, unsure);
+                let c = layout_cube(k);
+                shown = ask(Entry::pack(c.addr, c.cube.as_ref(), cap as u8, &mats), shown, unsure);
             }
         }
         quads += usize::from(FACE_COUNT[usize::from(shown)]);
@@ -337,6 +339,17 @@ enum Kind {
 struct Entry(u64);
 
 impl Entry {
+    /// The entry of the solid layout cube `cube` at `addr`, its place in cells of edge `2^cap`.
+    fn pack(addr: CubeAddr, cube: Option<&Cube>, cap: u8, mats: &Materials) -> Self {
+        let (kind, material) = match cube.map(|c| &c.kind) {
+            _ if addr.size_log2 < cap => (Kind::Small, MaterialId(0)),
+            Some(CubeKind::Geometry(g)) if mats.get(g.material) == Opacity::Opaque => (Kind::PlainOpaque, g.material),
+            Some(CubeKind::Geometry(g)) => (Kind::PlainClear, g.material),
+            _ => (Kind::Extended, MaterialId(0)),
+        };
+        Entry::new(addr.min >> i32::from(cap), addr.size_log2, kind, material)
+    }
+
     fn new(cell: IVec3, size_log2: u8, kind: Kind, material: MaterialId) -> Self {
         let a = |v: i32| v as u64 & 31;
         Entry(
