@@ -1,10 +1,15 @@
 //! Meshing speed on 32³-cell chunks (chunk edge 32 map units, 1-unit voxels).
 //!
-//! `cargo bench -p pmfedit-bake --bench mesh` prints µs per chunk for the layout, the mesh alone
-//! (the cell grid's [`mesh_chunk`], and [`mesh_chunk_reference`], which asks the leaves for every
-//! face), the whole geometry bake (layout + mesh + PMF cube records), and quads per second; each
-//! the fastest of 30 runs. With `--features block-mesh-bench`, also `block-mesh`'s
-//! `visible_block_faces` on the same 1-unit voxels (opaque where solid).
+//! `cargo bench -p pmfedit-bake --bench mesh` prints, per chunk kind, µs for the layout; meshing's
+//! phase 1 ([`visible_faces`], which faces are seen) with its quads per second (faces kept per
+//! second of phase 1); phase 2 ([`mesh_visible_faces`], the PMF records: into fresh vectors, and
+//! into a reused [`Mesh`](pmfedit_bake::mesh::Mesh)); the whole [`mesh_chunk`] and its quads per
+//! second; [`mesh_chunk_reference`] (which asks the leaves for every face); and the whole geometry
+//! bake (layout + mesh + PMF cube records). Each is the fastest of 300 runs (30 for the reference
+//! and the bake), all in one run. With
+//! `--features block-mesh-bench`, also `block-mesh`'s `visible_block_faces` on the same 1-unit
+//! voxels (opaque where solid): its quads, µs and quads per second, the figure phase 1 is held to.
+//! Figures are printed, never asserted.
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -13,7 +18,9 @@ use glam::IVec3;
 use pmfedit_bake::BakeSettings;
 use pmfedit_bake::chunk::bake_geometry;
 use pmfedit_bake::layout::ChunkLayout;
-use pmfedit_bake::mesh::{mesh_chunk, mesh_chunk_reference};
+use pmfedit_bake::mesh::{
+    Mesh, mesh_chunk, mesh_chunk_reference, mesh_visible_faces, mesh_visible_faces_into, visible_faces,
+};
 use pmfedit_core::map::coords::{ChunkCoord, CubeAddr, LatticeBox};
 use pmfedit_core::map::library::Material;
 use pmfedit_core::map::octree::{Cube, MaterialId, PhysicsId, SoundId};
@@ -151,36 +158,60 @@ fn time<T>(iters: u32, mut f: impl FnMut() -> T) -> f64 {
 fn bench(name: &str, map: &Map) {
     let s = BakeSettings::default();
     let level = &map.levels[0];
+    let lib = &map.library;
     let octree = level.chunk(C).unwrap().octree();
     let layout = ChunkLayout::build(octree, &s);
-    let mesh = mesh_chunk(level, &map.library, C, &layout, &s);
-    let iters = 30;
+    let faces = visible_faces(level, lib, C, &layout);
+    let mesh = mesh_chunk(level, lib, C, &layout, &s);
+    assert_eq!(mesh, mesh_chunk_reference(level, lib, C, &layout, &s), "{name}: mesh_chunk != reference");
+    assert_eq!(mesh, mesh_visible_faces(level, C, &layout, &s, &faces), "{name}: phase 2 != mesh_chunk");
+    // Fastest of `fast` runs for the kernels (block-mesh's too, timed right after phase 1), of
+    // `iters` for the slow reference and bake.
+    let (iters, fast) = (30, 300);
+    let t_phase1 = time(fast, || visible_faces(level, lib, C, &layout));
+    let block_mesh = block_mesh(map, fast);
     let t_layout = time(iters, || ChunkLayout::build(octree, &s));
-    let t_mesh = time(iters, || mesh_chunk(level, &map.library, C, &layout, &s));
-    let t_ref = time(iters, || mesh_chunk_reference(level, &map.library, C, &layout, &s));
-    assert_eq!(mesh, mesh_chunk_reference(level, &map.library, C, &layout, &s), "{name}: grid != reference");
+    let t_phase2 = time(fast, || mesh_visible_faces(level, C, &layout, &s, &faces));
+    let mut reused = Mesh::default();
+    let t_phase2_reused = time(fast, || {
+        mesh_visible_faces_into(level, C, &layout, &s, &faces, &mut reused);
+        reused.vertices.len()
+    });
+    let t_mesh = time(fast, || mesh_chunk(level, lib, C, &layout, &s));
+    let t_ref = time(iters, || mesh_chunk_reference(level, lib, C, &layout, &s));
     let t_bake = time(iters, || bake_geometry(map, 0, C, &s).unwrap());
-    let quads = mesh.quad_count();
+    let quads = faces.face_count() as f64;
     println!(
-        "{name:<22} leaves {:>6}  cubes {:>6}  quads {:>6}  layout {:>6.0} µs  mesh {:>6.0} µs (reference {:>6.0} µs, \
-         {:.1}x)  bake {:>6.0} µs  {:>6.1} M quads/s (mesh; reference {:.1})",
+        "{name:<22} leaves {:>6}  cubes {:>6}  solid {:>6}  quads {:>6}  layout {:>6.0} µs  bake {:>6.0} µs",
         octree.leaf_count(),
         layout.len(),
-        quads,
+        layout.solid_cubes().len(),
+        faces.face_count(),
         t_layout * 1e6,
-        t_mesh * 1e6,
-        t_ref * 1e6,
-        t_ref / t_mesh,
         t_bake * 1e6,
-        quads as f64 / t_mesh / 1e6,
-        quads as f64 / t_ref / 1e6,
     );
-    if let Some((t, quads)) = block_mesh(map, iters) {
+    println!(
+        "{:<22} phase 1 {:>6.1} µs {:>6.1} M quads/s | phase 2 {:>6.0} µs (reused buffers {:>6.0} µs) | mesh_chunk \
+         {:>6.0} µs {:>6.1} M quads/s | reference {:>6.0} µs",
+        "",
+        t_phase1 * 1e6,
+        quads / t_phase1 / 1e6,
+        t_phase2 * 1e6,
+        t_phase2_reused * 1e6,
+        t_mesh * 1e6,
+        quads / t_mesh / 1e6,
+        t_ref * 1e6,
+    );
+    if let Some((t, bm_quads)) = block_mesh {
+        let bm = bm_quads as f64 / t / 1e6;
         println!(
-            "{:<22} block-mesh on its 1-unit cells: quads {quads:>6}  {:>6.0} µs  {:>6.1} M quads/s",
+            "{:<22} block-mesh on its 1-unit cells: quads {bm_quads:>6}  {:>6.1} µs {:>6.1} M quads/s | phase 1 / \
+             block-mesh quads/s {:.2}, mesh_chunk / block-mesh {:.2}",
             "",
             t * 1e6,
-            quads as f64 / t / 1e6
+            bm,
+            quads / t_phase1 / 1e6 / bm,
+            quads / t_mesh / 1e6 / bm,
         );
     }
 }

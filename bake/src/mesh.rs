@@ -30,15 +30,19 @@
 //! an extended cube that does not lie in its cube's boundary plane (a corner pushed along the
 //! face normal) is never culled.
 //!
-//! **Speed**: [`mesh_chunk`] first classifies a dense grid of cells over the chunk and a
-//! one-cell border from its six neighbours (cell edge: the chunk's smallest solid leaf, at most
-//! 32 cells a side; see `CellGrid`). A cell inside a leaf at least as big as the cell is air
-//! (covers nothing), opaque (covers every opaque face and no clear one from any side) or mixed.
-//! An opaque face whose cells across it are all opaque is culled, one with an air cell (or an opaque one,
-//! for a clear face) is kept; only the rest, and leaves smaller than a cell, ask the leaves one by
-//! one as [`mesh_chunk_reference`] does for every face. Vertex positions and texture
-//! coordinates are then computed by integers and one exact power-of-two product instead of the
-//! reference's `f64` vector arithmetic. Both give the same mesh, bit for bit (tested).
+//! **Two phases**: [`mesh_chunk`] is [`visible_faces`] then [`mesh_visible_faces`], both public.
+//! Phase 1 decides which faces are seen (the step `block-mesh` does) on a padded dense grid of
+//! cells over the chunk and a one-cell border from its six neighbours (cell edge: the chunk's
+//! smallest solid leaf, at most 32 cells a side), kept as bit rows: an opaque face with an open
+//! cell across it (air, or plain geometry of a clear material) is kept, one with only opaque
+//! cells across it is culled, a clear face is culled by plain geometry of its own material only;
+//! faces looking at mixed cells (pushed corners, leaves smaller than a cell), and those of leaves
+//! smaller than a cell, ask the leaves one by one as [`mesh_chunk_reference`] does for every face
+//! (see the `faces` module). Its result, [`VisibleFaces`], is per solid cube the faces emitted
+//! and the face and vertex counts. Phase 2 writes the records into vectors sized once from those
+//! counts, vertex positions and texture coordinates by integers and one exact power-of-two
+//! product instead of the reference's `f64` vector arithmetic. Both give the reference's mesh,
+//! bit for bit (tested).
 //!
 //! **Partial coverage**: a face is emitted whole if any part of it is uncovered. PMF draws a
 //! geometry cube's face as one quad, so a face cannot be split without changing the octree; the
@@ -69,11 +73,17 @@ use pmfedit_core::format::pmf::Vertex;
 use pmfedit_core::map::Level;
 use pmfedit_core::map::Library;
 use pmfedit_core::map::coords::{
-    ChunkCoord, CubeAddr, Face, LATTICE_PER_UNIT, LatticeBox, LevelFrame, MIN_CUBE_EDGE, octant_index, octant_offset,
+    ChunkCoord, CubeAddr, Face, LATTICE_PER_UNIT, LevelFrame, octant_index, octant_offset,
 };
 use pmfedit_core::map::octree::{CORNER_STEPS, Cube, CubeKind, ExtGeometry, MaterialId, Octree};
 
 use crate::layout::{BakeSettings, ChunkLayout};
+
+mod faces;
+mod records;
+
+pub use faces::{VisibleFaces, visible_faces};
+pub use records::{mesh_visible_faces, mesh_visible_faces_into};
 
 /// Index of a face in [`Mesh::faces`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -337,7 +347,31 @@ struct Neighbourhood<'a> {
     own: Option<&'a Octree>,
 }
 
-impl Neighbourhood<'_> {
+impl<'a> Neighbourhood<'a> {
+    /// The neighbourhood of chunk `chunk` of `level`.
+    fn new(level: &'a Level, chunk: ChunkCoord) -> Self {
+        let frame = level.frame();
+        let base = frame.chunk_min_lattice(chunk);
+        Neighbourhood { level, frame, base, edge: frame.chunk_edge(), own: level.chunk(chunk).map(|c| c.octree()) }
+    }
+
+    /// Whether `face` of the leaf at `addr` (chunk-local; material `mat`; `outline`: the face's
+    /// corners when it is an extended face in its plane, see [`Neighbourhood::covered`]) passes
+    /// culling, asking the leaves across it (docs/spec/PMF-NOTES.md G4).
+    fn face_visible(
+        &self,
+        addr: CubeAddr,
+        face: Face,
+        mat: MaterialId,
+        mats: &Materials,
+        outline: Option<&[IVec3; 4]>,
+    ) -> bool {
+        let mut min = addr.min;
+        let axis = face.axis();
+        min[axis] = if face.is_positive() { addr.max()[axis] } else { addr.min[axis] - 1 };
+        !self.covered(min, addr.size_log2, face, mat, mats, outline)
+    }
+
     /// The leaf holding chunk-local position `p` (possibly outside this chunk), with its address
     /// in this chunk's local space. Outside the grid and in missing chunks: air.
     fn leaf(&self, p: IVec3) -> (Cube, CubeAddr) {
@@ -447,149 +481,6 @@ fn same_outline(a: &[IVec3; 4], b: &[IVec3; 4]) -> bool {
     a == b
 }
 
-/// What one cell of a [`CellGrid`] tells culling without asking the leaves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Cell {
-    /// Inside an empty leaf at least as big as the cell (or outside the level grid, or in a
-    /// missing chunk): it covers no face (`covers` is false for air).
-    Air,
-    /// Inside a leaf at least as big as the cell that covers an opaque face from every side and
-    /// a clear face from none: plain geometry of an opaque material, or extended geometry with
-    /// every face at rest and opaque.
-    Opaque,
-    /// Anything else (clear materials, pushed corners, several leaves): ask the leaves.
-    Mixed,
-}
-
-impl Cell {
-    /// The cell class of a leaf `cube` at least as big as the cell; follows [`covers`].
-    fn of(cube: &Cube, mats: &Materials) -> Cell {
-        let opaque = |m: MaterialId| mats.get(m) == Opacity::Opaque;
-        match &cube.kind {
-            CubeKind::Empty => Cell::Air,
-            CubeKind::Geometry(g) if opaque(g.material) => Cell::Opaque,
-            CubeKind::Extended(e)
-                if Face::ALL.iter().all(|&f| face_at_rest(e, f) && opaque(e.face_materials[f.index()])) =>
-            {
-                Cell::Opaque
-            }
-            _ => Cell::Mixed,
-        }
-    }
-}
-
-/// Cells per chunk edge of a [`CellGrid`] at most, as a power of two (32³ cells and a border:
-/// 39 KB, a few µs to fill).
-const MAX_GRID_LOG2: u8 = 5;
-
-/// A dense grid of [`Cell`]s over one chunk plus a one-cell border read from the six face
-/// neighbours, so that most faces are decided by a few array reads instead of one octree
-/// descent per neighbouring leaf (see the [module documentation](self)).
-struct CellGrid {
-    /// Lattice edge of a cell, as a power of two.
-    log2: u8,
-    /// Cells per chunk edge (the grid has `n + 2` a side with the border).
-    n: i32,
-    /// X fastest, then Y, then Z; cell `(-1, -1, -1)` first.
-    cells: Vec<Cell>,
-}
-
-impl CellGrid {
-    /// The grid of the chunk of `hood` over its `layout`, cells as big as its smallest solid
-    /// leaf (or `chunk edge / 32`, if larger); `None` when nothing in the chunk is solid.
-    fn new(hood: &Neighbourhood<'_>, layout: &ChunkLayout, mats: &Materials) -> Option<CellGrid> {
-        let chunk_log2 = hood.frame.chunk_lattice_log2();
-        let finest = layout.solid_cubes().iter().map(|&i| layout.cubes()[i as usize].addr.size_log2).min()?;
-        let log2 = finest.max(chunk_log2.saturating_sub(MAX_GRID_LOG2));
-        let n = 1i32 << (chunk_log2 - log2);
-        let side = (n + 2) as usize;
-        // Border edges and corners stay `Mixed`: no face looks at them.
-        let mut g = CellGrid { log2, n, cells: vec![Cell::Mixed; side * side * side] };
-        for c in layout.cubes() {
-            if let Some(cube) = &c.cube {
-                g.fill(c.addr.size_log2, c.addr.lattice_box(), Cell::of(cube, mats));
-            }
-        }
-        let cell = 1i32 << log2;
-        for face in Face::ALL {
-            let axis = face.axis();
-            let mut slab = LatticeBox::new(IVec3::ZERO, IVec3::splat(hood.edge));
-            (slab.min[axis], slab.max[axis]) =
-                if face.is_positive() { (hood.edge, hood.edge + cell) } else { (-cell, 0) };
-            // The chunk across this face, as `Neighbourhood::leaf` finds it.
-            let c = hood.frame.chunk_from_lattice(hood.base + slab.min);
-            match if c.is_in_grid() { hood.level.chunk(c) } else { None } {
-                None => g.fill(chunk_log2, slab, Cell::Air),
-                Some(ch) => {
-                    let to_local = hood.frame.chunk_min_lattice(c) - hood.base;
-                    for (a, cube) in ch.octree().leaves_in(slab.translated(-to_local)) {
-                        let part = a.lattice_box().translated(to_local).intersection(&slab);
-                        g.fill(a.size_log2, part, Cell::of(&cube, mats));
-                    }
-                }
-            }
-        }
-        Some(g)
-    }
-
-    /// Index of cell `c` (`-1..=n` on each axis).
-    fn index(&self, c: IVec3) -> usize {
-        let side = self.n + 2;
-        ((c.x + 1) + side * ((c.y + 1) + side * (c.z + 1))) as usize
-    }
-
-    /// Index steps along X, Y and Z.
-    fn strides(&self) -> [usize; 3] {
-        let side = (self.n + 2) as usize;
-        [1, side, side * side]
-    }
-
-    /// Sets the cells of `part` (cell-aligned, chunk-local lattice space) of a leaf of edge
-    /// `2^size_log2` to `cell`; a leaf smaller than a cell leaves its cell `Mixed`.
-    fn fill(&mut self, size_log2: u8, part: LatticeBox, cell: Cell) {
-        if size_log2 < self.log2 {
-            return;
-        }
-        let s = i32::from(self.log2);
-        let (lo, hi) = (part.min >> s, part.max >> s);
-        for z in lo.z..hi.z {
-            for y in lo.y..hi.y {
-                let row = self.index(IVec3::new(lo.x, y, z));
-                self.cells[row..row + (hi.x - lo.x) as usize].fill(cell);
-            }
-        }
-    }
-
-    /// Whether face `face` of the leaf at `addr` is visible, for a face of a clear material or
-    /// not, when the cells across it decide it: `Some(true)` if one covers nothing for sure,
-    /// `Some(false)` if all cover it for sure, `None` otherwise (or for a leaf smaller than a
-    /// cell).
-    fn visible(&self, addr: CubeAddr, face: Face, clear: bool) -> Option<bool> {
-        if addr.size_log2 < self.log2 {
-            return None;
-        }
-        let k = 1usize << (addr.size_log2 - self.log2);
-        let axis = face.axis();
-        let strides = self.strides();
-        let (sa, sb) = (strides[(axis + 1) % 3], strides[(axis + 2) % 3]);
-        let min = self.index(addr.min >> i32::from(self.log2));
-        // The first cell across the face: one past the leaf's last cell, or one before its first.
-        let first = if face.is_positive() { min + k * strides[axis] } else { min - strides[axis] };
-        let mut all_cover = !clear;
-        for i in 0..k {
-            for j in 0..k {
-                match self.cells[first + i * sa + j * sb] {
-                    Cell::Air => return Some(true),
-                    Cell::Opaque if clear => return Some(true),
-                    Cell::Opaque => {}
-                    Cell::Mixed => all_cover = false,
-                }
-            }
-        }
-        if all_cover { Some(false) } else { None }
-    }
-}
-
 /// Whether the four corners of `face` are at rest (the face is the full flat square).
 fn face_at_rest(e: &ExtGeometry, face: Face) -> bool {
     FACE_CORNERS[face.index()].iter().all(|&c| e.corners[c] == [0; 3])
@@ -606,23 +497,13 @@ fn corner_steps(e: &ExtGeometry, c: usize) -> IVec3 {
     octant_offset(c) * i32::from(CORNER_STEPS) + IVec3::from_array(e.corners[c].map(i32::from))
 }
 
-/// Builds the mesh of one chunk.
+/// Builds the mesh of one chunk the reference way: every face asks the leaves, vertices in `f64`
+/// vectors ([`mesh_chunk_reference`]).
 struct Mesher<'a> {
     hood: Neighbourhood<'a>,
     mats: Materials,
-    /// The shortcut for most faces; without it every face asks the leaves.
-    grid: Option<CellGrid>,
     /// Texture repeats per lattice unit.
     uv_scale: f64,
-    /// Texture repeats per 1/16 lattice unit (`uv_scale / 16`, a power of two).
-    fine_uv_scale: f64,
-    /// The chunk's minimum corner in 1/16 level lattice units (beyond `i32` in a big level).
-    base_fine: [i64; 3],
-    /// World position of the chunk's minimum corner.
-    base_world: DVec3,
-    /// Whether vertices are computed as `mesh_chunk_reference` does (in `f64` vectors) rather
-    /// than by integers and one exact product; both give the same bits (tested).
-    reference: bool,
     mesh: Mesh,
 }
 
@@ -641,26 +522,11 @@ impl Mesher<'_> {
         [u, v]
     }
 
-    /// [`raw_uv`](Self::raw_uv) without vectors: the level position along each tangent in
-    /// 1/16 lattice units is an integer, and scaling it by a power of two is exact, as is every
-    /// step of `raw_uv` (positions below 2^35, zero only as `+0.0` in both), so the `f64`s are
-    /// the same.
-    fn fine_uv(&self, face: Face, fine: IVec3) -> [f64; 2] {
-        TANGENTS[face.index()].map(|(axis, sign)| {
-            (i64::from(sign) * (self.base_fine[axis] + i64::from(fine[axis]))) as f64 * self.fine_uv_scale
-        })
-    }
-
     /// Appends a face record and fills the square data; returns the whole-repeat UV shift.
     fn begin_face(&mut self, cube: u32, addr: CubeAddr, face: Face, material: MaterialId, backfaces: bool) -> [f64; 2] {
         let c0 = octant_offset(FACE_CORNERS[face.index()][0]) * addr.edge() + addr.min;
-        let ([u, v], origin) = if self.reference {
-            (self.raw_uv(face, c0 * 16), self.hood.frame.world_from_lattice(self.hood.base + c0))
-        } else {
-            // Both terms are multiples of 1/8 far below 2^50: the sum is exact, like
-            // `world_from_lattice`'s one product.
-            (self.fine_uv(face, c0 * 16), self.base_world + c0.as_dvec3() * MIN_CUBE_EDGE)
-        };
+        let [u, v] = self.raw_uv(face, c0 * 16);
+        let origin = self.hood.frame.world_from_lattice(self.hood.base + c0);
         self.mesh.faces.push(MeshFace {
             cube,
             first_vertex: self.mesh.vertices.len() as u32,
@@ -677,15 +543,8 @@ impl Mesher<'_> {
     }
 
     fn vertex(&mut self, face: Face, fine: IVec3, shift: [f64; 2]) {
-        let ([u, v], position) = if self.reference {
-            (self.raw_uv(face, fine), self.position(fine))
-        } else {
-            // Below 2^24 in magnitude (chunks of at most 2^18 lattice units), `fine - half` and
-            // its product by 2^-7 are exact in `f32`: the same value as `position`'s `f64`
-            // quotient rounded to `f32`.
-            let half = IVec3::splat(self.hood.edge * 8);
-            (self.fine_uv(face, fine), ((fine - half).as_vec3() * (1.0 / (16 * LATTICE_PER_UNIT) as f32)).to_array())
-        };
+        let [u, v] = self.raw_uv(face, fine);
+        let position = self.position(fine);
         self.mesh.vertices.push(Vertex {
             position,
             uv: [(u - shift[0]) as f32, (v - shift[1]) as f32],
@@ -696,14 +555,7 @@ impl Mesher<'_> {
     /// Whether `face` of the leaf at `addr` (of material `mat`; `outline`: the face's corners when
     /// it is an extended face in its plane, see [`Neighbourhood::covered`]) passes culling.
     fn visible(&self, addr: CubeAddr, face: Face, mat: MaterialId, outline: Option<&[IVec3; 4]>) -> bool {
-        let clear = self.mats.get(mat) == Opacity::Clear;
-        if let Some(shown) = self.grid.as_ref().and_then(|g| g.visible(addr, face, clear)) {
-            return shown;
-        }
-        let mut min = addr.min;
-        let axis = face.axis();
-        min[axis] = if face.is_positive() { addr.max()[axis] } else { addr.min[axis] - 1 };
-        !self.hood.covered(min, addr.size_log2, face, mat, &self.mats, outline)
+        self.hood.face_visible(addr, face, mat, &self.mats, outline)
     }
 
     /// The faces of `cube` that pass culling (bits in PMF face order), before dropping faces
@@ -811,6 +663,9 @@ pub(crate) fn triangulate(p: &[IVec3; 4]) -> ([[usize; 3]; 2], usize) {
 /// chunk's octree, or of an empty octree if the chunk is missing). Neighbouring chunks are read
 /// from `level` for culling; materials' transparent/liquid flags from `library`.
 /// Pure and deterministic.
+///
+/// The two phases, [`visible_faces`] (which faces are seen) and [`mesh_visible_faces`] (their
+/// PMF records), one after the other.
 pub fn mesh_chunk(
     level: &Level,
     library: &Library,
@@ -818,11 +673,13 @@ pub fn mesh_chunk(
     layout: &ChunkLayout,
     settings: &BakeSettings,
 ) -> Mesh {
-    mesh_with(level, library, chunk, layout, settings, false)
+    let faces = visible_faces(level, library, chunk, layout);
+    mesh_visible_faces(level, chunk, layout, settings, &faces)
 }
 
 /// The same mesh as [`mesh_chunk`], every face culled by asking the neighbouring leaves one by
-/// one (no cell grid): the reference the grid is tested against, and the benchmarks' baseline.
+/// one (no cell grid) and every vertex computed in `f64` vectors: the reference both phases are
+/// tested against, and the benchmarks' baseline.
 pub fn mesh_chunk_reference(
     level: &Level,
     library: &Library,
@@ -830,38 +687,11 @@ pub fn mesh_chunk_reference(
     layout: &ChunkLayout,
     settings: &BakeSettings,
 ) -> Mesh {
-    mesh_with(level, library, chunk, layout, settings, true)
-}
-
-fn mesh_with(
-    level: &Level,
-    library: &Library,
-    chunk: ChunkCoord,
-    layout: &ChunkLayout,
-    settings: &BakeSettings,
-    reference: bool,
-) -> Mesh {
-    let frame = level.frame();
-    let base = frame.chunk_min_lattice(chunk);
-    let hood =
-        Neighbourhood { level, frame, base, edge: frame.chunk_edge(), own: level.chunk(chunk).map(|c| c.octree()) };
+    let hood = Neighbourhood::new(level, chunk);
     let uv_scale = 2f64.powi(-i32::from(settings.texture_repeat_log2)) / f64::from(LATTICE_PER_UNIT);
-    let chunk_center = frame.chunk_center_world(chunk);
+    let chunk_center = level.frame().chunk_center_world(chunk);
     let mats = Materials::new(library);
-    let grid = if reference { None } else { CellGrid::new(&hood, layout, &mats) };
-    let base_fine = (base.as_i64vec3() * 16).to_array();
-    let base_world = frame.world_from_lattice(base);
-    let mut m = Mesher {
-        hood,
-        mats,
-        grid,
-        uv_scale,
-        fine_uv_scale: uv_scale / 16.0,
-        base_fine,
-        base_world,
-        reference,
-        mesh: Mesh { chunk_center, ..Mesh::default() },
-    };
+    let mut m = Mesher { hood, mats, uv_scale, mesh: Mesh { chunk_center, ..Mesh::default() } };
     // Cull first, then allocate the output once (large chunks spend more time growing vectors
     // than meshing otherwise).
     let solid: Vec<(u32, CubeAddr, &Cube)> = layout

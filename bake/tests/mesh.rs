@@ -4,7 +4,10 @@ use glam::{IVec3, Vec3};
 use pmfedit_bake::BakeSettings;
 use pmfedit_bake::chunk::{BakeError, ChunkGeometry, bake_geometry};
 use pmfedit_bake::layout::ChunkLayout;
-use pmfedit_bake::mesh::{FaceId, FaceShape, LightmapRect, Mesh, mesh_chunk, mesh_chunk_reference};
+use pmfedit_bake::mesh::{
+    FaceId, FaceShape, LightmapRect, Mesh, mesh_chunk, mesh_chunk_reference, mesh_visible_faces,
+    mesh_visible_faces_into, visible_faces,
+};
 use pmfedit_core::format::pmf;
 use pmfedit_core::map::coords::{ChunkCoord, CubeAddr, Face, LatticeBox};
 use pmfedit_core::map::library::Material;
@@ -580,6 +583,112 @@ fn culling_matches_a_cell_by_cell_check() {
     }
 }
 
+/// Phase 1 alone: the face bits and counts of a small scene, by hand.
+#[test]
+fn phase_one_decides_the_faces_and_counts_them() {
+    // A 3×3×3 stone block with a glass cube in its centre, a water cube on top of the block and
+    // a lone glass cube two units away (glass against glass culls, against stone and water not).
+    let mut w = world();
+    for x in 2..5 {
+        for y in 2..5 {
+            for z in 2..5 {
+                let m = if (x, y, z) == (3, 3, 3) { w.glass } else { w.stone };
+                w.put(v(x, y, z), m);
+            }
+        }
+    }
+    w.put(v(3, 5, 3), w.water);
+    w.put(v(7, 3, 3), w.glass);
+    w.put(v(8, 3, 3), w.glass);
+    let s = BakeSettings::default();
+    let level = &w.map.levels[0];
+    let layout = ChunkLayout::build(level.chunk(C).unwrap().octree(), &s);
+    let faces = visible_faces(level, &w.map.library, C, &layout);
+    assert_eq!(faces.len(), layout.solid_cubes().len());
+    let bits_at = |p: IVec3| {
+        let addr = w.unit(p).translated(-level.frame().chunk_min_lattice(C));
+        let k = layout.solid_cubes().iter().position(|&i| layout.cubes()[i as usize].addr == addr).unwrap();
+        faces.face_bits(k)
+    };
+    // The glass centre sees stone all round: every face kept; the stone faces around it too.
+    assert_eq!(bits_at(v(3, 3, 3)), 0b11_1111);
+    assert_eq!(bits_at(v(2, 3, 3)), 1 << Face::PosX.index() | 1 << Face::NegX.index());
+    // The stone above the glass, under the water, keeps its top (water is clear) and its bottom
+    // (glass); the water keeps all six faces.
+    assert_eq!(bits_at(v(3, 4, 3)), 1 << Face::PosY.index() | 1 << Face::NegY.index());
+    assert_eq!(bits_at(v(3, 5, 3)), 0b11_1111);
+    // Two glass cubes side by side hide the faces they share.
+    assert_eq!(bits_at(v(7, 3, 3)), 0b11_1111 & !(1 << Face::PosX.index()));
+    assert_eq!(bits_at(v(8, 3, 3)), 0b11_1111 & !(1 << Face::NegX.index()));
+    // Block: 54 outer faces, 6 around the glass; glass 6; water 6; glass pair 10.
+    assert_eq!(faces.face_count(), 54 + 6 + 6 + 6 + 10);
+    assert_eq!(faces.vertex_count(), 4 * faces.face_count());
+    assert!((0..faces.len()).all(|k| !faces.is_extended(k)));
+    // Phase 2 turns them into the reference's records.
+    let mesh = mesh_visible_faces(level, C, &layout, &s, &faces);
+    assert_eq!(mesh.faces.len(), faces.face_count());
+    assert_eq!(mesh, mesh_chunk_reference(level, &w.map.library, C, &layout, &s));
+}
+
+/// Phase 2 floors texture coordinates by integer shifts where the scale allows it; at the ends
+/// of `texture_repeat_log2` (scales beyond 2^-62 or above 1 per 1/16 lattice unit) it falls back
+/// to `f64` floors. Every vertex bit is still the reference's, in a chunk far from the origin.
+#[test]
+fn extreme_texture_repeats_give_the_reference_bits() {
+    let mut w = world();
+    w.put(v(3, 4, 5), w.stone);
+    w.put(v(1, 2, 2), w.glass);
+    let a = w.unit(v(9, 9, 9));
+    w.set(a, Cube::solid(w.water, PhysicsId(0), SoundId(0)).with_corner_pushed(7, [4, 2, 16]));
+    let f = w.map.levels[0].frame();
+    let big = CubeAddr::new(f.chunk_min_lattice(C) + v(12, 0, 12) * 8, 5).unwrap();
+    w.set(big, Cube::solid(w.stone, PhysicsId(0), SoundId(0)));
+    let level = &w.map.levels[0];
+    let layout = ChunkLayout::build(level.chunk(C).unwrap().octree(), &BakeSettings::default());
+    let bits = |m: &Mesh| -> Vec<u32> {
+        m.vertices.iter().flat_map(|v| v.position.into_iter().chain(v.uv)).map(f32::to_bits).collect()
+    };
+    for repeat_log2 in [i8::MIN, -9, -8, -7, -1, 0, 55, 56, 57, i8::MAX] {
+        let s = BakeSettings { texture_repeat_log2: repeat_log2, ..BakeSettings::default() };
+        let fast = mesh_chunk(level, &w.map.library, C, &layout, &s);
+        let reference = mesh_chunk_reference(level, &w.map.library, C, &layout, &s);
+        assert_eq!(fast.faces.len(), 6 + 6 + 6 + 6);
+        assert_eq!(bits(&fast), bits(&reference), "texture_repeat_log2 {repeat_log2}");
+        assert_eq!(fast, reference, "texture_repeat_log2 {repeat_log2}");
+    }
+}
+
+/// Phase 1 against the faces the reference emits, and phase 2 into a reused mesh: for each
+/// chunk, every solid cube's face bits and extended flag, and the face and vertex counts.
+fn check_phases(w: &World, s: &BakeSettings, chunks: &[ChunkCoord]) -> Result<(), TestCaseError> {
+    let level = &w.map.levels[0];
+    let f = level.frame();
+    // A mesh left over from another chunk: phase 2 must not keep anything of it.
+    let mut reused = Mesh::default();
+    for &chunk in chunks {
+        let empty = Octree::new(f.chunk_lattice_log2());
+        let layout = ChunkLayout::build(level.chunk(chunk).map_or(&empty, |c| c.octree()), s);
+        let reference = mesh_chunk_reference(level, &w.map.library, chunk, &layout, s);
+        let faces = visible_faces(level, &w.map.library, chunk, &layout);
+        prop_assert_eq!(faces.len(), reference.cubes.len(), "chunk {:?}", chunk);
+        for (k, cm) in reference.cubes.iter().enumerate() {
+            let addr = layout.cubes()[cm.cube as usize].addr;
+            prop_assert_eq!(faces.face_bits(k), cm.face_bits, "chunk {:?}, cube {:?}", chunk, addr);
+            prop_assert_eq!(faces.is_extended(k), cm.extended, "chunk {:?}, cube {:?}", chunk, addr);
+        }
+        prop_assert_eq!(
+            faces.iter_face_bits().collect::<Vec<_>>(),
+            reference.cubes.iter().map(|c| c.face_bits).collect::<Vec<_>>()
+        );
+        prop_assert_eq!(faces.face_count(), reference.faces.len(), "chunk {:?}", chunk);
+        prop_assert_eq!(faces.vertex_count(), reference.vertices.len(), "chunk {:?}", chunk);
+        mesh_visible_faces_into(level, chunk, &layout, s, &faces, &mut reused);
+        prop_assert_eq!(&reused, &reference, "chunk {:?}", chunk);
+        prop_assert!(reused.vertices.capacity() >= reference.vertices.len());
+    }
+    Ok(())
+}
+
 /// One random edit of [`random_chunks`]: `(chunk, size_log2, lattice offset from the chunk's
 /// minimum corner, cube, fill a box instead of one cube)`.
 type RandomEdit = (ChunkCoord, u8, IVec3, Cube, bool);
@@ -628,6 +737,22 @@ fn random_edit() -> impl Strategy<Value = RandomEdit> {
         .prop_map(|(c, s, p, cube, fill)| (c, s, IVec3::from_array(p), cube, fill))
 }
 
+/// Applies [`random_edit`]s to `w`'s level; edits the level refuses (outside the grid) are
+/// skipped.
+fn apply_edits(w: &mut World, edits: Vec<RandomEdit>) {
+    let f = w.map.levels[0].frame();
+    for (chunk, size_log2, p, cube, fill) in edits {
+        let at = f.chunk_min_lattice(chunk) + p;
+        let a = CubeAddr::containing(at, size_log2);
+        if fill {
+            let b = LatticeBox::new(at, at + IVec3::new(40, 8, 24));
+            let _ = w.level().fill_box(b, cube.flattened());
+        } else {
+            let _ = w.level().set_cube(a, cube);
+        }
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
 
@@ -638,18 +763,8 @@ proptest! {
     #[test]
     fn the_cell_grid_meshes_like_the_reference(edits in prop::collection::vec(random_edit(), 1..80), repeat_log2 in -3i8..=3) {
         let mut w = world();
+        apply_edits(&mut w, edits);
         let f = w.map.levels[0].frame();
-        for (chunk, size_log2, p, cube, fill) in edits {
-            let at = f.chunk_min_lattice(chunk) + p;
-            let a = CubeAddr::containing(at, size_log2);
-            // Edits outside the grid are refused; the rest of the sequence still counts.
-            if fill {
-                let b = LatticeBox::new(at, at + IVec3::new(40, 8, 24));
-                let _ = w.level().fill_box(b, cube.flattened());
-            } else {
-                let _ = w.level().set_cube(a, cube);
-            }
-        }
         let level = &w.map.levels[0];
         let s = BakeSettings { texture_repeat_log2: repeat_log2, ..BakeSettings::default() };
         for chunk in [C, ChunkCoord::new(0, 0, 0), ChunkCoord::new(C.x + 1, C.y, C.z)] {
@@ -666,5 +781,52 @@ proptest! {
             prop_assert_eq!(origins(&fast), origins(&reference), "chunk {:?}", chunk);
             prop_assert_eq!(fast, reference, "chunk {:?}", chunk);
         }
+    }
+
+    /// Phase 1's face bits are the faces the reference emits, and phase 2 makes its mesh, on the
+    /// same random chunks (mixed sizes, clear and unknown materials, extended cubes, borders).
+    #[test]
+    fn phase_one_decides_the_reference_faces(edits in prop::collection::vec(random_edit(), 1..80)) {
+        let mut w = world();
+        apply_edits(&mut w, edits);
+        check_phases(&w, &BakeSettings::default(), &[C, ChunkCoord::new(0, 0, 0), ChunkCoord::new(C.x + 1, C.y, C.z)])?;
+    }
+
+    /// The same on sloped terrain across a chunk border: columns whose top cubes follow one
+    /// surface of random corner heights (neighbouring slopes share outlines, so the faces they
+    /// share hide each other), some glass or water, cube sizes 1 or 2 units, random edits on top.
+    #[test]
+    fn phase_one_decides_the_reference_faces_on_slopes(
+        heights in prop::collection::vec(0i32..=16, 81),
+        mats in prop::collection::vec(prop_oneof![6 => Just(0u16), 2 => Just(1u16), 1 => Just(2u16)], 64),
+        size_log2 in 3u8..=4,
+        flat_every in 0u32..4,
+        edits in prop::collection::vec(random_edit(), 0..12),
+    ) {
+        let mut w = world();
+        let f = w.map.levels[0].frame();
+        let e = 1i32 << size_log2;
+        // 8 × 8 columns centred on the +X border of chunk C, tops at lattice y = 48.
+        let origin = f.chunk_min_lattice(C) + IVec3::new(128 - 4 * e, 48 - e, 32);
+        for cx in 0..8 {
+            for cz in 0..8 {
+                let min = origin + IVec3::new(cx * e, 0, cz * e);
+                let mat = MaterialId(mats[(cx * 8 + cz) as usize]);
+                let mut top = Cube::solid(mat, PhysicsId(0), SoundId(0));
+                // Corners 0..=3 are the top ones; corner i sits at +X if bit 0 is clear, +Z if bit 1 is.
+                for corner in 0..4 {
+                    let (dx, dz) = (i32::from(corner & 1 == 0), i32::from(corner & 2 == 0));
+                    let h = heights[((cx + dx) * 9 + cz + dz) as usize];
+                    // Now and then a flat column (a plain neighbour of a slope).
+                    if flat_every == 0 || !((cx + cz) as u32).is_multiple_of(flat_every + 1) {
+                        top = top.with_corner_pushed(corner, [0, -h, 0]);
+                    }
+                }
+                w.set(CubeAddr::new(min, size_log2).unwrap(), top);
+                w.set(CubeAddr::new(min - IVec3::new(0, e, 0), size_log2).unwrap(), Cube::solid(w.stone, PhysicsId(0), SoundId(0)));
+            }
+        }
+        apply_edits(&mut w, edits);
+        check_phases(&w, &BakeSettings::default(), &[C, ChunkCoord::new(C.x + 1, C.y, C.z)])?;
     }
 }
