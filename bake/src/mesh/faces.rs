@@ -43,7 +43,7 @@ use pmfedit_core::map::coords::{ChunkCoord, CubeAddr, Face, LATTICE_PER_UNIT_LOG
 use pmfedit_core::map::octree::{Cube, CubeKind, MaterialId};
 use pmfedit_core::map::{Level, Library};
 
-use super::{
+use super::geometry::{
     FACE_CORNERS, Materials, Neighbourhood, Opacity, corner_steps, ext_face_outline, face_at_rest, face_in_plane,
     triangulate,
 };
@@ -131,7 +131,7 @@ thread_local! {
 }
 
 /// The faces of chunk `chunk` of `level` that [`mesh_chunk`](super::mesh_chunk) emits, over its
-/// `layout` (as for `mesh_chunk`); phase 1 of meshing. See the [module documentation](self).
+/// `layout` (as for `mesh_chunk`); phase 1 of meshing. See the [module documentation](super).
 pub fn visible_faces(level: &Level, library: &Library, chunk: ChunkCoord, layout: &ChunkLayout) -> VisibleFaces {
     SCRATCH.with(|cell| {
         // Taken, not borrowed: a nested call (none today) would start from empty vectors.

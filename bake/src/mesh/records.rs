@@ -17,7 +17,8 @@ use pmfedit_core::map::coords::{
 use pmfedit_core::map::octree::{CubeKind, MaterialId};
 
 use super::faces::{EXTENDED, FACE_BITS, VisibleFaces};
-use super::{CubeMesh, FACE_CORNERS, FaceShape, Mesh, MeshFace, TANGENTS, corner_steps, triangulate};
+use super::geometry::{FACE_CORNERS, TANGENTS, corner_steps, triangulate};
+use super::model::{CubeMesh, FaceShape, Mesh, MeshFace};
 use crate::layout::{BakeSettings, ChunkLayout};
 
 /// [`FACE_CORNERS`] as offsets (0 or 1 per axis) from the cube's minimum corner.
