@@ -129,10 +129,19 @@ pub struct GpuMesh {
 }
 
 /// The vertices and indices a chunk's mesh takes, from its bake alone (before meshing): one
-/// vertex per PMF client vertex, three indices per triangle; faces drawn from both sides
+/// vertex per PMF client vertex but two fewer for an extended face of two triangles (its split
+/// corners are shared, [`super::mesh`]), three indices per triangle; faces drawn from both sides
 /// (a cube's `draw_backfaces`) take more indices.
 pub fn expected_size(bake: &ChunkBake) -> (u32, u32) {
-    let vertices = u32::try_from(bake.pmf.client.vertices.len()).unwrap_or(u32::MAX);
+    let shared: usize = (bake.pmf.client.cubes.iter())
+        .map(|c| match &c.geometry {
+            pmfedit_core::format::pmf::ClientGeometry::ExtGeometry(e) => {
+                e.triangle_counts.iter().filter(|&&n| n == 2).count()
+            }
+            _ => 0,
+        })
+        .sum();
+    let vertices = u32::try_from(bake.pmf.client.vertices.len().saturating_sub(2 * shared)).unwrap_or(u32::MAX);
     let indices = u32::try_from(bake.stats.triangles.saturating_mul(3)).unwrap_or(u32::MAX);
     (vertices, indices)
 }

@@ -2,13 +2,15 @@
 //! lists (opaque, transparent) plus one lightmap atlas per chunk. Pure, so it is tested without
 //! a GPU; [`super::render`] uploads the result.
 //!
-//! - **Indexed**: a cube face is 4 vertices and 6 indices (two triangles), an extended-geometry
-//!   triangle 3 and 3; software GL runs the vertex shader once per vertex of a draw, so this is a
-//!   third fewer vertex runs (and vertex bytes) than plain triangles.
+//! - **Indexed**: a cube face is 4 vertices and 6 indices (two triangles), and so is an
+//!   extended-geometry face split into two triangles (its corners are shared, [`shared_quad`]); a
+//!   lone extended triangle is 3 and 3. Software GL runs the vertex shader once per vertex of a
+//!   draw, so this is a third fewer vertex runs (and vertex bytes) than plain triangles.
 //! - **Edges**: each vertex carries an "edge" attribute whose smallest component is 0 on the
 //!   face's outline, for the wireframe mode and the face-edge darkening: a quad's corners get
 //!   `(x, 1 − x, y, 1 − y)` of their corner position in the quad (so the diagonal is never an
-//!   edge), a triangle's barycentric coordinates and a 1.
+//!   edge; the same for an extended face of two triangles), a lone triangle's barycentric
+//!   coordinates and a 1.
 //! - **Directions**: each list's triangles are ordered by facing ([`Facing`], in
 //!   [`Facing::DRAW_ORDER`]) and [`TriList::facing_starts`] says where each facing's indices begin,
 //!   so the renderer skips whole facings a chunk can only show from behind (all its +X faces when
@@ -405,6 +407,35 @@ const QUAD_EDGES: [[f32; 4]; 4] =
 /// the smallest.
 const TRI_EDGES: [[f32; 4]; 3] = [[1.0, 0.0, 0.0, 1.0], [0.0, 1.0, 0.0, 1.0], [0.0, 0.0, 1.0, 1.0]];
 
+/// Two triangles of one face (each wound counter-clockwise from the front) that share an edge,
+/// walked the opposite way, with the same vertex at both ends: the face's four corners around the
+/// outline (`u₁ s₁ u₂ s₂`, counter-clockwise) and the two triangles as indices into them, in the
+/// same order and winding as given. `None` when they are not such a pair.
+fn shared_quad<'v>(
+    t1: [&'v pmf::Vertex; 3],
+    t2: [&'v pmf::Vertex; 3],
+) -> Option<([&'v pmf::Vertex; 4], [[usize; 3]; 2])> {
+    let same = |a: &pmf::Vertex, b: &pmf::Vertex| {
+        a.position.map(f32::to_bits) == b.position.map(f32::to_bits)
+            && a.uv.map(f32::to_bits) == b.uv.map(f32::to_bits)
+            && a.lightmap_uv.map(f32::to_bits) == b.lightmap_uv.map(f32::to_bits)
+    };
+    // The corner of the first triangle the second lacks, then the shared edge after it.
+    let r = (0..3).find(|&r| !t2.iter().any(|v| same(v, t1[r])))?;
+    let (u1, s1, s2) = (t1[r], t1[(r + 1) % 3], t1[(r + 2) % 3]);
+    // The second triangle must run s2 → s1 → u2.
+    let r2 = (0..3).find(|&j| same(t2[j], s2) && same(t2[(j + 1) % 3], s1))?;
+    let u2 = t2[(r2 + 2) % 3];
+    if same(u2, u1) || same(u2, s1) || same(u2, s2) || same(u1, s1) || same(u1, s2) || same(s1, s2) {
+        return None;
+    }
+    // Corners 0..4 = u1 s1 u2 s2; each triangle keeps its own vertex order: t1 from `r` is
+    // u1 s1 s2, t2 from `r2` is s2 s1 u2.
+    let tris =
+        [std::array::from_fn(|j| [0, 1, 3][(j + 3 - r) % 3]), std::array::from_fn(|j| [3, 1, 2][(j + 3 - r2) % 3])];
+    Some(([u1, s1, u2, s2], tris))
+}
+
 /// Builds the draw data of one baked chunk.
 pub fn build_chunk_mesh(bake: &ChunkBake, library: &Library) -> ChunkMesh {
     let used = &bake.pmf.common.used_materials;
@@ -456,8 +487,22 @@ pub fn build_chunk_mesh_with(bake: &ChunkBake, looks: &[Look], textures: &[Strin
                     let color = look(g.materials[f]).color;
                     let b = &mut buckets[bucket(g.materials[f])];
                     let n = usize::from(cg.triangle_counts[f]);
+                    let tri = |k: usize| Some([vert(k)?, vert(k + 1)?, vert(k + 2)?]);
+                    // A face split into two triangles is drawn as the quad it is: its four
+                    // corners once, the quad's edge attribute (no outline along the split).
+                    if let (2, Some(t1), Some(t2)) = (n, tri(k), tri(k + 3))
+                        && let Some((corners, tris)) = shared_quad(t1, t2)
+                    {
+                        let i: [u32; 4] =
+                            std::array::from_fn(|q| b.push_vertex(corners[q], color, QUAD_EDGES[q], &lm, cube));
+                        for t in tris {
+                            b.push_triangle(t.map(|q| i[q]), backfaces);
+                        }
+                        k += 6;
+                        continue;
+                    }
                     for _ in 0..n {
-                        if let (Some(a), Some(bv), Some(c)) = (vert(k), vert(k + 1), vert(k + 2)) {
+                        if let Some([a, bv, c]) = tri(k) {
                             let i0 = b.push_vertex(a, color, TRI_EDGES[0], &lm, cube);
                             let i1 = b.push_vertex(bv, color, TRI_EDGES[1], &lm, cube);
                             let i2 = b.push_vertex(c, color, TRI_EDGES[2], &lm, cube);
@@ -836,5 +881,116 @@ mod tests {
         }
         let centre = [0, 1, 2, 3].map(|j| (TRI_EDGES[0][j] + TRI_EDGES[1][j] + TRI_EDGES[2][j]) / 3.0);
         assert!(e(centre) > 0.3);
+    }
+
+    #[test]
+    fn two_triangles_sharing_an_edge_are_one_quad() {
+        let v = |x: f32, y: f32| pmf::Vertex { position: [x, y, 0.0], uv: [x, y], lightmap_uv: [x / 2.0, y / 2.0] };
+        let (a, b, c, d) = (v(0.0, 0.0), v(1.0, 0.0), v(1.0, 1.0), v(0.0, 1.0));
+        let corners_of = |q: &[&pmf::Vertex; 4], t: [usize; 3]| t.map(|k| q[k].position);
+        // Both splits of the square a b c d, each triangle given from any of its corners: the
+        // quad is the square (from some corner, counter-clockwise), the triangles are the ones
+        // given, vertex for vertex.
+        for (t1, t2) in [([&a, &b, &c], [&a, &c, &d]), ([&a, &b, &d], [&b, &c, &d])] {
+            for r1 in 0..3 {
+                for r2 in 0..3 {
+                    let t1 = [t1[r1], t1[(r1 + 1) % 3], t1[(r1 + 2) % 3]];
+                    let t2 = [t2[r2], t2[(r2 + 1) % 3], t2[(r2 + 2) % 3]];
+                    let (q, tris) = shared_quad(t1, t2).expect("a quad");
+                    assert_eq!(corners_of(&q, tris[0]), t1.map(|v| v.position));
+                    assert_eq!(corners_of(&q, tris[1]), t2.map(|v| v.position));
+                    let square = [a.position, b.position, c.position, d.position];
+                    let start = square.iter().position(|p| *p == q[0].position).unwrap();
+                    assert_eq!(q.map(|v| v.position), std::array::from_fn(|k| square[(start + k) % 4]));
+                }
+            }
+        }
+        // Not a pair: one shared corner only, the shared edge walked the same way, or the same
+        // position with another lightmap coordinate (two patches).
+        let e = v(2.0, 0.0);
+        assert!(shared_quad([&a, &b, &c], [&b, &c, &e]).is_none());
+        assert!(shared_quad([&a, &b, &c], [&e, &b, &v(2.0, 2.0)]).is_none());
+        assert!(shared_quad([&a, &b, &c], [&a, &b, &d]).is_none());
+        let mut c2 = c.clone();
+        c2.lightmap_uv = [0.9, 0.9];
+        assert!(shared_quad([&a, &b, &c], [&a, &c2, &d]).is_none());
+    }
+
+    /// The demo's hills are extended cubes: the triangles drawn are the baked ones, corner for
+    /// corner, while a face of two triangles shades four vertices, not six, and its split is
+    /// not drawn as an outline.
+    #[test]
+    fn extended_faces_of_two_triangles_share_their_corners() {
+        let map = sample::demo();
+        let (mut shared, mut pmf_tris, mut drawn_tris) = (0, Vec::new(), Vec::new());
+        for (c, _) in map.levels[0].chunks() {
+            let bake = bake_chunk(&map, 0, *c, &CompileSettings::default()).unwrap();
+            let mesh = build_chunk_mesh(&bake, &map.library);
+            let verts = &bake.pmf.client.vertices;
+            let mut vertices = 0;
+            for (common, client) in bake.pmf.common.cubes.iter().zip(&bake.pmf.client.cubes) {
+                match (&common.kind, &client.geometry) {
+                    (pmf::CubeKind::ExtGeometry(_), pmf::ClientGeometry::ExtGeometry(cg)) => {
+                        let mut k = cg.first_vertex as usize;
+                        for n in cg.triangle_counts {
+                            for t in 0..usize::from(n) {
+                                pmf_tris.push((*c, [0, 1, 2].map(|j| verts[k + 3 * t + j].position)));
+                            }
+                            vertices += if n == 2 { 4 } else { 3 * usize::from(n) };
+                            shared += usize::from(n == 2);
+                            k += 3 * usize::from(n);
+                        }
+                    }
+                    (pmf::CubeKind::Geometry(_), pmf::ClientGeometry::Geometry(cg)) => {
+                        let faces = cg.faces.count_ones() as usize;
+                        let first = cg.first_vertex as usize;
+                        for f in 0..faces {
+                            let q = |j: usize| verts[first + 4 * f + j].position;
+                            pmf_tris.push((*c, [q(0), q(1), q(2)]));
+                            pmf_tris.push((*c, [q(0), q(2), q(3)]));
+                        }
+                        vertices += 4 * faces;
+                    }
+                    _ => {}
+                }
+            }
+            let lists = [&mesh.opaque, &mesh.transparent, &mesh.additive];
+            assert_eq!(lists.iter().map(|l| l.positions.len()).sum::<usize>(), vertices, "{c:?}");
+            for l in lists {
+                for t in l.indices.chunks(3) {
+                    drawn_tris.push((*c, [0, 1, 2].map(|j| l.positions[t[j] as usize])));
+                }
+                // No face's split is an outline: the middle of every edge two triangles share
+                // (vertices are shared within a face only) lies inside.
+                // (A two-sided cube's back triangles are its front ones reversed: counted once.)
+                let mut uses = std::collections::HashMap::new();
+                let mut sides = std::collections::HashSet::new();
+                for t in l.indices.chunks(3) {
+                    let mut sorted = [t[0], t[1], t[2]];
+                    sorted.sort_unstable();
+                    if !sides.insert(sorted) {
+                        continue;
+                    }
+                    for k in 0..3 {
+                        let (p, q) = (t[k].min(t[(k + 1) % 3]), t[k].max(t[(k + 1) % 3]));
+                        *uses.entry((p, q)).or_insert(0) += 1;
+                    }
+                }
+                for (&(p, q), _) in uses.iter().filter(|(_, n)| **n > 1) {
+                    let (ep, eq) = (l.edges[p as usize], l.edges[q as usize]);
+                    let mid = [0, 1, 2, 3].map(|k| (ep[k] + eq[k]) / 2.0);
+                    assert!(mid.into_iter().fold(f32::INFINITY, f32::min) > 0.0, "{c:?}: a split drawn as an outline");
+                }
+            }
+        }
+        assert!(shared > 50, "{shared} extended faces of two triangles in the demo");
+        // Drawn triangles (without the back sides of two-sided cubes) are the baked ones.
+        let key = |(c, t): &(pmfedit_core::map::coords::ChunkCoord, [[f32; 3]; 3])| {
+            let r = (0..3).min_by(|&a, &b| t[a].map(f32::to_bits).cmp(&t[b].map(f32::to_bits))).unwrap();
+            ((c.x, c.y, c.z), [0, 1, 2].map(|j| t[(r + j) % 3].map(f32::to_bits)))
+        };
+        let drawn: std::collections::BTreeSet<_> = drawn_tris.iter().map(key).collect();
+        assert!(drawn_tris.len() >= pmf_tris.len());
+        assert!(pmf_tris.iter().map(key).all(|t| drawn.contains(&t)), "a baked triangle is not drawn as baked");
     }
 }
