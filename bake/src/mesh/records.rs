@@ -108,15 +108,28 @@ pub fn mesh_visible_faces_into(
                 left &= left - 1;
                 match &cube.kind {
                     CubeKind::Geometry(g) => {
-                        e.quad(vertices, out, i, c.addr, f, g.material, cube.draw_backfaces);
+                        let key = FaceKey {
+                            cube: i,
+                            addr: c.addr,
+                            face: f,
+                            material: g.material,
+                            backfaces: cube.draw_backfaces,
+                        };
+                        e.quad(vertices, out, key);
                         cm.triangle_counts[f] = 2;
                     }
                     CubeKind::Extended(x) => {
                         let corners = FACE_CORNERS[f].map(|c| corner_steps(x, c));
                         let (tris, n) = triangulate(&corners);
                         debug_assert!(n > 0, "phase 1 drops collapsed faces");
-                        let mat = x.face_materials[f];
-                        let shift = e.face(vertices, out, i, c.addr, f, mat, cube.draw_backfaces);
+                        let key = FaceKey {
+                            cube: i,
+                            addr: c.addr,
+                            face: f,
+                            material: x.face_materials[f],
+                            backfaces: cube.draw_backfaces,
+                        };
+                        let shift = e.face(vertices, out, key);
                         let last = out.last_mut().expect("just pushed");
                         last.shape = FaceShape::Triangles(n as u8);
                         last.vertex_count = 3 * n as u32;
@@ -133,6 +146,17 @@ pub fn mesh_visible_faces_into(
         }
         cubes.push(cm);
     }
+}
+
+/// Which face a record is for: face `face` (index in face order) of the solid layout cube `cube`
+/// at `addr`, of material `material`, drawn from both sides when `backfaces`.
+#[derive(Debug, Clone, Copy)]
+struct FaceKey {
+    cube: u32,
+    addr: CubeAddr,
+    face: usize,
+    material: MaterialId,
+    backfaces: bool,
 }
 
 /// The chunk constants of vertex and face arithmetic.
@@ -199,38 +223,18 @@ impl Emitter {
         }
     }
 
-    /// Appends the record of face `face` of the cube `cube` at `addr` (a quad; the caller sets
-    /// the shape of a triangle face) and returns its whole-repeat texture shift.
-    #[allow(clippy::too_many_arguments)]
-    fn face(
-        &self,
-        vertices: &[Vertex],
-        out: &mut Vec<MeshFace>,
-        cube: u32,
-        addr: CubeAddr,
-        face: usize,
-        material: MaterialId,
-        draw_backfaces: bool,
-    ) -> [f64; 2] {
-        let c0 = CORNER_OFFSETS[face][0] * addr.edge() + addr.min;
-        self.push_face(vertices, out, cube, addr, c0, face, material, draw_backfaces);
-        [self.uv_floor(self.along(face, 0, c0 * 16)), self.uv_floor(self.along(face, 1, c0 * 16))]
+    /// Appends the record of face `key` (a quad; the caller sets the shape of a triangle face)
+    /// and returns its whole-repeat texture shift.
+    fn face(&self, vertices: &[Vertex], out: &mut Vec<MeshFace>, key: FaceKey) -> [f64; 2] {
+        let c0 = CORNER_OFFSETS[key.face][0] * key.addr.edge() + key.addr.min;
+        self.push_face(vertices, out, key, c0);
+        [self.uv_floor(self.along(key.face, 0, c0 * 16)), self.uv_floor(self.along(key.face, 1, c0 * 16))]
     }
 
     /// Appends a quad's record; `c0`: its corner with the smallest (u, v), chunk-local lattice.
-    #[allow(clippy::too_many_arguments)]
     #[inline]
-    fn push_face(
-        &self,
-        vertices: &[Vertex],
-        out: &mut Vec<MeshFace>,
-        cube: u32,
-        addr: CubeAddr,
-        c0: IVec3,
-        face: usize,
-        material: MaterialId,
-        draw_backfaces: bool,
-    ) {
+    fn push_face(&self, vertices: &[Vertex], out: &mut Vec<MeshFace>, key: FaceKey, c0: IVec3) {
+        let FaceKey { cube, addr, face, material, backfaces } = key;
         out.push(MeshFace {
             cube,
             first_vertex: vertices.len() as u32,
@@ -238,7 +242,7 @@ impl Emitter {
             face: Face::ALL[face],
             shape: FaceShape::Quad,
             material,
-            draw_backfaces,
+            draw_backfaces: backfaces,
             // Both terms are multiples of 1/8 far below 2^50: the sum is exact, like the
             // reference's `world_from_lattice` (one product).
             origin: self.base_world + c0.as_dvec3() * MIN_CUBE_EDGE,
@@ -247,22 +251,13 @@ impl Emitter {
         });
     }
 
-    /// Appends face `face` of the plain geometry cube `cube` at `addr`: its record and its four
-    /// vertices (docs/spec/PMF-NOTES.md G2), corners `(u₀,v₀) (u₀,v₁) (u₁,v₁) (u₁,v₀)`.
-    #[allow(clippy::too_many_arguments)]
-    fn quad(
-        &self,
-        vertices: &mut Vec<Vertex>,
-        out: &mut Vec<MeshFace>,
-        cube: u32,
-        addr: CubeAddr,
-        face: usize,
-        material: MaterialId,
-        draw_backfaces: bool,
-    ) {
+    /// Appends face `key` of a plain geometry cube: its record and its four vertices
+    /// (docs/spec/PMF-NOTES.md G2), corners `(u₀,v₀) (u₀,v₁) (u₁,v₁) (u₁,v₀)`.
+    fn quad(&self, vertices: &mut Vec<Vertex>, out: &mut Vec<MeshFace>, key: FaceKey) {
+        let FaceKey { addr, face, .. } = key;
         let offsets = &CORNER_OFFSETS[face];
         let c0 = offsets[0] * addr.edge() + addr.min;
-        self.push_face(vertices, out, cube, addr, c0, face, material, draw_backfaces);
+        self.push_face(vertices, out, key, c0);
         // Along the tangents the corners are `u₀` or `u₀ + edge` (and `v` alike), exactly.
         let (u0, v0) = (self.along(face, 0, c0 * 16), self.along(face, 1, c0 * 16));
         let (su, sv) = (self.uv_floor(u0), self.uv_floor(v0));
