@@ -911,7 +911,7 @@ mod tests {
         assert!(shared_quad([&a, &b, &c], [&b, &c, &e]).is_none());
         assert!(shared_quad([&a, &b, &c], [&e, &b, &v(2.0, 2.0)]).is_none());
         assert!(shared_quad([&a, &b, &c], [&a, &b, &d]).is_none());
-        let mut c2 = c.clone();
+        let mut c2 = c;
         c2.lightmap_uv = [0.9, 0.9];
         assert!(shared_quad([&a, &b, &c], [&a, &c2, &d]).is_none());
     }
