@@ -1,21 +1,22 @@
 //! Whole-level visibility of a sample map: summary time per chunk, full visibility on N threads
 //! (the grid's far sets, then every chunk's lists), list sizes and culling beside the oracle's:
-//! as baked, and as the file has them after the level's budget (`vis::lists_within_budget`: a
-//! cell without data culls nothing), which is what an engine culls.
+//! as baked, and as the file has them after the rule for cells that cull little and the level's
+//! budget (`vis::cell_lists`: a cell without data culls nothing), which is what an engine culls.
 //!
 //! `cargo bench -p pmfedit-bake --bench vis` (terrain 32 × 4 × 32 on 2 threads). Environment:
 //! `VIS_BENCH_MAP` = `terrain` (default) or `indoor`, `VIS_BENCH_SIZE` = `X,Y,Z` (terrain),
 //! `VIS_BENCH_THREADS`, `VIS_BENCH_RAYS` (oracle rays per sampled cell), `VIS_BENCH_PORTALS` = portal
 //! steps (`VisSettings::portal_steps`; `0`: the far sets without portal limits),
-//! `VIS_BENCH_PORTAL_MAX_CHUNKS` (`VisSettings::portal_max_chunks`).
+//! `VIS_BENCH_PORTAL_MAX_CHUNKS` (`VisSettings::portal_max_chunks`), `VIS_BENCH_MIN_CULLED`
+//! (`VisSettings::min_culled`).
 
 use std::time::Instant;
 
 use pmfedit_bake::compile::{CompileSettings, Grid, level_chunks};
 use pmfedit_bake::layout::ChunkLayout;
 use pmfedit_bake::vis::{
-    CellLists, ChunkSummary, ChunkVisBake, OpaqueMaterials, VisCache, VisSettings, VisStats, bake_chunk_vis_in,
-    lists_within_budget, oracle,
+    CellLists, ChunkSummary, ChunkVisBake, OpaqueMaterials, SummaryGrid, VisCache, VisSettings, VisStats,
+    bake_chunk_vis_in, cell_lists, oracle,
 };
 use pmfedit_core::map::Map;
 use pmfedit_core::map::coords::{ChunkCoord, CubeAddr};
@@ -40,7 +41,8 @@ fn main() {
     let threads: usize = env("VIS_BENCH_THREADS").unwrap_or(2);
     let portal_steps = env("VIS_BENCH_PORTALS").unwrap_or(pmfedit_bake::vis::PORTAL_STEPS);
     let portal_max_chunks = env("VIS_BENCH_PORTAL_MAX_CHUNKS").unwrap_or(pmfedit_bake::vis::PORTAL_MAX_CHUNKS);
-    let settings = VisSettings { portal_steps, portal_max_chunks, ..VisSettings::default() };
+    let min_culled = env("VIS_BENCH_MIN_CULLED").unwrap_or(pmfedit_bake::vis::MIN_CULLED);
+    let settings = VisSettings { portal_steps, portal_max_chunks, min_culled, ..VisSettings::default() };
     let bake = CompileSettings::default().bake;
     let level = &map.levels[0];
     let chunks = level_chunks(level);
@@ -73,7 +75,7 @@ fn main() {
         level.chunks().map(|(c, ch)| (*c, ch.octree().leaves().filter(|(_, x)| x.is_solid()).count() as u64)).collect();
     let total: u64 = geometry.values().sum();
     let geometry_chunks = geometry.values().filter(|&&n| n > 0).count() as u64;
-    let pairs = Pairs { geometry: &geometry, total, geometry_chunks, share };
+    let pairs = Pairs { geometry: &geometry, total, geometry_chunks, share, grid: &lv.grid };
     let results: Vec<(VisStats, u64, u64, u64, FilePairs)> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|_| {
@@ -272,6 +274,7 @@ struct Pairs<'a> {
     total: u64,
     geometry_chunks: u64,
     share: u64,
+    grid: &'a SummaryGrid,
 }
 
 impl Pairs<'_> {
@@ -281,7 +284,8 @@ impl Pairs<'_> {
         let list = |i: u32| &b.lists[i as usize];
         let own: Vec<u64> = b.cell_list.iter().map(|&l| b.own[list(l).own as usize].len() as u64).collect();
         let far: Vec<u64> = b.cell_list.iter().map(|&l| b.far[list(l).far as usize].len() as u64).collect();
-        let modes = lists_within_budget(&own, &far, self.share);
+        let comps: Vec<Option<u16>> = b.cell_list.iter().map(|&l| list(l).comp).collect();
+        let (modes, _) = cell_lists(self.grid, c, &comps, &own, &far, self.share);
         // Per far list, the geometry leaves of its chunks (lists are shared by many cells).
         let far_leaves: Vec<u64> =
             b.far.iter().map(|f| f.iter().map(|f| self.geometry.get(f).copied().unwrap_or(0)).sum()).collect();

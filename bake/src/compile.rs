@@ -280,8 +280,9 @@ impl AirVis {
         }
     }
 
-    /// Writes every air cell's lists into `out` (chunk `chunk`), the far part from `grid`;
-    /// returns whether some cells went without: over the chunk's budget
+    /// Writes every air cell's lists into `out` (chunk `chunk`), the far part from `grid`; cells
+    /// that would cull little write none ([`SummaryGrid::culls_little`]). Returns whether other
+    /// cells went without too: over the chunk's budget
     /// ([`VisSettings::max_listed`], and the level's [`crate::vis::LEVEL_LISTED`] shared by the
     /// grid's chunks) cells name their own chunk whole instead of its cubes one by one, and the
     /// cells that still do not fit carry none ([`crate::vis::lists_within_budget`]).
@@ -302,8 +303,9 @@ impl AirVis {
             .collect();
         let own: Vec<u64> = cells.iter().map(|&(_, l)| lists[l as usize].0.len() as u64).collect();
         let far_n: Vec<u64> = cells.iter().map(|&(_, l)| far[l as usize].len() as u64).collect();
+        let comps: Vec<Option<u16>> = cells.iter().map(|&(_, l)| lists[l as usize].1).collect();
         let budget = self.max_listed.min(crate::vis::LEVEL_LISTED / grid.chunks.len().max(1) as u64);
-        let modes = crate::vis::lists_within_budget(&own, &far_n, budget);
+        let (modes, over) = crate::vis::cell_lists(grid, chunk, &comps, &own, &far_n, budget);
         // Per list, the far list with the chunk itself named whole, in PMF order, made once.
         let mut whole: Vec<Option<Arc<[pmf::VisibleChunk]>>> = vec![None; lists.len()];
         for (&(k, l), &mode) in cells.iter().zip(&modes) {
@@ -326,7 +328,7 @@ impl AirVis {
                 CellLists::Nothing => None,
             };
         }
-        modes.contains(&CellLists::Nothing)
+        over
     }
 }
 

@@ -19,7 +19,7 @@ use pmfedit_core::edit::{CubeOp, Edit, History, LibItem, LibRef, ObjRef};
 use pmfedit_core::format::pmf;
 use pmfedit_core::map::coords::{CubeAddr, LatticeBox};
 use pmfedit_core::map::ids::{MaterialId, PhysicsId, SoundId};
-use pmfedit_core::map::library::Light;
+use pmfedit_core::map::library::{Light, Material};
 use pmfedit_core::map::lighting::LevelLighting;
 use pmfedit_core::map::octree::Cube;
 use pmfedit_core::map::{Level, Map};
@@ -169,6 +169,73 @@ fn a_wall_across_a_floor_rewrites_far_lists_without_rebaking() {
     assert!(e.last_far_refresh().0 >= 18);
     e.wait();
     assert!(bytes(&e.compile(None).unwrap()) == bytes(&compile_full(&map, &settings()).unwrap()));
+}
+
+/// The air cells of the top chunk layer of a file's first level and how many of them carry
+/// visibility data.
+fn cells_with_data(file: &pmf::File) -> (usize, usize) {
+    let (mut cells, mut with) = (0, 0);
+    let grid = file.levels[0].grid;
+    for (i, chunk) in file.levels[0].chunks.iter().enumerate() {
+        if u16::from(grid.index_of(i).y) + 1 != grid.y {
+            continue;
+        }
+        for cube in chunk.common.cubes.iter().filter(|c| matches!(c.kind, pmf::CubeKind::Empty)) {
+            cells += 1;
+            with += usize::from(cube.visibility.is_some());
+        }
+    }
+    (cells, with)
+}
+
+/// Air cells that would cull under `VisSettings::min_culled` (10 %) of the level's geometry
+/// cubes, with long far lists, write none. The share moves with geometry no cell sees: here
+/// 3 × 3 chunks under a floor of 9 × 9 chunks, checkered (64 cubes each, about 30 % of the
+/// level's) and then filled plain (one cube each); the all-air chunks beside them see the
+/// blocks' sides and floor's underside only, and keep their lists. That edit keeps every
+/// summary, so only the counts change: the far lists of every floor chunk come and go without a re-bake, and the
+/// engine's file stays the full compile's.
+#[test]
+fn cells_that_would_cull_little_write_no_lists_and_the_choice_follows_unseen_geometry() {
+    let mut map = floor_map(9, 0.5);
+    let stone2 = map.library.add(Material::new("stone2", PhysicsId(0), SoundId(0))).unwrap();
+    let o = origin(&map);
+    let under = LatticeBox::new(o - IVec3::new(0, EDGE, 0), o + IVec3::new(3 * EDGE, 0, 3 * EDGE));
+    map.levels[0].fill_box(under, stone()).unwrap();
+    for x in (0..3 * EDGE).step_by(8) {
+        for y in (-EDGE..0).step_by(8) {
+            for z in (0..3 * EDGE).step_by(8) {
+                if (x + y + z) / 8 % 2 == 0 {
+                    let addr = CubeAddr::new(o + IVec3::new(x, y, z), 3).unwrap();
+                    map.levels[0].set_cube(addr, Cube::solid(stone2, PhysicsId(0), SoundId(0))).unwrap();
+                }
+            }
+        }
+    }
+    let full = compile_full(&map, &settings()).unwrap();
+    let (cells, with) = cells_with_data(&full);
+    assert!(cells > 81 && with == cells, "above the floor {with} of {cells} air cells carry lists");
+    let mut history = History::new();
+    let mut e = engine(&map);
+    let queued = edit_and_check(
+        &mut e,
+        &mut map,
+        &mut history,
+        Edit::Cubes { level: 0, op: CubeOp::FillBox { region: under, cube: stone() } },
+    );
+    let file = e.compile(None).unwrap();
+    assert_eq!(cells_with_data(&file), (cells, 0), "the floor's cells see nearly everything");
+    let far = chunk_at(&map, o + IVec3::new(8 * EDGE, 8, 8 * EDGE));
+    assert!(!queued.contains(&far), "{far:?} was baked again; queued {queued:?}");
+    assert!(e.last_far_refresh().0 >= 60, "far lists written again in {} bakes", e.last_far_refresh().0);
+    // Undone: the lists come back, again without a re-bake of the far floor.
+    let changes = history.undo(&mut map).unwrap();
+    e.edited(Arc::new(map.clone()), &changes);
+    assert!(!e.keys(ChunkState::Queued).any(|k| k == far));
+    e.wait();
+    let file = e.compile(None).unwrap();
+    assert_eq!(cells_with_data(&file), (cells, cells));
+    assert!(bytes(&file) == bytes(&compile_full(&map, &settings()).unwrap()));
 }
 
 /// [`floor_map`] with a low sun in the east (no sky, no bounce) and a lamp too small to matter.
@@ -406,8 +473,7 @@ fn a_material_colour_rebakes_every_chunk() {
 fn a_reload_tells_library_records_apart() {
     let mut map = floor_map(3, 6.0);
     let mut e = engine(&map);
-    let unused =
-        map.library.add(pmfedit_core::map::library::Material::new("unused", PhysicsId(0), SoundId(0))).unwrap();
+    let unused = map.library.add(Material::new("unused", PhysicsId(0), SoundId(0))).unwrap();
     let cs = diff(e.map(), &map);
     assert!(!cs.level_list);
     assert_eq!(cs.library, [LibRef::Material(unused)].into());

@@ -50,7 +50,8 @@ struct Inner {
     /// What every summary below was computed for.
     opaque: OpaqueMaterials,
     chunk_log2: u8,
-    summaries: HashMap<(usize, ChunkCoord), (Weak<Chunk>, Arc<ChunkSummary>)>,
+    /// Each stored chunk's summary and geometry cubes (solid leaves), with the chunk they are of.
+    summaries: HashMap<(usize, ChunkCoord), SummaryEntry>,
     levels: HashMap<usize, LevelEntry>,
     air: Option<Arc<ChunkSummary>>,
     /// Each stored chunk's last own lists, with the chunk and layout settings they were made from.
@@ -58,6 +59,9 @@ struct Inner {
     /// Each stored chunk's last pathfinding records, with what they were made from.
     paths: HashMap<(usize, ChunkCoord), PathEntry>,
 }
+
+/// A chunk's summary and geometry cubes, with the chunk they are of.
+type SummaryEntry = (Weak<Chunk>, Arc<ChunkSummary>, u32);
 
 /// A chunk's last own lists: the chunk and the layout settings they were made from.
 type OwnEntry = (Weak<Chunk>, BakeSettings, Arc<OwnLists>);
@@ -224,7 +228,7 @@ impl VisCache {
         let chunk_log2 = level.frame().chunk_lattice_log2();
         let mut inner = self.lock(library, chunk_log2);
         let nl = self.nl(chunk_log2);
-        Self::summary_locked(&mut inner, &self.settings, nl, li, chunk, level.chunk(chunk))
+        Self::summary_locked(&mut inner, &self.settings, nl, li, chunk, level.chunk(chunk)).0
     }
 
     /// Remembers `lv`, what [`Self::level`] gave for level `li` of `map` over its whole grid,
@@ -408,24 +412,27 @@ impl VisCache {
         li: usize,
         c: ChunkCoord,
         stored: Option<&Arc<Chunk>>,
-    ) -> Arc<ChunkSummary> {
-        let Some(ch) = stored else { return Self::air(inner, nl) };
-        if let Some((w, s)) = inner.summaries.get(&(li, c))
+    ) -> (Arc<ChunkSummary>, u32) {
+        let Some(ch) = stored else { return (Self::air(inner, nl), 0) };
+        if let Some((w, s, n)) = inner.summaries.get(&(li, c))
             && w.as_ptr() == Arc::as_ptr(ch)
         {
-            return s.clone();
+            return (s.clone(), *n);
         }
-        let mut s = Arc::new(ChunkSummary::of(ch.octree(), &inner.opaque, settings.voxels_log2));
+        let (s, n) = ChunkSummary::weighed(ch.octree(), &inner.opaque, settings.voxels_log2);
+        let mut s = Arc::new(s);
         if *s == ChunkSummary::air(nl) {
             s = Self::air(inner, nl);
         }
-        inner.summaries.insert((li, c), (Arc::downgrade(ch), s.clone()));
-        s
+        inner.summaries.insert((li, c), (Arc::downgrade(ch), s.clone(), n));
+        (s, n)
     }
 
     /// The summaries of level `li`'s grid from `min` to `max` (inclusive chunk coordinates),
     /// made from `level`: the cached grid when nothing it was made from changed, the same
-    /// [`SummaryGrid`] (the same `Arc`) when every summary is unchanged.
+    /// [`SummaryGrid`] (the same `Arc`) when every summary and every chunk's geometry cube count
+    /// is unchanged, and one sharing its far sets when only counts changed
+    /// ([`SummaryGrid::reweighed`]).
     pub fn level(&self, level: &Level, library: &Library, li: usize, min: ChunkCoord, max: ChunkCoord) -> LevelVis {
         let chunk_log2 = level.frame().chunk_lattice_log2();
         let mut inner = self.lock(library, chunk_log2);
@@ -451,12 +458,14 @@ impl VisCache {
         }
         let dims = max - min + IVec3::ONE;
         let air = Self::air(&mut inner, nl);
-        let mut chunks = vec![air; (dims.x as usize) * (dims.y as usize) * (dims.z as usize)];
+        let volume = (dims.x as usize) * (dims.y as usize) * (dims.z as usize);
+        let mut chunks = vec![air; volume];
+        let mut weights = vec![0u32; volume];
         let mut ids = Vec::new();
         for (c, ch) in level.chunks().filter(|(c, _)| in_box(c)) {
             let d = c.as_ivec3() - min;
             let i = ((d.y * dims.x + d.x) * dims.z + d.z) as usize;
-            chunks[i] = Self::summary_locked(&mut inner, &self.settings, nl, li, *c, Some(ch));
+            (chunks[i], weights[i]) = Self::summary_locked(&mut inner, &self.settings, nl, li, *c, Some(ch));
             ids.push((*c, Arc::downgrade(ch)));
         }
         let same = inner.levels.get(&li).is_some_and(|e| {
@@ -466,10 +475,11 @@ impl VisCache {
                 && e.grid.chunks.iter().zip(&chunks).all(|(a, b)| Arc::ptr_eq(a, b) || a == b)
         });
         let grid = match inner.levels.get(&li) {
-            Some(e) if same => e.grid.clone(),
+            Some(e) if same && e.grid.weights() == weights.as_slice() => e.grid.clone(),
+            Some(e) if same => Arc::new(e.grid.reweighed(weights)),
             _ => {
                 let steps = self.settings.portal_steps_for(chunks.len() as u64);
-                Arc::new(SummaryGrid::new(min, dims, nl, chunks, steps))
+                Arc::new(SummaryGrid::new(min, dims, nl, chunks, steps).weighed(weights, self.settings.min_culled))
             }
         };
         inner.levels.insert(li, LevelEntry { min, max, chunk_log2, chunks: ids, grid: grid.clone() });
@@ -498,11 +508,25 @@ mod tests {
         let a = cache.level(&level, &lib, 0, lo, hi);
         let b = cache.level(&level, &lib, 0, lo, hi);
         assert!(Arc::ptr_eq(&a.grid, &b.grid));
-        // A cube in the middle of a chunk's air: the chunk changed, its summary did not.
+        // A cube in the middle of a chunk's air: the chunk changed, its summary did not. The
+        // grid shares the far sets and counts one more geometry cube, as a fresh one does.
         let mut edited = level.snapshot();
         edited.set_cube(CubeAddr::new(IVec3::new(64, 64, 64), 3).unwrap(), stone()).unwrap();
         let c = cache.level(&edited, &lib, 0, lo, hi);
-        assert!(Arc::ptr_eq(&a.grid, &c.grid));
+        assert!(!Arc::ptr_eq(&a.grid, &c.grid));
+        assert!(c.grid.shares_far_sets(&a.grid));
+        let fresh = VisCache::new(VisSettings::default()).level(&edited, &lib, 0, lo, hi);
+        assert!(!fresh.grid.shares_far_sets(&a.grid));
+        assert_eq!(c.grid.weights(), fresh.grid.weights());
+        assert_eq!(c.grid.weights().iter().sum::<u32>(), a.grid.weights().iter().sum::<u32>() + 1);
+        for g in 0..fresh.grid.len() {
+            assert!(fresh.grid.same_far_as(&c.grid, fresh.grid.chunk(g)));
+            for i in 0..fresh.grid.chunks[g].comps.len() {
+                assert_eq!(c.grid.geometry_seen(g, i), fresh.grid.geometry_seen(g, i), "chunk {g} component {i}");
+            }
+        }
+        // Nothing changed since: the same grid.
+        assert!(Arc::ptr_eq(&c.grid, &cache.level(&edited, &lib, 0, lo, hi).grid));
         // A cube on a chunk face: a new grid, which matches a fresh computation.
         edited.set_cube(CubeAddr::new(IVec3::new(120, 64, 64), 3).unwrap(), stone()).unwrap();
         let d = cache.level(&edited, &lib, 0, lo, hi);

@@ -100,7 +100,17 @@ pub struct VisSettings {
     /// terrain sample: 55.2 % → 55.3 % of (cell, chunk) pairs culled); larger grids take the
     /// plain reach ([`search`]), which keeps big levels live.
     pub portal_max_chunks: u32,
+    /// An air cell that would cull less than this share (percent) of the level's geometry cubes
+    /// writes no lists: its far set alone holds the rest, whatever its own chunk lists
+    /// ([`SummaryGrid::culls_little`]). A cell without data culls nothing (PMF-NOTES V1), so the
+    /// engine draws a few percent more from it and reads no list; on open ground such lists
+    /// are most of the file's visibility bytes. `0`: every cell writes its lists.
+    pub min_culled: u8,
 }
+
+/// Default [`VisSettings::min_culled`]: on `terrain(32,4,32)` the cells culling under 10 % of
+/// its geometry cubes (a sixth of those with lists) held half of the lists' bytes.
+pub const MIN_CULLED: u8 = 10;
 
 /// Default [`VisSettings::max_listed`]: 2^23 entries (32 MB in the file), hundreds of times what
 /// a chunk of ordinary cubes lists.
@@ -199,6 +209,33 @@ pub fn lists_within_budget(own: &[u64], far: &[u64], budget: u64) -> Vec<CellLis
     out
 }
 
+/// What each air cell of chunk `chunk` writes, as the compile
+/// writes it: a cell whose component culls little ([`SummaryGrid::culls_little`]) writes
+/// nothing; the others' lists are fitted to `budget` ([`lists_within_budget`]). Per cell, its
+/// face component (`None`: it sees no other chunk) and the entry counts of its own and far
+/// lists. Returns the choices and whether the budget, not the rule, left some cell without data.
+pub fn cell_lists(
+    grid: &SummaryGrid,
+    chunk: ChunkCoord,
+    comps: &[Option<u16>],
+    own: &[u64],
+    far: &[u64],
+    budget: u64,
+) -> (Vec<CellLists>, bool) {
+    let g = grid.index(chunk.as_ivec3());
+    let little: Vec<bool> =
+        comps.iter().map(|c| matches!((g, c), (Some(g), Some(c)) if grid.culls_little(g, usize::from(*c)))).collect();
+    let keep: Vec<usize> = (0..comps.len()).filter(|&i| !little[i]).collect();
+    let pick = |v: &[u64]| keep.iter().map(|&i| v[i]).collect::<Vec<u64>>();
+    let fitted = lists_within_budget(&pick(own), &pick(far), budget);
+    let over = fitted.contains(&CellLists::Nothing);
+    let mut out = vec![CellLists::Nothing; comps.len()];
+    for (&i, m) in keep.iter().zip(fitted) {
+        out[i] = m;
+    }
+    (out, over)
+}
+
 /// Default [`VisSettings::portal_steps`].
 pub const PORTAL_STEPS: u32 = 16;
 
@@ -214,13 +251,14 @@ impl VisSettings {
 
 impl Default for VisSettings {
     /// 16 voxels per chunk edge, portal limits for [`PORTAL_STEPS`] steps on grids of up to
-    /// [`PORTAL_MAX_CHUNKS`] chunks.
+    /// [`PORTAL_MAX_CHUNKS`] chunks, no lists where a cell culls under [`MIN_CULLED`] percent.
     fn default() -> Self {
         Self {
             voxels_log2: 4,
             max_listed: MAX_LISTED,
             portal_steps: PORTAL_STEPS,
             portal_max_chunks: PORTAL_MAX_CHUNKS,
+            min_culled: MIN_CULLED,
         }
     }
 }

@@ -22,6 +22,9 @@ use super::summary::ChunkSummary;
 /// a larger grid lists every chunk with geometry as far-visible from everywhere (conservative).
 pub const MAX_REACH_BYTES: usize = 256 << 20;
 
+/// The fewest far chunks of a list [`SummaryGrid::culls_little`] leaves out.
+pub const LONG_LIST_CHUNKS: u32 = 64;
+
 /// The summaries of every chunk of a level's grid, in PMF order, with an id for each (chunk,
 /// face component) pair and each pair's far set.
 #[derive(Debug)]
@@ -39,11 +42,26 @@ pub struct SummaryGrid {
     words: usize,
     /// Per node, its far set: the grid chunks with geometry a line from the component reaches
     /// (never its own chunk). `None` when the grid is too large for [`MAX_REACH_BYTES`]: every
-    /// chunk with geometry then counts as reached.
-    far: Option<Vec<u64>>,
+    /// chunk with geometry then counts as reached. Shared by grids of the same summaries
+    /// ([`Self::reweighed`]).
+    far: Option<Arc<Vec<u64>>>,
     /// Per node, its far set as chunk records, made on first use ([`Self::far_list`]) and shared
-    /// by every far list written from this grid.
-    far_lists: Vec<OnceLock<Arc<[pmf::VisibleChunk]>>>,
+    /// by every far list written from this grid (and the grids sharing its far sets).
+    far_lists: Arc<Vec<OnceLock<Arc<[pmf::VisibleChunk]>>>>,
+    /// Per grid chunk, its geometry cubes (solid leaves; 0 for a chunk the level does not store).
+    weights: Vec<u32>,
+    /// The level's geometry cubes: the sum of [`Self::weights`].
+    total: u64,
+    /// Per node, the geometry cubes of its far set: at least what a cell of the component lists
+    /// of other chunks, whatever its own chunk's list.
+    seen: Vec<u64>,
+    /// Per node, the chunks of its far set (shared like the far sets).
+    far_len: Arc<Vec<u32>>,
+    /// The fewest far chunks of a list [`Self::culls_little`] leaves out: [`LONG_LIST_CHUNKS`].
+    long_list: u32,
+    /// A component whose cells would cull less than this share (percent) of the level's
+    /// geometry cubes writes no lists ([`Self::culls_little`]); `0`: every component does.
+    min_culled: u8,
 }
 
 impl SummaryGrid {
@@ -65,12 +83,135 @@ impl SummaryGrid {
         }
         node_base.push(n);
         let words = chunks.len().div_ceil(64);
-        let far_lists = (0..n).map(|_| OnceLock::new()).collect();
-        let mut grid = SummaryGrid { min, dims, nl, chunks, node_base, words, far: None, far_lists };
+        let far_lists = Arc::new((0..n).map(|_| OnceLock::new()).collect());
+        let weights = vec![0; chunks.len()];
+        let mut grid = SummaryGrid {
+            min,
+            dims,
+            nl,
+            chunks,
+            node_base,
+            words,
+            far: None,
+            far_lists,
+            weights,
+            total: 0,
+            seen: vec![0; n as usize],
+            far_len: Arc::new(Vec::new()),
+            long_list: LONG_LIST_CHUNKS,
+            min_culled: 0,
+        };
         if (n as usize).saturating_mul(words).saturating_mul(16) <= MAX_REACH_BYTES {
-            grid.far = Some(grid.reach(portal_steps));
+            grid.far = Some(Arc::new(grid.reach(portal_steps)));
         }
+        let solid = grid.chunks.iter().filter(|c| c.solid).count() as u32;
+        grid.far_len = Arc::new(
+            (0..grid.chunks.len())
+                .flat_map(|g| (0..grid.chunks[g].comps.len()).map(move |c| (g, c)))
+                .map(|(g, c)| match grid.far_bits(g, c) {
+                    Some(bits) => bits.iter().map(|w| w.count_ones()).sum(),
+                    None => solid - u32::from(grid.chunks[g].solid),
+                })
+                .collect(),
+        );
         grid
+    }
+
+    /// This grid with `weights` (per grid chunk, its geometry cubes) and `min_culled`
+    /// ([`Self::culls_little`]).
+    pub(crate) fn weighed(mut self, weights: Vec<u32>, min_culled: u8) -> SummaryGrid {
+        assert_eq!(weights.len(), self.chunks.len(), "one weight per grid chunk");
+        self.total = weights.iter().map(|&w| u64::from(w)).sum();
+        self.weights = weights;
+        self.min_culled = min_culled;
+        for g in 0..self.chunks.len() {
+            for node in self.node_base[g] as usize..self.node_base[g + 1] as usize {
+                self.seen[node] = match &self.far {
+                    Some(f) => bit_indices(&f[node * self.words..(node + 1) * self.words])
+                        .map(|i| u64::from(self.weights[i]))
+                        .sum(),
+                    None => self.total - u64::from(self.weights[g]),
+                };
+            }
+        }
+        self
+    }
+
+    /// This grid with other `weights` (the same summaries, so the same far sets, shared): what
+    /// an edit that changes a chunk's cubes but not its summary makes of the grid. Each node's
+    /// far geometry changes by the differences of the changed chunks in its far set.
+    pub(crate) fn reweighed(&self, weights: Vec<u32>) -> SummaryGrid {
+        assert_eq!(weights.len(), self.chunks.len(), "one weight per grid chunk");
+        let changed: Vec<(usize, i64)> = self
+            .weights
+            .iter()
+            .zip(&weights)
+            .enumerate()
+            .filter(|(_, (a, b))| a != b)
+            .map(|(i, (&a, &b))| (i, i64::from(b) - i64::from(a)))
+            .collect();
+        let mut seen = self.seen.clone();
+        for g in 0..self.chunks.len() {
+            for node in self.node_base[g] as usize..self.node_base[g + 1] as usize {
+                let mut d = 0i64;
+                for &(k, dk) in &changed {
+                    let listed = match &self.far {
+                        Some(f) => f[node * self.words + k / 64] & (1 << (k % 64)) != 0,
+                        None => k != g,
+                    };
+                    if listed {
+                        d += dk;
+                    }
+                }
+                seen[node] = seen[node].wrapping_add_signed(d);
+            }
+        }
+        SummaryGrid {
+            min: self.min,
+            dims: self.dims,
+            nl: self.nl,
+            chunks: self.chunks.clone(),
+            node_base: self.node_base.clone(),
+            words: self.words,
+            far: self.far.clone(),
+            far_lists: self.far_lists.clone(),
+            total: weights.iter().map(|&w| u64::from(w)).sum(),
+            weights,
+            seen,
+            far_len: self.far_len.clone(),
+            long_list: self.long_list,
+            min_culled: self.min_culled,
+        }
+    }
+
+    /// Whether `other` holds the very same far sets (made once, [`Self::reweighed`]).
+    pub(crate) fn shares_far_sets(&self, other: &SummaryGrid) -> bool {
+        matches!((&self.far, &other.far), (Some(x), Some(y)) if Arc::ptr_eq(x, y))
+    }
+
+    /// Per grid chunk, its geometry cubes.
+    pub(crate) fn weights(&self) -> &[u32] {
+        &self.weights
+    }
+
+    /// The geometry cubes of the far set of face component `comp` of grid chunk `g` (what a cell
+    /// of it lists of other chunks), and the level's.
+    pub fn geometry_seen(&self, g: usize, comp: usize) -> (u64, u64) {
+        (self.seen[self.node_base[g] as usize + comp], self.total)
+    }
+
+    /// Whether the cells of face component `comp` of grid chunk `g` would cull less than
+    /// [`VisSettings::min_culled`](super::VisSettings::min_culled) percent of the level's
+    /// geometry cubes whatever their own chunk's lists: their far set alone holds the rest. Such
+    /// a cell writes no lists (PMF-NOTES V1: a cell without data culls nothing, which is nearly
+    /// what its lists would do, at none of their bytes). It depends on the grid only (far sets
+    /// and geometry counts), so [`Self::same_far_as`] can tell when it changes.
+    /// Only far sets of at least [`LONG_LIST_CHUNKS`] chunks count: a shorter list costs a few
+    /// hundred bytes at most, and on a small level it still shows what a cell sees.
+    pub fn culls_little(&self, g: usize, comp: usize) -> bool {
+        let node = self.node_base[g] as usize + comp;
+        let (seen, total) = (self.seen[node], self.total);
+        self.far_len[node] >= self.long_list && (total - seen.min(total)) * 100 < total * u64::from(self.min_culled)
     }
 
     /// The grid index of chunk `c`, if it lies in the grid.
@@ -108,7 +249,7 @@ impl SummaryGrid {
     /// when every chunk with geometry counts ([`MAX_REACH_BYTES`]).
     pub(crate) fn far_bits(&self, g: usize, comp: usize) -> Option<&[u64]> {
         let node = self.node_base[g] as usize + comp;
-        self.far.as_ref().map(|f| &f[node * self.words..(node + 1) * self.words])
+        self.far.as_deref().map(|f| &f[node * self.words..(node + 1) * self.words])
     }
 
     /// The chunks of the far set of face component `comp` of grid chunk `g`, in PMF order.
@@ -143,12 +284,18 @@ impl SummaryGrid {
         self.min == other.min && self.dims == other.dims && self.nl == other.nl
     }
 
-    /// Whether chunk `c` has the same summary and the same far sets in `other` (which must span
-    /// the same box, [`Self::same_box`]): its far lists are then the same.
+    /// Whether chunk `c` has the same summary, the same far sets and the same choice of which
+    /// components write lists ([`Self::culls_little`]) in `other` (which must span the same box,
+    /// [`Self::same_box`]): its far lists are then the same.
     pub fn same_far_as(&self, other: &SummaryGrid, c: ChunkCoord) -> bool {
         let Some(g) = self.index(c.as_ivec3()) else { return true };
         let (a, b) = (&self.chunks[g], &other.chunks[g]);
-        (Arc::ptr_eq(a, b) || a == b) && (0..a.comps.len()).all(|i| self.far_bits(g, i) == other.far_bits(g, i))
+        let shared = self.shares_far_sets(other);
+        (Arc::ptr_eq(a, b) || a == b)
+            && (0..a.comps.len()).all(|i| {
+                (shared || self.far_bits(g, i) == other.far_bits(g, i))
+                    && self.culls_little(g, i) == other.culls_little(g, i)
+            })
     }
 
     /// Every node's far set: the union over the eight octants of its reach along that octant's
@@ -280,5 +427,54 @@ mod tests {
         let chunks = vec![Arc::new(a), chunk(&[PosX]), Arc::new(b), chunk(&[NegZ, NegX])];
         let grid = SummaryGrid::new(IVec3::ZERO, IVec3::new(2, 1, 2), 4, chunks, 0);
         assert_eq!(grid.far_chunks(0, 0), vec![at(1, 0)]);
+    }
+
+    /// A component counts the geometry of its far set; it culls little when the rest (its own
+    /// chunk's included) is under `min_culled` percent of the level's. New weights on the same
+    /// summaries give what a fresh grid gives, sharing the far sets.
+    #[test]
+    fn components_that_see_most_of_the_geometry_cull_little() {
+        use Face::*;
+        // The U of the test above: from grid chunk 0, far set {2, 3}; from 1, {2, 3}; from 2,
+        // {0, 1, 3}; from 3, {0, 1, 2} (indices in PMF order).
+        let chunks = vec![chunk(&[PosX]), chunk(&[PosX]), chunk(&[NegX, PosZ]), chunk(&[NegZ, NegX])];
+        let grid = |w: [u32; 4], min: u8| {
+            let mut g = SummaryGrid::new(IVec3::ZERO, IVec3::new(2, 1, 2), 4, chunks.clone(), 0);
+            g.long_list = 2;
+            g.weighed(w.to_vec(), min)
+        };
+        let a = grid([5, 5, 30, 60], 10);
+        assert_eq!([0, 1, 2, 3].map(|g| a.geometry_seen(g, 0)), [(90, 100), (90, 100), (70, 100), (40, 100)]);
+        // Culling at most 10 %, 10 %, 30 %, 60 %: none under a floor of 10 %; two under 11 %.
+        assert!((0..4).all(|g| !a.culls_little(g, 0)), "exactly 10 % is not under 10 %");
+        let b = grid([5, 5, 30, 60], 11);
+        assert_eq!((0..4).map(|g| b.culls_little(g, 0)).collect::<Vec<_>>(), [true, true, false, false]);
+        assert!((0..4).all(|g| !grid([5, 5, 30, 60], 0).culls_little(g, 0)), "0: every component lists");
+        assert!((0..4).all(|g| !grid([0; 4], 10).culls_little(g, 0)), "no geometry: nothing to weigh");
+        // Far sets of 2 chunks are long lists here; of 3 they are not under a floor of 3.
+        let mut short = SummaryGrid::new(IVec3::ZERO, IVec3::new(2, 1, 2), 4, chunks.clone(), 0);
+        short.long_list = 3;
+        let short = short.weighed(vec![5, 5, 30, 60], 11);
+        assert_eq!((0..4).map(|g| short.culls_little(g, 0)).collect::<Vec<_>>(), [false; 4]);
+        assert!(
+            !SummaryGrid::new(IVec3::ZERO, IVec3::new(2, 1, 2), 4, chunks.clone(), 0)
+                .weighed(vec![0, 0, 0, 1], 100)
+                .culls_little(0, 0),
+            "{LONG_LIST_CHUNKS} chunks at least by default"
+        );
+        // Chunk 1 loses 3 cubes, chunk 3 gains 3: chunk 0's far set now holds 93 of 100.
+        let c = a.reweighed(vec![5, 2, 30, 63]);
+        let fresh = grid([5, 2, 30, 63], 10);
+        assert!(c.shares_far_sets(&a) && !fresh.shares_far_sets(&a));
+        for g in 0..4 {
+            assert_eq!(c.geometry_seen(g, 0), fresh.geometry_seen(g, 0), "chunk {g}");
+            assert_eq!(c.culls_little(g, 0), fresh.culls_little(g, 0), "chunk {g}");
+            assert!(c.same_far_as(&fresh, c.chunk(g)));
+        }
+        assert_eq!(c.geometry_seen(0, 0), (93, 100));
+        assert!(c.culls_little(0, 0) && c.culls_little(1, 0) && !c.culls_little(2, 0));
+        // Chunk 0's choice flipped: its far lists are no longer the same; chunk 2's are.
+        assert!(!c.same_far_as(&a, c.chunk(0)));
+        assert!(c.same_far_as(&a, c.chunk(2)));
     }
 }

@@ -73,6 +73,9 @@ pub(crate) struct ChunkVoxels {
     pub components: usize,
     /// Whether the chunk has any geometry (solid leaf), occluding or not.
     pub solid: bool,
+    /// Its solid leaves (the geometry cubes of its PMF chunk), occluding or not: what the chunk
+    /// weighs when a cell's share of the level's geometry is counted ([`super::SummaryGrid`]).
+    pub solid_leaves: u32,
 }
 
 impl ChunkVoxels {
@@ -87,12 +90,14 @@ impl ChunkVoxels {
         let mut rows = vec![0u16; n * n];
         let mut partial: Vec<u64> = Vec::new();
         let mut solid = false;
+        let mut solid_leaves = 0u32;
         if !octree.is_empty() {
             for (addr, cube) in octree.leaves() {
                 if !cube.is_solid() {
                     continue;
                 }
                 solid = true;
+                solid_leaves += 1;
                 if !opaque.occludes(&cube) {
                     continue;
                 }
@@ -182,7 +187,7 @@ impl ChunkVoxels {
             let base = usize::from(r) << nl;
             labels[base + usize::from(x0)..=base + usize::from(x1)].fill(l);
         }
-        ChunkVoxels { nl, vl, labels, components, solid }
+        ChunkVoxels { nl, vl, labels, components, solid, solid_leaves }
     }
 
     /// The index of voxel `v` (x, y, z) in a chunk of `2^nl` voxels per edge.
@@ -270,10 +275,16 @@ impl ChunkSummary {
 
     /// The summary of `octree`.
     pub fn of(octree: &Octree, opaque: &OpaqueMaterials, voxels_log2: u8) -> ChunkSummary {
+        Self::weighed(octree, opaque, voxels_log2).0
+    }
+
+    /// The summary of `octree` and its solid leaves (its geometry cubes).
+    pub(crate) fn weighed(octree: &Octree, opaque: &OpaqueMaterials, voxels_log2: u8) -> (ChunkSummary, u32) {
         if octree.is_empty() {
-            return ChunkSummary::air(voxels_log2.min(MAX_VOXELS_LOG2).min(octree.size_log2()));
+            return (ChunkSummary::air(voxels_log2.min(MAX_VOXELS_LOG2).min(octree.size_log2())), 0);
         }
-        ChunkVoxels::build(octree, opaque, voxels_log2).summary().0
+        let voxels = ChunkVoxels::build(octree, opaque, voxels_log2);
+        (voxels.summary().0, voxels.solid_leaves)
     }
 
     /// Whether the chunk has geometry.

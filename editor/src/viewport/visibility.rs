@@ -61,7 +61,8 @@ pub enum NoAir {
     NoCube(ChunkCoord),
     /// The point lies inside a solid cube (e.g. under a pushed corner).
     Solid { chunk: ChunkCoord, index: u32 },
-    /// An air cube without visibility data (visibility baking off, or malformed data).
+    /// An air cube without visibility data: it would cull little (`VisSettings::min_culled`),
+    /// its chunk's lists are over budget, visibility baking is off, or the data is malformed.
     NoData { chunk: ChunkCoord, index: u32 },
 }
 
@@ -83,7 +84,11 @@ impl NoAir {
                 format!("visibility: no air cell here (inside solid cube {index} of chunk {})", show(chunk))
             }
             NoAir::NoData { chunk, index } => {
-                format!("visibility: air cube {index} in chunk {} has no visibility data", show(chunk))
+                format!(
+                    "visibility: air cube {index} in chunk {} has no lists: it sees nearly the whole level (or its \
+                     chunk's lists are over budget), so the engine culls nothing from it",
+                    show(chunk)
+                )
             }
         }
     }

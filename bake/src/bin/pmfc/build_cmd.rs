@@ -83,6 +83,10 @@ pub struct BuildArgs {
     /// Portal limits only on levels whose grid has at most this many chunks (default 1024).
     #[arg(long)]
     portal_max_chunks: Option<u32>,
+    /// Air cells that would cull less than this percent of the level's geometry cubes write no
+    /// visibility lists (they cull nothing instead; default 10, 0: every cell writes its lists).
+    #[arg(long, value_parser = clap::value_parser!(u8).range(0..=100))]
+    vis_min_culled: Option<u8>,
     /// Neither read nor write the project's bake cache (`<project>/bakes/`): bake every chunk.
     #[arg(long)]
     no_cache: bool,
@@ -423,6 +427,7 @@ pub fn build(a: BuildArgs) -> Result<(), Failure> {
     if let Some(vis) = settings.visibility.as_mut() {
         vis.portal_steps = a.portal_steps.unwrap_or(vis.portal_steps);
         vis.portal_max_chunks = a.portal_max_chunks.unwrap_or(vis.portal_max_chunks);
+        vis.min_culled = a.vis_min_culled.unwrap_or(vis.min_culled);
     }
     // The build bakes what the cache did not give and edits nothing: the read's chunk hashes
     // still hold for the cache write.
