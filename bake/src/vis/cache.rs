@@ -477,9 +477,11 @@ impl VisCache {
         let grid = match inner.levels.get(&li) {
             Some(e) if same && e.grid.weights() == weights.as_slice() => e.grid.clone(),
             Some(e) if same => Arc::new(e.grid.reweighed(weights)),
-            _ => {
+            prev => {
                 let steps = self.settings.portal_steps_for(chunks.len() as u64);
-                Arc::new(SummaryGrid::new(min, dims, nl, chunks, steps).weighed(weights, self.settings.min_culled))
+                let prev = prev.filter(|e| e.min == min && e.max == max && e.chunk_log2 == chunk_log2);
+                let grid = SummaryGrid::new(min, dims, nl, chunks, steps);
+                Arc::new(grid.weighed(weights, self.settings.min_culled, prev.map(|e| &*e.grid)))
             }
         };
         inner.levels.insert(li, LevelEntry { min, max, chunk_log2, chunks: ids, grid: grid.clone() });
@@ -533,6 +535,13 @@ mod tests {
         assert!(!Arc::ptr_eq(&a.grid, &d.grid));
         let fresh = VisCache::new(VisSettings::default()).level(&edited, &lib, 0, lo, hi);
         assert!(fresh.grid.chunks.iter().zip(&d.grid.chunks).all(|(x, y)| x == y));
+        // Its far geometry, worked out from the grid before, is a fresh grid's.
+        assert_eq!(d.grid.weights(), fresh.grid.weights());
+        for g in 0..fresh.grid.len() {
+            for i in 0..fresh.grid.chunks[g].comps.len() {
+                assert_eq!(d.grid.geometry_seen(g, i), fresh.grid.geometry_seen(g, i), "chunk {g} component {i}");
+            }
+        }
         assert_eq!(
             *cache.summary(&edited, &lib, 0, ChunkCoord::new(0, 0, 0)),
             ChunkSummary::of(edited.chunk(ChunkCoord::new(0, 0, 0)).unwrap().octree(), &OpaqueMaterials::of(&lib), 4)

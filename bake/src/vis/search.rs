@@ -118,19 +118,58 @@ impl SummaryGrid {
     }
 
     /// This grid with `weights` (per grid chunk, its geometry cubes) and `min_culled`
-    /// ([`Self::culls_little`]).
-    pub(crate) fn weighed(mut self, weights: Vec<u32>, min_culled: u8) -> SummaryGrid {
+    /// ([`Self::culls_little`]). With `prev`, the grid of the same box before an edit, each
+    /// node's far geometry is worked out from its counterpart's there (the same chunk and
+    /// component index): its sum, plus the chunks its far set gained, minus those it lost, plus
+    /// the changed counts of the chunks it kept. An edit changes few far sets and few counts, so
+    /// this reads each far set's words once instead of summing every bit (on `terrain(32,4,32)`
+    /// a few milliseconds per edit that changes a summary).
+    pub(crate) fn weighed(mut self, weights: Vec<u32>, min_culled: u8, prev: Option<&SummaryGrid>) -> SummaryGrid {
         assert_eq!(weights.len(), self.chunks.len(), "one weight per grid chunk");
         self.total = weights.iter().map(|&w| u64::from(w)).sum();
         self.weights = weights;
         self.min_culled = min_culled;
+        let w = self.words;
+        let prev = prev.filter(|p| p.dims == self.dims && p.weights.len() == self.weights.len() && p.far.is_some());
+        let changed: Vec<usize> = prev
+            .map_or_else(Vec::new, |p| (0..self.weights.len()).filter(|&k| p.weights[k] != self.weights[k]).collect());
         for g in 0..self.chunks.len() {
-            for node in self.node_base[g] as usize..self.node_base[g + 1] as usize {
-                self.seen[node] = match &self.far {
-                    Some(f) => bit_indices(&f[node * self.words..(node + 1) * self.words])
-                        .map(|i| u64::from(self.weights[i]))
-                        .sum(),
-                    None => self.total - u64::from(self.weights[g]),
+            for c in 0..self.chunks[g].comps.len() {
+                let node = self.node_base[g] as usize + c;
+                let Some(f) = &self.far else {
+                    self.seen[node] = self.total - u64::from(self.weights[g]);
+                    continue;
+                };
+                let bits = &f[node * w..(node + 1) * w];
+                let before = prev.and_then(|p| {
+                    (p.chunks[g].comps.len() == self.chunks[g].comps.len()).then(|| {
+                        let n = p.node_base[g] as usize + c;
+                        (p.seen[n], &p.far.as_deref().expect("filtered")[n * w..(n + 1) * w], p)
+                    })
+                });
+                self.seen[node] = match before {
+                    Some((seen, old, p)) => {
+                        let mut s = seen as i64;
+                        for (i, (a, b)) in old.iter().zip(bits).enumerate() {
+                            let mut diff = a ^ b;
+                            while diff != 0 {
+                                let k = i * 64 + diff.trailing_zeros() as usize;
+                                diff &= diff - 1;
+                                if b & (1 << (k % 64)) != 0 {
+                                    s += i64::from(self.weights[k]);
+                                } else {
+                                    s -= i64::from(p.weights[k]);
+                                }
+                            }
+                        }
+                        for &k in &changed {
+                            if old[k / 64] & bits[k / 64] & (1 << (k % 64)) != 0 {
+                                s += i64::from(self.weights[k]) - i64::from(p.weights[k]);
+                            }
+                        }
+                        s as u64
+                    }
+                    None => bit_indices(bits).map(|i| u64::from(self.weights[i])).sum(),
                 };
             }
         }
@@ -441,7 +480,7 @@ mod tests {
         let grid = |w: [u32; 4], min: u8| {
             let mut g = SummaryGrid::new(IVec3::ZERO, IVec3::new(2, 1, 2), 4, chunks.clone(), 0);
             g.long_list = 2;
-            g.weighed(w.to_vec(), min)
+            g.weighed(w.to_vec(), min, None)
         };
         let a = grid([5, 5, 30, 60], 10);
         assert_eq!([0, 1, 2, 3].map(|g| a.geometry_seen(g, 0)), [(90, 100), (90, 100), (70, 100), (40, 100)]);
@@ -454,11 +493,11 @@ mod tests {
         // Far sets of 2 chunks are long lists here; of 3 they are not under a floor of 3.
         let mut short = SummaryGrid::new(IVec3::ZERO, IVec3::new(2, 1, 2), 4, chunks.clone(), 0);
         short.long_list = 3;
-        let short = short.weighed(vec![5, 5, 30, 60], 11);
+        let short = short.weighed(vec![5, 5, 30, 60], 11, None);
         assert_eq!((0..4).map(|g| short.culls_little(g, 0)).collect::<Vec<_>>(), [false; 4]);
         assert!(
             !SummaryGrid::new(IVec3::ZERO, IVec3::new(2, 1, 2), 4, chunks.clone(), 0)
-                .weighed(vec![0, 0, 0, 1], 100)
+                .weighed(vec![0, 0, 0, 1], 100, None)
                 .culls_little(0, 0),
             "{LONG_LIST_CHUNKS} chunks at least by default"
         );
@@ -476,5 +515,30 @@ mod tests {
         // Chunk 0's choice flipped: its far lists are no longer the same; chunk 2's are.
         assert!(!c.same_far_as(&a, c.chunk(0)));
         assert!(c.same_far_as(&a, c.chunk(2)));
+
+        // Another reach (chunk 0's and 2's squares no longer meet: chunk 0's far set loses
+        // chunk 3), weighed from the grid before it and back again (the far set gains it), with
+        // other counts: the same as weighing from scratch.
+        let mut p = (*chunk(&[PosX])).clone();
+        p.comps[0].masks[PosX.index()] = [0x00ff; 16];
+        let mut q = (*chunk(&[NegX, PosZ])).clone();
+        q.comps[0].masks[NegX.index()] = [0xff00; 16];
+        let other = vec![Arc::new(p), chunk(&[PosX]), Arc::new(q), chunk(&[NegZ, NegX])];
+        let reach = |chunks: &Vec<Arc<ChunkSummary>>| {
+            let mut g = SummaryGrid::new(IVec3::ZERO, IVec3::new(2, 1, 2), 4, chunks.clone(), 0);
+            g.long_list = 2;
+            g
+        };
+        assert_eq!(reach(&other).far_chunks(0, 0).len(), 1);
+        for w in [[5, 5, 30, 60], [1, 2, 3, 4], [0, 9, 0, 9], [7, 0, 7, 0]] {
+            let there = reach(&other).weighed(w.to_vec(), 10, Some(&a));
+            let fresh = reach(&other).weighed(w.to_vec(), 10, None);
+            let back = reach(&chunks).weighed(vec![2, 3, 5, 7], 10, Some(&there));
+            let back_fresh = reach(&chunks).weighed(vec![2, 3, 5, 7], 10, None);
+            for g in 0..4 {
+                assert_eq!(there.geometry_seen(g, 0), fresh.geometry_seen(g, 0), "{w:?} chunk {g}");
+                assert_eq!(back.geometry_seen(g, 0), back_fresh.geometry_seen(g, 0), "{w:?} back, chunk {g}");
+            }
+        }
     }
 }
