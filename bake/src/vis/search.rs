@@ -131,6 +131,7 @@ impl SummaryGrid {
         self.min_culled = min_culled;
         let w = self.words;
         let prev = prev.filter(|p| p.dims == self.dims && p.weights.len() == self.weights.len() && p.far.is_some());
+        let shared = prev.is_some_and(|p| self.shares_far_sets(p));
         let changed: Vec<usize> = prev
             .map_or_else(Vec::new, |p| (0..self.weights.len()).filter(|&k| p.weights[k] != self.weights[k]).collect());
         for g in 0..self.chunks.len() {
@@ -150,7 +151,9 @@ impl SummaryGrid {
                 self.seen[node] = match before {
                     Some((seen, old, p)) => {
                         let mut s = seen as i64;
-                        for (i, (a, b)) in old.iter().zip(bits).enumerate() {
+                        // Shared far sets (reweighed) have no bit to compare.
+                        let n = if shared { 0 } else { w };
+                        for (i, (a, b)) in old[..n].iter().zip(&bits[..n]).enumerate() {
                             let mut diff = a ^ b;
                             while diff != 0 {
                                 let k = i * 64 + diff.trailing_zeros() as usize;
@@ -177,35 +180,10 @@ impl SummaryGrid {
     }
 
     /// This grid with other `weights` (the same summaries, so the same far sets, shared): what
-    /// an edit that changes a chunk's cubes but not its summary makes of the grid. Each node's
-    /// far geometry changes by the differences of the changed chunks in its far set.
+    /// an edit that changes a chunk's cubes but not its summary makes of the grid, weighed from
+    /// this one ([`Self::weighed`]: only the changed counts move each node's far geometry).
     pub(crate) fn reweighed(&self, weights: Vec<u32>) -> SummaryGrid {
-        assert_eq!(weights.len(), self.chunks.len(), "one weight per grid chunk");
-        let changed: Vec<(usize, i64)> = self
-            .weights
-            .iter()
-            .zip(&weights)
-            .enumerate()
-            .filter(|(_, (a, b))| a != b)
-            .map(|(i, (&a, &b))| (i, i64::from(b) - i64::from(a)))
-            .collect();
-        let mut seen = self.seen.clone();
-        for g in 0..self.chunks.len() {
-            for node in self.node_base[g] as usize..self.node_base[g + 1] as usize {
-                let mut d = 0i64;
-                for &(k, dk) in &changed {
-                    let listed = match &self.far {
-                        Some(f) => f[node * self.words + k / 64] & (1 << (k % 64)) != 0,
-                        None => k != g,
-                    };
-                    if listed {
-                        d += dk;
-                    }
-                }
-                seen[node] = seen[node].wrapping_add_signed(d);
-            }
-        }
-        SummaryGrid {
+        let same = SummaryGrid {
             min: self.min,
             dims: self.dims,
             nl: self.nl,
@@ -214,13 +192,14 @@ impl SummaryGrid {
             words: self.words,
             far: self.far.clone(),
             far_lists: self.far_lists.clone(),
-            total: weights.iter().map(|&w| u64::from(w)).sum(),
-            weights,
-            seen,
+            weights: Vec::new(),
+            total: 0,
+            seen: vec![0; self.seen.len()],
             far_len: self.far_len.clone(),
             long_list: self.long_list,
             min_culled: self.min_culled,
-        }
+        };
+        same.weighed(weights, self.min_culled, Some(self))
     }
 
     /// Whether `other` holds the very same far sets (made once, [`Self::reweighed`]).
@@ -245,6 +224,7 @@ impl SummaryGrid {
     /// a cell writes no lists (PMF-NOTES V1: a cell without data culls nothing, which is nearly
     /// what its lists would do, at none of their bytes). It depends on the grid only (far sets
     /// and geometry counts), so [`Self::same_far_as`] can tell when it changes.
+    ///
     /// Only far sets of at least [`LONG_LIST_CHUNKS`] chunks count: a shorter list costs a few
     /// hundred bytes at most, and on a small level it still shows what a cell sees.
     pub fn culls_little(&self, g: usize, comp: usize) -> bool {
