@@ -929,14 +929,7 @@ impl<'a> Assembled<'a> {
     /// grid; borrowed when the bake holds no chunk reference.
     fn chunk(&self, li: usize, i: usize) -> std::borrow::Cow<'a, pmf::Chunk> {
         let (grid, bakes) = &self.levels[li];
-        let chunk = &bakes[i].pmf;
-        if has_chunk_refs(chunk) {
-            let mut owned = chunk.clone();
-            resolve_chunk_refs(&mut owned, grid);
-            std::borrow::Cow::Owned(owned)
-        } else {
-            std::borrow::Cow::Borrowed(chunk)
-        }
+        file_record(&bakes[i].pmf, grid)
     }
 
     /// The chunk records, level by level in grid order, as their bakes hold them (chunk
@@ -1123,16 +1116,69 @@ pub fn fill_chunks(
         for c in grid.chunks() {
             let bake = take((li, c))
                 .ok_or_else(|| CompileError::Format(format!("level {li}: chunk {c:?} has not been baked")))?;
-            let mut chunk = Arc::try_unwrap(bake).map_or_else(|b| b.pmf.clone(), |b| b.pmf);
-            if has_chunk_refs(&chunk) {
-                resolve_chunk_refs(&mut chunk, &grid);
-            }
-            chunks.push(chunk);
+            chunks.push(file_record_owned(Arc::try_unwrap(bake).map_or_else(|b| b.pmf.clone(), |b| b.pmf), &grid));
         }
         file.levels.get_mut(li).ok_or_else(|| CompileError::Format(format!("level {li}: not in the file")))?.chunks =
             chunks;
     }
     Ok(file)
+}
+
+/// A bake's chunk record as the file holds it: chunk references resolved into `grid`
+/// ([`resolve_chunk_refs`]) and uniform air merged ([`crate::air_merge`]); borrowed when
+/// neither changes anything. Every path from bakes to a file goes through it (or
+/// [`file_record_owned`]), so incremental and full exports write the same bytes.
+fn file_record<'a>(chunk: &'a pmf::Chunk, grid: &Grid) -> std::borrow::Cow<'a, pmf::Chunk> {
+    let merged = crate::air_merge::merged_cubes(chunk);
+    if merged.is_none() && !has_chunk_refs(chunk) {
+        return std::borrow::Cow::Borrowed(chunk);
+    }
+    let mut owned = match merged {
+        // Every part but the cubes copied once (the cube arrays are new).
+        Some((cubes, client_cubes, server_cubes)) => {
+            let (c, k, s) = (&chunk.common, &chunk.client, &chunk.server);
+            pmf::Chunk {
+                common: pmf::ChunkCommon {
+                    used_materials: c.used_materials.clone(),
+                    used_physics_materials: c.used_physics_materials.clone(),
+                    used_sound_materials: c.used_sound_materials.clone(),
+                    weather_regions: c.weather_regions.clone(),
+                    gravity_regions: c.gravity_regions.clone(),
+                    dynamic_lights: c.dynamic_lights.clone(),
+                    fast_lights: c.fast_lights.clone(),
+                    cubes,
+                },
+                client: pmf::ChunkClient {
+                    sound_regions: k.sound_regions.clone(),
+                    sky_regions: k.sky_regions.clone(),
+                    lightmaps: k.lightmaps.clone(),
+                    vertices: k.vertices.clone(),
+                    dynamic_lights: k.dynamic_lights.clone(),
+                    fast_lights: k.fast_lights.clone(),
+                    cubes: client_cubes,
+                },
+                server: pmf::ChunkServer {
+                    load_regions: s.load_regions.clone(),
+                    cubes: server_cubes,
+                    entities: s.entities.clone(),
+                },
+            }
+        }
+        None => chunk.clone(),
+    };
+    if has_chunk_refs(&owned) {
+        resolve_chunk_refs(&mut owned, grid);
+    }
+    std::borrow::Cow::Owned(owned)
+}
+
+/// [`file_record`] of a record the caller owns (no copy).
+fn file_record_owned(mut chunk: pmf::Chunk, grid: &Grid) -> pmf::Chunk {
+    crate::air_merge::merge_uniform_air(&mut chunk);
+    if has_chunk_refs(&chunk) {
+        resolve_chunk_refs(&mut chunk, grid);
+    }
+    chunk
 }
 
 /// Whether a baked chunk names other chunks (visibility lists, load regions): those references
@@ -1299,10 +1345,7 @@ pub fn write_full_to<W: std::io::Write + std::io::Seek>(
         pmf::ChunkEncoder::new,
         |enc, k| -> Result<pmf::EncodedChunk, CompileError> {
             let (li, i, c) = jobs[k];
-            let mut chunk = bake_chunk_with(map, li, c, settings, &cache)?.pmf;
-            if has_chunk_refs(&chunk) {
-                resolve_chunk_refs(&mut chunk, &grids[li]);
-            }
+            let chunk = file_record_owned(bake_chunk_with(map, li, c, settings, &cache)?.pmf, &grids[li]);
             let level = &file.levels[li];
             Ok(enc.encode(&chunk, li, i, level.chunk_size_exp, level.grid)?)
         },

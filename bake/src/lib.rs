@@ -1,5 +1,6 @@
 //! `pmfedit-bake`: the map compiler and the `pmfc` command line.
 
+pub mod air_merge;
 pub mod cache;
 pub mod chunk;
 pub mod compile;

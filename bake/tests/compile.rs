@@ -548,3 +548,77 @@ fn rooms_over_their_budget_keep_their_culling_in_the_file() {
         100.0 * p_full.culled()
     );
 }
+
+/// The file writes air cells with the same data as one cube (PMF-NOTES C4b, *Air cells with the
+/// same data*): on a small terrain it holds fewer cubes than the bakes, and an engine looking up
+/// any point of the level in the file finds what the bake gave the cell there (light, lists,
+/// pathfinding), the lists naming the same cubes.
+#[test]
+fn the_file_merges_air_cells_alike_and_every_point_finds_its_bakes_data() {
+    use pmfedit_bake::compile::Grid;
+    use std::collections::BTreeMap;
+    let map = sample::terrain(3, 2, 3, 11);
+    let settings = CompileSettings { timestamp: 1, ..CompileSettings::default() };
+    let mut bakes = BTreeMap::new();
+    for c in pmfedit_bake::compile::level_chunks(&map.levels[0]) {
+        bakes.insert((0, c), pmfedit_bake::compile::bake_chunk(&map, 0, c, &settings).unwrap());
+    }
+    let file = pmfedit_bake::compile::assemble(&map, |k| bakes.get(&k), &settings).unwrap().into_file();
+    assert!(pmf::read(&pmf::write(&file).unwrap()).unwrap() == file, "the merged file reads back");
+    let level = &file.levels[0];
+    let exp = level.chunk_size_exp;
+    let edge = f64::from(exp).exp2();
+    let grid = Grid::of(&map.levels[0]);
+    let (mut baked, mut written) = (0, 0);
+    // The box of each cube a point finds, as (min, edge) in chunk space.
+    let boxes = |cubes: &[pmf::Cube], points: &[[f64; 3]]| -> BTreeMap<u32, [i64; 4]> {
+        points
+            .iter()
+            .filter_map(|&p| pmf::leaf_at(cubes, exp, p))
+            .map(|l| (l.index, [l.min[0] as i64, l.min[1] as i64, l.min[2] as i64, l.edge as i64]))
+            .collect()
+    };
+    for (i, c) in grid.chunks().into_iter().enumerate() {
+        let (bake, out) = (&bakes[&(0, c)].pmf, &level.chunks[i]);
+        let count = |ch: &pmf::Chunk| ch.common.cubes.iter().filter(|c| c.kind == pmf::CubeKind::Empty).count();
+        baked += count(bake);
+        written += count(out);
+        // The centre of every unit cell (air cells are 2 units; geometry is at least 1).
+        let n = edge as usize;
+        let points: Vec<[f64; 3]> = (0..n * n * n)
+            .map(|k| {
+                [(k % n) as f64 + 0.5, ((k / n) % n) as f64 + 0.5, (k / (n * n)) as f64 + 0.5].map(|v| v - edge / 2.0)
+            })
+            .collect();
+        let (bake_boxes, out_boxes) = (boxes(&bake.common.cubes, &points), boxes(&out.common.cubes, &points));
+        for &p in &points {
+            let (a, b) =
+                (pmf::leaf_at(&bake.common.cubes, exp, p).unwrap(), pmf::leaf_at(&out.common.cubes, exp, p).unwrap());
+            let (ai, bi) = (a.index as usize, b.index as usize);
+            assert_eq!(bake.common.cubes[ai].kind.type_id(), out.common.cubes[bi].kind.type_id(), "{c:?} {p:?}");
+            assert_eq!(bake.client.cubes[ai].lighting, out.client.cubes[bi].lighting, "{c:?} {p:?}");
+            assert_eq!(bake.server.cubes[ai].pathfinding, out.server.cubes[bi].pathfinding, "{c:?} {p:?}");
+            let (va, vb) = (&bake.common.cubes[ai].visibility, &out.common.cubes[bi].visibility);
+            assert_eq!(va.is_some(), vb.is_some(), "{c:?} {p:?}");
+            if let (Some(va), Some(vb)) = (va, vb) {
+                let own_a: Vec<_> = va.cubes.iter().map(|k| bake_boxes[k]).collect();
+                let own_b: Vec<_> = vb.cubes.iter().map(|k| out_boxes[k]).collect();
+                assert_eq!(own_a, own_b, "{c:?} {p:?}: the own list names the same cubes");
+                let far_a: Vec<_> = va
+                    .chunks
+                    .iter()
+                    .filter_map(|r| {
+                        grid.index(pmfedit_core::map::coords::ChunkCoord::new(
+                            r.chunk.x.into(),
+                            r.chunk.y.into(),
+                            r.chunk.z.into(),
+                        ))
+                    })
+                    .collect();
+                let far_b: Vec<_> = vb.chunks.iter().map(|r| r.chunk).collect();
+                assert_eq!(far_a, far_b, "{c:?} {p:?}: the same far chunks");
+            }
+        }
+    }
+    assert!(written < baked, "air cells alike merged: {written} empty cubes written for {baked} baked");
+}

@@ -134,16 +134,21 @@ pub fn reached(
 }
 
 /// Culling figures of a compiled level: (air cell, geometry cube) pairs, as an engine culls with
-/// the file's lists: an air cell without visibility data culls nothing.
+/// the file's lists: an air cell without visibility data culls nothing. Air is counted in the
+/// compiler's air cells ([`crate::layout`], default settings): an empty cube larger than the air
+/// cell, which the file holds where cells with the same data merged ([`crate::air_merge`]),
+/// counts as the cells it stands for, so merging does not move the figures; an all-air chunk's
+/// single root cube counts as one cell, as the layout makes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct PairCounts {
-    /// Air cells: empty leaf cubes (each carries visibility data or none).
+    /// Air cells: empty leaf cubes (each carries visibility data or none), a merged cube
+    /// counting as the cells it stands for.
     pub air: u64,
-    /// Air cubes carrying visibility data.
+    /// Air cells carrying visibility data (counted as `air`).
     pub cells: u64,
     /// Geometry cubes of the level.
     pub cubes: u64,
-    /// Σ over air cubes of the geometry cubes their lists name (a chunk listed whole counts all
+    /// Σ over air cells of the geometry cubes their lists name (a chunk listed whole counts all
     /// of its geometry cubes; a cell without data counts every cube of the level).
     pub listed: u64,
 }
@@ -154,6 +159,32 @@ impl PairCounts {
         let total = self.air as f64 * self.cubes as f64;
         if total == 0.0 { 0.0 } else { 1.0 - self.listed as f64 / total }
     }
+}
+
+/// The air cell edge of the layout under default settings, as a power of two in map units, for
+/// chunks of edge `2^chunk_size_exp` map units.
+fn air_cell_log2(chunk_size_exp: u8) -> u8 {
+    let lattice = crate::layout::BakeSettings::default()
+        .air_cell_lattice_log2(chunk_size_exp.saturating_add(pmfedit_core::map::coords::LATTICE_PER_UNIT_LOG2));
+    lattice.saturating_sub(pmfedit_core::map::coords::LATTICE_PER_UNIT_LOG2)
+}
+
+/// Each cube's edge as a power of two in map units (a chunk of edge `2^chunk_size_exp`), found
+/// from the root; `None` for a cube no parent reaches (or reached twice: a malformed array).
+fn edges_log2(cubes: &[pmf::Cube], chunk_size_exp: u8) -> Vec<Option<u8>> {
+    let mut out = vec![None; cubes.len()];
+    let mut stack = vec![(0u32, chunk_size_exp)];
+    while let Some((i, e)) = stack.pop() {
+        let Some(slot) = out.get_mut(i as usize) else { continue };
+        if slot.is_some() {
+            continue;
+        }
+        *slot = Some(e);
+        if let pmf::CubeKind::Parent(p) = &cubes[i as usize].kind {
+            stack.extend(p.present().map(|k| (k, e.saturating_sub(1))));
+        }
+    }
+    out
 }
 
 fn is_geometry(c: &pmf::Cube) -> bool {
@@ -173,24 +204,32 @@ pub fn pair_counts(level: &pmf::Level) -> PairCounts {
     // Per shared chunk list (by address) and own chunk: the cubes it names in other chunks, and
     // the cubes it names of the own chunk (unioned with the own list).
     let mut sums: BTreeMap<(usize, usize), (u64, Vec<&pmf::VisibleChunk>)> = BTreeMap::new();
+    let air_log2 = air_cell_log2(level.chunk_size_exp);
     for (ci, chunk) in level.chunks.iter().enumerate() {
         let own = Some(level.grid.index_of(ci));
-        for cube in &chunk.common.cubes {
+        let edges = edges_log2(&chunk.common.cubes, level.chunk_size_exp);
+        let split = matches!(chunk.common.cubes.first().map(|c| &c.kind), Some(pmf::CubeKind::Parent(_)));
+        for (cube, edge) in chunk.common.cubes.iter().zip(&edges) {
             if cube.kind != pmf::CubeKind::Empty {
                 continue;
             }
-            out.air += 1;
+            // The air cells this cube stands for (1 for a cell, 8^k for merged cells).
+            let w = match edge {
+                Some(e) if split && *e > air_log2 => 1u64 << (3 * u32::from(e - air_log2)).min(60),
+                _ => 1,
+            };
+            out.air += w;
             let Some(v) = &cube.visibility else {
-                out.listed += out.cubes;
+                out.listed += w * out.cubes;
                 continue;
             };
-            out.cells += 1;
+            out.cells += w;
             let (far, mine) = sums.entry((v.chunks.as_ptr() as usize, ci)).or_insert_with(|| {
                 let (mine, far): (Vec<_>, Vec<_>) = v.chunks.iter().partition(|vc| Some(vc.chunk) == own);
                 (far.into_iter().map(count).sum(), mine)
             });
-            out.listed += *far;
-            out.listed += if mine.iter().any(|vc| vc.cubes.is_empty()) {
+            out.listed += w * *far;
+            out.listed += w * if mine.iter().any(|vc| vc.cubes.is_empty()) {
                 geometry[ci]
             } else if mine.is_empty() {
                 v.cubes.len() as u64
