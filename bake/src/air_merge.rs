@@ -4,7 +4,7 @@
 //! and pathfinding have somewhere to live; the bake then gives every cell its data. Where the
 //! eight cells under one parent came out carrying exactly the same data (flags, lighting,
 //! visibility lists, pathfinding attributes), the parent and its cells say nothing the single
-//! cell does not: every point of the parent gets that data either way. [`merged_cubes`] writes
+//! cell does not: every point of the parent gets that data either way. [`merge_uniform_air`] writes
 //! such a parent as one empty cube carrying the data, recursively (a parent of eight merged
 //! parents merges again), so a file holds one record where it held nine and the parent's eight
 //! child indices. On open ground most air above the surface is lit alike and lists nothing.
@@ -14,127 +14,141 @@
 //! index), and every path that writes a file goes through it, so incremental and full exports
 //! write the same bytes. The cube array stays in pre-order, children in bit order (C1); indices
 //! after a merged parent move down, and the visibility lists' "other visible cube" indices are
-//! mapped to the new ones (they name geometry cubes, never merged). A chunk whose lists name
-//! cubes that would move by explicit chunk records (our compiler writes none: far chunks are
-//! listed whole, V1) is left as it is, so no index can go stale.
+//! mapped to the new ones (they name geometry cubes, never merged). The records move in place,
+//! no copy: a bake's array is in that pre-order, each subtree one run of it. A chunk that is not,
+//! whose lists name a cube inside merged air, or whose lists name cubes by explicit chunk records
+//! (our compiler writes none: far chunks are listed whole, V1) is left as it is, so no index can
+//! go stale.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use pmfedit_core::format::pmf;
 
-/// The cube arrays (common, client, server) of `chunk` with every parent whose leaves are all
-/// empty cubes carrying the same data written as one such cube; `None` when no parent merges (or
-/// the chunk names its own cubes by explicit chunk records, which are left alone). See the
-/// [module documentation](self).
-pub fn merged_cubes(chunk: &pmf::Chunk) -> Option<(Vec<pmf::Cube>, Vec<pmf::ClientCube>, Vec<pmf::ServerCube>)> {
-    let (common, client, server) = (&chunk.common.cubes, &chunk.client.cubes, &chunk.server.cubes);
-    let n = common.len();
-    if client.len() != n || server.len() != n {
-        return None;
-    }
-    if common.iter().any(|c| c.visibility.as_ref().is_some_and(|v| v.chunks.iter().any(|vc| !vc.cubes.is_empty()))) {
-        return None;
-    }
-    let rep = uniform_parents(chunk)?;
-    // Pre-order, children in bit order: a stack of (old index, new parent index and bit).
-    let mut out: (Vec<pmf::Cube>, Vec<pmf::ClientCube>, Vec<pmf::ServerCube>) =
-        (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
-    let mut map: Vec<Option<u32>> = vec![None; n];
-    let mut stack: Vec<(u32, Option<(usize, usize)>)> = vec![(0, None)];
-    while let Some((old, parent)) = stack.pop() {
-        let new = out.0.len();
-        if let Some((p, bit)) = parent {
-            let pmf::CubeKind::Parent(pc) = &mut out.0[p].kind else { unreachable!("a parent record was pushed") };
-            pc.children[bit] = pmf::ChildIndex::new(new as u32);
-        }
-        let from = rep[old as usize].unwrap_or(old) as usize;
-        out.0.push(common[from].clone());
-        out.1.push(client[from].clone());
-        out.2.push(server[from].clone());
-        if rep[old as usize].is_some() {
-            continue;
-        }
-        map[old as usize] = Some(new as u32);
-        if let pmf::CubeKind::Parent(pc) = &common[old as usize].kind {
-            let kids = pc.indices();
-            if let pmf::CubeKind::Parent(np) = &mut out.0[new].kind {
-                np.children = [None; 8];
-            }
-            for bit in (0..8).rev() {
-                if let Some(k) = kids[bit] {
-                    stack.push((k, Some((new, bit))));
-                }
-            }
-        }
-    }
-    // Lists shared by many cells are mapped once (keyed by address, the original kept alive).
-    type Shared = Arc<[u32]>;
-    let mut mapped: HashMap<usize, (Shared, Shared)> = HashMap::new();
-    for cube in &mut out.0 {
-        let Some(v) = &mut cube.visibility else { continue };
-        if v.cubes.is_empty() {
-            continue;
-        }
-        let key = v.cubes.as_ptr() as usize;
-        if let Some((_, m)) = mapped.get(&key) {
-            v.cubes = m.clone();
-            continue;
-        }
-        let m: Option<Arc<[u32]>> = v.cubes.iter().map(|&k| map.get(k as usize).copied().flatten()).collect();
-        // A list naming a cube that merged away (only air merges; lists name geometry): keep the
-        // chunk as it was rather than guess.
-        let m = m?;
-        mapped.insert(key, (v.cubes.clone(), m.clone()));
-        v.cubes = m;
-    }
-    Some(out)
+/// Which parents of a chunk merge: found by [`merge_plan`], applied by [`MergePlan::apply`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct MergePlan {
+    /// Per cube: for a parent that merges, the leaf whose records stand for it.
+    rep: Vec<Option<u32>>,
+    /// Per cube: one past the last cube of its subtree (the array is in pre-order).
+    end: Vec<u32>,
 }
 
-/// Per cube: for a parent that merges, the leaf whose records stand for it; `None` otherwise.
-/// `None` overall when no parent merges or the array is not a tree reachable from the root.
-fn uniform_parents(chunk: &pmf::Chunk) -> Option<Vec<Option<u32>>> {
+/// The parents of `chunk` whose leaves are all empty cubes carrying the same data, if any and if
+/// the chunk can be merged (see the [module documentation](self)); `None` otherwise.
+pub fn merge_plan(chunk: &pmf::Chunk) -> Option<MergePlan> {
     let common = &chunk.common.cubes;
     let n = common.len();
-    // Post-order over the tree from the root: children are settled before their parent.
-    let mut order = Vec::with_capacity(n);
-    let mut seen = vec![false; n];
-    let mut stack = vec![0u32];
-    while let Some(i) = stack.pop() {
-        let slot = seen.get_mut(i as usize)?;
-        if std::mem::replace(slot, true) {
+    if n == 0 || chunk.client.cubes.len() != n || chunk.server.cubes.len() != n || u32::try_from(n).is_err() {
+        return None;
+    }
+    // Children before parents: backwards through the array, which must be in pre-order with
+    // children in bit order: a parent's first child right after it, each next child where the
+    // previous one's subtree ends, the root's subtree the whole array.
+    let mut rep: Vec<Option<u32>> = vec![None; n];
+    let mut end: Vec<u32> = (1..=n as u32).collect();
+    let mut any = false;
+    for i in (0..n).rev() {
+        let pmf::CubeKind::Parent(p) = &common[i].kind else { continue };
+        let mut next = i as u32 + 1;
+        for k in p.present() {
+            if k != next || k as usize >= n {
+                return None;
+            }
+            next = end[k as usize];
+        }
+        end[i] = next;
+        if !p.children.iter().all(Option::is_some) || !carries_nothing(chunk, i) {
+            continue;
+        }
+        let leaf = |k: u32| match common[k as usize].kind {
+            pmf::CubeKind::Empty => Some(k),
+            _ => rep[k as usize],
+        };
+        let mut leaves = p.present().map(leaf);
+        let Some(Some(first)) = leaves.next() else { continue };
+        if leaves.all(|l| l.is_some_and(|l| same_data(chunk, first as usize, l as usize))) {
+            rep[i] = Some(first);
+            any = true;
+        }
+    }
+    if !any || end[0] as usize != n {
+        return None;
+    }
+    // Cubes inside merged air (not the merged parents themselves) go away; no list may name one.
+    let mut gone = vec![false; n];
+    let mut i = 0;
+    while i < n {
+        if rep[i].is_some() {
+            gone[i + 1..end[i] as usize].fill(true);
+            i = end[i] as usize;
+        } else {
+            i += 1;
+        }
+    }
+    let mut checked: std::collections::HashSet<usize> = std::collections::HashSet::new();
+    for v in common.iter().filter_map(|c| c.visibility.as_ref()) {
+        if v.chunks.iter().any(|vc| !vc.cubes.is_empty()) {
             return None;
         }
-        order.push(i);
-        if let pmf::CubeKind::Parent(p) = &common[i as usize].kind {
-            stack.extend(p.present());
+        let key = v.cubes.as_ptr() as usize;
+        if checked.contains(&key) {
+            continue;
         }
+        if v.cubes.iter().any(|&k| gone.get(k as usize).is_none_or(|&g| g)) {
+            return None;
+        }
+        checked.insert(key);
     }
-    // `order` is a pre-order (parents first); walked backwards, children come first.
-    let mut rep: Vec<Option<u32>> = vec![None; n];
-    let mut any = false;
-    for &i in order.iter().rev() {
-        let i = i as usize;
-        match &common[i].kind {
-            pmf::CubeKind::Empty => rep[i] = Some(i as u32),
-            pmf::CubeKind::Parent(p) if p.children.iter().all(Option::is_some) && carries_nothing(chunk, i) => {
-                let mut leaves = p.present().map(|k| rep[k as usize]);
-                let Some(Some(first)) = leaves.next() else { continue };
-                if leaves.all(|l| l.is_some_and(|l| same_data(chunk, first as usize, l as usize))) {
-                    rep[i] = Some(first);
-                    any = true;
+    Some(MergePlan { rep, end })
+}
+
+impl MergePlan {
+    /// Merges `chunk`'s uniform air as planned, moving the records in place. `chunk` must be the
+    /// chunk the plan was made for.
+    pub fn apply(&self, chunk: &mut pmf::Chunk) {
+        let n = self.rep.len();
+        let (common, client, server) = (&mut chunk.common.cubes, &mut chunk.client.cubes, &mut chunk.server.cubes);
+        assert!(common.len() == n && client.len() == n && server.len() == n, "a plan for another chunk");
+        let mut map: Vec<u32> = vec![u32::MAX; n];
+        let (mut i, mut w) = (0usize, 0usize);
+        while i < n {
+            // Slot `w` (≤ i) holds a record already moved or merged away.
+            let from = match self.rep[i] {
+                Some(r) => r as usize,
+                None => i,
+            };
+            common.swap(w, from);
+            client.swap(w, from);
+            server.swap(w, from);
+            map[i] = w as u32;
+            i = if self.rep[i].is_some() { self.end[i] as usize } else { i + 1 };
+            w += 1;
+        }
+        common.truncate(w);
+        client.truncate(w);
+        server.truncate(w);
+        for c in common.iter_mut() {
+            if let pmf::CubeKind::Parent(p) = &mut c.kind {
+                for slot in p.children.iter_mut().flatten() {
+                    *slot = pmf::ChildIndex::new(map[slot.get() as usize]).expect("a child is never the root");
                 }
             }
-            _ => {}
+        }
+        // Lists shared by many cells are mapped once (keyed by address, the original kept alive).
+        type Shared = Arc<[u32]>;
+        let mut mapped: HashMap<usize, (Shared, Shared)> = HashMap::new();
+        for v in common.iter_mut().filter_map(|c| c.visibility.as_mut()) {
+            if v.cubes.is_empty() {
+                continue;
+            }
+            let (_, m) = mapped.entry(v.cubes.as_ptr() as usize).or_insert_with(|| {
+                let m: Shared = v.cubes.iter().map(|&k| map[k as usize]).collect();
+                (v.cubes.clone(), m)
+            });
+            v.cubes = m.clone();
         }
     }
-    // Leaves stand for themselves: only merging parents keep a representative.
-    for &i in &order {
-        if matches!(common[i as usize].kind, pmf::CubeKind::Empty) {
-            rep[i as usize] = None;
-        }
-    }
-    any.then_some(rep)
 }
 
 /// Whether parent `i` carries no data of its own (a merged cube would lose it).
@@ -163,12 +177,10 @@ fn same_data(chunk: &pmf::Chunk, a: usize, b: usize) -> bool {
         && chunk.server.cubes[a] == chunk.server.cubes[b]
 }
 
-/// `chunk` with its uniform air merged ([`merged_cubes`]), in place.
+/// `chunk` with its uniform air merged ([`merge_plan`], [`MergePlan::apply`]), in place.
 pub fn merge_uniform_air(chunk: &mut pmf::Chunk) {
-    if let Some((common, client, server)) = merged_cubes(chunk) {
-        chunk.common.cubes = common;
-        chunk.client.cubes = client;
-        chunk.server.cubes = server;
+    if let Some(plan) = merge_plan(chunk) {
+        plan.apply(chunk);
     }
 }
 
@@ -296,7 +308,7 @@ mod tests {
             prop_assert_eq!(after.client.cubes.len(), after.common.cubes.len());
             prop_assert_eq!(after.server.cubes.len(), after.common.cubes.len());
             prop_assert_eq!(seen(&before), seen(&after));
-            prop_assert!(merged_cubes(&after).is_none(), "nothing left to merge");
+            prop_assert!(merge_plan(&after).is_none(), "nothing left to merge");
             // Pre-order, children in bit order: each parent's children ascend, after it.
             for (i, c) in after.common.cubes.iter().enumerate() {
                 if let pmf::CubeKind::Parent(p) = &c.kind {
@@ -337,17 +349,37 @@ mod tests {
         assert!(matches!(after.common.cubes[0].kind, pmf::CubeKind::Parent(_)));
     }
 
+    /// An array not in pre-order (another writer's; the reader accepts any order) is left alone,
+    /// as is one with a child index past its end.
+    #[test]
+    fn arrays_out_of_pre_order_are_left_alone() {
+        let alike = Node::Parent(Box::new(std::array::from_fn(|_| Node::Leaf(Leaf::Air(1, false)))));
+        let chunk = chunk_of(&alike, false);
+        assert!(merge_plan(&chunk).is_some());
+        let mut swapped = chunk.clone();
+        let pmf::CubeKind::Parent(p) = &mut swapped.common.cubes[0].kind else { unreachable!() };
+        p.children.swap(0, 1);
+        assert!(merge_plan(&swapped).is_none());
+        let mut past = chunk.clone();
+        let pmf::CubeKind::Parent(p) = &mut past.common.cubes[0].kind else { unreachable!() };
+        p.children[7] = pmf::ChildIndex::new(99);
+        assert!(merge_plan(&past).is_none());
+        let mut short = chunk;
+        short.client.cubes.pop();
+        assert!(merge_plan(&short).is_none());
+    }
+
     /// Lists naming cubes by explicit chunk records (which our compiler never writes) keep the
     /// chunk as it was.
     #[test]
     fn explicit_chunk_records_leave_the_chunk_alone() {
         let alike = Node::Parent(Box::new(std::array::from_fn(|_| Node::Leaf(Leaf::Air(1, false)))));
         let mut chunk = chunk_of(&alike, false);
-        assert!(merged_cubes(&chunk).is_some());
+        assert!(merge_plan(&chunk).is_some());
         chunk.common.cubes[1].visibility = Some(Box::new(pmf::Visibility {
             cubes: Arc::from([]),
             chunks: Arc::from([pmf::VisibleChunk { chunk: pmf::ChunkIndex { y: 0, x: 0, z: 0 }, cubes: vec![0] }]),
         }));
-        assert!(merged_cubes(&chunk).is_none());
+        assert!(merge_plan(&chunk).is_none());
     }
 }

@@ -1116,8 +1116,18 @@ pub fn fill_chunks(
         for c in grid.chunks() {
             let bake = take((li, c))
                 .ok_or_else(|| CompileError::Format(format!("level {li}: chunk {c:?} has not been baked")))?;
-            chunks.push(file_record_owned(Arc::try_unwrap(bake).map_or_else(|b| b.pmf.clone(), |b| b.pmf), &grid));
+            chunks.push(Arc::try_unwrap(bake).map_or_else(|b| b.pmf.clone(), |b| b.pmf));
         }
+        // Each record made the file's (a pure function of the record: any split of the work
+        // gives the same records), on every core: merging air walks every cube.
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let per = chunks.len().div_ceil(threads).max(1);
+        std::thread::scope(|s| {
+            for part in chunks.chunks_mut(per) {
+                let grid = &grid;
+                s.spawn(move || part.iter_mut().for_each(|c| make_file_record(c, grid)));
+            }
+        });
         file.levels.get_mut(li).ok_or_else(|| CompileError::Format(format!("level {li}: not in the file")))?.chunks =
             chunks;
     }
@@ -1127,58 +1137,28 @@ pub fn fill_chunks(
 /// A bake's chunk record as the file holds it: chunk references resolved into `grid`
 /// ([`resolve_chunk_refs`]) and uniform air merged ([`crate::air_merge`]); borrowed when
 /// neither changes anything. Every path from bakes to a file goes through it (or
-/// [`file_record_owned`]), so incremental and full exports write the same bytes.
+/// [`make_file_record`]), so incremental and full exports write the same bytes.
 fn file_record<'a>(chunk: &'a pmf::Chunk, grid: &Grid) -> std::borrow::Cow<'a, pmf::Chunk> {
-    let merged = crate::air_merge::merged_cubes(chunk);
-    if merged.is_none() && !has_chunk_refs(chunk) {
+    let plan = crate::air_merge::merge_plan(chunk);
+    if plan.is_none() && !has_chunk_refs(chunk) {
         return std::borrow::Cow::Borrowed(chunk);
     }
-    let mut owned = match merged {
-        // Every part but the cubes copied once (the cube arrays are new).
-        Some((cubes, client_cubes, server_cubes)) => {
-            let (c, k, s) = (&chunk.common, &chunk.client, &chunk.server);
-            pmf::Chunk {
-                common: pmf::ChunkCommon {
-                    used_materials: c.used_materials.clone(),
-                    used_physics_materials: c.used_physics_materials.clone(),
-                    used_sound_materials: c.used_sound_materials.clone(),
-                    weather_regions: c.weather_regions.clone(),
-                    gravity_regions: c.gravity_regions.clone(),
-                    dynamic_lights: c.dynamic_lights.clone(),
-                    fast_lights: c.fast_lights.clone(),
-                    cubes,
-                },
-                client: pmf::ChunkClient {
-                    sound_regions: k.sound_regions.clone(),
-                    sky_regions: k.sky_regions.clone(),
-                    lightmaps: k.lightmaps.clone(),
-                    vertices: k.vertices.clone(),
-                    dynamic_lights: k.dynamic_lights.clone(),
-                    fast_lights: k.fast_lights.clone(),
-                    cubes: client_cubes,
-                },
-                server: pmf::ChunkServer {
-                    load_regions: s.load_regions.clone(),
-                    cubes: server_cubes,
-                    entities: s.entities.clone(),
-                },
-            }
-        }
-        None => chunk.clone(),
-    };
+    let mut owned = chunk.clone();
+    if let Some(plan) = plan {
+        plan.apply(&mut owned);
+    }
     if has_chunk_refs(&owned) {
         resolve_chunk_refs(&mut owned, grid);
     }
     std::borrow::Cow::Owned(owned)
 }
 
-/// [`file_record`] of a record the caller owns (no copy).
-fn file_record_owned(mut chunk: pmf::Chunk, grid: &Grid) -> pmf::Chunk {
-    crate::air_merge::merge_uniform_air(&mut chunk);
-    if has_chunk_refs(&chunk) {
-        resolve_chunk_refs(&mut chunk, grid);
+/// [`file_record`] of a record the caller owns, in place (no copy).
+fn make_file_record(chunk: &mut pmf::Chunk, grid: &Grid) {
+    crate::air_merge::merge_uniform_air(chunk);
+    if has_chunk_refs(chunk) {
+        resolve_chunk_refs(chunk, grid);
     }
-    chunk
 }
 
 /// Whether a baked chunk names other chunks (visibility lists, load regions): those references
@@ -1345,7 +1325,8 @@ pub fn write_full_to<W: std::io::Write + std::io::Seek>(
         pmf::ChunkEncoder::new,
         |enc, k| -> Result<pmf::EncodedChunk, CompileError> {
             let (li, i, c) = jobs[k];
-            let chunk = file_record_owned(bake_chunk_with(map, li, c, settings, &cache)?.pmf, &grids[li]);
+            let mut chunk = bake_chunk_with(map, li, c, settings, &cache)?.pmf;
+            make_file_record(&mut chunk, &grids[li]);
             let level = &file.levels[li];
             Ok(enc.encode(&chunk, li, i, level.chunk_size_exp, level.grid)?)
         },
