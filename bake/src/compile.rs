@@ -1144,18 +1144,21 @@ fn file_record<'a>(chunk: &'a pmf::Chunk, grid: &Grid) -> std::borrow::Cow<'a, p
         return std::borrow::Cow::Borrowed(chunk);
     }
     let mut owned = chunk.clone();
-    if let Some(plan) = plan {
-        plan.apply(&mut owned);
-    }
-    if has_chunk_refs(&owned) {
-        resolve_chunk_refs(&mut owned, grid);
-    }
+    finish_file_record(&mut owned, plan, grid);
     std::borrow::Cow::Owned(owned)
 }
 
 /// [`file_record`] of a record the caller owns, in place (no copy).
 fn make_file_record(chunk: &mut pmf::Chunk, grid: &Grid) {
-    crate::air_merge::merge_uniform_air(chunk);
+    let plan = crate::air_merge::merge_plan(chunk);
+    finish_file_record(chunk, plan, grid);
+}
+
+/// The file step itself, with the chunk's merge plan made: air merged, references resolved.
+fn finish_file_record(chunk: &mut pmf::Chunk, plan: Option<crate::air_merge::MergePlan>, grid: &Grid) {
+    if let Some(plan) = plan {
+        plan.apply(chunk);
+    }
     if has_chunk_refs(chunk) {
         resolve_chunk_refs(chunk, grid);
     }

@@ -621,4 +621,30 @@ fn the_file_merges_air_cells_alike_and_every_point_finds_its_bakes_data() {
         }
     }
     assert!(written < baked, "air cells alike merged: {written} empty cubes written for {baked} baked");
+    // The culling figures count a merged cube as the cells it stands for: the bakes' records (far
+    // lists resolved into the grid, as the file's are) give the same pairs.
+    let mut unmerged = level.clone();
+    for (i, c) in grid.chunks().into_iter().enumerate() {
+        let mut chunk = bakes[&(0, c)].pmf.clone();
+        for v in chunk.common.cubes.iter_mut().filter_map(|c| c.visibility.as_mut()) {
+            let chunks: Vec<pmf::VisibleChunk> = v
+                .chunks
+                .iter()
+                .filter_map(|r| {
+                    let at = pmfedit_core::map::coords::ChunkCoord::new(
+                        r.chunk.x.into(),
+                        r.chunk.y.into(),
+                        r.chunk.z.into(),
+                    );
+                    Some(pmf::VisibleChunk { chunk: grid.index(at)?, cubes: r.cubes.clone() })
+                })
+                .collect();
+            v.chunks = chunks.into();
+        }
+        unmerged.chunks[i] = chunk;
+    }
+    use pmfedit_bake::vis::oracle::pair_counts;
+    let (merged, cells) = (pair_counts(level), pair_counts(&unmerged));
+    assert_eq!(cells.air, baked as u64);
+    assert_eq!(merged, cells, "the culling figures of the merged file are the cells'");
 }
