@@ -6,8 +6,8 @@
 //! - **The dependency spread** ([`crate::deps::dirty_chunks`], swappable with [`Rebuild::with_spread`]):
 //!   given the map the last request was made from and the map now, which chunk bakes are stale.
 //!   The engine keeps that earlier map itself, so callers only hand it the new one.
-//! - **The stages** ([`Plan`]): an interactive viewer gets a draft (the chunks that draw the edit only), a
-//!   preview and a full bake per dirty chunk; a headless build gets full bakes only. Each result
+//! - **The stages** ([`Plan`]): an interactive viewer gets a draft and a preview of the chunks that
+//!   draw an edit, and a full bake of every dirty chunk; a headless build gets full bakes only. Each result
 //!   carries its [`Stage`] from the scheduler to [`ChunkSlot::shown`]; nothing downstream re-infers
 //!   it from the settings.
 //! - **Per-chunk bookkeeping**: one [`ChunkSlot`] per chunk with a [`ChunkState`], the bake to
@@ -67,8 +67,16 @@ use crate::vis::SummaryGrid;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Plan {
     /// For a viewer: the chunks that draw an edit (its changed chunks and the face neighbours it
-    /// touches, [`draft_chunks`]) get a draft, every dirty chunk a preview, then every one its
-    /// full bake ([`Scheduler::submit_urgent`], [`Scheduler::submit`]).
+    /// touches, [`draft_chunks`]) get a draft and a preview before their full bake
+    /// ([`Scheduler::submit_urgent`]); every other dirty chunk (the rest of an edit's spread, every
+    /// chunk of an open the bake cache could not give, the users of a changed library entry) goes
+    /// straight to its full bake ([`Scheduler::submit_full`]), nearest the camera first.
+    ///
+    /// A preview is the full bake less visibility and pathfinding, a few milliseconds of a chunk
+    /// whose light takes tens to hundreds: it would show such a chunk no sooner, and for a big map
+    /// it doubled the light work, because the full bakes came only after every preview, by when
+    /// the light memos (bounded) no longer held the early previews' light. Opening
+    /// `terrain(32,4,32)` without its bakes on 2 cores: 406 s with previews, see the README.
     Interactive,
     /// For headless tools: full bakes only ([`Scheduler::submit_full`]).
     FinalOnly,
@@ -80,7 +88,8 @@ pub enum ChunkState {
     /// Re-bake requested; nothing of the request has arrived yet. A viewer draws the chunk's
     /// older bake, if any, tinted.
     Queued,
-    /// The request's draft (approximate lighting) is drawn; the preview is on its way.
+    /// The request's draft (approximate lighting) is drawn; the preview (the chunks that draw an
+    /// edit) or the full bake (the others) is on its way.
     Drafted,
     /// The request's preview (the exact mesh and lightmaps) is drawn; the full bake (visibility,
     /// pathfinding) is on its way.
@@ -194,7 +203,7 @@ pub struct Rebuild {
     far_refresh: (usize, Duration),
     /// Settle-then-bake ([`Rebuild::hold`]): requests get drafts only.
     holding: bool,
-    /// Chunks requested while holding: their preview and full bakes wait for the release.
+    /// Chunks requested while holding: their full bakes wait for the release.
     held: BTreeSet<ChunkKey>,
 }
 
@@ -434,8 +443,8 @@ impl Rebuild {
 
     /// Settle-then-bake, for a value still being dragged (a form's slider, a dragged light):
     /// while `hold` is set, chunks the engine queues get drafts only ([`Scheduler::submit_drafts`])
-    /// and stay in flight; releasing it queues the preview and full bakes of every chunk queued
-    /// meanwhile, from the map as it is then. Only under [`Plan::Interactive`] (a headless
+    /// and stay in flight; releasing it queues the full bake of every chunk queued meanwhile,
+    /// from the map as it is then. Only under [`Plan::Interactive`] (a headless
     /// engine draws nothing to hurry).
     pub fn hold(&mut self, hold: bool) {
         let hold = hold && self.plan == Plan::Interactive;
@@ -454,8 +463,9 @@ impl Rebuild {
                 }
                 keys.push(k);
             }
-            // Newer requests supersede the drafts still on their way.
-            self.scheduler.submit(self.map.clone(), keys);
+            // Newer requests supersede the drafts still on their way; the drafts are drawn until
+            // the full bakes arrive (see [`Plan::Interactive`]).
+            self.scheduler.submit_full(self.map.clone(), keys);
         }
     }
 
@@ -484,9 +494,10 @@ impl Rebuild {
         match self.plan {
             Plan::Interactive => {
                 // Urgent first: an idle worker woken by the first submit takes the edited
-                // chunk's draft, not a neighbour's preview.
+                // chunk's draft, not a neighbour's bake. The rest need no preview (see
+                // [`Plan::Interactive`]).
                 self.scheduler.submit_urgent(self.map.clone(), first);
-                self.scheduler.submit(self.map.clone(), rest);
+                self.scheduler.submit_full(self.map.clone(), rest);
             }
             Plan::FinalOnly => self.scheduler.submit_full(self.map.clone(), first.into_iter().chain(rest)),
         }

@@ -597,6 +597,10 @@ mod tests {
             *self.open.lock().unwrap() = true;
             self.cv.notify_all();
         }
+
+        fn close(&self) {
+            *self.open.lock().unwrap() = false;
+        }
     }
 
     /// Polls until `cond` holds (bounded).
@@ -654,21 +658,24 @@ mod tests {
         state.bake.keys(s).collect()
     }
 
+    /// An open bakes each chunk once, straight to its full bake (a preview would show it no
+    /// sooner and, on a big map, doubled the light work), and an export waits for those bakes.
     #[test]
-    fn previews_draw_while_full_bakes_finish_and_export_waits_for_them() {
+    fn an_open_bakes_each_chunk_once_and_export_waits_for_the_full_bakes() {
         let gate = Arc::new(Gate::default());
         let mut state = gated_state(&gate);
-        poll_until(&mut state, |s| s.baking() == 0);
-        // Every mesh is drawn (no tint), nothing is fully baked yet.
+        // The full bakes wait at the gate: nothing is drawn yet, and no preview is made.
         let all = state.bake.slots().len();
         assert!(all > 0);
-        assert_eq!(keys_in(&state, ChunkState::Previewed).len(), all);
-        assert!(state.bake.slots().values().all(|s| s.shown.as_ref().is_some_and(|b| b.stage == Stage::Preview)));
-        assert_eq!(state.bake.take_changed().len(), all);
-        assert_eq!((state.baking(), state.finishing()), (0, all));
+        for _ in 0..20 {
+            state.poll_bakes();
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!((state.baking(), state.finishing()), (all, 0));
+        assert!(state.bake.slots().values().all(|s| s.shown.is_none() && s.times == [None; 3]));
         assert!(!state.bake.is_final());
 
-        // An export now must wait: it would otherwise write previews (no visibility).
+        // An export now must wait for the full bakes.
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("out.pmf");
         state.apply(Command::Export(path.clone())).expect("an export is never refused");
@@ -682,8 +689,12 @@ mod tests {
         gate.open();
         poll_until(&mut state, |s| s.pending_export.is_none());
         assert!(state.bake.is_final());
-        // The previews already drew these meshes: the full bakes are not uploaded again.
-        assert!(state.bake.take_changed().is_empty());
+        // Each chunk was baked once, as a full bake, and is uploaded once.
+        assert!(state.bake.slots().values().all(|s| s.times[Stage::Full.index()].is_some()
+            && s.times[Stage::Preview.index()].is_none()
+            && s.times[Stage::Draft.index()].is_none()));
+        assert!(state.bake.slots().values().all(|s| s.shown.as_ref().is_some_and(|b| b.stage == Stage::Full)));
+        assert_eq!(state.bake.take_changed().len(), all);
 
         // The file is the full compile (visibility and pathfinding included) with its resources
         // embedded as a build does.
@@ -696,6 +707,38 @@ mod tests {
         assert!(bytes == expected, "the export differs from a full compile");
         let chunks = file.levels.iter().flat_map(|l| &l.chunks);
         assert!(chunks.flat_map(|c| &c.common.cubes).any(|c| c.visibility.is_some()));
+    }
+
+    /// An edit's changed chunk is drawn from its preview while its full bake waits; the full bake
+    /// that follows draws the same picture, so it is not uploaded again.
+    #[test]
+    fn an_edited_chunk_is_drawn_from_its_preview_while_its_full_bake_finishes() {
+        let gate = Arc::new(Gate::default());
+        let mut state = gated_state(&gate);
+        gate.open();
+        poll_until(&mut state, |s| s.bake.is_final());
+        state.bake.take_changed();
+        gate.close();
+
+        let edited = toggle_a_cube(&mut state);
+        poll_until(&mut state, |s| s.bake.state(edited) == Some(ChunkState::Previewed));
+        let slot = state.bake.slot(edited).unwrap();
+        assert_eq!(slot.shown.as_ref().map(|s| s.stage), Some(Stage::Preview));
+        assert!(state.bake.take_changed().contains(&edited));
+        assert!(!state.bake.is_final());
+
+        gate.open();
+        poll_until(&mut state, |s| s.bake.is_final());
+        assert!(!state.bake.take_changed().contains(&edited), "the full bake drew the preview's picture again");
+        // Only the chunks that draw the edit (those with a draft) had a preview; the rest of its
+        // spread went straight to their full bakes.
+        let slots = state.bake.slots();
+        assert!(
+            slots
+                .values()
+                .all(|s| s.times[Stage::Preview.index()].is_some() == s.times[Stage::Draft.index()].is_some()),
+            "a chunk without a draft got a preview"
+        );
     }
 
     /// An edit's changed chunk is drawn from its draft while its preview is held back, then the
@@ -729,7 +772,7 @@ mod tests {
         assert!(slot.times[Stage::Draft.index()].is_some());
         assert!(!slot.shown.as_ref().unwrap().bake.pmf.client.lightmaps.is_empty());
         assert!(state.bake.take_changed().contains(&edited), "the draft is not queued for upload");
-        // The neighbours have no draft: they wait, tinted, for their previews.
+        // The other dirty chunks have no draft: they wait, tinted, for their full bakes.
         assert_eq!(state.baking(), dirty.len() - 1);
 
         hold.store(false, Ordering::SeqCst);
@@ -744,13 +787,13 @@ mod tests {
     fn an_edit_while_full_bakes_run_keeps_export_waiting() {
         let gate = Arc::new(Gate::default());
         let mut state = gated_state(&gate);
-        poll_until(&mut state, |s| s.baking() == 0);
         gate.open();
         poll_until(&mut state, |s| s.bake.is_final());
         let before: Vec<(ChunkKey, Arc<_>)> =
             state.bake.slots().iter().map(|(k, s)| (*k, s.full.clone().unwrap())).collect();
 
-        // Edit one cube: its chunks get previews, then full bakes; until then the export waits.
+        // Edit one cube: its chunks get re-baked (a preview first for those that draw it); until
+        // their full bakes are in, the export waits.
         toggle_a_cube(&mut state);
         let dirty = keys_in(&state, ChunkState::Queued);
         assert!(!dirty.is_empty());
