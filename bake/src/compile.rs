@@ -535,11 +535,13 @@ pub fn bake_chunk_cached(
     let t1 = std::time::Instant::now();
     let scene = LightScene::with_library(level, &snapshot.library, settings.light.clone());
     let input = ChunkInput { chunk, faces: &faces, vertices: &lit_vertices, air_cells: &air_cells };
-    let lighting = match light.filter(|l| l.serves(&settings.light)) {
+    // A memo the cache would not keep (the chunk lies farther from its focus than every kept
+    // memo) is not recorded: the same light without its cost.
+    let lighting = match light.filter(|l| l.serves(&settings.light) && l.keeps(level_index, chunk, center)) {
         Some(memos) => {
             let prior = memos.get(level_index, chunk);
             let (lighting, memo) = light::bake_chunk_memo(&scene, &input, prior.as_deref()).map_err(light_err)?;
-            memos.put(level_index, chunk, memo);
+            memos.put(level_index, chunk, center, memo);
             lighting
         }
         None => match light.filter(|l| l.drafts(&settings.light)) {

@@ -337,9 +337,11 @@ impl Scheduler {
         self.shared.work.notify_all();
     }
 
-    /// Bakes near this point of level `level` (world space) go first.
+    /// Bakes near this point of level `level` (world space) go first, and the light memos of the
+    /// chunks nearest it are the ones kept ([`LightCache::set_focus`]).
     pub fn set_camera(&self, level: usize, position: DVec3) {
         self.shared.lock().camera = Some((level, position));
+        self.light.set_focus(level, position);
     }
 
     /// Jobs waiting or running, every stage.

@@ -856,6 +856,43 @@ fn a_light_cache_drops_its_oldest_memos_over_the_budget() {
     assert_eq!(light.points(), 0);
 }
 
+/// With a focus (the editor's camera), a light cache keeps the memos of the chunks nearest it:
+/// a nearer chunk's memo drops the farthest one (not the oldest), and once the budget is full a
+/// chunk farther than every kept memo bakes without recording one, to the same bake.
+#[test]
+fn a_focused_light_cache_keeps_the_memos_nearest_its_focus() {
+    let map = daylit_floor_with_wall(3);
+    let o = origin(&map);
+    let [a, b, c] = [0, 1, 2].map(|k| chunk_at(&map, o + IVec3::new(k * EDGE + 4, 0, 4)));
+    let roomy = LightCache::new(settings().light, true);
+    let [pa, pb, pc] = [a, b, c].map(|k| memo_bake(&map, k, &roomy).2);
+    // Room for a's memo and the larger of b's and c's, not for all three.
+    let light = LightCache::with_budget(settings().light, true, pa + pb.max(pc));
+    let vis = VisCache::new(settings().visibility.unwrap_or_default());
+    let bake = |k: ChunkKey| bake_chunk_cached(&map, k.0, k.1, &settings(), &vis, Some(&light)).unwrap().0;
+    let kept = |k: ChunkKey| light.get(k.0, k.1).is_some();
+    let centre = |k: ChunkKey| map.levels[0].frame().chunk_center_world(k.1);
+
+    // Without a focus every memo is recorded: a, then c, both kept.
+    bake(a);
+    bake(c);
+    assert!(kept(a) && kept(c));
+    // The camera comes to a: b is nearer than c, so b's memo is kept and c's (the farthest, not
+    // a's, the oldest) dropped.
+    light.set_focus(0, centre(a));
+    assert!(light.keeps(b.0, b.1, centre(b)));
+    bake(b);
+    assert!(kept(a) && kept(b) && !kept(c), "{pa} {pb} {pc}");
+    // Full, and c lies farther than every kept memo: its bake records none and is the same bake.
+    assert!(!light.keeps(c.0, c.1, centre(c)), "{pa} {pb} {pc}");
+    let unrecorded = bake(c);
+    assert!(kept(a) && kept(b) && !kept(c));
+    let plain = bake_chunk(&map, c.0, c.1, &settings()).unwrap();
+    assert!(unrecorded.pmf == plain.pmf && unrecorded.reads == plain.reads);
+    // A chunk that has a memo always records its next one.
+    assert!(light.keeps(b.0, b.1, centre(b)));
+}
+
 /// The draft stage bakes the chunks that draw an edit: the changed chunk, and a stored face
 /// neighbour only when the changed cubes touch their shared face.
 #[test]

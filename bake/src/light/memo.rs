@@ -142,22 +142,53 @@ impl LightScene<'_> {
 /// per chunk, 28 M in all; its 2 M kept take 484 MiB).
 pub const DEFAULT_MEMO_POINTS: usize = 2 << 20;
 
-/// The memos of a [`LightCache`], the oldest dropped first once over the budget.
+/// The memos of a [`LightCache`], dropped once over the budget: the farthest from the focus
+/// first, the oldest first without one.
 #[derive(Debug, Default)]
 struct Memos {
-    by_chunk: HashMap<(usize, ChunkCoord), (u64, Arc<LightMemo>)>,
+    /// Per chunk: insertion number, the chunk's centre (world space) and its memo.
+    by_chunk: HashMap<(usize, ChunkCoord), (u64, DVec3, Arc<LightMemo>)>,
     /// Insertion number → chunk, oldest first.
     order: BTreeMap<u64, (usize, ChunkCoord)>,
     next: u64,
     points: usize,
+    /// Where the next edits are likely ([`LightCache::set_focus`]): level and world position.
+    focus: Option<(usize, DVec3)>,
+}
+
+impl Memos {
+    /// How far a chunk of level `level` centred at `centre` is from the focus, squared (other
+    /// levels: infinitely far; no focus: 0, so that age alone decides).
+    fn distance(&self, level: usize, centre: DVec3) -> f64 {
+        match self.focus {
+            Some((l, at)) if l == level => centre.distance_squared(at),
+            Some(_) => f64::INFINITY,
+            None => 0.0,
+        }
+    }
+
+    /// The memo to drop first: the farthest from the focus, the oldest of those as far.
+    fn victim(&self) -> Option<(usize, ChunkCoord)> {
+        let mut best: Option<(f64, u64, (usize, ChunkCoord))> = None;
+        for (&key, &(seq, centre, _)) in &self.by_chunk {
+            let d = self.distance(key.0, centre);
+            if best.is_none_or(|(bd, bs, _)| d > bd || (d == bd && seq < bs)) {
+                best = Some((d, seq, key));
+            }
+        }
+        best.map(|(_, _, key)| key)
+    }
 }
 
 /// The light memos of a scheduler's bakes, by (level, chunk): each full or preview bake with
-/// these light settings starts from the chunk's last memo and leaves its own. A memo is checked
-/// against the snapshot it is used with, so a memo of any earlier snapshot is safe to use (it only
-/// saves less); drafts, whose settings differ, keep none but take exact light from them
-/// ([`LightCache::drafts`]). At most `budget` points are kept, the
-/// memos stored longest ago dropped first (their chunks' next bakes trace every point).
+/// these light settings starts from the chunk's last memo and leaves its own (when it would be
+/// kept, [`Self::keeps`]). A memo is checked against the snapshot it is used with, so a memo of
+/// any earlier snapshot is safe to use (it only saves less); drafts, whose settings differ, keep
+/// none but take exact light from them ([`LightCache::drafts`]). At most `budget` points are kept (the dropped memos' chunks' next
+/// bakes trace every point): with a focus (the editor's camera, [`Self::set_focus`]) the memos
+/// of the chunks nearest it, where the next edits are likely, and once the budget is full a chunk
+/// farther than every kept memo bakes without recording one ([`Self::keeps`]); without a focus
+/// the newest, the memos stored longest ago dropped first.
 #[derive(Debug)]
 pub struct LightCache {
     settings: LightSettings,
@@ -209,11 +240,41 @@ impl LightCache {
 
     /// The last memo of chunk `chunk` of level `level`.
     pub fn get(&self, level: usize, chunk: ChunkCoord) -> Option<Arc<LightMemo>> {
-        self.lock().by_chunk.get(&(level, chunk)).map(|(_, m)| m.clone())
+        self.lock().by_chunk.get(&(level, chunk)).map(|(_, _, m)| m.clone())
     }
 
-    /// Keeps `memo` as the chunk's last one (while on), dropping the oldest memos over the budget.
-    pub fn put(&self, level: usize, chunk: ChunkCoord, memo: LightMemo) {
+    /// Sets where the next edits are likely (the editor's camera: level and world position):
+    /// the memos nearest it are the ones kept.
+    pub fn set_focus(&self, level: usize, position: DVec3) {
+        self.lock().focus = Some((level, position));
+    }
+
+    /// Whether a memo of chunk `chunk` of level `level`, centred at `centre` (world space), would
+    /// be kept now: while on, when the chunk has one already, the budget has room, there is no
+    /// focus, or it lies nearer the focus than some kept memo. A bake whose memo would not be
+    /// kept is better made without recording one (recording costs its light stage about a third
+    /// more): that is how an open of a big map, baked nearest the camera first, stops recording
+    /// once the memos near the camera fill the budget, instead of recording every chunk's and
+    /// keeping the farthest.
+    pub fn keeps(&self, level: usize, chunk: ChunkCoord, centre: DVec3) -> bool {
+        if !self.on.load(Ordering::Relaxed) {
+            return false;
+        }
+        let m = self.lock();
+        // Room for one more memo of the kept ones' mean size (a budget just under full after
+        // dropping memos would otherwise let every chunk in, to be dropped again).
+        let room = m.points + m.points / m.by_chunk.len().max(1) <= self.budget;
+        if m.focus.is_none() || room || m.by_chunk.contains_key(&(level, chunk)) {
+            return true;
+        }
+        let d = m.distance(level, centre);
+        m.by_chunk.iter().any(|(&(l, _), &(_, c, _))| m.distance(l, c) > d)
+    }
+
+    /// Keeps `memo` as the last one of chunk `chunk` of level `level`, centred at `centre` (world
+    /// space), while on; then drops memos over the budget, the farthest from the focus first (the
+    /// oldest first without a focus).
+    pub fn put(&self, level: usize, chunk: ChunkCoord, centre: DVec3, memo: LightMemo) {
         if !self.on.load(Ordering::Relaxed) {
             return;
         }
@@ -221,14 +282,16 @@ impl LightCache {
         let seq = m.next;
         m.next += 1;
         m.points += memo.points();
-        if let Some((old, prev)) = m.by_chunk.insert((level, chunk), (seq, Arc::new(memo))) {
+        if let Some((old, _, prev)) = m.by_chunk.insert((level, chunk), (seq, centre, Arc::new(memo))) {
             m.order.remove(&old);
             m.points -= prev.points();
         }
         m.order.insert(seq, (level, chunk));
         while m.points > self.budget {
-            let Some((_, key)) = m.order.pop_first() else { break };
-            if let Some((_, gone)) = m.by_chunk.remove(&key) {
+            let key = if m.focus.is_some() { m.victim() } else { m.order.first_key_value().map(|(_, &k)| k) };
+            let Some(key) = key else { break };
+            if let Some((seq, _, gone)) = m.by_chunk.remove(&key) {
+                m.order.remove(&seq);
                 m.points -= gone.points();
             }
         }
@@ -241,11 +304,12 @@ impl LightCache {
 
     /// About how many bytes the kept memos take ([`LightMemo::bytes`], summed).
     pub fn bytes(&self) -> usize {
-        self.lock().by_chunk.values().map(|(_, m)| m.bytes()).sum()
+        self.lock().by_chunk.values().map(|(_, _, m)| m.bytes()).sum()
     }
 
     /// Forgets every memo.
     pub fn clear(&self) {
-        *self.lock() = Memos::default();
+        let mut m = self.lock();
+        *m = Memos { focus: m.focus, ..Memos::default() };
     }
 }
