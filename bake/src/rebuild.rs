@@ -6,10 +6,10 @@
 //! - **The dependency spread** ([`crate::deps::dirty_chunks`], swappable with [`Rebuild::with_spread`]):
 //!   given the map the last request was made from and the map now, which chunk bakes are stale.
 //!   The engine keeps that earlier map itself, so callers only hand it the new one.
-//! - **The stages** ([`Plan`]): an interactive viewer gets a draft and a preview of the chunks that
-//!   draw an edit, and a full bake of every dirty chunk; a headless build gets full bakes only. Each result
-//!   carries its [`Stage`] from the scheduler to [`ChunkSlot::shown`]; nothing downstream re-infers
-//!   it from the settings.
+//! - **The stages** ([`Plan`]): an interactive viewer gets a draft and a preview of the chunks
+//!   that draw an edit, and a full bake of every dirty chunk; a headless build gets full bakes
+//!   only. Each result carries its [`Stage`] from the scheduler to [`ChunkSlot::shown`]; nothing
+//!   downstream re-infers it from the settings.
 //! - **Per-chunk bookkeeping**: one [`ChunkSlot`] per chunk with a [`ChunkState`], the bake to
 //!   draw and the full bake to export. The states replace the sets (pending ⊆ finalizing, …) whose
 //!   invariants used to live in comments.
@@ -444,8 +444,8 @@ impl Rebuild {
     /// Settle-then-bake, for a value still being dragged (a form's slider, a dragged light):
     /// while `hold` is set, chunks the engine queues get drafts only ([`Scheduler::submit_drafts`])
     /// and stay in flight; releasing it queues the full bake of every chunk queued meanwhile,
-    /// from the map as it is then. Only under [`Plan::Interactive`] (a headless
-    /// engine draws nothing to hurry).
+    /// from the map as it is then. Only under [`Plan::Interactive`] (a headless engine draws
+    /// nothing to hurry).
     pub fn hold(&mut self, hold: bool) {
         let hold = hold && self.plan == Plan::Interactive;
         if self.holding == hold {

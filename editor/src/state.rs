@@ -709,14 +709,20 @@ mod tests {
         assert!(chunks.flat_map(|c| &c.common.cubes).any(|c| c.visibility.is_some()));
     }
 
+    /// A [`gated_state`] with the gate opened until every chunk is final.
+    fn final_gated_state(gate: &Arc<Gate>) -> EditorState {
+        let mut state = gated_state(gate);
+        gate.open();
+        poll_until(&mut state, |s| s.bake.is_final());
+        state
+    }
+
     /// An edit's changed chunk is drawn from its preview while its full bake waits; the full bake
     /// that follows draws the same picture, so it is not uploaded again.
     #[test]
     fn an_edited_chunk_is_drawn_from_its_preview_while_its_full_bake_finishes() {
         let gate = Arc::new(Gate::default());
-        let mut state = gated_state(&gate);
-        gate.open();
-        poll_until(&mut state, |s| s.bake.is_final());
+        let mut state = final_gated_state(&gate);
         state.bake.take_changed();
         gate.close();
 
@@ -786,9 +792,7 @@ mod tests {
     #[test]
     fn an_edit_while_full_bakes_run_keeps_export_waiting() {
         let gate = Arc::new(Gate::default());
-        let mut state = gated_state(&gate);
-        gate.open();
-        poll_until(&mut state, |s| s.bake.is_final());
+        let mut state = final_gated_state(&gate);
         let before: Vec<(ChunkKey, Arc<_>)> =
             state.bake.slots().iter().map(|(k, s)| (*k, s.full.clone().unwrap())).collect();
 

@@ -184,11 +184,12 @@ impl Memos {
 /// these light settings starts from the chunk's last memo and leaves its own (when it would be
 /// kept, [`Self::keeps`]). A memo is checked against the snapshot it is used with, so a memo of
 /// any earlier snapshot is safe to use (it only saves less); drafts, whose settings differ, keep
-/// none but take exact light from them ([`LightCache::drafts`]). At most `budget` points are kept (the dropped memos' chunks' next
-/// bakes trace every point): with a focus (the editor's camera, [`Self::set_focus`]) the memos
-/// of the chunks nearest it, where the next edits are likely, and once the budget is full a chunk
-/// farther than every kept memo bakes without recording one ([`Self::keeps`]); without a focus
-/// the newest, the memos stored longest ago dropped first.
+/// none but take exact light from them ([`LightCache::drafts`]). At most `budget` points are
+/// kept (the dropped memos' chunks' next bakes trace every point): with a focus (the editor's
+/// camera, [`Self::set_focus`]) the memos of the chunks nearest it, where the next edits are
+/// likely, and once the budget is full a chunk farther than every kept memo bakes without
+/// recording one ([`Self::keeps`]); without a focus the newest, the memos stored longest ago
+/// dropped first.
 #[derive(Debug)]
 pub struct LightCache {
     settings: LightSettings,
