@@ -44,6 +44,7 @@ use crate::files::{
     Dialogs, FileAction, FilePrompt, ImportFn, ImportJob, ImportPlacement, ImportRequest, PromptResult, RecentFiles,
 };
 use crate::launch::{Document, Launch};
+use crate::pace::Pace;
 use crate::panels::Panels;
 use crate::selection::Selection;
 use crate::shading::Shading;
@@ -119,6 +120,12 @@ pub struct App {
     /// CPU time of the last whole UI pass (panels, viewport, commands; not egui's tessellation
     /// or the GL drawing), seconds.
     pub ui_pass_seconds: f64,
+    /// How soon background repaints (bakes arriving, uploads, thumbnails) come.
+    pace: Arc<Pace>,
+    /// When the last input event came.
+    last_input: Option<std::time::Instant>,
+    /// The window title last sent.
+    title_sent: String,
     /// The import running on a worker thread, if any.
     pub import: Option<ImportJob>,
     /// One of each tool of the command table, in toolbar order.
@@ -145,7 +152,9 @@ impl App {
     /// left out. A scripted run's driver is given with [`App::set_driver`].
     pub fn new(cc: &eframe::CreationContext<'_>, launch: &Launch, document: Document) -> Self {
         let ctx = cc.egui_ctx.clone();
-        let wake: Arc<dyn Fn() + Send + Sync> = Arc::new(move || ctx.request_repaint());
+        let pace = Pace::new();
+        let paced = pace.clone();
+        let wake: Arc<dyn Fn() + Send + Sync> = Arc::new(move || ctx.request_repaint_after(paced.delay()));
         let mut viewport = Viewport::with_gl(cc.gl.clone(), cc.get_proc_address.as_deref());
         viewport.shading = launch.shading.unwrap_or_default();
         if let Some(d) = launch.view_distance {
@@ -192,6 +201,9 @@ impl App {
             dark,
             viewport_rect: None,
             ui_pass_seconds: 0.0,
+            pace,
+            last_input: None,
+            title_sent: String::new(),
             import: None,
             tools,
             active_tool,
@@ -934,9 +946,17 @@ fn fmt_age(secs: u64) -> String {
 }
 
 impl eframe::App for App {
-    fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
+    fn ui(&mut self, ui: &mut egui::Ui, frame: &mut eframe::Frame) {
         let started = std::time::Instant::now();
         let ctx = ui.ctx().clone();
+        if ctx.input(|i| !i.events.is_empty() || i.pointer.any_down()) {
+            self.last_input = Some(started);
+        }
+        // The last frame's cost (eframe's figure: the UI pass, tessellation and GL calls, not the
+        // buffer swap) sets how soon background repaints come.
+        let cost = std::time::Duration::from_secs_f32(frame.info().cpu_usage.unwrap_or(0.0).max(0.0));
+        self.pace.update(cost, self.last_input.map(|t| started.duration_since(t)));
+        self.viewport.background_repaint = self.pace.delay();
         self.state.poll_bakes();
         self.poll_import();
         let (_, asset_events) = self.thumbs.poll_events();
@@ -944,7 +964,13 @@ impl eframe::App for App {
         self.viewport.textures.on_events(&asset_events);
         self.switch_tools();
         self.always_keys(&ctx);
-        ctx.send_viewport_cmd(egui::ViewportCommand::Title(self.title()));
+        let title = self.title();
+        if title != self.title_sent {
+            // Only when it changes: a viewport command asks for another frame at once, so
+            // sending it every frame kept the editor drawing all the time, idle or not.
+            ctx.send_viewport_cmd(egui::ViewportCommand::Title(title.clone()));
+            self.title_sent = title;
+        }
         if ctx.input(|i| i.viewport().close_requested()) && self.state.is_dirty() && !self.allow_close {
             ctx.send_viewport_cmd(egui::ViewportCommand::CancelClose);
             self.pending = Some(Pending::Quit);

@@ -2,7 +2,7 @@
 //! real application. The binary is `main.rs`.
 //!
 //! Layers, lowest first; a module uses only those below it:
-//! - data: [`selection`], [`pick`], [`tool_kind`], [`shading`], [`launch`];
+//! - data: [`selection`], [`pick`], [`tool_kind`], [`shading`], [`launch`], [`pace`];
 //! - [`command`], then [`state`] (the document; `apply` returns what happened);
 //! - [`tools`] and [`dnd`]: read the state, return commands;
 //! - [`viewport`] and [`panels`], with the helpers [`files`] and [`watch`];
@@ -15,6 +15,7 @@ pub mod dnd;
 pub mod drivers;
 pub mod files;
 pub mod launch;
+pub mod pace;
 pub mod panels;
 pub mod pick;
 pub mod selection;

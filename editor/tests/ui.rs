@@ -2242,3 +2242,24 @@ fn the_heads_up_text_starts_below_the_wrapped_view_bar() {
         assert!(hud >= r.bottom(), "the heads-up text at y {hud} overlaps the view bar's {r:?}");
     }
 }
+
+/// An editor with nothing to do draws nothing: once the demo's bakes are in, the UI goes idle
+/// (`run()` ends) and stays idle until something happens. The window title used to be sent
+/// every frame, and a viewport command asks for the next frame at once, so the editor drew
+/// without pause (a core under software GL).
+#[test]
+fn an_idle_editor_stops_drawing() {
+    let mut h = harness();
+    let deadline = std::time::Instant::now() + Duration::from_secs(600);
+    while !h.state().state.bake.is_settled() {
+        assert!(std::time::Instant::now() < deadline, "the demo's bakes did not finish");
+        h.step();
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // Within kittest's 4 steps.
+    h.try_run().expect("an idle editor asks for no more frames");
+    // Something to show (a panel opened) draws again, then idles again.
+    h.get_by_label("Materials").click();
+    assert!(h.try_run().is_ok(), "idle again after the click");
+    assert!(h.get_by_label("Add material").rect().width() > 0.0);
+}

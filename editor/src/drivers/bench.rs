@@ -6,9 +6,11 @@
 //! bake), prints the figures and closes the window. The first line says how the open used the
 //! project's bake cache and how many chunks it baked: the load figure is an open from saved bakes
 //! only when that is 0 (a cache of another version is refused whole and every chunk is baked).
-//! The next lines say where the load's time went ([`LoadTimes`]). With `--bench-export PATH` the
-//! map as opened is exported there after the frames (timed; the bytes `pmfc build --timestamp 1`
-//! writes, [`EXPORT_TIMESTAMP`]), before the edits.
+//! The next lines say where the load's time went ([`LoadTimes`]). While the map loads the bench
+//! asks for no frames of its own but one every [`LOAD_POLL`]: the load's frames are the app's,
+//! paced as a user's ([`crate::pace`]); the measured frames and the edits draw continuously.
+//! With `--bench-export PATH` the map as opened is exported there after the frames (timed; the
+//! bytes `pmfc build --timestamp 1` writes, [`EXPORT_TIMESTAMP`]), before the edits.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -28,6 +30,11 @@ use crate::tools;
 
 /// Scripted edits a run measures (one after the other).
 pub const BENCH_EDITS: usize = 5;
+
+/// How often the bench looks at a load in progress when the app draws no frame of its own:
+/// longer than the app's own pacing ([`crate::pace::MAX_DELAY`]), so the load's frames are the
+/// ones a user gets.
+const LOAD_POLL: Duration = Duration::from_secs(2);
 
 /// The header time a `--bench-export` file is stamped with: `pmfc build --timestamp 1` of the
 /// same project writes the same bytes.
@@ -261,7 +268,13 @@ impl Bench {
 
 impl Driver for Bench {
     fn frame(&mut self, app: &mut App, ctx: &egui::Context) -> DriverStatus {
-        ctx.request_repaint();
+        if matches!(self.phase, Phase::Loading) {
+            // The open as a user sees it: the app paces its own repaints while the bakes and
+            // meshes stream in (`crate::pace`); the bench only looks in now and then.
+            ctx.request_repaint_after(LOAD_POLL);
+        } else {
+            ctx.request_repaint();
+        }
         let now = Instant::now();
         let interval = self.last.map(|t| now.duration_since(t).as_secs_f64());
         self.last = Some(now);

@@ -100,6 +100,9 @@ pub const MESH_JOBS_IN_FLIGHT: usize = 64;
 pub const MESH_JOBS_IN_FLIGHT_MAX: usize = 2048;
 /// Mesh worker threads.
 pub const MESH_WORKERS: usize = 2;
+
+/// How soon the next frame of animated materials (texture frames, UV scroll) comes at most.
+pub const ANIMATION_FRAME: std::time::Duration = std::time::Duration::from_millis(33);
 pub use crate::pick::PICK_DISTANCE;
 
 /// eframe's GL loader (`CreationContext::get_proc_address`).
@@ -168,6 +171,9 @@ pub struct Viewport {
     last_frame: Option<Instant>,
     /// CPU time of the last [`Viewport::ui`] call, seconds.
     pub last_ui_seconds: f64,
+    /// How long a repaint for meshes and textures still to upload waits while chunks are baking
+    /// ([`crate::pace`]; the app sets it every frame, zero where it does not).
+    pub background_repaint: std::time::Duration,
     /// Material textures (UI side).
     pub textures: textures::TextureStore,
     /// Draw material textures in the lit and fullbright views.
@@ -244,6 +250,7 @@ impl Viewport {
             bar_bottom: 0.0,
             last_frame: None,
             last_ui_seconds: 0.0,
+            background_repaint: std::time::Duration::ZERO,
             textures: textures::TextureStore::default(),
             textured: true,
             edges: true,
@@ -485,11 +492,17 @@ impl Viewport {
         }
         self.update_sky(state);
         self.sync_uploads(state);
-        if !self.queue.is_empty()
-            || self.textures.pending() > 0
-            || self.renderer.as_ref().is_some_and(|r| r.lock().is_ok_and(|r| !r.queue.is_empty()))
+        // Without a renderer nothing is uploaded (and textures wait for none).
+        if self.renderer.is_some()
+            && (!self.queue.is_empty()
+                || self.mesher.as_ref().is_some_and(|m| m.in_flight() > 0)
+                || self.textures.pending() > 0
+                || self.renderer.as_ref().is_some_and(|r| r.lock().is_ok_and(|r| !r.queue.is_empty())))
         {
-            ui.ctx().request_repaint();
+            // While chunks bake, a frame takes CPU from the bakes: paced. After the last one,
+            // frames are how the meshes reach the GPU: at once.
+            let delay = if state.bake.in_flight() > 0 { self.background_repaint } else { std::time::Duration::ZERO };
+            ui.ctx().request_repaint_after(delay);
         }
 
         let gizmos = tool.as_deref().is_some_and(|t| t.info().gizmos);
@@ -970,8 +983,9 @@ impl Viewport {
         };
         let aspect = Self::aspect(rect) as f32;
         if self.materials_fx.iter().any(render::MaterialFx::animated) {
-            // Texture frames and UV scroll move on their own: about 30 frames a second.
-            ui.ctx().request_repaint_after(std::time::Duration::from_millis(33));
+            // Texture frames and UV scroll move on their own: about 30 frames a second, or as
+            // background frames are paced where a frame costs more ([`crate::pace`]).
+            ui.ctx().request_repaint_after(ANIMATION_FRAME.max(self.background_repaint));
         }
         let params = FrameParams {
             eye: self.camera.eye,
