@@ -128,24 +128,30 @@ fn checked(resources: ResourceReport, strict: bool) -> Result<ResourceReport, Ex
 /// Replaces `out` atomically with what `write` streams into it (each chunk goes to disk as soon
 /// as it is compressed: the file is never whole in memory); returns the file's size. A chunk the
 /// writer refuses fails the write (the temporary file is removed) and is reported as what it is.
+/// The written bytes are synced to disk while the rest is still being compressed ([`SyncAhead`]).
 fn stream_to(
     out: &Path,
-    write: &mut dyn FnMut(&mut std::fs::File) -> Result<u64, pmf::StreamError>,
+    write: &mut dyn FnMut(&mut SyncAhead<'_>) -> Result<u64, pmf::StreamError>,
 ) -> Result<usize, ExportError> {
     let (mut bytes, mut refused) = (0, None);
     let written = pmfedit_core::project::atomic::write_atomic_by(
         out,
-        &mut |f| match write(f) {
-            Ok(n) => {
-                bytes = n as usize;
-                Ok(())
-            }
-            Err(pmf::StreamError::Io(e)) => Err(e),
-            Err(pmf::StreamError::Format(e)) => {
-                let io = std::io::Error::other(e.to_string());
-                refused = Some(e);
-                Err(io)
-            }
+        &mut |f| {
+            let (result, synced) = SyncAhead::run(f, &mut |w| write(w))?;
+            let synced = synced.map(|_| ());
+            let result = match result {
+                Ok(n) => {
+                    bytes = n as usize;
+                    Ok(())
+                }
+                Err(pmf::StreamError::Io(e)) => Err(e),
+                Err(pmf::StreamError::Format(e)) => {
+                    let io = std::io::Error::other(e.to_string());
+                    refused = Some(e);
+                    Err(io)
+                }
+            };
+            result.and(synced)
         },
         &|| Ok(()),
     );
@@ -156,9 +162,115 @@ fn stream_to(
     Ok(bytes)
 }
 
+/// Bytes written between two background syncs of an export.
+const SYNC_AHEAD_BYTES: u64 = 8 << 20;
+
+/// The temporary file of an export, as its writer sees it: every [`SYNC_AHEAD_BYTES`] written, a
+/// helper thread syncs what the file holds so far, so the disk writes run beside the compression
+/// of the chunks after them and the final fsync ([`pmfedit_core::project::atomic`]) has only the
+/// tail left (on `terrain(32,4,32)` that fsync of the whole 39–53 MB file took 80–100 ms of a
+/// 0.75 s write phase). The bytes and the durability are the same.
+pub struct SyncAhead<'a> {
+    file: &'a mut std::fs::File,
+    /// Bytes written since the last sync was asked for.
+    unsynced: u64,
+    /// Asks the helper for a sync (`None` once it stopped on an error).
+    ask: Option<std::sync::mpsc::SyncSender<()>>,
+}
+
+impl SyncAhead<'_> {
+    /// Runs `write` on `file` with a sync helper beside it: `write`'s result, and the number of
+    /// background syncs or the first error one met. That error is returned on its own because
+    /// Linux reports a failed writeback once per open file: the final fsync of the same file
+    /// would not see it again.
+    fn run<T>(
+        file: &mut std::fs::File,
+        write: &mut dyn FnMut(&mut SyncAhead<'_>) -> T,
+    ) -> std::io::Result<(T, std::io::Result<usize>)> {
+        let helper = file.try_clone()?;
+        // One sync asked at a time: a request made while one runs waits for it, as a sync of
+        // everything written so far covers the requests before it.
+        let (ask, asked) = std::sync::mpsc::sync_channel::<()>(1);
+        Ok(std::thread::scope(|s| {
+            let syncer = s.spawn(move || {
+                let mut syncs = 0;
+                while asked.recv().is_ok() {
+                    helper.sync_data()?;
+                    syncs += 1;
+                }
+                Ok(syncs)
+            });
+            let mut w = SyncAhead { file, unsynced: 0, ask: Some(ask) };
+            let result = write(&mut w);
+            drop(w);
+            let synced = syncer.join().unwrap_or_else(|_| Err(std::io::Error::other("the sync helper panicked")));
+            (result, synced)
+        }))
+    }
+}
+
+impl std::io::Write for SyncAhead<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.file.write(buf)?;
+        self.unsynced += n as u64;
+        if self.unsynced >= SYNC_AHEAD_BYTES {
+            self.unsynced = 0;
+            if let Some(ask) = &self.ask {
+                match ask.try_send(()) {
+                    // Asked, or a sync is asked already (it will cover these bytes too).
+                    Ok(()) | Err(std::sync::mpsc::TrySendError::Full(())) => {}
+                    // The helper stopped on an error, which `run` returns.
+                    Err(std::sync::mpsc::TrySendError::Disconnected(())) => self.ask = None,
+                }
+            }
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.flush()
+    }
+}
+
+impl std::io::Seek for SyncAhead<'_> {
+    fn seek(&mut self, pos: std::io::SeekFrom) -> std::io::Result<u64> {
+        self.file.seek(pos)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What goes through a [`SyncAhead`] lands as written (seeks included), and a long file is
+    /// synced in the background as it is written.
+    #[test]
+    fn a_file_synced_ahead_holds_what_was_written() {
+        use std::io::{Seek, SeekFrom, Write};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.bin");
+        let mut f = std::fs::File::create(&path).unwrap();
+        let block: Vec<u8> = (0..1 << 20).map(|i: u32| (i.wrapping_mul(2_654_435_761) >> 24) as u8).collect();
+        let blocks = 2 * SYNC_AHEAD_BYTES as usize / block.len() + 3;
+        let (written, synced) = SyncAhead::run(&mut f, &mut |w| -> std::io::Result<()> {
+            w.seek(SeekFrom::Start(4))?;
+            for _ in 0..blocks {
+                w.write_all(&block)?;
+            }
+            w.seek(SeekFrom::Start(0))?;
+            w.write_all(b"head")?;
+            w.flush()
+        })
+        .unwrap();
+        written.unwrap();
+        let syncs = synced.unwrap();
+        assert!((1..=2).contains(&syncs), "{syncs} background syncs");
+        drop(f);
+        let bytes = std::fs::read(&path).unwrap();
+        assert_eq!(bytes.len(), 4 + blocks * block.len());
+        assert_eq!(&bytes[..4], b"head");
+        assert!(bytes[4..].chunks(block.len()).all(|c| c == &block[..]));
+    }
 
     /// A strict export with a missing texture writes nothing; a lenient one writes the file and
     /// names the texture in its warnings.
