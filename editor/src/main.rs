@@ -50,7 +50,19 @@ Opens a project folder, or the built-in demo map.
 
 Environment: PMFEDIT_ASSETS names the shared asset folder (default: assets/ beside the program).";
 
-fn main() -> anyhow::Result<()> {
+/// Runs the editor; an error is printed as one message (with its causes), never as a debug dump
+/// with a stack backtrace (`RUST_BACKTRACE` set), and the exit code is 1.
+fn main() -> std::process::ExitCode {
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("pmfedit: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> anyhow::Result<()> {
     let Some(mut launch) = Launch::parse(std::env::args_os().skip(1)).map_err(|e| anyhow::anyhow!("{e}\n\n{USAGE}"))?
     else {
         println!("{USAGE}");
