@@ -140,6 +140,9 @@ pub struct Viewport {
     /// Texture reference → texture array layer, shared with the renderer.
     texture_slots: Arc<Mutex<textures::TextureSlots>>,
     gpu_keys: BTreeSet<ChunkKey>,
+    /// The chunks among [`Self::gpu_keys`] whose meshes draw an animated material (texture
+    /// frames, UV scroll): the view redraws on its own only while there is one.
+    animated_chunks: HashSet<ChunkKey>,
     /// The document the uploaded meshes belong to ([`EditorState::document`]).
     document: Option<u64>,
     /// What the uploaded meshes' colours were built from (see [`material_fingerprint`]).
@@ -232,6 +235,7 @@ impl Viewport {
             mesher: None,
             texture_slots,
             gpu_keys: BTreeSet::new(),
+            animated_chunks: HashSet::new(),
             document: None,
             materials_seen: 0,
             materials_fx: Arc::new(Vec::new()),
@@ -353,6 +357,7 @@ impl Viewport {
         if self.document.replace(state.document()).is_some_and(|d| d != state.document()) {
             // The document was replaced.
             self.gpu_keys.clear();
+            self.animated_chunks.clear();
             self.queue.clear();
             self.queued.clear();
             if let Some(m) = &mut self.mesher {
@@ -439,6 +444,11 @@ impl Viewport {
                 (Some(shown), Some(level)) => {
                     // The library lookups (a few per chunk) happen here; the meshing on a worker.
                     let used = &shown.bake.pmf.common.used_materials;
+                    if draws_animated(used, &state.map.library, &self.materials_fx) {
+                        self.animated_chunks.insert(k);
+                    } else {
+                        self.animated_chunks.remove(&k);
+                    }
                     let textures = mesh::material_textures(&state.map.library, used);
                     let mut slots = self.texture_slots.lock().expect("texture slots");
                     let layers = textures.iter().map(|t| slots.slot(t) as u32).collect();
@@ -463,6 +473,7 @@ impl Viewport {
                 }
                 _ => {
                     mesher.cancel(k);
+                    self.animated_chunks.remove(&k);
                     if self.gpu_keys.remove(&k) {
                         uploads.push(Upload::Remove(k));
                     }
@@ -982,7 +993,7 @@ impl Viewport {
             return;
         };
         let aspect = Self::aspect(rect) as f32;
-        if self.materials_fx.iter().any(render::MaterialFx::animated) {
+        if !self.animated_chunks.is_empty() {
             // Texture frames and UV scroll move on their own: about 30 frames a second, or as
             // background frames are paced where a frame costs more ([`crate::pace`]).
             ui.ctx().request_repaint_after(ANIMATION_FRAME.max(self.background_repaint));
@@ -1245,6 +1256,14 @@ pub fn materials_fx(library: &pmfedit_core::map::Library) -> Vec<render::Materia
         };
     }
     out
+}
+
+/// Whether a chunk that uses the materials named `used` draws an animated one (texture frames,
+/// UV scroll; `fx` from [`materials_fx`] of `library`).
+pub fn draws_animated(used: &[String], library: &pmfedit_core::map::Library, fx: &[render::MaterialFx]) -> bool {
+    used.iter().any(|name| {
+        library.materials().by_name(name).is_some_and(|(id, _)| fx.get(usize::from(id.0)).is_some_and(|m| m.animated()))
+    })
 }
 
 /// Center and radius of the level's stored chunks.

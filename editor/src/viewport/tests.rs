@@ -59,3 +59,23 @@ fn select_drag_then_delete_and_cube_size_keys() {
     h.run_steps(2);
     assert_eq!(h.state().state.cube_log2, size - 1);
 }
+
+/// The view redraws on its own only for chunks that draw an animated material: the demo's water
+/// animates (texture frames and UV scroll), its stone does not, a material the chunk does not
+/// use counts for nothing, and water without frames or scroll is still.
+#[test]
+fn only_chunks_that_draw_an_animated_material_keep_the_view_redrawing() {
+    use super::{draws_animated, materials_fx};
+    let mut library = pmfedit_core::sample::demo().library;
+    let fx = materials_fx(&library);
+    let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert!(draws_animated(&names(&["stone", "water"]), &library, &fx));
+    assert!(!draws_animated(&names(&["stone", "grass"]), &library, &fx));
+    assert!(!draws_animated(&names(&["no such material"]), &library, &fx));
+    let (id, water) = library.materials().by_name("water").unwrap();
+    let mut still = water.clone();
+    still.texture_advance_us = 0;
+    still.uv_scroll = glam::Vec2::ZERO;
+    library.replace(id, still).unwrap();
+    assert!(!draws_animated(&names(&["stone", "water"]), &library, &materials_fx(&library)));
+}
