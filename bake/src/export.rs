@@ -170,7 +170,7 @@ const SYNC_AHEAD_BYTES: u64 = 8 << 20;
 /// of the chunks after them and the final fsync ([`pmfedit_core::project::atomic`]) has only the
 /// tail left (on `terrain(32,4,32)` that fsync of the whole 39–53 MB file took 80–100 ms of a
 /// 0.75 s write phase). The bytes and the durability are the same.
-pub struct SyncAhead<'a> {
+struct SyncAhead<'a> {
     file: &'a mut std::fs::File,
     /// Bytes written since the last sync was asked for.
     unsynced: u64,

@@ -504,11 +504,11 @@ impl Viewport {
         self.update_sky(state);
         self.sync_uploads(state);
         // Without a renderer nothing is uploaded (and textures wait for none).
-        if self.renderer.is_some()
+        if let Some(renderer) = &self.renderer
             && (!self.queue.is_empty()
                 || self.mesher.as_ref().is_some_and(|m| m.in_flight() > 0)
                 || self.textures.pending() > 0
-                || self.renderer.as_ref().is_some_and(|r| r.lock().is_ok_and(|r| !r.queue.is_empty())))
+                || renderer.lock().is_ok_and(|r| !r.queue.is_empty()))
         {
             // While chunks bake, a frame takes CPU from the bakes: paced. After the last one,
             // frames are how the meshes reach the GPU: at once.
