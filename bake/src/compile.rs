@@ -1137,11 +1137,11 @@ pub fn fill_chunks(
 }
 
 /// A bake's chunk record as the file holds it: chunk references resolved into `grid`
-/// ([`resolve_chunk_refs`]) and uniform air merged ([`crate::air_merge`]); borrowed when
+/// ([`resolve_chunk_refs`]) and uniform air merged ([`crate::file_merge`]); borrowed when
 /// neither changes anything. Every path from bakes to a file goes through it (or
 /// [`make_file_record`]), so incremental and full exports write the same bytes.
 fn file_record<'a>(chunk: &'a pmf::Chunk, grid: &Grid) -> std::borrow::Cow<'a, pmf::Chunk> {
-    let plan = crate::air_merge::merge_plan(chunk);
+    let plan = crate::file_merge::merge_plan(chunk);
     if plan.is_none() && !has_chunk_refs(chunk) {
         return std::borrow::Cow::Borrowed(chunk);
     }
@@ -1152,12 +1152,12 @@ fn file_record<'a>(chunk: &'a pmf::Chunk, grid: &Grid) -> std::borrow::Cow<'a, p
 
 /// [`file_record`] of a record the caller owns, in place (no copy).
 fn make_file_record(chunk: &mut pmf::Chunk, grid: &Grid) {
-    let plan = crate::air_merge::merge_plan(chunk);
+    let plan = crate::file_merge::merge_plan(chunk);
     finish_file_record(chunk, plan, grid);
 }
 
 /// The file step itself, with the chunk's merge plan made: air merged, references resolved.
-fn finish_file_record(chunk: &mut pmf::Chunk, plan: Option<crate::air_merge::MergePlan>, grid: &Grid) {
+fn finish_file_record(chunk: &mut pmf::Chunk, plan: Option<crate::file_merge::MergePlan>, grid: &Grid) {
     if let Some(plan) = plan {
         plan.apply(chunk);
     }

@@ -41,7 +41,7 @@ pub struct LevelSummary {
     pub sound_materials: usize,
     pub environments: EnvironmentCounts,
     pub entities: Vec<EntitySummary>,
-    /// Share of (air cell, geometry cube) pairs the file's visibility lists cull, an air cell
+    /// Share of (air cell, drawn geometry cube) pairs the file's visibility lists cull, an air cell
     /// without visibility data culling nothing (`vis::oracle::pair_counts`): what an engine culls.
     pub vis_culled: f64,
     pub totals: ChunkSummary,
@@ -319,7 +319,7 @@ pub fn render_text(s: &Summary) -> String {
         );
         let _ = writeln!(
             o,
-            "  culling:      {:.1} % of (air cell, geometry cube) pairs culled by the visibility lists",
+            "  culling:      {:.1} % of (air cell, drawn geometry cube) pairs culled by the visibility lists",
             l.vis_culled * 100.0
         );
         let _ = writeln!(o, "  regions:      {} environment, {} load", t.environment_regions, t.load_regions);

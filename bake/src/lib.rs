@@ -1,12 +1,12 @@
 //! `pmfedit-bake`: the map compiler and the `pmfc` command line.
 
-pub mod air_merge;
 pub mod cache;
 pub mod chunk;
 pub mod compile;
 pub mod deps;
 pub mod digest;
 pub mod export;
+pub mod file_merge;
 pub mod inspect;
 pub mod jobs;
 pub mod layout;

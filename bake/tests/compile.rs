@@ -494,7 +494,7 @@ fn a_level_shares_its_visibility_budget_over_its_grid() {
 /// Rooms over their visibility budget keep most of their culling in the file: a 2 × 1 × 2 block
 /// of rooms (one per chunk, pillars inside, a door between two of them) compiled with a chunk
 /// budget of half what its lists hold. Every air cell keeps visibility data (its own chunk named
-/// whole), and the share of (air cell, geometry cube) pairs the file culls stays within 5
+/// whole), and the share of (air cell, drawn geometry cube) pairs the file culls stays within 5
 /// points of what the unbounded lists cull; leaving cells without data, as the budget did before,
 /// lost about half of it.
 #[test]
@@ -550,11 +550,13 @@ fn rooms_over_their_budget_keep_their_culling_in_the_file() {
 }
 
 /// The file writes air cells with the same data as one cube (PMF-NOTES C4b, *Air cells with the
-/// same data*): on a small terrain it holds fewer cubes than the bakes, and an engine looking up
-/// any point of the level in the file finds what the bake gave the cell there (light, lists,
-/// pathfinding), the lists naming the same cubes.
+/// same data*) and buried geometry as one cube (C4c): on a small terrain it holds fewer empty and
+/// fewer geometry cubes than the bakes, and an engine looking up any point of the level in the
+/// file finds what the bake gave the cell there (type, light, lists, pathfinding; a cube that
+/// draws a face, its very records), the lists naming the same cubes that draw, and a cube at
+/// least as big for each buried one.
 #[test]
-fn the_file_merges_air_cells_alike_and_every_point_finds_its_bakes_data() {
+fn the_file_merges_air_alike_and_buried_geometry_and_every_point_finds_its_bakes_data() {
     use pmfedit_bake::compile::Grid;
     use std::collections::BTreeMap;
     let map = sample::terrain(3, 2, 3, 11);
@@ -569,7 +571,13 @@ fn the_file_merges_air_cells_alike_and_every_point_finds_its_bakes_data() {
     let exp = level.chunk_size_exp;
     let edge = f64::from(exp).exp2();
     let grid = Grid::of(&map.levels[0]);
-    let (mut baked, mut written) = (0, 0);
+    let (mut baked, mut written, mut solid_baked, mut solid_written) = (0, 0, 0, 0);
+    let draws = |ch: &pmf::Chunk, k: u32| match &ch.client.cubes[k as usize].geometry {
+        pmf::ClientGeometry::Geometry(g) => g.faces != 0,
+        pmf::ClientGeometry::ExtGeometry(g) => g.triangle_counts.iter().any(|&t| t > 0),
+        pmf::ClientGeometry::None => false,
+    };
+    let inside = |a: [i64; 4], b: [i64; 4]| (0..3).all(|i| a[i] >= b[i] && a[i] + a[3] <= b[i] + b[3]);
     // The box of each cube a point finds, as (min, edge) in chunk space.
     let boxes = |cubes: &[pmf::Cube], points: &[[f64; 3]]| -> BTreeMap<u32, [i64; 4]> {
         points
@@ -583,6 +591,9 @@ fn the_file_merges_air_cells_alike_and_every_point_finds_its_bakes_data() {
         let count = |ch: &pmf::Chunk| ch.common.cubes.iter().filter(|c| c.kind == pmf::CubeKind::Empty).count();
         baked += count(bake);
         written += count(out);
+        let solid = |ch: &pmf::Chunk| ch.common.cubes.iter().filter(|c| c.kind.type_id() == 2).count();
+        solid_baked += solid(bake);
+        solid_written += solid(out);
         // The centre of every unit cell (air cells are 2 units; geometry is at least 1).
         let n = edge as usize;
         let points: Vec<[f64; 3]> = (0..n * n * n)
@@ -598,12 +609,23 @@ fn the_file_merges_air_cells_alike_and_every_point_finds_its_bakes_data() {
             assert_eq!(bake.common.cubes[ai].kind.type_id(), out.common.cubes[bi].kind.type_id(), "{c:?} {p:?}");
             assert_eq!(bake.client.cubes[ai].lighting, out.client.cubes[bi].lighting, "{c:?} {p:?}");
             assert_eq!(bake.server.cubes[ai].pathfinding, out.server.cubes[bi].pathfinding, "{c:?} {p:?}");
+            assert_eq!(draws(bake, a.index), draws(out, b.index), "{c:?} {p:?}");
+            if draws(bake, a.index) {
+                assert_eq!(bake.common.cubes[ai].kind, out.common.cubes[bi].kind, "{c:?} {p:?}");
+                assert_eq!(bake.client.cubes[ai].geometry, out.client.cubes[bi].geometry, "{c:?} {p:?}");
+            }
             let (va, vb) = (&bake.common.cubes[ai].visibility, &out.common.cubes[bi].visibility);
             assert_eq!(va.is_some(), vb.is_some(), "{c:?} {p:?}");
             if let (Some(va), Some(vb)) = (va, vb) {
-                let own_a: Vec<_> = va.cubes.iter().map(|k| bake_boxes[k]).collect();
-                let own_b: Vec<_> = vb.cubes.iter().map(|k| out_boxes[k]).collect();
-                assert_eq!(own_a, own_b, "{c:?} {p:?}: the own list names the same cubes");
+                let own_a: Vec<_> = va.cubes.iter().filter(|&&k| draws(bake, k)).map(|k| bake_boxes[k]).collect();
+                let own_b: Vec<_> = vb.cubes.iter().filter(|&&k| draws(out, k)).map(|k| out_boxes[k]).collect();
+                assert_eq!(own_a, own_b, "{c:?} {p:?}: the own list names the same cubes that draw");
+                for k in va.cubes.iter().filter(|&&k| !draws(bake, k)) {
+                    assert!(
+                        vb.cubes.iter().any(|kb| inside(bake_boxes[k], out_boxes[kb])),
+                        "{c:?} {p:?}: a buried cube listed is inside a listed cube"
+                    );
+                }
                 let far_a: Vec<_> = va
                     .chunks
                     .iter()
@@ -621,6 +643,7 @@ fn the_file_merges_air_cells_alike_and_every_point_finds_its_bakes_data() {
         }
     }
     assert!(written < baked, "air cells alike merged: {written} empty cubes written for {baked} baked");
+    assert!(solid_written < solid_baked, "buried geometry merged: {solid_written} written for {solid_baked} baked");
     // The culling figures count a merged cube as the cells it stands for: the bakes' records (far
     // lists resolved into the grid, as the file's are) give the same pairs.
     let mut unmerged = level.clone();

@@ -133,10 +133,13 @@ pub fn reached(
     out
 }
 
-/// Culling figures of a compiled level: (air cell, geometry cube) pairs, as an engine culls with
-/// the file's lists: an air cell without visibility data culls nothing. Air is counted in the
+/// Culling figures of a compiled level: (air cell, drawn geometry cube) pairs, as an engine culls
+/// with the file's lists: an air cell without visibility data culls nothing. Only geometry cubes
+/// with a face count: culling a cube that draws nothing saves nothing, and the file merges such
+/// buried cubes ([`crate::file_merge`]), so counting them would make the figures depend on the
+/// merge. Air is counted in the
 /// compiler's air cells ([`crate::layout`], default settings): an empty cube larger than the air
-/// cell, which the file holds where cells with the same data merged ([`crate::air_merge`]),
+/// cell, which the file holds where cells with the same data merged ([`crate::file_merge`]),
 /// counts as the cells it stands for, so merging does not move the figures; an all-air chunk's
 /// single root cube counts as one cell, as the layout makes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -146,10 +149,10 @@ pub struct PairCounts {
     pub air: u64,
     /// Air cells carrying visibility data (counted as `air`).
     pub cells: u64,
-    /// Geometry cubes of the level.
+    /// Geometry cubes of the level that draw a face.
     pub cubes: u64,
-    /// Σ over air cells of the geometry cubes their lists name (a chunk listed whole counts all
-    /// of its geometry cubes; a cell without data counts every cube of the level).
+    /// Σ over air cells of the drawn geometry cubes their lists name (a chunk listed whole counts
+    /// all of its drawn cubes; a cell without data counts every drawn cube of the level).
     pub listed: u64,
 }
 
@@ -187,8 +190,13 @@ fn edges_log2(cubes: &[pmf::Cube], chunk_size_exp: u8) -> Vec<Option<u8>> {
     out
 }
 
-fn is_geometry(c: &pmf::Cube) -> bool {
-    matches!(c.kind, pmf::CubeKind::Geometry(_) | pmf::CubeKind::ExtGeometry(_))
+/// Whether cube `i` of `chunk` is geometry that draws a face.
+fn draws(chunk: &pmf::Chunk, i: u32) -> bool {
+    match chunk.client.cubes.get(i as usize).map(|c| &c.geometry) {
+        Some(pmf::ClientGeometry::Geometry(g)) => g.faces != 0,
+        Some(pmf::ClientGeometry::ExtGeometry(g)) => g.triangle_counts.iter().any(|&t| t > 0),
+        _ => false,
+    }
 }
 
 /// The pairs listed by a compiled level's visibility data (shared lists are counted once per
@@ -196,10 +204,15 @@ fn is_geometry(c: &pmf::Cube) -> bool {
 /// (V1 *Budget*: the own chunk whole) counts with its "other visible cubes" once.
 pub fn pair_counts(level: &pmf::Level) -> PairCounts {
     let geometry: Vec<u64> =
-        level.chunks.iter().map(|c| c.common.cubes.iter().filter(|c| is_geometry(c)).count() as u64).collect();
+        level.chunks.iter().map(|c| (0..c.common.cubes.len() as u32).filter(|&i| draws(c, i)).count() as u64).collect();
     let mut out = PairCounts { cubes: geometry.iter().sum(), ..PairCounts::default() };
     let count = |vc: &pmf::VisibleChunk| {
-        if vc.cubes.is_empty() { level.grid.linear(vc.chunk).map_or(0, |i| geometry[i]) } else { vc.cubes.len() as u64 }
+        let Some(i) = level.grid.linear(vc.chunk) else { return 0 };
+        if vc.cubes.is_empty() {
+            geometry[i]
+        } else {
+            vc.cubes.iter().filter(|&&k| draws(&level.chunks[i], k)).count() as u64
+        }
     };
     // Per shared chunk list (by address) and own chunk: the cubes it names in other chunks, and
     // the cubes it names of the own chunk (unioned with the own list).
@@ -232,10 +245,15 @@ pub fn pair_counts(level: &pmf::Level) -> PairCounts {
             out.listed += w * if mine.iter().any(|vc| vc.cubes.is_empty()) {
                 geometry[ci]
             } else if mine.is_empty() {
-                v.cubes.len() as u64
+                v.cubes.iter().filter(|&&k| draws(chunk, k)).count() as u64
             } else {
-                let set: std::collections::BTreeSet<u32> =
-                    v.cubes.iter().chain(mine.iter().flat_map(|vc| &vc.cubes)).copied().collect();
+                let set: std::collections::BTreeSet<u32> = v
+                    .cubes
+                    .iter()
+                    .chain(mine.iter().flat_map(|vc| &vc.cubes))
+                    .copied()
+                    .filter(|&k| draws(chunk, k))
+                    .collect();
                 set.len() as u64
             };
         }

@@ -472,7 +472,7 @@ pub fn build(a: BuildArgs) -> Result<(), Failure> {
         let p = pmfedit_bake::vis::oracle::pair_counts(level);
         if p.cells > 0 {
             eprintln!(
-                "level {i}: visibility culls {:.1}% of (air cell, geometry cube) pairs ({} of {} air cells carry data, {} cubes)",
+                "level {i}: visibility culls {:.1}% of (air cell, drawn geometry cube) pairs ({} of {} air cells carry data, {} cubes draw)",
                 100.0 * p.culled(),
                 p.cells,
                 p.air,
