@@ -1137,7 +1137,7 @@ pub fn fill_chunks(
 }
 
 /// A bake's chunk record as the file holds it: chunk references resolved into `grid`
-/// ([`resolve_chunk_refs`]) and uniform air merged ([`crate::file_merge`]); borrowed when
+/// ([`resolve_chunk_refs`]), uniform air and buried geometry merged ([`crate::file_merge`]); borrowed when
 /// neither changes anything. Every path from bakes to a file goes through it (or
 /// [`make_file_record`]), so incremental and full exports write the same bytes.
 fn file_record<'a>(chunk: &'a pmf::Chunk, grid: &Grid) -> std::borrow::Cow<'a, pmf::Chunk> {
@@ -1156,7 +1156,8 @@ fn make_file_record(chunk: &mut pmf::Chunk, grid: &Grid) {
     finish_file_record(chunk, plan, grid);
 }
 
-/// The file step itself, with the chunk's merge plan made: air merged, references resolved.
+/// The file step itself, with the chunk's merge plan made: air and buried geometry merged,
+/// references resolved.
 fn finish_file_record(chunk: &mut pmf::Chunk, plan: Option<crate::file_merge::MergePlan>, grid: &Grid) {
     if let Some(plan) = plan {
         plan.apply(chunk);

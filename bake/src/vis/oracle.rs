@@ -219,6 +219,8 @@ pub fn pair_counts(level: &pmf::Level) -> PairCounts {
     let mut sums: BTreeMap<(usize, usize), (u64, Vec<&pmf::VisibleChunk>)> = BTreeMap::new();
     let air_log2 = air_cell_log2(level.chunk_size_exp);
     for (ci, chunk) in level.chunks.iter().enumerate() {
+        // Drawn cubes per own list (by address; a list belongs to one chunk).
+        let mut drawn_of: std::collections::HashMap<usize, u64> = std::collections::HashMap::new();
         let own = Some(level.grid.index_of(ci));
         let edges = edges_log2(&chunk.common.cubes, level.chunk_size_exp);
         let split = matches!(chunk.common.cubes.first().map(|c| &c.kind), Some(pmf::CubeKind::Parent(_)));
@@ -245,7 +247,10 @@ pub fn pair_counts(level: &pmf::Level) -> PairCounts {
             out.listed += w * if mine.iter().any(|vc| vc.cubes.is_empty()) {
                 geometry[ci]
             } else if mine.is_empty() {
-                v.cubes.iter().filter(|&&k| draws(chunk, k)).count() as u64
+                // Own lists are shared by many cells too: counted once per list.
+                *drawn_of
+                    .entry(v.cubes.as_ptr() as usize)
+                    .or_insert_with(|| v.cubes.iter().filter(|&&k| draws(chunk, k)).count() as u64)
             } else {
                 let set: std::collections::BTreeSet<u32> = v
                     .cubes
