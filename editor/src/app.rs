@@ -949,7 +949,7 @@ impl eframe::App for App {
     fn ui(&mut self, ui: &mut egui::Ui, frame: &mut eframe::Frame) {
         let started = std::time::Instant::now();
         let ctx = ui.ctx().clone();
-        if ctx.input(|i| !i.events.is_empty() || i.pointer.any_down()) {
+        if ctx.input(|i| i.events.iter().any(crate::pace::counts_as_input) || i.pointer.any_down()) {
             self.last_input = Some(started);
         }
         // The last frame's cost (eframe's figure: the UI pass, tessellation and GL calls, not the
@@ -957,6 +957,8 @@ impl eframe::App for App {
         let cost = std::time::Duration::from_secs_f32(frame.info().cpu_usage.unwrap_or(0.0).max(0.0));
         self.pace.update(cost, self.last_input.map(|t| started.duration_since(t)));
         self.viewport.background_repaint = self.pace.delay();
+        self.viewport.input_recent =
+            self.last_input.is_some_and(|t| started.duration_since(t) < crate::pace::INPUT_GRACE);
         self.state.poll_bakes();
         self.poll_import();
         let (_, asset_events) = self.thumbs.poll_events();

@@ -33,6 +33,14 @@ pub fn background_delay(frame_cost: Duration, since_input: Option<Duration>) -> 
     frame_cost.mul_f64(1.0 / DUTY - 1.0).min(MAX_DELAY)
 }
 
+/// Whether `event` is the user's input for [`INPUT_GRACE`]: not what the window system sends on
+/// its own. Under Xvfb the window's focus and the pointer leaving came as events at start-up, so
+/// an open's first two seconds counted as "just after input" and its frames were not paced.
+pub fn counts_as_input(event: &eframe::egui::Event) -> bool {
+    use eframe::egui::Event;
+    !matches!(event, Event::WindowFocused(_) | Event::PointerGone | Event::ModifiersChanged(_))
+}
+
 /// The delay of background repaints, shared with the threads that ask for them (the scheduler's
 /// wake runs on the bake workers).
 #[derive(Debug, Default)]
@@ -75,6 +83,22 @@ mod tests {
         assert_eq!(background_delay(ms(900), Some(INPUT_GRACE)), MAX_DELAY);
         let pace = Pace::new();
         assert_eq!(pace.delay(), Duration::ZERO);
+        // The window system's own events are not input; a key or a click is.
+        use eframe::egui::{Event, Key, Modifiers, PointerButton, pos2};
+        assert!(!counts_as_input(&Event::WindowFocused(true)));
+        assert!(!counts_as_input(&Event::PointerGone));
+        assert!(!counts_as_input(&Event::ModifiersChanged(Modifiers::SHIFT)));
+        let key =
+            Event::Key { key: Key::A, physical_key: None, pressed: true, repeat: false, modifiers: Modifiers::NONE };
+        assert!(counts_as_input(&key));
+        let click = Event::PointerButton {
+            pos: pos2(1.0, 1.0),
+            button: PointerButton::Primary,
+            pressed: true,
+            modifiers: Modifiers::NONE,
+        };
+        assert!(counts_as_input(&click));
+        assert!(counts_as_input(&Event::PointerMoved(pos2(3.0, 4.0))));
         pace.update(ms(100), None);
         assert_eq!(pace.delay(), ms(300));
     }

@@ -6,9 +6,12 @@
 //! Each job carries a sequence number; a result is taken only while its number is still the
 //! newest submitted for its chunk, so a mesh of an older bake that finishes after a newer bake's
 //! job was submitted is dropped ([`Mesher::poll`]). [`Mesher::reset`] drops everything in flight
-//! (the document was replaced). The workers end when the pool is dropped.
+//! (the document was replaced). The workers end when the pool is dropped. A pool made
+//! [`Mesher::with_wake`] calls its wake when the workers run out of jobs (the UI thread's next
+//! frame then takes the whole batch at once).
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -58,36 +61,78 @@ pub struct Mesher {
     in_flight: usize,
     /// The workers' time on every result returned so far (superseded ones included).
     busy: Duration,
+    /// Jobs submitted that no worker has finished yet.
+    unfinished: Arc<AtomicUsize>,
 }
+
+/// Called by a worker when it finished the last job it knew of.
+pub type Wake = Arc<dyn Fn() + Send + Sync>;
 
 impl Mesher {
     /// A pool of `threads` workers (at least one).
     pub fn new(threads: usize) -> Self {
+        Self::with_wake(threads, Arc::new(|| {}))
+    }
+
+    /// A pool of `threads` workers (at least one) that calls `wake` whenever the workers have
+    /// finished every job submitted so far.
+    pub fn with_wake(threads: usize, wake: Wake) -> Self {
         let (jobs, job_rx) = channel::<(u64, Job)>();
         let (done_tx, done) = channel();
         let job_rx = Arc::new(Mutex::new(job_rx));
+        let unfinished = Arc::new(AtomicUsize::new(0));
         let workers = (0..threads.max(1))
             .map(|i| {
                 let rx = job_rx.clone();
                 let tx = done_tx.clone();
+                let (unfinished, wake) = (unfinished.clone(), wake.clone());
                 std::thread::Builder::new()
                     .name(format!("pmfedit-mesh-{i}"))
-                    .spawn(move || work(&rx, &tx))
+                    .spawn(move || work(&rx, &tx, &unfinished, &*wake))
                     .expect("spawning a mesh worker")
             })
             .collect();
-        Self { jobs: Some(jobs), done, workers, latest: HashMap::new(), next: 0, in_flight: 0, busy: Duration::ZERO }
+        Self {
+            jobs: Some(jobs),
+            done,
+            workers,
+            latest: HashMap::new(),
+            next: 0,
+            in_flight: 0,
+            busy: Duration::ZERO,
+            unfinished,
+        }
     }
 
     /// Queues a job; it supersedes any earlier one of the same chunk.
     pub fn submit(&mut self, job: Job) {
         self.next += 1;
         self.latest.insert(job.key, self.next);
+        self.unfinished.fetch_add(1, Ordering::AcqRel);
         if let Some(tx) = &self.jobs
             && tx.send((self.next, job)).is_ok()
         {
             self.in_flight += 1;
+        } else {
+            self.unfinished.fetch_sub(1, Ordering::AcqRel);
         }
+    }
+
+    /// Holds the wake while jobs are handed out one by one ([`Mesher::release`] ends it): a
+    /// worker that runs dry between two submissions of one batch does not wake the UI thread.
+    pub fn hold(&mut self) {
+        self.unfinished.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Ends a [`Mesher::hold`]. No wake from here: the caller is the thread the wake is for.
+    pub fn release(&mut self) {
+        self.unfinished.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// Whether the workers still have jobs to finish (results finished and not yet taken by
+    /// [`Mesher::poll`] do not count).
+    pub fn working(&self) -> bool {
+        self.unfinished.load(Ordering::Acquire) > 0
     }
 
     /// Drops the results of every job of `key` still in flight (the chunk left).
@@ -137,7 +182,7 @@ impl Drop for Mesher {
 }
 
 /// A worker's loop: until the job channel closes.
-fn work(jobs: &Mutex<Receiver<(u64, Job)>>, done: &Sender<(u64, Built)>) {
+fn work(jobs: &Mutex<Receiver<(u64, Job)>>, done: &Sender<(u64, Built)>, unfinished: &AtomicUsize, wake: &dyn Fn()) {
     loop {
         let next = match jobs.lock() {
             Ok(rx) => rx.recv(),
@@ -150,6 +195,9 @@ fn work(jobs: &Mutex<Receiver<(u64, Job)>>, done: &Sender<(u64, Built)>) {
         let built = Built { key: job.key, mesh, took: started.elapsed() };
         if done.send((seq, built)).is_err() {
             return;
+        }
+        if unfinished.fetch_sub(1, Ordering::AcqRel) == 1 {
+            wake();
         }
     }
 }
@@ -230,5 +278,59 @@ mod tests {
         m.submit(job(&map, (0, chunks[1]), bakes[1].clone()));
         m.reset();
         assert!(drain(&mut m).is_empty());
+    }
+
+    /// The wake comes when the workers have finished every job submitted, once per batch.
+    #[test]
+    fn the_wake_comes_when_the_workers_run_out_of_jobs() {
+        let map = sample::demo();
+        let level = &map.levels[0];
+        let chunks: Vec<_> = level.chunks().map(|(c, _)| *c).take(6).collect();
+        let wakes = Arc::new(AtomicUsize::new(0));
+        let counted = wakes.clone();
+        let mut m = Mesher::with_wake(
+            2,
+            Arc::new(move || {
+                counted.fetch_add(1, Ordering::SeqCst);
+            }),
+        );
+        assert!(!m.working());
+        for c in &chunks {
+            let bake = Arc::new(bake_chunk(&map, 0, *c, &CompileSettings::default()).expect("bakes"));
+            m.submit(job(&map, (0, *c), bake));
+        }
+        let built = drain(&mut m);
+        assert_eq!(built.len(), chunks.len());
+        // A worker sends its result before it counts the job finished and wakes.
+        let settle = |m: &Mesher| {
+            let until = Instant::now() + Duration::from_secs(10);
+            while m.working() && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        settle(&m);
+        assert!(!m.working(), "every job finished");
+        // The last job to finish woke the UI; earlier ones may have too, when the other worker
+        // had run dry before the next job was queued.
+        let after_one_batch = wakes.load(Ordering::SeqCst);
+        assert!((1..=chunks.len()).contains(&after_one_batch), "{after_one_batch} wakes");
+        // Held while the batch is handed out: the workers, done long before the release, never
+        // wake (the releasing thread is the one the wake is for; it takes the results itself).
+        m.hold();
+        for c in &chunks {
+            let bake = Arc::new(bake_chunk(&map, 0, *c, &CompileSettings::default()).expect("bakes"));
+            m.submit(job(&map, (0, *c), bake));
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        m.release();
+        assert_eq!(drain(&mut m).len(), chunks.len());
+        settle(&m);
+        assert_eq!(wakes.load(Ordering::SeqCst), after_one_batch, "no wake while held");
+        let bake = Arc::new(bake_chunk(&map, 0, chunks[0], &CompileSettings::default()).expect("bakes"));
+        m.submit(job(&map, (0, chunks[0]), bake));
+        drain(&mut m);
+        settle(&m);
+        assert_eq!(wakes.load(Ordering::SeqCst), after_one_batch + 1, "one job, one wake");
     }
 }

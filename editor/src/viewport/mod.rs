@@ -92,14 +92,20 @@ use self::render::{FrameParams, Renderer, Shading, Upload};
 /// Fewest chunk mesh jobs handed to the workers and not yet back: the queue is sorted nearest
 /// first each frame, so a moving camera's new surroundings go next.
 pub const MESH_JOBS_IN_FLIGHT: usize = 64;
-/// Most mesh jobs in flight. Between the two the window is twice what the workers finished
-/// since the last frame: on slow frames (software GL drawing a 4 096-chunk map takes ~300 ms)
+/// Most mesh jobs in flight, except when the workers finished everything they had since the
+/// last frame (then the whole queue goes). Between the two the window is twice what the workers
+/// finished since the last frame: on slow frames (software GL drawing a 4 096-chunk map takes ~300 ms)
 /// 64 jobs a frame kept the workers idle most of the time and the open from saved bakes took
 /// 13.7 s; a window that follows the workers' pace keeps them busy and the queue still
 /// re-sorted about once per frame's worth of work.
 pub const MESH_JOBS_IN_FLIGHT_MAX: usize = 2048;
 /// Mesh worker threads.
 pub const MESH_WORKERS: usize = 2;
+/// While the mesh workers work, background frames come at most this often (and the workers
+/// wake the frame that takes the rest of their batch): an open from saved bakes paints the map a
+/// few times while its chunks stream in, not once for every few hundred (software GL: a paint of
+/// a 4 096-chunk map is ~200 ms of the CPU the workers need).
+pub const WORKING_FRAME: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// How soon the next frame of animated materials (texture frames, UV scroll) comes at most.
 pub const ANIMATION_FRAME: std::time::Duration = std::time::Duration::from_millis(33);
@@ -174,9 +180,12 @@ pub struct Viewport {
     last_frame: Option<Instant>,
     /// CPU time of the last [`Viewport::ui`] call, seconds.
     pub last_ui_seconds: f64,
-    /// How long a repaint for meshes and textures still to upload waits while chunks are baking
-    /// ([`crate::pace`]; the app sets it every frame, zero where it does not).
+    /// How long a background repaint waits: for meshes and textures to upload while chunks bake
+    /// or meshes are built, for animation ([`crate::pace`]; the app sets it every frame).
     pub background_repaint: std::time::Duration,
+    /// Whether there was input in the last [`crate::pace::INPUT_GRACE`] (set by the app each
+    /// frame): then background frames come at once, whatever else is going on.
+    pub input_recent: bool,
     /// Material textures (UI side).
     pub textures: textures::TextureStore,
     /// Draw material textures in the lit and fullbright views.
@@ -255,6 +264,7 @@ impl Viewport {
             last_frame: None,
             last_ui_seconds: 0.0,
             background_repaint: std::time::Duration::ZERO,
+            input_recent: false,
             textures: textures::TextureStore::default(),
             textured: true,
             edges: true,
@@ -353,7 +363,7 @@ impl Viewport {
 
     /// Takes newly baked chunks, hands them to the mesh workers (nearest first; a window
     /// of twice what they finished since the last frame, [`MESH_JOBS_IN_FLIGHT`]..=[`MESH_JOBS_IN_FLIGHT_MAX`]) and queues the finished meshes for the GPU.
-    fn sync_uploads(&mut self, state: &mut EditorState) {
+    fn sync_uploads(&mut self, state: &mut EditorState, ctx: &egui::Context) {
         if self.document.replace(state.document()).is_some_and(|d| d != state.document()) {
             // The document was replaced.
             self.gpu_keys.clear();
@@ -419,12 +429,24 @@ impl Viewport {
             });
             renderer.lock().expect("renderer").queue.extend(reserve);
         }
-        let mesher = self.mesher.get_or_insert_with(|| mesher::Mesher::new(MESH_WORKERS));
+        let mesher = self.mesher.get_or_insert_with(|| {
+            let ctx = ctx.clone();
+            mesher::Mesher::with_wake(MESH_WORKERS, Arc::new(move || ctx.request_repaint()))
+        });
         let before = mesher.in_flight();
         let mut uploads: Vec<Upload> =
             mesher.poll().into_iter().map(|b| Upload::Set { key: b.key, mesh: Box::new(b.mesh) }).collect();
         let finished = before - mesher.in_flight();
-        let window = (2 * finished).clamp(MESH_JOBS_IN_FLIGHT, MESH_JOBS_IN_FLIGHT_MAX);
+        // Workers that finished every job they had since the last frame sat idle for part of
+        // it: the rest of the queue goes at once (an open from saved bakes: all its chunks in
+        // the third frame instead of a window doubling frame by frame, each frame a paint of
+        // the map under software GL).
+        let starved = finished > 0 && mesher.in_flight() == 0;
+        let window = if starved {
+            self.queue.len().max(MESH_JOBS_IN_FLIGHT_MAX)
+        } else {
+            (2 * finished).clamp(MESH_JOBS_IN_FLIGHT, MESH_JOBS_IN_FLIGHT_MAX)
+        };
         // Nearest first: the camera's chunk matters most.
         if self.queue.len() > window.saturating_sub(mesher.in_flight()) {
             let eye = self.camera.eye;
@@ -437,6 +459,8 @@ impl Viewport {
             };
             self.queue.make_contiguous().sort_by(|a, b| dist(a).total_cmp(&dist(b)));
         }
+        // The workers wake the UI when they run out of jobs; not while this batch is handed out.
+        mesher.hold();
         while mesher.in_flight() < window {
             let Some(k) = self.queue.pop_front() else { break };
             self.queued.remove(&k);
@@ -480,6 +504,7 @@ impl Viewport {
                 }
             }
         }
+        mesher.release();
         let loaded = self.textures.pump(textures::LOADS_PER_FRAME);
         uploads.extend(loaded.into_iter().map(|(reference, image)| Upload::Texture { reference, image }));
         if !uploads.is_empty() {
@@ -502,7 +527,7 @@ impl Viewport {
             self.camera.frame(target, room_distance(state, target, self.camera.forward(), distance));
         }
         self.update_sky(state);
-        self.sync_uploads(state);
+        self.sync_uploads(state, ui.ctx());
         // Without a renderer nothing is uploaded (and textures wait for none).
         if let Some(renderer) = &self.renderer
             && (!self.queue.is_empty()
@@ -510,9 +535,21 @@ impl Viewport {
                 || self.textures.pending() > 0
                 || renderer.lock().is_ok_and(|r| !r.queue.is_empty()))
         {
-            // While chunks bake, a frame takes CPU from the bakes: paced. After the last one,
-            // frames are how the meshes reach the GPU: at once.
-            let delay = if state.bake.in_flight() > 0 { self.background_repaint } else { std::time::Duration::ZERO };
+            // While chunks bake, a frame takes CPU from the bakes: paced. While the mesh workers
+            // work, a frame takes CPU from them too and soon has more to upload: at most
+            // [`WORKING_FRAME`] apart, and the workers wake the next one when they run out of
+            // jobs, so it takes their whole batch. Otherwise frames are how the meshes reach the
+            // GPU: at once.
+            let working = self.mesher.as_ref().is_some_and(mesher::Mesher::working);
+            let delay = if self.input_recent {
+                std::time::Duration::ZERO
+            } else if working {
+                self.background_repaint.max(WORKING_FRAME)
+            } else if state.bake.in_flight() > 0 {
+                self.background_repaint
+            } else {
+                std::time::Duration::ZERO
+            };
             ui.ctx().request_repaint_after(delay);
         }
 
