@@ -321,11 +321,14 @@ mod tests {
         for c in &chunks {
             let bake = Arc::new(bake_chunk(&map, 0, *c, &CompileSettings::default()).expect("bakes"));
             m.submit(job(&map, (0, *c), bake));
-            std::thread::sleep(Duration::from_millis(20));
         }
-        m.release();
         assert_eq!(drain(&mut m).len(), chunks.len());
+        // Every job counted finished (the hold keeps `working`): then the release.
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(m.working(), "held");
+        m.release();
         settle(&m);
+        assert!(!m.working());
         assert_eq!(wakes.load(Ordering::SeqCst), after_one_batch, "no wake while held");
         let bake = Arc::new(bake_chunk(&map, 0, chunks[0], &CompileSettings::default()).expect("bakes"));
         m.submit(job(&map, (0, chunks[0]), bake));
