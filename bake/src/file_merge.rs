@@ -60,6 +60,16 @@ enum Merged {
     Buried(u32),
 }
 
+impl Merged {
+    /// The leaf whose records stand for the cube, if it merges or is a leaf that can.
+    fn leaf(self) -> Option<u32> {
+        match self {
+            Merged::Air(l) | Merged::Buried(l) => Some(l),
+            Merged::No => None,
+        }
+    }
+}
+
 /// The parents of `chunk` whose leaves are all empty cubes carrying the same data, or all
 /// buried geometry, if any and if the chunk can be merged (see the [module
 /// documentation](self)); `None` otherwise.
@@ -117,10 +127,7 @@ pub fn merge_plan(chunk: &pmf::Chunk) -> Option<MergePlan> {
         };
         if let Some(m) = merged {
             what[i] = m;
-            rep[i] = Some(match m {
-                Merged::Air(l) | Merged::Buried(l) => l,
-                Merged::No => unreachable!("merged is air or buried"),
-            });
+            rep[i] = m.leaf();
             any = true;
         }
     }
@@ -268,6 +275,9 @@ pub fn merge_for_file(chunk: &mut pmf::Chunk) {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// A geometry cube's drawn, physics and sound materials.
+    type Materials = (u8, u8, u8);
 
     /// A leaf of a generated chunk.
     #[derive(Debug, Clone, Copy)]
@@ -451,10 +461,18 @@ mod tests {
             for v in after.common.cubes.iter().filter_map(|c| c.visibility.as_ref()) {
                 prop_assert!(v.cubes.windows(2).all(|w| w[0] < w[1]));
             }
-            // A merged buried cube takes one of its leaves' materials and draws nothing.
-            for (i, c) in after.common.cubes.iter().enumerate() {
-                if let pmf::CubeKind::Geometry(g) = &c.kind {
-                    prop_assert!(drawn(&after, i) || g.material < 3);
+            // A cube without a face takes the materials of one of the cubes it stands for.
+            let material = |c: &pmf::Chunk, i: u32| match &c.common.cubes[i as usize].kind {
+                pmf::CubeKind::Geometry(g) => Some((g.material, g.physics_material, g.sound_material)),
+                _ => None,
+            };
+            let mut replaced: HashMap<u32, Vec<Option<Materials>>> = HashMap::new();
+            for (b, a) in leaves(&before).0.iter().zip(&leaves(&after).0) {
+                replaced.entry(a.index).or_default().push(material(&before, b.index));
+            }
+            for (a, was) in &replaced {
+                if material(&after, *a).is_some() && !drawn(&after, *a as usize) {
+                    prop_assert!(was.contains(&material(&after, *a)), "cube {} takes one of its leaves' materials", a);
                 }
             }
             prop_assert!(merge_plan(&after).is_none(), "nothing left to merge");
