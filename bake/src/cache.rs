@@ -25,7 +25,7 @@
 //! none of them changed, every ray goes where it went and reads what it read. Level-wide data is
 //! hashed whole: a light or setting changed outside the editor re-bakes the level, which is rare
 //! (the editor re-bakes live and saves fresh entries). [`COMPILER`] must be bumped whenever the
-//! compiler's output for the same inputs changes.
+//! bakes made from the same inputs change.
 //!
 //! # Trust
 //! A cache file is input like any other: it is read by a bounded reader (sizes checked against
@@ -62,10 +62,12 @@ use crate::compile::{AirVis, ChunkBake, ChunkStats, CompileSettings, Grid};
 use crate::deps::{ChunkKey, bounce_reach, chunks_near_light, scene_lights};
 use crate::light::BakedMode;
 
-/// The compiler's version for cache keys: bump it whenever the bytes a bake produces for the
-/// same map and settings change (a lighting or meshing change), so older entries are not used.
+/// The compiler's version for cache keys: bump it whenever the bakes made for the same map and
+/// settings change (a lighting or meshing change), so older entries are not used. A change after
+/// the bakes (the file merges, the LZ4 parse) needs no bump: saved bakes stay valid.
 /// `bake/tests/cache.rs::the_compiler_version_names_what_the_bake_writes` pins a digest of a
-/// small map's bake per version and fails until a change of output comes with a bump.
+/// small map's bakes ([`bake_digest`]) per version and fails until a change of them comes with a
+/// bump.
 pub const COMPILER: u32 = 5;
 
 /// The cache folder's name inside a project.
@@ -397,36 +399,28 @@ fn read_inputs(r: &mut Reader<'_>) -> Result<Inputs, ReadError> {
     Ok(Inputs { level, chunks })
 }
 
-/// One entry's bytes (docs/spec/BAKE-CACHE.md): header, inputs, the bake, checksum.
-pub fn encode_entry(bake: &ChunkBake, inputs: &Inputs, chunk_size_exp: u8) -> Result<Vec<u8>, CacheError> {
-    let key = (bake.level, bake.chunk);
-    // The air cells' lists are written again on load from `vis` (B5): storing them in the
-    // record too would repeat every far list once per air cell, most of an entry's decoded
-    // bytes on an open map, only to be overwritten.
-    let stripped;
-    let record = match &bake.vis {
+/// The record an entry stores for `bake`: the air cells' lists are written again on load from
+/// `vis` (B5), so with `vis` they are left out; storing them too would repeat every far list
+/// once per air cell, most of an entry's decoded bytes on an open map, only to be overwritten.
+fn stored_record(bake: &ChunkBake) -> std::borrow::Cow<'_, pmf::Chunk> {
+    match &bake.vis {
         Some(_) => {
             let mut pmf = bake.pmf.clone();
             for cube in &mut pmf.common.cubes {
                 cube.visibility = None;
             }
-            stripped = pmf;
-            &stripped
+            std::borrow::Cow::Owned(pmf)
         }
-        None => &bake.pmf,
-    };
-    let encoded = pmf::encode_chunk(record, bake.level, 0, chunk_size_exp, ABSOLUTE_GRID)
-        .map_err(|source| CacheError::Encode { key, source })?;
-    let mut w = Writer::with_capacity(256 + 28 * inputs.chunks.len() + encoded.compressed_len());
-    w.bytes(MAGIC);
-    w.u16(FORMAT);
-    w.u32(COMPILER);
-    w.u32(bake.level as u32);
-    write_coord(&mut w, bake.chunk);
-    write_inputs(&mut w, inputs);
+        None => std::borrow::Cow::Borrowed(&bake.pmf),
+    }
+}
+
+/// What an entry stores of `bake` besides its record: the chunks it read, its top layer, its
+/// statistics.
+fn write_bake_meta(w: &mut Writer, bake: &ChunkBake) {
     w.u32(bake.reads.len() as u32);
     for &c in &bake.reads {
-        write_coord(&mut w, c);
+        write_coord(w, c);
     }
     w.u8(u8::from(bake.top_layer.is_some()));
     w.i32(bake.top_layer.unwrap_or(0));
@@ -436,6 +430,33 @@ pub fn encode_entry(bake: &ChunkBake, inputs: &Inputs, chunk_size_exp: u8) -> Re
     }
     w.u64(s.vis_searches);
     w.bool(s.vis_skipped);
+}
+
+/// What an entry stores of `bake` after its record: the air cells' visibility, if any.
+fn write_bake_vis(w: &mut Writer, bake: &ChunkBake) {
+    match &bake.vis {
+        Some(vis) => {
+            w.u8(1);
+            vis.encode(w);
+        }
+        None => w.u8(0),
+    }
+}
+
+/// One entry's bytes (docs/spec/BAKE-CACHE.md): header, inputs, the bake, checksum.
+pub fn encode_entry(bake: &ChunkBake, inputs: &Inputs, chunk_size_exp: u8) -> Result<Vec<u8>, CacheError> {
+    let key = (bake.level, bake.chunk);
+    let record = stored_record(bake);
+    let encoded = pmf::encode_chunk(&record, bake.level, 0, chunk_size_exp, ABSOLUTE_GRID)
+        .map_err(|source| CacheError::Encode { key, source })?;
+    let mut w = Writer::with_capacity(256 + 28 * inputs.chunks.len() + encoded.compressed_len());
+    w.bytes(MAGIC);
+    w.u16(FORMAT);
+    w.u32(COMPILER);
+    w.u32(bake.level as u32);
+    write_coord(&mut w, bake.chunk);
+    write_inputs(&mut w, inputs);
+    write_bake_meta(&mut w, bake);
     w.u8(chunk_size_exp);
     for v in encoded.sizes() {
         w.u32(v);
@@ -443,16 +464,35 @@ pub fn encode_entry(bake: &ChunkBake, inputs: &Inputs, chunk_size_exp: u8) -> Re
     for f in encoded.frames() {
         w.bytes(f);
     }
-    match &bake.vis {
-        Some(vis) => {
-            w.u8(1);
-            vis.encode(&mut w);
-        }
-        None => w.u8(0),
-    }
+    write_bake_vis(&mut w, bake);
     let sum = XxHash3_128::oneshot(w.as_slice());
     w.bytes(&sum.to_le_bytes());
     Ok(w.into_inner())
+}
+
+/// A digest of everything an entry stores of `bake` (its record's uncompressed blocks, the
+/// chunks it read, its top layer, statistics and visibility), but not what made it (inputs,
+/// [`COMPILER`]) nor how the record is compressed: two bakes with the same digest give the same
+/// entry's bake and the same exported bytes. What pins [`COMPILER`] to the bake's output (the
+/// cache test `the_compiler_version_names_what_the_bake_writes`): a change to the file step
+/// after the bakes (the merges of docs/spec/PMF-NOTES.md C4b/C4c, the LZ4 parse) leaves saved
+/// bakes valid and needs no new version.
+pub fn bake_digest(bake: &ChunkBake, chunk_size_exp: u8) -> Result<u128, CacheError> {
+    let key = (bake.level, bake.chunk);
+    let record = stored_record(bake);
+    let blocks = pmf::chunk_blocks(&record, bake.level, 0, chunk_size_exp, ABSOLUTE_GRID)
+        .map_err(|source| CacheError::Encode { key, source })?;
+    let mut w = Writer::with_capacity(256 + blocks.iter().map(Vec::len).sum::<usize>());
+    w.u32(bake.level as u32);
+    write_coord(&mut w, bake.chunk);
+    write_bake_meta(&mut w, bake);
+    w.u8(chunk_size_exp);
+    for b in &blocks {
+        w.u64(b.len() as u64);
+        w.bytes(b);
+    }
+    write_bake_vis(&mut w, bake);
+    Ok(XxHash3_128::oneshot(w.as_slice()))
 }
 
 /// A decoded entry: the chunk it is for, what it was made from and the bake (its
