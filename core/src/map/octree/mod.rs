@@ -541,11 +541,16 @@ impl Octree {
     /// Feeds the bytes [`Self::content_hash`] hashes (size, then the canonical pre-order
     /// tokens in a fixed layout) into any hasher, for callers that need a wider hash (the bake
     /// cache keys chunks by 128 bits, `bake/src/cache.rs`).
+    /// The bytes reach `h` in writes of up to 4 KiB ([`Batched`]): a streaming hash gives the
+    /// same value for any split of its input, and a token's few bytes one write at a time cost
+    /// a streaming xxh3 more than the walk itself (the bake cache hashes every chunk on open).
     pub fn hash_content<H: Hasher>(&self, h: &mut H) {
-        h.write_u8(self.size_log2);
+        let mut b = Batched::new(h);
+        b.write_u8(self.size_log2);
         for (_, c) in self.pre_order() {
-            hash_token(h, c.as_ref());
+            hash_token(&mut b, c.as_ref());
         }
+        b.flush();
     }
 
     /// Checks the structural invariants (canonical form, normalized cubes, consistent arena).
@@ -914,6 +919,59 @@ impl ContentHasher {
     /// The hash of the nodes so far.
     pub fn finish(&self) -> u64 {
         self.0.finish()
+    }
+}
+
+/// A [`Hasher`] that gathers small writes into a 4 KiB buffer and passes them on to the inner
+/// hasher in larger ones; [`Self::flush`] (or dropping it) passes on the rest. The inner hasher
+/// sees the same bytes in the same order, so a streaming hash of them is the same.
+pub struct Batched<'a, H: Hasher> {
+    inner: &'a mut H,
+    buf: [u8; BATCH],
+    len: usize,
+}
+
+/// [`Batched`]'s buffer size.
+const BATCH: usize = 4096;
+
+impl<'a, H: Hasher> Batched<'a, H> {
+    pub fn new(inner: &'a mut H) -> Self {
+        Batched { inner, buf: [0; BATCH], len: 0 }
+    }
+
+    /// Passes the buffered bytes on.
+    pub fn flush(&mut self) {
+        if self.len > 0 {
+            self.inner.write(&self.buf[..self.len]);
+            self.len = 0;
+        }
+    }
+}
+
+impl<H: Hasher> Drop for Batched<'_, H> {
+    fn drop(&mut self) {
+        self.flush();
+    }
+}
+
+impl<H: Hasher> Hasher for Batched<'_, H> {
+    /// The inner hasher's value so far, without the bytes still buffered (passing them on
+    /// needs `&mut self`): call [`Batched::flush`] first.
+    fn finish(&self) -> u64 {
+        self.inner.finish()
+    }
+
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        if self.len + bytes.len() > BATCH {
+            self.flush();
+            if bytes.len() > BATCH {
+                self.inner.write(bytes);
+                return;
+            }
+        }
+        self.buf[self.len..self.len + bytes.len()].copy_from_slice(bytes);
+        self.len += bytes.len();
     }
 }
 

@@ -611,6 +611,46 @@ fn content_hash_is_stable() {
     assert_eq!(t.content_hash(), 0x7f87_73a2_1c5b_95d8, "{:#018x}", t.content_hash());
 }
 
+/// `hash_content` passes a streaming hasher the very bytes `content_hash` hashes, batched or not:
+/// FNV-1a over them gives `content_hash`, for a small tree and one whose tokens fill the batch
+/// buffer many times over.
+#[test]
+fn hash_content_feeds_the_bytes_content_hash_hashes() {
+    let mut small = Octree::new(4);
+    small.fill_box(
+        LatticeBox::new(IVec3::ZERO, IVec3::new(16, 5, 16)),
+        Cube::solid(MaterialId(1), PhysicsId(2), SoundId(3)),
+    );
+    let mut big = Octree::new(5);
+    for c in all_cells(5) {
+        let m = (c.x * 7 + c.y * 3 + c.z) % 5;
+        if m > 0 {
+            big.set_cube(CubeAddr::new(c, 0).unwrap(), Cube::solid(MaterialId(m as u16), PhysicsId(0), SoundId(0)))
+                .unwrap();
+        }
+    }
+    for t in [&small, &big, &Octree::new(3)] {
+        let mut h = Fnv64::new();
+        t.hash_content(&mut h);
+        assert_eq!(h.finish(), t.content_hash());
+        let mut bytes = Recorder(0);
+        t.hash_content(&mut bytes);
+        assert!(t != &big || bytes.0 > 10 * 4096, "the big tree's tokens span many batches: {} bytes", bytes.0);
+    }
+}
+
+/// Counts the bytes written to it.
+struct Recorder(usize);
+
+impl Hasher for Recorder {
+    fn finish(&self) -> u64 {
+        0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        self.0 += bytes.len();
+    }
+}
+
 /// A smooth heightmap terrain of 256 × 256 columns in one chunk of 2^8 lattice units (a 32 map
 /// unit chunk): measures bytes per solid cube.
 #[test]
