@@ -301,15 +301,14 @@ impl Rebuild {
         self.epoch += 1;
         self.map = map;
         let mut keys = every_chunk(&self.map);
-        for (key, mut bake) in bakes {
-            if !keys.remove(&key) {
-                continue;
-            }
-            // A saved bake's far lists are from the summaries of the map it was made in: write
-            // them from the current ones (far sets are no part of a cache key).
-            if let Some(grid) = self.far_grid(key.0) {
-                bake.refresh_far(&grid);
-            }
+        let mut bakes: Vec<(ChunkKey, ChunkBake)> = bakes.into_iter().filter(|(key, _)| keys.remove(key)).collect();
+        // A saved bake's far lists are from the summaries of the map it was made in: write them
+        // from the current ones (far sets are no part of a cache key).
+        let levels: BTreeSet<usize> = bakes.iter().map(|(k, _)| k.0).collect();
+        let grids: BTreeMap<usize, Arc<SummaryGrid>> =
+            levels.into_iter().filter_map(|li| Some((li, self.far_grid(li)?))).collect();
+        refresh_far_all(&mut bakes, &grids, self.scheduler.threads());
+        for (key, bake) in bakes {
             // Its own lists and pathfinding records serve the chunk's next bake.
             keep_air_data(self.scheduler.vis_cache(), &self.map, &bake, self.scheduler.settings());
             for &r in &bake.reads {
@@ -728,6 +727,30 @@ impl Rebuild {
         }
         Ok(assemble(&self.map, |k| Some(&**self.slots.get(&k)?.full.as_ref()?), &settings)?)
     }
+}
+
+/// [`ChunkBake::refresh_far`] of every bake with a grid for its level in `grids`, on `threads`
+/// threads (each bake's lists are a function of the bake and its grid alone: the split does
+/// not change them). Opening a saved `terrain(32,4,32)` writes 4 096 chunks' far lists.
+fn refresh_far_all(bakes: &mut [(ChunkKey, ChunkBake)], grids: &BTreeMap<usize, Arc<SummaryGrid>>, threads: usize) {
+    let refresh = |part: &mut [(ChunkKey, ChunkBake)]| {
+        for (key, bake) in part {
+            if let Some(grid) = grids.get(&key.0) {
+                bake.refresh_far(grid);
+            }
+        }
+    };
+    let threads = threads.clamp(1, bakes.len().max(1));
+    if threads == 1 {
+        refresh(bakes);
+        return;
+    }
+    let per = bakes.len().div_ceil(threads);
+    std::thread::scope(|s| {
+        for part in bakes.chunks_mut(per) {
+            s.spawn(move || refresh(part));
+        }
+    });
 }
 
 /// The chunks whose full bakes in `slots` stopped their rays below one of the `changed` chunks

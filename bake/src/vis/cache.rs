@@ -405,6 +405,48 @@ impl VisCache {
         inner.air.get_or_insert_with(|| Arc::new(ChunkSummary::air(nl))).clone()
     }
 
+    /// Computes the summaries of the `chunks` that [`Self::summary_locked`] would not find, on
+    /// every core when there are many (a whole level's on open or on a library change): each
+    /// is a pure function of its chunk, so the split does not change them.
+    fn summarize_missing<'c>(
+        inner: &mut Inner,
+        settings: &VisSettings,
+        nl: u8,
+        li: usize,
+        chunks: impl Iterator<Item = (&'c ChunkCoord, &'c Arc<Chunk>)>,
+    ) {
+        /// Fewer than this are summarized on the calling thread (an edit's one or two).
+        const PARALLEL_FROM: usize = 64;
+        let missing: Vec<(ChunkCoord, &Arc<Chunk>)> = chunks
+            .filter(|(c, ch)| inner.summaries.get(&(li, **c)).is_none_or(|(w, _, _)| w.as_ptr() != Arc::as_ptr(ch)))
+            .map(|(c, ch)| (*c, ch))
+            .collect();
+        if missing.len() < PARALLEL_FROM {
+            return;
+        }
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(missing.len());
+        let per = missing.len().div_ceil(threads);
+        let opaque = &inner.opaque;
+        let made: Vec<(ChunkSummary, u32)> = std::thread::scope(|s| {
+            let parts: Vec<_> = missing
+                .chunks(per)
+                .map(|part| {
+                    s.spawn(move || {
+                        part.iter()
+                            .map(|(_, ch)| ChunkSummary::weighed(ch.octree(), opaque, settings.voxels_log2))
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            parts.into_iter().flat_map(|p| p.join().expect("a summary thread panicked")).collect()
+        });
+        let air = ChunkSummary::air(nl);
+        for ((c, ch), (s, n)) in missing.into_iter().zip(made) {
+            let s = if s == air { Self::air(inner, nl) } else { Arc::new(s) };
+            inner.summaries.insert((li, c), (Arc::downgrade(ch), s, n));
+        }
+    }
+
     fn summary_locked(
         inner: &mut Inner,
         settings: &VisSettings,
@@ -456,6 +498,7 @@ impl VisCache {
         {
             return LevelVis { grid: e.grid.clone(), opaque, settings: self.settings };
         }
+        Self::summarize_missing(&mut inner, &self.settings, nl, li, level.chunks().filter(|(c, _)| in_box(c)));
         let dims = max - min + IVec3::ONE;
         let air = Self::air(&mut inner, nl);
         let volume = (dims.x as usize) * (dims.y as usize) * (dims.z as usize);
@@ -549,6 +592,37 @@ mod tests {
         // Back to the first map: the old summaries again (by value).
         let e = cache.level(&level, &lib, 0, lo, hi);
         assert!(e.grid.chunks.iter().zip(&a.grid.chunks).all(|(x, y)| x == y));
+    }
+
+    /// A whole level's summaries, made on every core when many are missing, are the ones made one
+    /// chunk at a time; all-air chunks share the one air summary either way.
+    #[test]
+    fn summaries_made_in_parallel_are_the_ones_made_one_by_one() {
+        let map = pmfedit_core::sample::terrain(6, 3, 6, 3);
+        let (level, lib) = (&map.levels[0], &map.library);
+        let chunks: Vec<ChunkCoord> = level.chunks().map(|(c, _)| *c).collect();
+        assert!(chunks.len() >= 64, "enough chunks for the parallel path: {}", chunks.len());
+        let (lo, hi) = level.occupied_bounds().unwrap();
+        let parallel = VisCache::new(VisSettings::default());
+        let a = parallel.level(level, lib, 0, lo, hi);
+        let serial = VisCache::new(VisSettings::default());
+        for &c in &chunks {
+            serial.summary(level, lib, 0, c);
+        }
+        let b = serial.level(level, lib, 0, lo, hi);
+        assert_eq!(a.grid.chunks.len(), b.grid.chunks.len());
+        assert!(a.grid.chunks.iter().zip(&b.grid.chunks).all(|(x, y)| x == y));
+        assert_eq!(a.grid.weights(), b.grid.weights());
+        fn air(g: &SummaryGrid) -> Vec<&Arc<ChunkSummary>> {
+            g.chunks.iter().filter(|s| ***s == ChunkSummary::air(4)).collect()
+        }
+        let air_a = air(&a.grid);
+        assert!(!air_a.is_empty(), "the terrain has all-air chunks above it");
+        assert!(air_a.iter().all(|s| Arc::ptr_eq(s, air_a[0])), "one shared air summary");
+        assert_eq!(air_a.len(), air(&b.grid).len());
+        for &c in &chunks {
+            assert_eq!(parallel.summary(level, lib, 0, c), serial.summary(level, lib, 0, c), "chunk {c:?}");
+        }
     }
 
     /// A cache that keeps serves a chunk's own lists again for the same chunk; one that does not
