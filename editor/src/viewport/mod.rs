@@ -101,11 +101,36 @@ pub const MESH_JOBS_IN_FLIGHT: usize = 64;
 pub const MESH_JOBS_IN_FLIGHT_MAX: usize = 2048;
 /// Mesh worker threads.
 pub const MESH_WORKERS: usize = 2;
-/// While the mesh workers work, background frames come at most this often (and the workers
-/// wake the frame that takes the rest of their batch): an open from saved bakes paints the map a
-/// few times while its chunks stream in, not once for every few hundred (software GL: a paint of
-/// a 4 096-chunk map is ~200 ms of the CPU the workers need).
+/// While the mesh workers work, background frames come at most this often, or every two of the
+/// last paint's time when that is longer (and the workers wake the frame that takes the rest of
+/// their batch): an open from saved bakes paints the map a few times while its chunks stream in,
+/// not once for every few hundred (software GL: a paint of a 4 096-chunk map is ~200 ms of the
+/// CPU the workers need).
 pub const WORKING_FRAME: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// How many mesh jobs may be in flight after this frame's submissions: `queued` chunks wait,
+/// `before` jobs were in flight at the start of the frame and `finished` of them came back since.
+/// Workers with nothing to do (they finished every job they had since the last frame, or had
+/// none) get the rest of the queue at once: an open from saved bakes hands all its chunks out in
+/// its first frame, nearest first, instead of a window doubling frame by frame, each frame a
+/// paint of the map under software GL. Busy workers get twice what they finished, within
+/// [`MESH_JOBS_IN_FLIGHT`]..=[`MESH_JOBS_IN_FLIGHT_MAX`].
+pub fn mesh_window(queued: usize, before: usize, finished: usize) -> usize {
+    // Nothing in flight any more: every job back, or none handed out.
+    if finished == before {
+        queued.max(MESH_JOBS_IN_FLIGHT_MAX)
+    } else {
+        (2 * finished).clamp(MESH_JOBS_IN_FLIGHT, MESH_JOBS_IN_FLIGHT_MAX)
+    }
+}
+
+/// The delay before the next background frame while the mesh workers work: the paced delay
+/// (`background`), at least [`WORKING_FRAME`], and at least twice the last paint (`paint`): a
+/// paint of a big map under software GL costs more than the interval, and frames then take at
+/// most a third of the CPU the workers need.
+pub fn working_frame_delay(background: std::time::Duration, paint: std::time::Duration) -> std::time::Duration {
+    background.max(WORKING_FRAME).max(2 * paint)
+}
 
 /// How soon the next frame of animated materials (texture frames, UV scroll) comes at most.
 pub const ANIMATION_FRAME: std::time::Duration = std::time::Duration::from_millis(33);
@@ -437,16 +462,7 @@ impl Viewport {
         let mut uploads: Vec<Upload> =
             mesher.poll().into_iter().map(|b| Upload::Set { key: b.key, mesh: Box::new(b.mesh) }).collect();
         let finished = before - mesher.in_flight();
-        // Workers that finished every job they had since the last frame sat idle for part of
-        // it: the rest of the queue goes at once (an open from saved bakes: all its chunks in
-        // the third frame instead of a window doubling frame by frame, each frame a paint of
-        // the map under software GL).
-        let starved = finished > 0 && mesher.in_flight() == 0;
-        let window = if starved {
-            self.queue.len().max(MESH_JOBS_IN_FLIGHT_MAX)
-        } else {
-            (2 * finished).clamp(MESH_JOBS_IN_FLIGHT, MESH_JOBS_IN_FLIGHT_MAX)
-        };
+        let window = mesh_window(self.queue.len(), before, finished);
         // Nearest first: the camera's chunk matters most.
         if self.queue.len() > window.saturating_sub(mesher.in_flight()) {
             let eye = self.camera.eye;
@@ -544,7 +560,8 @@ impl Viewport {
             let delay = if self.input_recent {
                 std::time::Duration::ZERO
             } else if working {
-                self.background_repaint.max(WORKING_FRAME)
+                let paint = renderer.lock().map_or(std::time::Duration::ZERO, |r| r.paint_time.last);
+                working_frame_delay(self.background_repaint, paint)
             } else if state.bake.in_flight() > 0 {
                 self.background_repaint
             } else {

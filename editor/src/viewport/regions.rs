@@ -184,7 +184,14 @@ pub struct Region {
     pub vis_base: BTreeMap<u32, u32>,
     /// Bounding sphere of all chunks (relative to the origin; radius 0 when empty).
     pub sphere: (Vec3, f32),
+    /// The box [`Self::sphere`] is made from: the union of the drawn chunks' bounds.
+    bounds: Option<(Vec3, Vec3)>,
     max_texture: u32,
+}
+
+/// The sphere around a box (radius 0 for none).
+fn sphere_of(bounds: Option<(Vec3, Vec3)>) -> (Vec3, f32) {
+    bounds.map_or((Vec3::ZERO, 0.0), |(lo, hi)| ((lo + hi) * 0.5, (hi - lo).length() * 0.5))
 }
 
 /// Why a GL call failed.
@@ -299,6 +306,7 @@ impl Region {
             vis,
             vis_base: BTreeMap::new(),
             sphere: (Vec3::ZERO, 0.0),
+            bounds: None,
             max_texture,
         };
         region.place_white(gl);
@@ -397,8 +405,18 @@ impl Region {
         };
         let mut chunk = RegionChunk { key, parts, bounds, sphere, atlas: mesh.atlas, lightmap_at: None };
         chunk.lightmap_at = self.place_atlas(gl, &chunk.atlas)?;
+        let drawn = chunk.sphere.1 > 0.0;
         self.chunks.insert(mesh.slot, chunk);
-        self.update_sphere();
+        if old.is_some() {
+            // The replaced chunk's bounds may have been the region's: measure again.
+            self.update_sphere();
+        } else if drawn {
+            // A new chunk only widens the region's bounds (a whole load is one pass, not a
+            // walk of the region per chunk).
+            self.bounds = Some(self.bounds.map_or(bounds, |(l, h)| (l.min(bounds.0), h.max(bounds.1))));
+            self.sphere = sphere_of(self.bounds);
+        }
+        debug_assert_eq!(self.bounds, self.drawn_bounds(), "the region's bounds are its drawn chunks'");
         Ok(())
     }
 
@@ -420,12 +438,18 @@ impl Region {
     }
 
     fn update_sphere(&mut self) {
+        self.bounds = self.drawn_bounds();
+        self.sphere = sphere_of(self.bounds);
+    }
+
+    /// The union of the drawn chunks' bounds.
+    fn drawn_bounds(&self) -> Option<(Vec3, Vec3)> {
         let mut b: Option<(Vec3, Vec3)> = None;
         for c in self.chunks.values().filter(|c| c.sphere.1 > 0.0) {
             let (lo, hi) = c.bounds;
             b = Some(b.map_or((lo, hi), |(l, h)| (l.min(lo), h.max(hi))));
         }
-        self.sphere = b.map_or((Vec3::ZERO, 0.0), |(lo, hi)| ((lo + hi) * 0.5, (hi - lo).length() * 0.5));
+        b
     }
 
     /// Copies one pass of a chunk into the pass's buffers (growing them when full).
@@ -435,14 +459,16 @@ impl Region {
         let first_vertex = self.alloc(gl, k, nv, false)?;
         let first_index = self.alloc(gl, k, ni, true)?;
         let Some(p) = &self.passes[k].gl else { unreachable!("alloc creates the buffers") };
-        let indices: Vec<u8> = pass.indices.iter().flat_map(|i| i.to_ne_bytes()).collect();
         // SAFETY: the ranges were allocated inside the buffers' sizes (`alloc`); the buffers are
         // bound to ARRAY_BUFFER only for the writes (no vertex array's element binding changes).
+        // The indices are read as their native-endian bytes (what GL takes): a `u32` slice is
+        // `4 ×` its length of initialized bytes, and `u8` has no alignment to keep.
         unsafe {
+            let indices = std::slice::from_raw_parts(pass.indices.as_ptr().cast::<u8>(), pass.indices.len() * 4);
             gl.bind_buffer(glow::ARRAY_BUFFER, Some(p.vbo));
             gl.buffer_sub_data_u8_slice(glow::ARRAY_BUFFER, first_vertex as i32 * VERTEX_STRIDE as i32, &pass.vertices);
             gl.bind_buffer(glow::ARRAY_BUFFER, Some(p.ebo));
-            gl.buffer_sub_data_u8_slice(glow::ARRAY_BUFFER, first_index as i32 * 4, &indices);
+            gl.buffer_sub_data_u8_slice(glow::ARRAY_BUFFER, first_index as i32 * 4, indices);
             gl.bind_buffer(glow::ARRAY_BUFFER, None);
         }
         Ok(Part { first_vertex, vertices: nv, first_index, indices: ni, facing_starts: pass.facing_starts })

@@ -310,6 +310,8 @@ pub struct PaintTime {
     pub total: Duration,
     /// Of which copying queued meshes into the region buffers ([`Upload`]).
     pub uploads: Duration,
+    /// The last paint's time.
+    pub last: Duration,
 }
 
 /// One queued change of the GPU chunk set.
@@ -944,7 +946,8 @@ impl Renderer {
         let _ = target.into_framebuffer();
         gl_state::after(&self.ctx);
         self.paint_time.paints += 1;
-        self.paint_time.total += started.elapsed();
+        self.paint_time.last = started.elapsed();
+        self.paint_time.total += self.paint_time.last;
     }
 
     fn draw_fills(&self, f: &FrameParams, vp: three_d::Mat4, viewport: TdViewport) {

@@ -79,3 +79,28 @@ fn only_chunks_that_draw_an_animated_material_keep_the_view_redrawing() {
     library.replace(id, still).unwrap();
     assert!(!draws_animated(&names(&["stone", "water"]), &library, &materials_fx(&library)));
 }
+
+/// The mesh window: idle workers (none handed out yet, as in an open's first frame, or every job
+/// back) take the whole queue; busy ones twice what they finished, within the bounds.
+#[test]
+fn idle_mesh_workers_take_the_whole_queue() {
+    use super::{MESH_JOBS_IN_FLIGHT, MESH_JOBS_IN_FLIGHT_MAX, mesh_window};
+    assert_eq!(mesh_window(4096, 0, 0), 4096, "an open's first frame hands every chunk out");
+    assert_eq!(mesh_window(10, 0, 0), MESH_JOBS_IN_FLIGHT_MAX, "a small queue all goes");
+    assert_eq!(mesh_window(4000, 64, 64), 4000, "every job back: the rest at once");
+    assert_eq!(mesh_window(4000, 64, 0), MESH_JOBS_IN_FLIGHT, "busy, nothing back yet");
+    assert_eq!(mesh_window(4000, 600, 300), 600, "busy: twice what came back");
+    assert_eq!(mesh_window(9000, 3000, 2000), MESH_JOBS_IN_FLIGHT_MAX);
+}
+
+/// Frames while the mesh workers work: at least [`super::WORKING_FRAME`] apart, longer when the
+/// app is paced, and at least two of the last paint's time (a big map under software GL).
+#[test]
+fn working_frames_leave_the_workers_two_thirds_of_the_time() {
+    use super::{WORKING_FRAME, working_frame_delay};
+    use std::time::Duration;
+    let ms = Duration::from_millis;
+    assert_eq!(working_frame_delay(Duration::ZERO, ms(10)), WORKING_FRAME);
+    assert_eq!(working_frame_delay(ms(900), ms(10)), ms(900));
+    assert_eq!(working_frame_delay(ms(0), ms(300)), ms(600));
+}
