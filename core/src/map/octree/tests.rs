@@ -596,9 +596,8 @@ fn leaves_in_pmf_pre_order() {
     assert_eq!(t.root_addr().child(0).min, IVec3::ONE);
 }
 
-#[test]
-fn content_hash_is_stable() {
-    // A fixed scene must always hash to the same value: project files name chunks by it.
+/// A fixed scene with every kind of token: solid, pushed corners, path attributes.
+fn stable_scene() -> Octree {
     let mut t = Octree::new(4);
     t.fill_box(
         LatticeBox::new(IVec3::ZERO, IVec3::new(16, 5, 16)),
@@ -606,6 +605,13 @@ fn content_hash_is_stable() {
     );
     t.push_corner(CubeAddr::new(IVec3::new(2, 2, 2), 1).unwrap(), 1, IVec3::new(1, -2, 3)).unwrap();
     t.set_path_attrs_box(LatticeBox::new(IVec3::new(0, 5, 0), IVec3::new(4, 6, 4)), PathAttrs(1));
+    t
+}
+
+#[test]
+fn content_hash_is_stable() {
+    // A fixed scene must always hash to the same value: project files name chunks by it.
+    let t = stable_scene();
     assert_eq!(Octree::new(4).content_hash(), Octree::new(4).content_hash());
     assert_ne!(Octree::new(4).content_hash(), Octree::new(5).content_hash());
     assert_eq!(t.content_hash(), 0x7f87_73a2_1c5b_95d8, "{:#018x}", t.content_hash());
@@ -616,11 +622,7 @@ fn content_hash_is_stable() {
 /// buffer many times over.
 #[test]
 fn hash_content_feeds_the_bytes_content_hash_hashes() {
-    let mut small = Octree::new(4);
-    small.fill_box(
-        LatticeBox::new(IVec3::ZERO, IVec3::new(16, 5, 16)),
-        Cube::solid(MaterialId(1), PhysicsId(2), SoundId(3)),
-    );
+    let small = stable_scene();
     let mut big = Octree::new(5);
     for c in all_cells(5) {
         let m = (c.x * 7 + c.y * 3 + c.z) % 5;
