@@ -18,7 +18,8 @@
 //! - **Camera-relative rendering**: the camera position is f64; chunk offsets and overlay points
 //!   are moved by `-eye` in f64 before becoming f32, so a 2^27-unit level keeps precision.
 //! - **Meshes off the UI thread**: each frame the chunks in `bake.changed` are queued, nearest
-//!   the camera first; a window of them (twice what the workers finished since the last frame,
+//!   the camera first; a window of them ([`mesh_window`]: all of them when the workers are idle,
+//!   else twice what they finished since the last frame,
 //!   [`MESH_JOBS_IN_FLIGHT`]..=[`MESH_JOBS_IN_FLIGHT_MAX`]) goes to the mesh workers
 //!   ([`mesher`]), which build GPU-ready meshes ([`gpu_mesh`]); finished ones are handed to the
 //!   renderer, which copies them into its shared region buffers ([`regions`]) in the next paint.
