@@ -405,46 +405,63 @@ impl VisCache {
         inner.air.get_or_insert_with(|| Arc::new(ChunkSummary::air(nl))).clone()
     }
 
-    /// Computes the summaries of the `chunks` that [`Self::summary_locked`] would not find, on
-    /// every core when there are many (a whole level's on open or on a library change): each
-    /// is a pure function of its chunk, so the split does not change them.
-    fn summarize_missing<'c>(
+    /// The summaries and geometry cube counts of `chunks` (of level `li`), in order: each looked up
+    /// once, the missing ones made on every core when there are many (a whole level's on open or
+    /// on a library change; an edit's one or two on the calling thread). Each is a pure function
+    /// of its chunk, so the split does not change them.
+    fn summaries_of(
         inner: &mut Inner,
         settings: &VisSettings,
         nl: u8,
         li: usize,
-        chunks: impl Iterator<Item = (&'c ChunkCoord, &'c Arc<Chunk>)>,
-    ) {
-        /// Fewer than this are summarized on the calling thread (an edit's one or two).
+        chunks: &[(ChunkCoord, &Arc<Chunk>)],
+    ) -> Vec<(Arc<ChunkSummary>, u32)> {
+        /// Fewer missing summaries than this are made on the calling thread.
         const PARALLEL_FROM: usize = 64;
-        let missing: Vec<(ChunkCoord, &Arc<Chunk>)> = chunks
-            .filter(|(c, ch)| inner.summaries.get(&(li, **c)).is_none_or(|(w, _, _)| w.as_ptr() != Arc::as_ptr(ch)))
-            .map(|(c, ch)| (*c, ch))
+        let mut out: Vec<Option<(Arc<ChunkSummary>, u32)>> = chunks
+            .iter()
+            .map(|(c, ch)| match inner.summaries.get(&(li, *c)) {
+                Some((w, s, n)) if w.as_ptr() == Arc::as_ptr(ch) => Some((s.clone(), *n)),
+                _ => None,
+            })
             .collect();
-        if missing.len() < PARALLEL_FROM {
-            return;
-        }
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(missing.len());
-        let per = missing.len().div_ceil(threads);
+        let missing: Vec<usize> = (0..chunks.len()).filter(|&i| out[i].is_none()).collect();
         let opaque = &inner.opaque;
-        let made: Vec<(ChunkSummary, u32)> = std::thread::scope(|s| {
-            let parts: Vec<_> = missing
-                .chunks(per)
-                .map(|part| {
-                    s.spawn(move || {
-                        part.iter()
-                            .map(|(_, ch)| ChunkSummary::weighed(ch.octree(), opaque, settings.voxels_log2))
-                            .collect::<Vec<_>>()
-                    })
-                })
-                .collect();
-            parts.into_iter().flat_map(|p| p.join().expect("a summary thread panicked")).collect()
-        });
-        let air = ChunkSummary::air(nl);
-        for ((c, ch), (s, n)) in missing.into_iter().zip(made) {
-            let s = if s == air { Self::air(inner, nl) } else { Arc::new(s) };
-            inner.summaries.insert((li, c), (Arc::downgrade(ch), s, n));
+        let make = |i: &usize| ChunkSummary::weighed(chunks[*i].1.octree(), opaque, settings.voxels_log2);
+        let made: Vec<(ChunkSummary, u32)> = if missing.len() < PARALLEL_FROM {
+            missing.iter().map(make).collect()
+        } else {
+            let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(missing.len());
+            let per = missing.len().div_ceil(threads);
+            std::thread::scope(|s| {
+                let parts: Vec<_> = missing
+                    .chunks(per)
+                    .map(|part| s.spawn(move || part.iter().map(make).collect::<Vec<_>>()))
+                    .collect();
+                parts.into_iter().flat_map(|p| p.join().expect("a summary thread panicked")).collect()
+            })
+        };
+        for (i, (s, n)) in missing.into_iter().zip(made) {
+            let (c, ch) = chunks[i];
+            out[i] = Some((Self::keep_summary(inner, nl, li, c, ch, s, n), n));
         }
+        out.into_iter().map(|s| s.expect("every summary found or made")).collect()
+    }
+
+    /// Stores a freshly made summary of chunk `c` (stored as `ch`) of level `li`; an all-air one is
+    /// the shared air summary. Returns what is stored.
+    fn keep_summary(
+        inner: &mut Inner,
+        nl: u8,
+        li: usize,
+        c: ChunkCoord,
+        ch: &Arc<Chunk>,
+        s: ChunkSummary,
+        n: u32,
+    ) -> Arc<ChunkSummary> {
+        let s = if s == ChunkSummary::air(nl) { Self::air(inner, nl) } else { Arc::new(s) };
+        inner.summaries.insert((li, c), (Arc::downgrade(ch), s.clone(), n));
+        s
     }
 
     fn summary_locked(
@@ -462,12 +479,7 @@ impl VisCache {
             return (s.clone(), *n);
         }
         let (s, n) = ChunkSummary::weighed(ch.octree(), &inner.opaque, settings.voxels_log2);
-        let mut s = Arc::new(s);
-        if *s == ChunkSummary::air(nl) {
-            s = Self::air(inner, nl);
-        }
-        inner.summaries.insert((li, c), (Arc::downgrade(ch), s.clone(), n));
-        (s, n)
+        (Self::keep_summary(inner, nl, li, c, ch, s, n), n)
     }
 
     /// The summaries of level `li`'s grid from `min` to `max` (inclusive chunk coordinates),
@@ -498,18 +510,20 @@ impl VisCache {
         {
             return LevelVis { grid: e.grid.clone(), opaque, settings: self.settings };
         }
-        Self::summarize_missing(&mut inner, &self.settings, nl, li, level.chunks().filter(|(c, _)| in_box(c)));
+        let stored: Vec<(ChunkCoord, &Arc<Chunk>)> =
+            level.chunks().filter(|(c, _)| in_box(c)).map(|(c, ch)| (*c, ch)).collect();
+        let summaries = Self::summaries_of(&mut inner, &self.settings, nl, li, &stored);
         let dims = max - min + IVec3::ONE;
         let air = Self::air(&mut inner, nl);
         let volume = (dims.x as usize) * (dims.y as usize) * (dims.z as usize);
         let mut chunks = vec![air; volume];
         let mut weights = vec![0u32; volume];
-        let mut ids = Vec::new();
-        for (c, ch) in level.chunks().filter(|(c, _)| in_box(c)) {
+        let mut ids = Vec::with_capacity(stored.len());
+        for ((c, ch), (s, n)) in stored.into_iter().zip(summaries) {
             let d = c.as_ivec3() - min;
             let i = ((d.y * dims.x + d.x) * dims.z + d.z) as usize;
-            (chunks[i], weights[i]) = Self::summary_locked(&mut inner, &self.settings, nl, li, *c, Some(ch));
-            ids.push((*c, Arc::downgrade(ch)));
+            (chunks[i], weights[i]) = (s, n);
+            ids.push((c, Arc::downgrade(ch)));
         }
         let same = inner.levels.get(&li).is_some_and(|e| {
             e.min == min
