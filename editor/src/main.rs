@@ -10,7 +10,8 @@
 //! N frames (default 60) and waits until no chunk is pending, saves the window as a PNG and
 //! exits; `--visibility-point` starts it in the visibility view of that point's air cube (seen
 //! from `--eye`), `--select` selects and frames an object so its gizmo shows.
-//! `--bench-frames N` prints median and p95 frame times over N frames after the first load and
+//! `--bench-frames N` prints median and p95 frame times (and the GPU's time of the chunk passes,
+//! where the GL has timer queries) over N frames after the first load and
 //! the time from a scripted edit to its re-baked mesh being uploaded, then exits
 //! (`--bench-terrain`: on `sample::terrain(32, 4, 32, 1)` instead of the demo;
 //! `--bench-export OUT.pmf`: also exports the map as opened, timed, before the edits).

@@ -1,5 +1,6 @@
 //! `--bench-frames N`: after the first load is on screen, measures N frames (intervals, the
-//! viewport's and the whole UI pass's CPU time, what the last one drew), then makes
+//! viewport's and the whole UI pass's CPU time, the GPU's time of the chunk passes, what the last
+//! one drew), then makes
 //! [`BENCH_EDITS`] scripted edits one after the other (a cube placed on what the camera looks
 //! at, then taken away again, alternately) and measures each one's way to the screen
 //! (the first re-baked mesh uploaded, the exact lightmaps uploaded, every dirty chunk's full
@@ -85,6 +86,9 @@ pub struct Bench {
     ui_times: Vec<f64>,
     /// Per measured frame: the app's whole UI pass of the frame before, seconds.
     app_times: Vec<f64>,
+    /// Per measured frame: the GPU's time for the latest timed chunk passes, seconds (empty
+    /// without timer queries: [`crate::viewport::render::PaintTime::gpu_chunks`]).
+    gpu_times: Vec<f64>,
     load_seconds: f64,
     /// How the open used the project's bake cache, and how many chunks it had to bake (the
     /// load figure is an open from the cache only when that is 0).
@@ -119,6 +123,7 @@ impl Bench {
             intervals: Vec::new(),
             ui_times: Vec::new(),
             app_times: Vec::new(),
+            gpu_times: Vec::new(),
             load_seconds: 0.0,
             open: None,
             edits: Vec::new(),
@@ -224,6 +229,12 @@ impl Bench {
         println!("frame time (whole app frame incl. paint): median {fm:.2} ms, p95 {fp:.2} ms");
         println!("viewport CPU time per frame: median {um:.3} ms, p95 {up:.3} ms");
         println!("app UI pass CPU time per frame (panels + viewport): median {am:.3} ms, p95 {ap:.3} ms");
+        if self.gpu_times.is_empty() {
+            println!("GPU time of the chunk passes: n/a (no timer queries)");
+        } else {
+            let (gm, gp) = stats(&self.gpu_times);
+            println!("GPU time of the chunk passes per frame (timer query): median {gm:.3} ms, p95 {gp:.3} ms");
+        }
         if let Some(d) = &self.draw_stats {
             println!(
                 "last measured frame drew {} chunks ({} culled): {} draw calls ({} chunk index runs), {} triangles",
@@ -328,6 +339,9 @@ impl Driver for Bench {
                     self.intervals.push(i);
                     self.ui_times.push(app.viewport.last_ui_seconds);
                     self.app_times.push(app.ui_pass_seconds);
+                    if let Some(g) = app.viewport.paint_time().and_then(|p| p.gpu_chunks) {
+                        self.gpu_times.push(g.as_secs_f64());
+                    }
                     self.draw_stats = app.viewport.draw_stats();
                 }
                 if self.intervals.len() as u32 >= self.frames

@@ -28,6 +28,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use eframe::egui_glow;
+use eframe::egui_glow::glow::{self, HasContext};
 use glam::{DVec3, Mat4, Vec3, Vec4};
 use three_d::{
     Blend, ClearState, Context, Cull, DepthTest, Interpolation, Program, RenderStates, RenderTarget, ScissorBox,
@@ -286,7 +287,7 @@ impl VisMode {
 fn region_or_new<'a>(
     regions: &'a mut BTreeMap<RegionKey, Region>,
     vis_dirty: &mut std::collections::BTreeSet<RegionKey>,
-    gl: &egui_glow::glow::Context,
+    gl: &glow::Context,
     rk: RegionKey,
     origin: DVec3,
 ) -> Result<&'a mut Region, super::regions::GlError> {
@@ -312,6 +313,74 @@ pub struct PaintTime {
     pub uploads: Duration,
     /// The last paint's time.
     pub last: Duration,
+    /// The GPU's time for the chunk passes of the latest paint whose timer query has its
+    /// result (a frame or two behind; `None`: no result yet, or the context has no timer
+    /// queries: [`GpuTimer`]).
+    pub gpu_chunks: Option<Duration>,
+}
+
+/// `GL_TIME_ELAPSED` queries around the chunk passes (desktop GL 3.3 or `GL_ARB_timer_query`):
+/// the GPU's own time for them, which the paint's CPU time does not show on a real GPU (its
+/// calls return before it draws). Results are read only when available, never waited for.
+struct GpuTimer {
+    /// Queries not in use.
+    free: Vec<glow::Query>,
+    /// Queries ended, oldest first, results not read yet.
+    pending: std::collections::VecDeque<glow::Query>,
+}
+
+impl GpuTimer {
+    /// Queries in flight at most (a result is a frame or two late).
+    const QUERIES: usize = 4;
+
+    /// A timer, where the context has timer queries.
+    #[allow(unsafe_code)] // glow calls are unsafe
+    fn new(gl: &glow::Context) -> Option<Self> {
+        let v = gl.version();
+        let core = !v.is_embedded && (v.major, v.minor) >= (3, 3);
+        if !core && !gl.supported_extensions().contains("GL_ARB_timer_query") {
+            return None;
+        }
+        // SAFETY: plain object creation on the current context.
+        let free = (0..Self::QUERIES).filter_map(|_| unsafe { gl.create_query() }.ok()).collect::<Vec<_>>();
+        (!free.is_empty()).then(|| Self { free, pending: Default::default() })
+    }
+
+    /// The GPU time of the oldest finished query, if any has finished (its query is free again).
+    #[allow(unsafe_code)] // glow calls are unsafe
+    fn poll(&mut self, gl: &glow::Context) -> Option<Duration> {
+        let mut latest = None;
+        while let Some(&q) = self.pending.front() {
+            // SAFETY: `q` is a query of this context that was begun and ended.
+            let ready = unsafe { gl.get_query_parameter_u32(q, glow::QUERY_RESULT_AVAILABLE) } != 0;
+            if !ready {
+                break;
+            }
+            // SAFETY: as above; the result is available, so this does not wait.
+            let ns = unsafe { gl.get_query_parameter_u32(q, glow::QUERY_RESULT) };
+            latest = Some(Duration::from_nanos(u64::from(ns)));
+            self.pending.pop_front();
+            self.free.push(q);
+        }
+        latest
+    }
+
+    /// Starts timing (`false`: every query is still in flight; this paint is not timed).
+    #[allow(unsafe_code)] // glow calls are unsafe
+    fn begin(&mut self, gl: &glow::Context) -> bool {
+        let Some(q) = self.free.pop() else { return false };
+        // SAFETY: `q` is a free query of this context; no other timer query is active.
+        unsafe { gl.begin_query(glow::TIME_ELAPSED, q) };
+        self.pending.push_back(q);
+        true
+    }
+
+    /// Ends the timing [`Self::begin`] started.
+    #[allow(unsafe_code)] // glow calls are unsafe
+    fn end(&self, gl: &glow::Context) {
+        // SAFETY: a TIME_ELAPSED query is active (begin returned true).
+        unsafe { gl.end_query(glow::TIME_ELAPSED) };
+    }
 }
 
 /// One queued change of the GPU chunk set.
@@ -389,6 +458,8 @@ pub struct Renderer {
     vis_dirty: std::collections::BTreeSet<RegionKey>,
     /// The last GL failure of an upload (a chunk then stays as it was).
     pub error: Option<String>,
+    /// Times the chunk passes on the GPU ([`PaintTime::gpu_chunks`]; `None`: no timer queries).
+    gpu_timer: Option<GpuTimer>,
 }
 
 /// What one paint drew (chunk meshes only).
@@ -452,6 +523,10 @@ struct MeshKey {
     edges: bool,
     /// `u_box_mode`: 0 no box filter, 1 only the box shows, 2 the box is hidden.
     box_mode: i32,
+    /// A clip plane is set (`u_clipped`): without one the shader has no `discard` at all, so
+    /// the GPU may test depth before shading (hidden fragments of the front-to-back opaque pass
+    /// are then never shaded).
+    clipped: bool,
 }
 
 impl MeshKey {
@@ -464,18 +539,19 @@ impl MeshKey {
             Some(_) => 2,
             None => 0,
         };
-        Self { shading: f.shading, textured, edges: f.edges, box_mode }
+        Self { shading: f.shading, textured, edges: f.edges, box_mode, clipped: f.clip.is_some() }
     }
 
     /// The constants the mesh fragment shader reads instead of uniforms, declared before its
     /// source (after [`glsl_defines`], which names the shading).
     fn prelude(self) -> String {
         format!(
-            "const int u_mode = {};\nconst int u_textured = {};\nconst int u_edges = {};\nconst int u_box_mode = {};\n",
+            "const int u_mode = {};\nconst int u_textured = {};\nconst int u_edges = {};\nconst int u_box_mode = {};\nconst int u_clipped = {};\n",
             self.shading.glsl_name(),
             i32::from(self.textured),
             i32::from(self.edges),
-            self.box_mode
+            self.box_mode,
+            i32::from(self.clipped)
         )
     }
 
@@ -486,7 +562,8 @@ impl MeshKey {
 }
 
 /// The key the renderer compiles before the first frame (the editor's default view).
-const DEFAULT_MESH_KEY: MeshKey = MeshKey { shading: Shading::Lit, textured: true, edges: true, box_mode: 0 };
+const DEFAULT_MESH_KEY: MeshKey =
+    MeshKey { shading: Shading::Lit, textured: true, edges: true, box_mode: 0, clipped: false };
 fn td_mat(m: Mat4) -> three_d::Mat4 {
     three_d::Mat4::from(m.to_cols_array_2d())
 }
@@ -520,7 +597,7 @@ impl Renderer {
     /// `glMultiDrawElementsBaseVertex` where the context has it ([`load_multi_draw`]);
     /// `texture_slots` is the viewport's.
     pub fn new(
-        gl: Arc<egui_glow::glow::Context>,
+        gl: Arc<glow::Context>,
         multi_draw: Option<MultiDrawFn>,
         texture_slots: Arc<Mutex<TextureSlots>>,
     ) -> Result<Self, three_d::CoreError> {
@@ -534,6 +611,7 @@ impl Renderer {
         let sky_corners = VertexBuffer::new_with_data(&ctx, &[[-1.0f32, -1.0], [3.0, -1.0], [-1.0, 3.0]]);
         let textures = texture_array(&ctx, &[]);
         let fx_table = fx_texture(&ctx, &[]);
+        let gpu_timer = GpuTimer::new(&ctx);
         Ok(Self {
             ctx,
             mesh_programs: HashMap::from([(DEFAULT_MESH_KEY, mesh_program)]),
@@ -558,6 +636,7 @@ impl Renderer {
             vis_rest_visible: true,
             vis_dirty: Default::default(),
             error: None,
+            gpu_timer,
         })
     }
 
@@ -896,6 +975,12 @@ impl Renderer {
             blend: Blend::TRANSPARENCY,
         };
         let added = RenderStates { blend: Blend::ADD, ..blended };
+        if let Some(t) = &mut self.gpu_timer
+            && let Some(d) = t.poll(&self.ctx)
+        {
+            self.paint_time.gpu_chunks = Some(d);
+        }
+        let timed = self.gpu_timer.as_mut().is_some_and(|t| t.begin(&self.ctx));
         // Opaque near first (hidden fragments fail the depth test before shading), regions by
         // their nearest chunk; transparent far to near, regions by their farthest chunk (blending
         // is ordered within a region, and between regions by that order); additive in any order
@@ -939,6 +1024,9 @@ impl Renderer {
             }
         }
 
+        if timed && let Some(t) = &self.gpu_timer {
+            t.end(&self.ctx);
+        }
         self.stats = stats;
         self.draw_fills(f, vp, viewport);
         self.draw_lines(f, vp, viewport);
@@ -1219,7 +1307,9 @@ mod tests {
             for textured in [false, true] {
                 for edges in [false, true] {
                     for box_mode in 0..3 {
-                        keys.push(MeshKey { shading, textured, edges, box_mode });
+                        for clipped in [false, true] {
+                            keys.push(MeshKey { shading, textured, edges, box_mode, clipped });
+                        }
                     }
                 }
             }
@@ -1229,7 +1319,7 @@ mod tests {
 
     #[test]
     fn each_chunk_program_declares_the_view_constants_once_and_by_name() {
-        const NAMES: [&str; 4] = ["u_mode", "u_textured", "u_edges", "u_box_mode"];
+        const NAMES: [&str; 5] = ["u_mode", "u_textured", "u_edges", "u_box_mode", "u_clipped"];
         for name in NAMES {
             // A uniform of the same name would clash with the constant (a compile error that only a
             // GL context would show); one the shader never reads would compile programs for nothing.
@@ -1248,6 +1338,7 @@ mod tests {
             assert!(source.contains(&format!("const int u_box_mode = {};\n", key.box_mode)));
             assert!(source.contains(&format!("const int u_textured = {};\n", i32::from(key.textured))));
             assert!(source.contains(&format!("const int u_edges = {};\n", i32::from(key.edges))));
+            assert!(source.contains(&format!("const int u_clipped = {};\n", i32::from(key.clipped))));
             assert!(sources.insert(source), "{key:?}: the same program as another key");
         }
         assert!(all_mesh_keys().contains(&DEFAULT_MESH_KEY));
@@ -1274,6 +1365,10 @@ mod tests {
         assert_eq!(MeshKey::of(&FrameParams { filter: filter(true), ..f.clone() }).box_mode, 1);
         assert_eq!(MeshKey::of(&FrameParams { filter: filter(false), ..f.clone() }).box_mode, 2);
         assert_eq!(MeshKey::of(&f).box_mode, 0);
+        // The clip plane's discard is compiled in only with a plane (else early depth tests).
+        assert!(MeshKey::of(&FrameParams { clip: Some(2.0), ..f.clone() }).clipped);
+        assert!(!MeshKey::of(&f).clipped);
+        assert!(MESH_FS.contains("if (u_clipped != 0 && v_rel.y > u_clip) {\n        discard;"));
     }
 
     #[test]

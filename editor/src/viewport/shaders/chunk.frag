@@ -1,11 +1,12 @@
 // The region's lightmap atlas (rows as uploaded: row 0 at v = 0).
 uniform sampler2D u_lightmaps;
 uniform sampler2DArray u_textures;
-// u_mode (the view's shading, one of the SHADING_* constants), u_textured, u_edges and
-// u_box_mode are not uniforms: each program is compiled for one combination of them, declared
+// u_mode (the view's shading, one of the SHADING_* constants), u_textured, u_edges, u_box_mode
+// and u_clipped are not uniforms: each program is compiled for one combination of them, declared
 // as `const int` before this source (render.rs, `MeshKey::prelude`), so the compiler drops the
 // branches the view does not take and the varyings only they read; software GL otherwise runs
-// every branch for every fragment.
+// every branch for every fragment. Without a clip plane or a box the shader has no `discard`, so
+// a GPU may test depth before shading.
 // The tint of chunks waiting for a re-bake.
 uniform vec4 u_tint;
 uniform float u_exposure;
@@ -49,7 +50,7 @@ float visible() {
 vec3 to_linear(vec3 c) { return pow(c, vec3(2.2)); }
 vec3 to_srgb(vec3 c) { return pow(clamp(c, 0.0, 1.0), vec3(1.0 / 2.2)); }
 void main() {
-    if (v_rel.y > u_clip) {
+    if (u_clipped != 0 && v_rel.y > u_clip) {
         discard;
     }
     if (u_box_mode != 0) {
