@@ -91,33 +91,28 @@ impl ChunkVoxels {
         let mut partial: Vec<u64> = Vec::new();
         let mut solid = false;
         let mut solid_leaves = 0u32;
-        if !octree.is_empty() {
-            for (addr, cube) in octree.leaves() {
-                if !cube.is_solid() {
-                    continue;
-                }
-                solid = true;
-                solid_leaves += 1;
-                if !opaque.occludes(&cube) {
-                    continue;
-                }
-                let lo = addr.min >> i32::from(vl);
-                if addr.size_log2 >= vl {
-                    let e = 1i32 << (addr.size_log2 - vl);
-                    let bits = (((1u32 << e) - 1) << lo.x) as u16;
-                    for y in lo.y..lo.y + e {
-                        for z in lo.z..lo.z + e {
-                            rows[((y as usize) << nl) | z as usize] |= bits;
-                        }
-                    }
-                } else {
-                    if partial.is_empty() {
-                        partial = vec![0; n * n * n];
-                    }
-                    partial[Self::index_of(nl, lo)] += 1u64 << (3 * u32::from(addr.size_log2));
-                }
+        octree.for_each_solid_leaf(|addr, cube| {
+            solid = true;
+            solid_leaves += 1;
+            if !opaque.occludes(cube) {
+                return;
             }
-        }
+            let lo = addr.min >> i32::from(vl);
+            if addr.size_log2 >= vl {
+                let e = 1i32 << (addr.size_log2 - vl);
+                let bits = (((1u32 << e) - 1) << lo.x) as u16;
+                for y in lo.y..lo.y + e {
+                    for z in lo.z..lo.z + e {
+                        rows[((y as usize) << nl) | z as usize] |= bits;
+                    }
+                }
+            } else {
+                if partial.is_empty() {
+                    partial = vec![0; n * n * n];
+                }
+                partial[Self::index_of(nl, lo)] += 1u64 << (3 * u32::from(addr.size_log2));
+            }
+        });
         if !partial.is_empty() {
             let whole = 1u64 << (3 * u32::from(vl));
             for (i, &v) in partial.iter().enumerate() {
@@ -195,11 +190,6 @@ impl ChunkVoxels {
         ((v.y as usize) << (2 * nl)) | ((v.z as usize) << nl) | v.x as usize
     }
 
-    /// Voxels per edge.
-    pub fn n(&self) -> i32 {
-        1 << self.nl
-    }
-
     /// The label of voxel `v`.
     pub fn label(&self, v: IVec3) -> u16 {
         self.labels[Self::index_of(self.nl, v)]
@@ -208,22 +198,21 @@ impl ChunkVoxels {
     /// The summary: the components that touch a face, with their face masks, in label order;
     /// and for each label its index in the summary (`None`: it touches no face).
     pub fn summary(&self) -> (ChunkSummary, Vec<Option<u16>>) {
-        let n = self.n();
+        let n = 1usize << self.nl;
         let mut masks: Vec<[FaceMask; 6]> = vec![[[0; 16]; 6]; self.components];
         let mut touches = vec![0u8; self.components];
+        // Index strides of x, y and z ([`Self::index_of`]).
+        let stride = [1, n * n, n];
         for f in Face::ALL {
             let m = f.axis();
             let (a, b) = face_axes(m);
-            let layer = if f.is_positive() { n - 1 } else { 0 };
+            let base = if f.is_positive() { (n - 1) * stride[m] } else { 0 };
             for vb in 0..n {
+                let row = base + vb * stride[b];
                 for va in 0..n {
-                    let mut v = IVec3::ZERO;
-                    v[m] = layer;
-                    v[a] = va;
-                    v[b] = vb;
-                    let l = self.label(v);
+                    let l = self.labels[row + va * stride[a]];
                     if l != OPAQUE {
-                        masks[usize::from(l)][f.index()][vb as usize] |= 1 << va;
+                        masks[usize::from(l)][f.index()][vb] |= 1 << va;
                         touches[usize::from(l)] |= 1 << f.index();
                     }
                 }

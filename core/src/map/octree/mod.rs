@@ -330,6 +330,7 @@ impl Octree {
     }
 
     /// Unpacks a leaf node.
+    #[inline]
     fn decode(&self, n: Node) -> Cube {
         decode_node(n, &self.ext)
     }
@@ -453,6 +454,25 @@ impl Octree {
     /// Every leaf with its address, in pre-order (PMF child bit order). Deterministic.
     pub fn leaves(&self) -> impl Iterator<Item = (CubeAddr, Cube)> + '_ {
         self.pre_order().filter_map(|(a, c)| c.map(|c| (a, c)))
+    }
+
+    /// Every solid leaf (geometry or extended) with its address, in pre-order (PMF child bit
+    /// order), handed to `f`: [`Self::leaves`] without the empty ones, which this walk neither
+    /// decodes nor queues (a chunk's geometry pass, such as a visibility summary, skips most of
+    /// its leaves).
+    pub fn for_each_solid_leaf(&self, mut f: impl FnMut(CubeAddr, &Cube)) {
+        fn walk(tree: &Octree, n: Node, a: CubeAddr, f: &mut impl FnMut(CubeAddr, &Cube)) {
+            match n.tag {
+                TAG_EMPTY => {}
+                TAG_PARENT => {
+                    for (i, &kid) in tree.children(n).iter().enumerate() {
+                        walk(tree, kid, a.child(i), f);
+                    }
+                }
+                _ => f(a, &tree.decode(n)),
+            }
+        }
+        walk(self, self.root, self.root_addr(), &mut f);
     }
 
     /// Every leaf whose box intersects `region` (lattice space), with its address, in pre-order
@@ -882,6 +902,7 @@ fn encode_leaf(c: &Cube, alloc_ext: impl FnOnce(ExtGeometry) -> u32) -> Node {
 }
 
 /// Unpacks a leaf node whose extended geometry (if any) lives in `ext`.
+#[inline]
 fn decode_node(n: Node, ext: &[ExtGeometry]) -> Cube {
     debug_assert!(!n.is_parent());
     let kind = match n.tag {

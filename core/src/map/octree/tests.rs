@@ -311,6 +311,20 @@ proptest! {
         prop_assert!(compacted.memory_bytes() <= t.memory_bytes());
     }
 
+    /// `for_each_solid_leaf` visits exactly the solid leaves of `leaves`, in the same order.
+    #[test]
+    fn solid_leaves_are_the_filtered_pre_order(ops in prop::collection::vec(op_strategy(LOG2), 1..30)) {
+        let mut t = Octree::new(LOG2);
+        let mut m = Dense::new(LOG2);
+        for op in &ops {
+            op.apply(&mut t, &mut m);
+        }
+        let expected: Vec<(CubeAddr, Cube)> = t.leaves().filter(|(_, c)| c.is_solid()).collect();
+        let mut got = Vec::new();
+        t.for_each_solid_leaf(|a, c| got.push((a, *c)));
+        prop_assert_eq!(got, expected);
+    }
+
     /// `leaves_in` lists exactly the leaves of `leaves` whose boxes meet the region, in the same
     /// order.
     #[test]
