@@ -207,13 +207,13 @@ impl ChunkVoxels {
             let m = f.axis();
             let (a, b) = face_axes(m);
             let base = if f.is_positive() { (n - 1) * stride[m] } else { 0 };
-            for vb in 0..n {
-                let row = base + vb * stride[b];
+            let fi = f.index();
+            for (vb, row) in (0..n).map(|vb| (vb, base + vb * stride[b])) {
                 for va in 0..n {
                     let l = self.labels[row + va * stride[a]];
                     if l != OPAQUE {
-                        masks[usize::from(l)][f.index()][vb] |= 1 << va;
-                        touches[usize::from(l)] |= 1 << f.index();
+                        masks[usize::from(l)][fi][vb] |= 1 << va;
+                        touches[usize::from(l)] |= 1 << fi;
                     }
                 }
             }
