@@ -346,7 +346,8 @@ impl GpuTimer {
         (!free.is_empty()).then(|| Self { free, pending: Default::default() })
     }
 
-    /// The GPU time of the oldest finished query, if any has finished (its query is free again).
+    /// The GPU time of the newest query that has finished, if any has (the finished ones are
+    /// free again).
     #[allow(unsafe_code)] // glow calls are unsafe
     fn poll(&mut self, gl: &glow::Context) -> Option<Duration> {
         let mut latest = None;
