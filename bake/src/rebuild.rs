@@ -100,6 +100,33 @@ pub enum ChunkState {
     Failed,
 }
 
+/// How many chunks are in each [`ChunkState`] ([`Rebuild::census`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Census {
+    pub queued: usize,
+    pub drafted: usize,
+    pub previewed: usize,
+    pub done: usize,
+    pub failed: usize,
+}
+
+impl Census {
+    /// Chunks in `state`.
+    pub fn count(mut self, state: ChunkState) -> usize {
+        *self.slot(state)
+    }
+
+    fn slot(&mut self, state: ChunkState) -> &mut usize {
+        match state {
+            ChunkState::Queued => &mut self.queued,
+            ChunkState::Drafted => &mut self.drafted,
+            ChunkState::Previewed => &mut self.previewed,
+            ChunkState::Done => &mut self.done,
+            ChunkState::Failed => &mut self.failed,
+        }
+    }
+}
+
 impl ChunkState {
     /// What the chunk is waiting for, in words ("re-baking", "refining lighting", …).
     pub fn label(self) -> &'static str {
@@ -630,6 +657,16 @@ impl Rebuild {
     /// Chunks with a result on its way.
     pub fn in_flight(&self) -> usize {
         self.slots.values().filter(|s| s.state.in_flight()).count()
+    }
+
+    /// How many chunks are in each state, from one pass over the slots: a frame's status line
+    /// needs several counts, and on a 16 384-chunk map each pass is a walk of every slot.
+    pub fn census(&self) -> Census {
+        let mut c = Census::default();
+        for s in self.slots.values() {
+            *c.slot(s.state) += 1;
+        }
+        c
     }
 
     /// Chunks in `state`.

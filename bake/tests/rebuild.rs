@@ -609,6 +609,15 @@ fn interactive_stages_arrive_in_order_and_carry_their_stage() {
     e.edited(Arc::new(map.clone()), &changes);
     let edited = chunk_at(&map, at);
     assert_eq!(e.state(edited), Some(ChunkState::Queued));
+    // One pass counts every state as one count per state does.
+    let census = e.census();
+    for state in [ChunkState::Queued, ChunkState::Drafted, ChunkState::Previewed, ChunkState::Done, ChunkState::Failed]
+    {
+        assert_eq!(census.count(state), e.count(state), "{state:?}");
+    }
+    let c = census;
+    assert_eq!(c.queued + c.drafted + c.previewed + c.done + c.failed, e.slots().len(), "{census:?}");
+    assert!(c.queued > 0, "{census:?}");
     // The stale full bake is kept for drawing but not offered for export.
     assert!(e.shown(edited).is_some() && e.full(edited).is_none());
     e.wait();

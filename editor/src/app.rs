@@ -34,7 +34,6 @@ use std::sync::Arc;
 use eframe::egui;
 
 use pmfedit_bake::jobs::Threads;
-use pmfedit_bake::rebuild::ChunkState;
 use pmfedit_core::edit::{ChangeSet, Edit, WholeMap};
 use pmfedit_core::project::{Project, RecoveryInfo, SaveReport};
 
@@ -983,9 +982,9 @@ impl eframe::App for App {
         egui::Panel::bottom("status").show(ui, |ui| {
             ui.horizontal(|ui| {
                 self.import_status(ui);
-                let n = self.state.baking();
-                let m = self.state.finishing();
-                let drafts = self.state.bake.count(ChunkState::Drafted);
+                // One walk of the chunk states a frame (a 16 384-chunk map has as many slots).
+                let c = self.state.bake.census();
+                let (n, m, drafts) = (c.queued, c.drafted + c.previewed, c.drafted);
                 if n > 0 {
                     let total = self.state.bake.slots().len().max(1);
                     ui.add(egui::ProgressBar::new(1.0 - n as f32 / total as f32).desired_width(120.0));

@@ -305,7 +305,8 @@ impl EditorState {
 
     /// Chunks whose mesh is in (draft or preview) but whose full bake is still running.
     pub fn finishing(&self) -> usize {
-        self.bake.count(ChunkState::Drafted) + self.bake.count(ChunkState::Previewed)
+        let c = self.bake.census();
+        c.drafted + c.previewed
     }
 
     /// Sets the status-bar message.

@@ -12,11 +12,12 @@ use super::PanelCtx;
 /// Fills the bake panel.
 pub fn ui(ui: &mut Ui, cx: &mut PanelCtx<'_>) {
     let bake = &cx.state.bake;
+    let c = bake.census();
     ui.label(format!(
         "baking {} chunks, finishing visibility for {}, {} fully baked",
-        cx.state.baking(),
-        cx.state.finishing(),
-        bake.count(ChunkState::Done)
+        c.count(ChunkState::Queued),
+        c.drafted + c.previewed,
+        c.count(ChunkState::Done)
     ));
     for (stage, what) in [
         (Stage::Full, "full bakes"),
