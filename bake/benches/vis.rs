@@ -15,8 +15,8 @@ use std::time::Instant;
 use pmfedit_bake::compile::{CompileSettings, Grid, level_chunks};
 use pmfedit_bake::layout::ChunkLayout;
 use pmfedit_bake::vis::{
-    CellLists, ChunkSummary, ChunkVisBake, OpaqueMaterials, SummaryGrid, VisCache, VisSettings, VisStats,
-    bake_chunk_vis_in, cell_lists, oracle,
+    CellLists, ChunkVisBake, OpaqueMaterials, SummaryGrid, VisCache, VisSettings, VisStats, bake_chunk_vis_in,
+    cell_lists, oracle,
 };
 use pmfedit_core::map::Map;
 use pmfedit_core::map::coords::{ChunkCoord, CubeAddr};
@@ -51,15 +51,7 @@ fn main() {
     // Summaries alone: the best of three passes over every stored chunk.
     let opaque = OpaqueMaterials::of(&map.library);
     let stored = level.chunks().count();
-    let summary_us = (0..3)
-        .map(|_| {
-            let t = Instant::now();
-            for (_, ch) in level.chunks() {
-                std::hint::black_box(ChunkSummary::of(ch.octree(), &opaque, settings.voxels_log2));
-            }
-            t.elapsed().as_secs_f64() * 1e6 / stored.max(1) as f64
-        })
-        .fold(f64::INFINITY, f64::min);
+    let summary_us = pmfedit_bake::vis::summary::summary_us_per_chunk(level, &opaque, settings.voxels_log2, 3);
     println!("summary: {summary_us:.1} µs per stored chunk ({stored} stored; best of 3 passes)");
 
     // Full visibility: summaries through the cache, then every chunk, on `threads` threads.

@@ -287,6 +287,27 @@ impl ChunkSummary {
     }
 }
 
+/// The time of making the summary of every stored chunk of `level`, in microseconds per chunk:
+/// the best of `passes` passes (one pass over a map-scale level takes a fraction of a second, so a
+/// shared machine's noise would otherwise be the figure). For `pmfc bench` and the vis bench.
+pub fn summary_us_per_chunk(
+    level: &pmfedit_core::map::Level,
+    opaque: &OpaqueMaterials,
+    voxels_log2: u8,
+    passes: usize,
+) -> f64 {
+    let stored = level.chunks().count().max(1) as f64;
+    (0..passes.max(1))
+        .map(|_| {
+            let t = std::time::Instant::now();
+            for (_, ch) in level.chunks() {
+                std::hint::black_box(ChunkSummary::of(ch.octree(), opaque, voxels_log2));
+            }
+            t.elapsed().as_secs_f64() * 1e6 / stored
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -855,17 +855,7 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
     // grid's far sets, then every chunk's lists.
     let opaque = pmfedit_bake::vis::OpaqueMaterials::of(&map.library);
     let voxels = settings.visibility.unwrap_or_default().voxels_log2;
-    // The best of three passes over every chunk (one pass is a fraction of a second: a shared
-    // machine's noise would otherwise be the figure).
-    let summary_us = (0..3)
-        .map(|_| {
-            let t = Instant::now();
-            for (_, ch) in map.levels[0].chunks() {
-                std::hint::black_box(pmfedit_bake::vis::ChunkSummary::of(ch.octree(), &opaque, voxels));
-            }
-            t.elapsed().as_secs_f64() * 1e6 / map.levels[0].chunks().count().max(1) as f64
-        })
-        .fold(f64::INFINITY, f64::min);
+    let summary_us = pmfedit_bake::vis::summary::summary_us_per_chunk(&map.levels[0], &opaque, voxels, 3);
     let t = Instant::now();
     let lv =
         level_vis(&VisCache::new(settings.visibility.unwrap_or_default()), &map, 0, map.levels[0].frame().center_chunk);
