@@ -445,10 +445,11 @@ impl Rebuild {
             }
             let comparable = old.filter(|o| o.same_box(&grid));
             for (key, slot) in self.slots.iter_mut().filter(|(k, _)| k.0 == li) {
-                if skip.contains(key) || slot.full.is_none() {
+                // Cheapest test first: after most edits every chunk's far lists stay the same.
+                if slot.full.is_none() || comparable.as_ref().is_some_and(|o| grid.same_far_as(o, key.1)) {
                     continue;
                 }
-                if comparable.as_ref().is_some_and(|o| grid.same_far_as(o, key.1)) {
+                if skip.contains(key) {
                     continue;
                 }
                 if update_full(slot, |b| b.refresh_far(&grid)) {

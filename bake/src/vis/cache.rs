@@ -56,6 +56,9 @@ struct Inner {
     air: Option<Arc<ChunkSummary>>,
     /// Each stored chunk's last own lists, with the chunk and layout settings they were made from.
     own: HashMap<(usize, ChunkCoord), OwnEntry>,
+    /// The own lists of a chunk the level does not store (all air), with the layout settings they
+    /// were made from: the same for every such chunk, as they depend on its cubes only.
+    air_own: Option<(BakeSettings, Arc<OwnLists>)>,
     /// Each stored chunk's last pathfinding records, with what they were made from.
     paths: HashMap<(usize, ChunkCoord), PathEntry>,
 }
@@ -194,6 +197,7 @@ impl VisCache {
         if !keep {
             let mut inner = self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             inner.own.clear();
+            inner.air_own = None;
             inner.paths.clear();
         }
     }
@@ -256,9 +260,10 @@ impl VisCache {
 
     /// The own lists of chunk `chunk` of level `li` (stored as `stored`; `None`: an all-air chunk
     /// the level does not store) laid out with `bake`: those kept from an earlier bake of this
-    /// very chunk (the same `Arc`, so the same cubes) with the same layout settings, opaque
-    /// materials and voxel size, or else `make`'s, kept for the next bake. Returns whether they
-    /// were kept ones. The lock is not held while `make` runs.
+    /// very chunk (the same `Arc`, so the same cubes; for a chunk not stored, those of any chunk
+    /// not stored) with the same layout settings, opaque materials and voxel size, or else
+    /// `make`'s, kept for the next bake. Returns whether they were kept ones. The lock is not
+    /// held while `make` runs.
     pub fn own_lists<E>(
         &self,
         library: &Library,
@@ -268,13 +273,18 @@ impl VisCache {
         bake: &BakeSettings,
         make: impl FnOnce() -> Result<OwnLists, E>,
     ) -> Result<(Arc<OwnLists>, bool), E> {
-        if let Some(ch) = stored {
+        {
             let inner = self.lock(library, chunk_log2);
-            if let Some((w, b, own)) = inner.own.get(&key)
-                && w.as_ptr() == Arc::as_ptr(ch)
-                && b == bake
-            {
-                let own = own.clone();
+            let kept = match stored {
+                Some(ch) => inner
+                    .own
+                    .get(&key)
+                    .filter(|(w, b, _)| w.as_ptr() == Arc::as_ptr(ch) && b == bake)
+                    .map(|(_, _, own)| own.clone()),
+                // Every chunk the level does not store has the same (no) cubes.
+                None => inner.air_own.as_ref().filter(|(b, _)| b == bake).map(|(_, own)| own.clone()),
+            };
+            if let Some(own) = kept {
                 self.own_reused.fetch_add(1, Ordering::Relaxed);
                 return Ok((own, true));
             }
@@ -286,9 +296,14 @@ impl VisCache {
         }
         let mut inner = self.lock(library, chunk_log2);
         match stored {
-            Some(ch) => inner.own.insert(key, (Arc::downgrade(ch), *bake, own.clone())),
-            None => inner.own.remove(&key),
-        };
+            Some(ch) => {
+                inner.own.insert(key, (Arc::downgrade(ch), *bake, own.clone()));
+            }
+            None => {
+                inner.own.remove(&key);
+                inner.air_own = Some((*bake, own.clone()));
+            }
+        }
         Ok((own, false))
     }
 
@@ -482,6 +497,48 @@ impl VisCache {
         (Self::keep_summary(inner, nl, li, c, ch, s, n), n)
     }
 
+    /// [`Self::level`] after an edit that replaced the chunks `replaced` (index into the level
+    /// entry's chunks, coordinate, the new chunk) and kept the same chunks stored: only those are
+    /// summarized again, and the grid is made from `grid` as [`Self::level`] makes it from scratch
+    /// (the same grid, one sharing its far sets, or new far sets).
+    fn regrid(
+        &self,
+        inner: &mut Inner,
+        li: usize,
+        nl: u8,
+        grid: &Arc<SummaryGrid>,
+        replaced: &[(usize, ChunkCoord, Arc<Chunk>)],
+    ) -> Arc<SummaryGrid> {
+        let (mut chunks, mut weights) = (None, None);
+        for (_, c, ch) in replaced {
+            let (s, n) = Self::summary_locked(inner, &self.settings, nl, li, *c, Some(ch));
+            let g = grid.index(c.as_ivec3()).expect("a chunk of the entry lies in its grid");
+            let old = &grid.chunks[g];
+            if !(Arc::ptr_eq(old, &s) || **old == *s) {
+                chunks.get_or_insert_with(|| grid.chunks.clone())[g] = s;
+            }
+            if grid.weights()[g] != n {
+                weights.get_or_insert_with(|| grid.weights().to_vec())[g] = n;
+            }
+        }
+        let grid = match (chunks, weights) {
+            (None, None) => grid.clone(),
+            (None, Some(w)) => Arc::new(grid.reweighed(w)),
+            (Some(chunks), w) => {
+                let steps = self.settings.portal_steps_for(chunks.len() as u64);
+                let w = w.unwrap_or_else(|| grid.weights().to_vec());
+                let new = SummaryGrid::new(grid.min, grid.dims, nl, chunks, steps);
+                Arc::new(new.weighed(w, self.settings.min_culled, Some(grid)))
+            }
+        };
+        let e = inner.levels.get_mut(&li).expect("the entry regrid starts from");
+        for (i, _, ch) in replaced {
+            e.chunks[*i].1 = Arc::downgrade(ch);
+        }
+        e.grid = grid.clone();
+        grid
+    }
+
     /// The summaries of level `li`'s grid from `min` to `max` (inclusive chunk coordinates),
     /// made from `level`: the cached grid when nothing it was made from changed, the same
     /// [`SummaryGrid`] (the same `Arc`) when every summary and every chunk's geometry cube count
@@ -497,18 +554,13 @@ impl VisCache {
             let v = c.as_ivec3();
             v.cmpge(min).all() && v.cmple(max).all()
         };
-        if let Some(e) = inner.levels.get(&li)
-            && e.min == min
-            && e.max == max
-            && e.chunk_log2 == chunk_log2
-            && e.chunks.len() == level.chunks().filter(|(c, _)| in_box(c)).count()
-            && level
-                .chunks()
-                .filter(|(c, _)| in_box(c))
-                .zip(&e.chunks)
-                .all(|((c, ch), (ec, w))| c == ec && w.as_ptr() == Arc::as_ptr(ch))
-        {
-            return LevelVis { grid: e.grid.clone(), opaque, settings: self.settings };
+        let replaced =
+            inner.levels.get(&li).filter(|e| e.min == min && e.max == max && e.chunk_log2 == chunk_log2).and_then(
+                |e| Some((replaced_chunks(&e.chunks, level.chunks().filter(|(c, _)| in_box(c)))?, e.grid.clone())),
+            );
+        if let Some((replaced, grid)) = replaced {
+            let grid = if replaced.is_empty() { grid } else { self.regrid(&mut inner, li, nl, &grid, &replaced) };
+            return LevelVis { grid, opaque, settings: self.settings };
         }
         let stored: Vec<(ChunkCoord, &Arc<Chunk>)> =
             level.chunks().filter(|(c, _)| in_box(c)).map(|(c, ch)| (*c, ch)).collect();
@@ -545,6 +597,33 @@ impl VisCache {
         LevelVis { grid, opaque, settings: self.settings }
     }
 }
+
+/// The chunks of `now` (coordinate and chunk, in order) that replaced those of `kept` (the
+/// chunks a level entry was made from): their index in `kept`, coordinate and chunk. `None` when
+/// the chunks stored are not the same coordinates, or when more than [`REGRID_MAX`] were
+/// replaced (a whole level's summaries are made on every core).
+fn replaced_chunks<'a>(
+    kept: &[(ChunkCoord, Weak<Chunk>)],
+    mut now: impl Iterator<Item = (&'a ChunkCoord, &'a Arc<Chunk>)>,
+) -> Option<Vec<(usize, ChunkCoord, Arc<Chunk>)>> {
+    let mut out = Vec::new();
+    for (i, (kc, w)) in kept.iter().enumerate() {
+        let (c, ch) = now.next()?;
+        if c != kc {
+            return None;
+        }
+        if w.as_ptr() != Arc::as_ptr(ch) {
+            if out.len() == REGRID_MAX {
+                return None;
+            }
+            out.push((i, *c, ch.clone()));
+        }
+    }
+    now.next().is_none().then_some(out)
+}
+
+/// At most this many replaced chunks are summarized again one by one ([`VisCache::regrid`]).
+const REGRID_MAX: usize = 64;
 
 #[cfg(test)]
 mod tests {
@@ -608,6 +687,52 @@ mod tests {
         assert!(e.grid.chunks.iter().zip(&a.grid.chunks).all(|(x, y)| x == y));
     }
 
+    /// The grid after edits, worked out from the grid before (only replaced chunks summarized
+    /// again, [`VisCache::regrid`]), is the grid a fresh cache makes: one chunk or several
+    /// replaced, a summary changed or only a count, a whole chunk emptied.
+    #[test]
+    fn the_grid_after_edits_is_a_fresh_grid() {
+        let map = pmfedit_core::sample::terrain(4, 3, 4, 2);
+        let (lib, mut level) = (&map.library, map.levels[0].snapshot());
+        let (lo, hi) = level.occupied_bounds().unwrap();
+        let cache = VisCache::new(VisSettings::default());
+        let mut last = cache.level(&level, lib, 0, lo, hi).grid;
+        let frame = level.frame();
+        let mut rng = pmfedit_core::sample::noise::Rng::new(7);
+        let mut kinds = [0usize; 3];
+        for step in 0..40 {
+            // One to three single-cube edits between two looks at the grid.
+            for _ in 0..1 + step % 3 {
+                let span = hi.as_ivec3() - lo.as_ivec3() + IVec3::ONE;
+                let c = lo.as_ivec3() + IVec3::new(rng.range(0, span.x), rng.range(0, span.y), rng.range(0, span.z));
+                let c = ChunkCoord::from_ivec3(c);
+                let local = IVec3::new(rng.range(0, 16), rng.range(0, 16), rng.range(0, 16)) * 8;
+                let addr = CubeAddr::containing(frame.chunk_min_lattice(c) + local, 3);
+                let cube = if rng.range(0, 2) == 0 { stone() } else { Cube::EMPTY };
+                level.set_cube(addr, cube).unwrap();
+            }
+            if step == 20 {
+                // A whole chunk emptied at once.
+                level.fill_box(frame.chunk_addr(lo).lattice_box(), Cube::EMPTY).unwrap();
+            }
+            let now = cache.level(&level, lib, 0, lo, hi).grid;
+            let fresh = VisCache::new(VisSettings::default()).level(&level, lib, 0, lo, hi).grid;
+            kinds[usize::from(!Arc::ptr_eq(&now, &last)) + usize::from(!now.shares_far_sets(&last))] += 1;
+            assert!(fresh.chunks.iter().zip(&now.chunks).all(|(x, y)| x == y), "step {step}: summaries");
+            assert_eq!(now.weights(), fresh.weights(), "step {step}: weights");
+            for g in 0..fresh.len() {
+                assert!(fresh.same_far_as(&now, fresh.chunk(g)), "step {step}: chunk {g}");
+                for i in 0..fresh.chunks[g].comps.len() {
+                    assert_eq!(now.geometry_seen(g, i), fresh.geometry_seen(g, i), "step {step}: chunk {g} comp {i}");
+                    assert_eq!(now.far_chunks(g, i), fresh.far_chunks(g, i), "step {step}: chunk {g} comp {i}");
+                }
+            }
+            last = now;
+        }
+        // Each way of making the grid was taken: the same, reweighed, new far sets.
+        assert!(kinds.iter().all(|&k| k > 0), "{kinds:?}");
+    }
+
     /// A whole level's summaries, made on every core when many are missing, are the ones made one
     /// chunk at a time; all-air chunks share the one air summary either way.
     #[test]
@@ -658,5 +783,25 @@ mod tests {
         assert!(!ask(&cache).unwrap().1);
         assert!(!ask(&cache).unwrap().1, "never kept");
         assert!(cache.inner.lock().unwrap().own.is_empty());
+    }
+
+    /// Chunks the level does not store have no cubes: the own lists made for one serve every
+    /// other (while keeping, and for the same layout settings).
+    #[test]
+    fn chunks_not_stored_share_their_own_lists() {
+        let lib = Library::starter();
+        let cache = VisCache::new(VisSettings::default());
+        let bake = BakeSettings::default();
+        let made = || Ok::<_, ()>(OwnLists { lists: vec![(Arc::from(vec![]), Some(0))], cells: vec![(0, 0)] });
+        let ask = |c: ChunkCoord, b: &BakeSettings| cache.own_lists(&lib, 4, (0, c), None, b, made).unwrap();
+        let (a, kept) = ask(ChunkCoord::new(0, 5, 0), &bake);
+        assert!(!kept, "made the first time");
+        let (b, kept) = ask(ChunkCoord::new(3, 2, 1), &bake);
+        assert!(kept && Arc::ptr_eq(&a, &b), "another chunk not stored takes them");
+        let other = BakeSettings { air_cell_log2: bake.air_cell_log2 + 1, ..bake };
+        assert!(!ask(ChunkCoord::new(3, 2, 1), &other).1, "not for other layout settings");
+        cache.set_keep(false);
+        assert!(cache.inner.lock().unwrap().air_own.is_none(), "dropped when keeping stops");
+        assert!(!ask(ChunkCoord::new(0, 5, 0), &other).1);
     }
 }
