@@ -315,13 +315,13 @@ impl AirVis {
                     Some(Box::new(pmf::Visibility { cubes: lists[l].0.clone(), chunks: far[l].clone() }))
                 }
                 CellLists::OwnWhole => {
+                    // Made once per grid node (re-bakes of unchanged chunks write it again).
                     let chunks = whole[l].get_or_insert_with(|| {
-                        let mut v = far[l].to_vec();
-                        if let Some(me) = absolute_index(chunk.as_ivec3()) {
-                            let at = v.partition_point(|c| c.chunk < me);
-                            v.insert(at, pmf::VisibleChunk { chunk: me, cubes: Vec::new() });
+                        let me = absolute_index(chunk.as_ivec3());
+                        match (g0, lists[l].1) {
+                            (Some(g), Some(c)) => grid.far_list_whole(g, usize::from(c), me),
+                            _ => crate::vis::with_own_chunk(&far[l], me),
                         }
-                        v.into()
                     });
                     Some(Box::new(pmf::Visibility { cubes: Arc::from([]), chunks: chunks.clone() }))
                 }

@@ -72,6 +72,7 @@ use pmfedit_core::map::{Level, Library};
 
 pub use cache::{AirWork, OwnLists, PathInputs, PathRecords, VisCache};
 pub use search::SummaryGrid;
+pub(crate) use search::with_own_chunk;
 pub use summary::{ChunkSummary, OpaqueMaterials};
 
 use summary::{ChunkVoxels, OPAQUE};

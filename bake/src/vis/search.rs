@@ -48,6 +48,9 @@ pub struct SummaryGrid {
     /// Per node, its far set as chunk records, made on first use ([`Self::far_list`]) and shared
     /// by every far list written from this grid (and the grids sharing its far sets).
     far_lists: Arc<Vec<OnceLock<Arc<[pmf::VisibleChunk]>>>>,
+    /// Per node, its far list with the node's own chunk named whole too
+    /// ([`Self::far_list_whole`]), made on first use and shared like the far lists.
+    whole_lists: Arc<Vec<OnceLock<Arc<[pmf::VisibleChunk]>>>>,
     /// Per grid chunk, its geometry cubes (solid leaves; 0 for a chunk the level does not store).
     weights: Vec<u32>,
     /// The level's geometry cubes: the sum of [`Self::weights`].
@@ -84,6 +87,7 @@ impl SummaryGrid {
         node_base.push(n);
         let words = chunks.len().div_ceil(64);
         let far_lists = Arc::new((0..n).map(|_| OnceLock::new()).collect());
+        let whole_lists = Arc::new((0..n).map(|_| OnceLock::new()).collect());
         let weights = vec![0; chunks.len()];
         let mut grid = SummaryGrid {
             min,
@@ -94,6 +98,7 @@ impl SummaryGrid {
             words,
             far: None,
             far_lists,
+            whole_lists,
             weights,
             total: 0,
             seen: vec![0; n as usize],
@@ -192,6 +197,7 @@ impl SummaryGrid {
             words: self.words,
             far: self.far.clone(),
             far_lists: self.far_lists.clone(),
+            whole_lists: self.whole_lists.clone(),
             weights: Vec::new(),
             total: 0,
             seen: vec![0; self.seen.len()],
@@ -298,6 +304,15 @@ impl SummaryGrid {
             .clone()
     }
 
+    /// [`Self::far_list`] with grid chunk `g` itself (`me`, its absolute index; `None`: outside
+    /// the PMF coordinate space) named whole too, at its place in PMF order: what a cell over its
+    /// chunk's share of the budget lists (`vis::CellLists::OwnWhole`). Made once per node and
+    /// grid, like the far list (`me` is a function of `g`).
+    pub fn far_list_whole(&self, g: usize, comp: usize, me: Option<pmf::ChunkIndex>) -> Arc<[pmf::VisibleChunk]> {
+        let node = self.node_base[g] as usize + comp;
+        self.whole_lists[node].get_or_init(|| with_own_chunk(&self.far_list(g, comp), me)).clone()
+    }
+
     /// Whether `other` spans the same chunks.
     pub fn same_box(&self, other: &SummaryGrid) -> bool {
         self.min == other.min && self.dims == other.dims && self.nl == other.nl
@@ -392,6 +407,17 @@ impl SummaryGrid {
         }
         far
     }
+}
+
+/// `far` (chunk records in PMF order) with `me` named whole at its place; `far` alone when `me`
+/// is `None`.
+pub(crate) fn with_own_chunk(far: &[pmf::VisibleChunk], me: Option<pmf::ChunkIndex>) -> Arc<[pmf::VisibleChunk]> {
+    let mut v = far.to_vec();
+    if let Some(me) = me {
+        let at = v.partition_point(|c| c.chunk < me);
+        v.insert(at, pmf::VisibleChunk { chunk: me, cubes: Vec::new() });
+    }
+    v.into()
 }
 
 /// The indices of the set bits of `bits`, ascending.
