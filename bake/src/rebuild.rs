@@ -858,8 +858,6 @@ fn above_top_readers(
     out
 }
 
-/// Applies `f` to a slot's full bake in place (copying it only where someone else holds it
-/// too); the drawn bake stays the same one when it was the full bake. Returns what `f` returns.
 /// Moves `slot` to `state`, keeping `counts` ([`Rebuild::census`]) right.
 fn set_state(counts: &mut Census, slot: &mut ChunkSlot, state: ChunkState) {
     *counts.slot(slot.state) -= 1;
@@ -867,6 +865,8 @@ fn set_state(counts: &mut Census, slot: &mut ChunkSlot, state: ChunkState) {
     slot.state = state;
 }
 
+/// Applies `f` to a slot's full bake in place (copying it only where someone else holds it
+/// too); the drawn bake stays the same one when it was the full bake. Returns what `f` returns.
 fn update_full(slot: &mut ChunkSlot, f: impl FnOnce(&mut ChunkBake) -> bool) -> bool {
     let Some(mut full) = slot.full.take() else { return false };
     let shown_stage = match &slot.shown {
