@@ -982,7 +982,7 @@ impl eframe::App for App {
         egui::Panel::bottom("status").show(ui, |ui| {
             ui.horizontal(|ui| {
                 self.import_status(ui);
-                // One walk of the chunk states a frame (a 16 384-chunk map has as many slots).
+                // The engine's kept state counts (no walk of the slots, which a big map has thousands of).
                 let c = self.state.bake.census();
                 let (n, m, drafts) = (c.queued, c.drafted + c.previewed, c.drafted);
                 if n > 0 {
