@@ -27,7 +27,7 @@
 
 use glam::IVec3;
 use pmfedit_core::map::coords::LATTICE_PER_UNIT_LOG2;
-use pmfedit_core::map::octree::{Cube, CubeAddr, CubeKind, Octree};
+use pmfedit_core::map::octree::{Cube, CubeAddr, CubeKind, MaterialId, Octree};
 
 /// Settings of the geometry stages of the bake (layout and meshing). `Eq + Hash` so that a
 /// scheduler can key cached results on them.
@@ -110,12 +110,25 @@ impl LayoutCube {
     }
 }
 
+/// A solid leaf in brief: what a pass over every solid cube (meshing's phase 1) reads first, 20
+/// bytes in a row of their own instead of a 116-byte [`LayoutCube`] each, strided through the
+/// array (on a dense 32³ chunk, loading those was a fifth of the pass).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SolidBrief {
+    /// Its place, chunk-local lattice space.
+    pub addr: CubeAddr,
+    /// Plain geometry's material; `None` for extended geometry.
+    pub plain: Option<MaterialId>,
+}
+
 /// The PMF cube array of one chunk. See the [module documentation](self).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChunkLayout {
     cubes: Vec<LayoutCube>,
     air: Vec<u32>,
     solid: Vec<u32>,
+    /// One per entry of `solid`, in the same order.
+    briefs: Vec<SolidBrief>,
     air_cell_log2: u8,
 }
 
@@ -129,6 +142,7 @@ impl ChunkLayout {
                 cubes: Vec::with_capacity(octree.node_count()),
                 air: Vec::new(),
                 solid: Vec::new(),
+                briefs: Vec::new(),
                 air_cell_log2,
             },
             stack: Vec::new(),
@@ -190,6 +204,11 @@ impl ChunkLayout {
         &self.solid
     }
 
+    /// The leaves of [`Self::solid_cubes`] in brief, in the same order.
+    pub fn solid_briefs(&self) -> &[SolidBrief] {
+        &self.briefs
+    }
+
     /// The index of the cube at exactly `addr` (chunk-local), if the layout has one.
     pub fn index_of(&self, addr: CubeAddr) -> Option<u32> {
         let mut i = 0u32;
@@ -241,7 +260,14 @@ impl Builder {
             self.stack.pop();
         }
         match &cube {
-            Some(c) if c.is_solid() => self.out.solid.push(i),
+            Some(c) if c.is_solid() => {
+                self.out.solid.push(i);
+                let plain = match c.kind {
+                    CubeKind::Geometry(g) => Some(g.material),
+                    _ => None,
+                };
+                self.out.briefs.push(SolidBrief { addr, plain });
+            }
             Some(_) => self.out.air.push(i),
             None => {}
         }
@@ -292,6 +318,17 @@ mod tests {
         }
         walk(l, 0, &mut next);
         assert_eq!(next as usize, l.len());
+        // The briefs say what the solid cubes are, one each, in order.
+        assert_eq!(l.solid_briefs().len(), l.solid_cubes().len());
+        for (b, &i) in l.solid_briefs().iter().zip(l.solid_cubes()) {
+            let c = &l.cubes[i as usize];
+            assert_eq!(b.addr, c.addr);
+            match c.cube.map(|c| c.kind) {
+                Some(CubeKind::Geometry(g)) => assert_eq!(b.plain, Some(g.material)),
+                Some(CubeKind::Extended(_)) => assert_eq!(b.plain, None),
+                other => panic!("solid cube {i} is {other:?}"),
+            }
+        }
         for (i, c) in l.cubes.iter().enumerate() {
             assert_eq!(l.index_of(c.addr), Some(i as u32));
         }
@@ -341,6 +378,25 @@ mod tests {
         let coarse = ChunkLayout::build(&o, &BakeSettings { air_cell_log2: 2, ..s });
         assert!(coarse.len() < l.len());
         assert!(coarse.air_cells().iter().all(|&i| coarse.cubes()[i as usize].addr.size_log2 <= 5));
+    }
+
+    #[test]
+    fn solid_briefs_follow_the_solid_cubes() {
+        // Plain geometry of two materials and one extended cube, in a 16-unit chunk.
+        let mut o = Octree::new(7);
+        let unit = |x: i32, y: i32, z: i32| CubeAddr::new(IVec3::new(x, y, z) * 8, 3).unwrap();
+        o.set_cube(unit(0, 0, 0), stone()).unwrap();
+        o.set_cube(unit(3, 1, 2), Cube::solid(MaterialId(4), PhysicsId(0), SoundId(0))).unwrap();
+        let mut corners = pmfedit_core::map::octree::ExtGeometry::from_geometry(Default::default());
+        corners.corners[0] = [0, -8, 0]; // corner +X+Y+Z pushed halfway down
+        let mut ext = stone();
+        ext.kind = CubeKind::Extended(corners);
+        o.set_cube(unit(5, 5, 5), ext).unwrap();
+        let l = ChunkLayout::build(&o, &BakeSettings::default());
+        check(&l);
+        // Pre-order, + halves first (C2): the extended cube, then (3,1,2), then the origin's.
+        let plain: Vec<_> = l.solid_briefs().iter().map(|b| b.plain).collect();
+        assert_eq!(plain, [None, Some(MaterialId(4)), Some(MaterialId(0))]);
     }
 
     #[test]

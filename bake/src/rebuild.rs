@@ -116,9 +116,9 @@ impl Census {
         *self.slot(state)
     }
 
-    /// Chunks with a result on their way.
+    /// Chunks with a result on their way (the states [`ChunkState::in_flight`] names).
     pub fn in_flight(self) -> usize {
-        self.queued + self.drafted + self.previewed
+        ChunkState::ALL.into_iter().filter(|s| s.in_flight()).map(|s| self.count(s)).sum()
     }
 
     fn slot(&mut self, state: ChunkState) -> &mut usize {
@@ -133,6 +133,10 @@ impl Census {
 }
 
 impl ChunkState {
+    /// Every state, in the order of the enum.
+    pub const ALL: [ChunkState; 5] =
+        [ChunkState::Queued, ChunkState::Drafted, ChunkState::Previewed, ChunkState::Done, ChunkState::Failed];
+
     /// What the chunk is waiting for, in words ("re-baking", "refining lighting", …).
     pub fn label(self) -> &'static str {
         match self {

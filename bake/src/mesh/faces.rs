@@ -1,7 +1,8 @@
 //! Phase 1 of [`mesh_chunk`](super::mesh_chunk), the face-decision pass: which faces of a
 //! chunk's solid cubes are seen (docs/spec/PMF-NOTES.md G4), before any record is written.
 //!
-//! One read of each solid layout cube packs its place, size, kind and material into 8 bytes.
+//! One read of each solid cube's brief (the layout's 20-byte [`SolidBrief`]s, in a row of their
+//! own) packs its place, size, kind and material into 8 bytes.
 //! From those, a padded dense grid of cells covers the chunk and a one-cell border read from
 //! its six face neighbours (cell edge: the chunk's smallest solid leaf, at most 32 cells a side;
 //! the border walks each neighbour layer asking the neighbour's octree once per leaf). The cell
@@ -47,7 +48,7 @@ use super::geometry::{
     FACE_CORNERS, Materials, Neighbourhood, Opacity, corner_steps, ext_face_outline, face_at_rest, face_in_plane,
     triangulate,
 };
-use crate::layout::ChunkLayout;
+use crate::layout::{ChunkLayout, SolidBrief};
 
 /// Phase 1's result: the faces [`mesh_chunk`](super::mesh_chunk) emits, per solid cube of the
 /// layout (in [`ChunkLayout::solid_cubes`] order), and how many faces and vertices they make.
@@ -171,31 +172,36 @@ fn visible_faces_in(
     let guess = cap.max(LATTICE_PER_UNIT_LOG2).min(chunk_log2);
     let mut grid = Grid::empty(&hood, guess, rows);
     let (entries, split, pending) = (&mut scratch.entries, &mut scratch.split, &mut scratch.pending);
-    entries.clear();
-    entries.reserve(solid.len());
     split.clear();
     pending.clear();
+    // The briefs, not the layout cubes: 20 bytes a cube in a row of their own. Entries are
+    // written by index and the one-cell list pushed to a local vector, so that the loop keeps
+    // its lengths in registers.
+    let briefs = layout.solid_briefs();
+    entries.clear();
+    entries.resize(briefs.len(), Entry(0));
+    let mut ones = std::mem::take(&mut split.opaque_ones);
+    ones.reserve(briefs.len());
     let mut finest = u8::MAX;
-    for (k, &i) in solid.iter().enumerate() {
-        let c = &cubes[i as usize];
-        let size_log2 = c.addr.size_log2;
+    for (k, (b, e)) in briefs.iter().zip(entries.iter_mut()).enumerate() {
+        let size_log2 = b.addr.size_log2;
         finest = finest.min(size_log2);
-        if let Some(Cube { kind: CubeKind::Geometry(g), .. }) = &c.cube
+        if let Some(m) = b.plain
             && size_log2 == guess
-            && mats.get(g.material) == Opacity::Opaque
+            && mats.get(m) == Opacity::Opaque
         {
-            // The commonest leaf, straight into the grid; its entry is only a placeholder (the
-            // rare paths that need it pack it again from the layout).
-            let lo = c.addr.min >> i32::from(guess);
-            let (r, b) = (grid.row(lo.y, lo.z), (lo.x + 1) as u32);
-            grid.open[r] &= !(1u64 << b);
-            split.opaque_ones.push(One::new(k, r, b));
-            entries.push(Entry(0));
+            // The commonest leaf, straight into the grid; its entry stays a placeholder (the
+            // rare paths that need it pack it again from the brief).
+            let lo = b.addr.min >> i32::from(guess);
+            let (r, bit) = (grid.row(lo.y, lo.z), (lo.x + 1) as u32);
+            grid.open[r] &= !(1u64 << bit);
+            ones.push(One::new(k, r, bit));
         } else {
-            entries.push(Entry::pack(c.addr, c.cube.as_ref(), cap, &mats));
+            *e = Entry::pack(b, cap, &mats);
             pending.push(k as u32);
         }
     }
+    split.opaque_ones = ones;
     let log2 = finest.max(cap);
     let layout_cube = |k: usize| &cubes[solid[k] as usize];
     let leaf = |k: usize| *layout_cube(k).cube.as_ref().expect("a solid layout cube is a leaf");
@@ -209,8 +215,7 @@ fn visible_faces_in(
         grid = Grid::empty(&hood, log2, grid.into_rows());
         split.clear();
         for (k, e) in entries.iter_mut().enumerate() {
-            let c = layout_cube(k);
-            *e = Entry::pack(c.addr, c.cube.as_ref(), cap, &mats);
+            *e = Entry::pack(&briefs[k], cap, &mats);
             grid.add(k, *e, to_cell, || leaf(k), &mats, split);
         }
     }
@@ -237,8 +242,7 @@ fn visible_faces_in(
         if grid.any_mixed {
             let unsure = neighbours(&grid.mixed, r, side, b);
             if unsure != 0 {
-                let c = layout_cube(k);
-                shown = ask(Entry::pack(c.addr, c.cube.as_ref(), cap as u8, &mats), shown, unsure);
+                shown = ask(Entry::pack(&briefs[k], cap as u8, &mats), shown, unsure);
             }
         }
         quads += usize::from(FACE_COUNT[usize::from(shown)]);
@@ -339,13 +343,14 @@ enum Kind {
 struct Entry(u64);
 
 impl Entry {
-    /// The entry of the solid layout cube `cube` at `addr`, its place in cells of edge `2^cap`.
-    fn pack(addr: CubeAddr, cube: Option<&Cube>, cap: u8, mats: &Materials) -> Self {
-        let (kind, material) = match cube.map(|c| &c.kind) {
+    /// The entry of the solid layout cube `brief` stands for, its place in cells of edge `2^cap`.
+    fn pack(brief: &SolidBrief, cap: u8, mats: &Materials) -> Self {
+        let addr = brief.addr;
+        let (kind, material) = match brief.plain {
             _ if addr.size_log2 < cap => (Kind::Small, MaterialId(0)),
-            Some(CubeKind::Geometry(g)) if mats.get(g.material) == Opacity::Opaque => (Kind::PlainOpaque, g.material),
-            Some(CubeKind::Geometry(g)) => (Kind::PlainClear, g.material),
-            _ => (Kind::Extended, MaterialId(0)),
+            Some(m) if mats.get(m) == Opacity::Opaque => (Kind::PlainOpaque, m),
+            Some(m) => (Kind::PlainClear, m),
+            None => (Kind::Extended, MaterialId(0)),
         };
         Entry::new(addr.min >> i32::from(cap), addr.size_log2, kind, material)
     }

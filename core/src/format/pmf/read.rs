@@ -1079,7 +1079,10 @@ pub(crate) fn validate_octree(cubes: &[Cube]) -> Result<Vec<u32>, ChunkCheckErro
     if n == 0 {
         return Err(ChunkCheckError::NoCubes);
     }
-    let mut parent: Vec<Option<usize>> = vec![None; n];
+    // Each cube's parent, `NO_PARENT` for none (a `u32` a cube: half the bytes of an
+    // `Option<usize>`, and this table is written for every chunk of every export and read).
+    const NO_PARENT: u32 = u32::MAX;
+    let mut parent: Vec<u32> = vec![NO_PARENT; n];
     for (i, cube) in cubes.iter().enumerate() {
         let CubeKind::Parent(p) = &cube.kind else { continue };
         // No child is 0, the root: `ChildIndex` cannot hold it.
@@ -1088,14 +1091,17 @@ pub(crate) fn validate_octree(cubes: &[Cube]) -> Result<Vec<u32>, ChunkCheckErro
             let Some(slot) = parent.get_mut(ci) else {
                 return Err(ChunkCheckError::ChildOutOfRange { cube: i, child: c, count: n });
             };
-            if let Some(first) = *slot {
+            if *slot != NO_PARENT {
+                let first = *slot as usize;
                 return Err(if first == i {
                     ChunkCheckError::ChildTwice { cube: i, child: c }
                 } else {
                     ChunkCheckError::TwoParents { child: c, first, second: i }
                 });
             }
-            *slot = Some(i);
+            // A chunk's cube count is a `u32` field (and a cube is far bigger than a byte), so
+            // `i` fits and is below `u32::MAX`.
+            *slot = i as u32;
         }
     }
     // Every cube has at most one parent and the root none, so a walk from the root is a tree walk.
@@ -1120,9 +1126,10 @@ pub(crate) fn validate_octree(cubes: &[Cube]) -> Result<Vec<u32>, ChunkCheckErro
     if seen < n
         && let Some(c) = depth.iter().position(|&d| d == u32::MAX)
     {
-        return Err(match parent[c] {
-            None => ChunkCheckError::Orphan { cube: c },
-            Some(_) => ChunkCheckError::Unreachable { cube: c },
+        return Err(if parent[c] == NO_PARENT {
+            ChunkCheckError::Orphan { cube: c }
+        } else {
+            ChunkCheckError::Unreachable { cube: c }
         });
     }
     Ok(depth)
