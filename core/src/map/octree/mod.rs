@@ -475,9 +475,43 @@ impl Octree {
         walk(self, self.root, self.root_addr(), &mut f);
     }
 
+    /// The leaves touching the octree's face `face` (the layer one leaf deep along it), each
+    /// once, in pre-order (PMF child bit order): `f(addr, Some(cube))`. A parent of edge
+    /// `2^min_log2` or less is handed over as `f(addr, None)` without descending: its leaves
+    /// are finer than that (the mesher's border cells, which such leaves make "mixed"). Walks
+    /// only the children on `face`'s side: the nodes along the face, not the tree.
+    pub fn for_each_on_face(&self, face: Face, min_log2: u8, mut f: impl FnMut(CubeAddr, Option<Cube>)) {
+        let axis = face.axis();
+        let side = i32::from(face.is_positive());
+        let mut kids = [0usize; 4];
+        for (slot, i) in kids.iter_mut().zip((0..8).filter(|&i| crate::map::coords::octant_offset(i)[axis] == side)) {
+            *slot = i;
+        }
+        fn walk(
+            t: &Octree,
+            n: Node,
+            a: CubeAddr,
+            kids: &[usize],
+            min_log2: u8,
+            f: &mut impl FnMut(CubeAddr, Option<Cube>),
+        ) {
+            if !n.is_parent() {
+                f(a, Some(t.decode(n)));
+            } else if a.size_log2 <= min_log2 {
+                f(a, None);
+            } else {
+                let children = t.children(n);
+                for &i in kids {
+                    walk(t, children[i], a.child(i), kids, min_log2, f);
+                }
+            }
+        }
+        walk(self, self.root, self.root_addr(), &kids, min_log2, &mut f);
+    }
+
     /// Every leaf whose box intersects `region` (lattice space), with its address, in pre-order
-    /// (PMF child bit order). Descends only into parents that intersect `region`, so a thin slab
-    /// (a chunk's border, read by the mesher's culling) costs the leaves along it, not the tree.
+    /// (PMF child bit order). Descends only into parents that intersect `region`, so a small
+    /// region (a light memo's block) costs the leaves in it, not the tree.
     pub fn leaves_in(&self, region: LatticeBox) -> impl Iterator<Item = (CubeAddr, Cube)> + '_ {
         let mut stack = vec![(self.root, self.root_addr())];
         std::iter::from_fn(move || {

@@ -339,6 +339,44 @@ proptest! {
         prop_assert_eq!(t.leaves_in(region).collect::<Vec<_>>(), want);
     }
 
+    /// `for_each_on_face` hands over the leaves touching the face, in pre-order, with every
+    /// subtree of edge `2^min_log2` that is not one leaf in their place (once, as `None`).
+    #[test]
+    fn on_face_is_the_face_layer_of_the_pre_order(
+        ops in prop::collection::vec(op_strategy(LOG2), 1..30),
+        face in 0..6usize,
+        min_log2 in 0..=LOG2,
+    ) {
+        let mut t = Octree::new(LOG2);
+        let mut m = Dense::new(LOG2);
+        for op in &ops {
+            op.apply(&mut t, &mut m);
+        }
+        let face = Face::ALL[face];
+        let root = t.bounds();
+        let touches = |a: &CubeAddr| {
+            let b = a.lattice_box();
+            let axis = face.axis();
+            if face.is_positive() { b.max[axis] == root.max[axis] } else { b.min[axis] == root.min[axis] }
+        };
+        // What it should give, from the pre-order: leaves on the face no finer than the cut,
+        // and for finer ones the cut-size cube holding them, once.
+        let mut want: Vec<(CubeAddr, Option<Cube>)> = Vec::new();
+        for (a, c) in t.leaves().filter(|(a, _)| touches(a)) {
+            let item = if a.size_log2 < min_log2 {
+                (CubeAddr::containing(a.min, min_log2), None)
+            } else {
+                (a, Some(c))
+            };
+            if want.last() != Some(&item) {
+                want.push(item);
+            }
+        }
+        let mut got = Vec::new();
+        t.for_each_on_face(face, min_log2, |a, c| got.push((a, c)));
+        prop_assert_eq!(got, want);
+    }
+
     /// Capturing an op's region before it and writing the capture back undoes it exactly;
     /// writing the returned subtrees again redoes it.
     #[test]
