@@ -183,6 +183,8 @@ fn visible_faces_in(
     let mut ones = std::mem::take(&mut split.opaque_ones);
     ones.reserve(briefs.len());
     let mut finest = u8::MAX;
+    // The row being cleared and its cells (row 0 is border: clearing nothing there is harmless).
+    let mut run = (0usize, 0u64);
     for (k, (b, e)) in briefs.iter().zip(entries.iter_mut()).enumerate() {
         let size_log2 = b.addr.size_log2;
         finest = finest.min(size_log2);
@@ -194,13 +196,19 @@ fn visible_faces_in(
             // rare paths that need it pack it again from the brief).
             let lo = b.addr.min >> i32::from(guess);
             let (r, bit) = (grid.row(lo.y, lo.z), (lo.x + 1) as u32);
-            grid.open[r] &= !(1u64 << bit);
+            // Cells of one row are cleared together (pre-order visits them in pairs along X).
+            if r != run.0 {
+                grid.open[run.0] &= !run.1;
+                run = (r, 0);
+            }
+            run.1 |= 1u64 << bit;
             ones.push(One::new(k, r, bit));
         } else {
             *e = Entry::pack(b, cap, &mats);
             pending.push(k as u32);
         }
     }
+    grid.open[run.0] &= !run.1;
     split.opaque_ones = ones;
     let log2 = finest.max(cap);
     let layout_cube = |k: usize| &cubes[solid[k] as usize];
