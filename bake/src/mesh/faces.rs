@@ -5,7 +5,7 @@
 //! own) packs its place, size, kind and material into 8 bytes.
 //! From those, a padded dense grid of cells covers the chunk and a one-cell border read from
 //! its six face neighbours (cell edge: the chunk's smallest solid leaf, at most 32 cells a side;
-//! the border walks each neighbour layer asking the neighbour's octree once per leaf). The cell
+//! the border takes each neighbour's leaves along the shared face, once each). The cell
 //! edge is guessed to be one map unit during that read, so one-cell cubes of opaque plain
 //! geometry go into the grid at once; when the smallest solid leaf is another size the grid is
 //! built again from the packed entries. Each row of cells along X is three bit masks (bit
