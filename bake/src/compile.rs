@@ -394,6 +394,12 @@ impl Grid {
         out
     }
 
+    /// Whether `c` lies in the grid.
+    pub fn contains(&self, c: ChunkCoord) -> bool {
+        let c = c.as_ivec3();
+        c.cmpge(self.min.as_ivec3()).all() && c.cmple(self.max.as_ivec3()).all()
+    }
+
     /// The PMF index of `c`, if it lies in the grid.
     pub fn index(&self, c: ChunkCoord) -> Option<pmf::ChunkIndex> {
         let d = c.as_ivec3() - self.min.as_ivec3();

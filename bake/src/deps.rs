@@ -39,7 +39,7 @@ use pmfedit_core::edit::{ChangeSet, LibRef, ObjRef};
 use pmfedit_core::map::coords::ChunkCoord;
 use pmfedit_core::map::{Level, Map};
 
-use crate::compile::CompileSettings;
+use crate::compile::{CompileSettings, Grid, MAX_GRID_CHUNKS};
 use crate::light::{BakedMode, SceneLight};
 
 /// A chunk of a level: (level index, chunk).
@@ -47,10 +47,16 @@ pub type ChunkKey = (usize, ChunkCoord);
 
 /// The chunks (inside the PMF grid) that a world box touches.
 fn chunks_in_box(level: &Level, lo: DVec3, hi: DVec3) -> impl Iterator<Item = ChunkCoord> {
+    let (a, b) = chunk_range(level, lo, hi);
+    (a.y..=b.y).flat_map(move |y| (a.x..=b.x).flat_map(move |x| (a.z..=b.z).map(move |z| ChunkCoord::new(x, y, z))))
+}
+
+/// The first and last chunk coordinates (inclusive) of [`chunks_in_box`].
+fn chunk_range(level: &Level, lo: DVec3, hi: DVec3) -> (IVec3, IVec3) {
     let frame = level.frame();
     let a = frame.chunk_from_lattice(frame.lattice_from_world(lo)).as_ivec3().max(IVec3::ZERO);
     let b = frame.chunk_from_lattice(frame.lattice_from_world(hi)).as_ivec3().min(IVec3::new(4095, 255, 4095));
-    (a.y..=b.y).flat_map(move |y| (a.x..=b.x).flat_map(move |x| (a.z..=b.z).map(move |z| ChunkCoord::new(x, y, z))))
+    (a, b)
 }
 
 /// The chunks a baked light reaches.
@@ -63,12 +69,22 @@ pub(crate) fn chunks_near_light(level: &Level, light: &SceneLight, extra: f64) -
     let p = light.light.position.as_dvec3();
     let reach = light.reach + extra;
     let r = DVec3::splat(reach);
-    chunks_in_box(level, p - r, p + r)
-        .filter(|&c| {
-            let (lo, hi) = level.frame().chunk_world_box(c);
-            p.clamp(lo, hi).distance_squared(p) < reach * reach
-        })
-        .collect()
+    chunks_in_box(level, p - r, p + r).filter(|&c| within_reach(level, p, reach, c)).collect()
+}
+
+/// Whether chunk `c` is one of [`light_chunks`]`(level, light)`, without listing them.
+fn light_reaches(level: &Level, light: &SceneLight, c: ChunkCoord) -> bool {
+    let p = light.light.position.as_dvec3();
+    let r = DVec3::splat(light.reach);
+    let (a, b) = chunk_range(level, p - r, p + r);
+    let v = c.as_ivec3();
+    v.cmpge(a).all() && v.cmple(b).all() && within_reach(level, p, light.reach, c)
+}
+
+/// Whether chunk `c`'s box comes closer than `reach` to `p`.
+fn within_reach(level: &Level, p: DVec3, reach: f64, c: ChunkCoord) -> bool {
+    let (lo, hi) = level.frame().chunk_world_box(c);
+    p.clamp(lo, hi).distance_squared(p) < reach * reach
 }
 
 /// How far beyond a static light's reach its light is carried by bounces, map units: per bounce
@@ -211,6 +227,57 @@ pub fn all_chunks(level: &Level) -> BTreeSet<ChunkCoord> {
     out
 }
 
+/// What [`all_chunks`] holds besides the stored chunks: the level's dense grid when it is small
+/// enough to list ([`crate::compile::level_chunks`]), else the center chunk alone. With it,
+/// [`in_all_chunks`] answers for one chunk without listing the level's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GridPart {
+    /// Every chunk of this grid.
+    Grid(Grid),
+    /// Only this chunk: the grid is over [`MAX_GRID_CHUNKS`].
+    Center(ChunkCoord),
+}
+
+impl GridPart {
+    /// The grid part of `level` (a walk of its stored chunks, as [`Grid::of`]).
+    pub fn of(level: &Level) -> Self {
+        let grid = Grid::of(level);
+        if grid.volume() <= MAX_GRID_CHUNKS { Self::Grid(grid) } else { Self::Center(level.frame().center_chunk) }
+    }
+
+    /// Whether `c` is in it.
+    pub fn contains(&self, c: ChunkCoord) -> bool {
+        match self {
+            Self::Grid(g) => g.contains(c),
+            Self::Center(center) => *center == c,
+        }
+    }
+}
+
+/// Whether `c` is one of [`all_chunks`]`(level)`, `part` being [`GridPart::of`]`(level)`.
+pub fn in_all_chunks(level: &Level, part: &GridPart, c: ChunkCoord) -> bool {
+    part.contains(c) || level.chunk(c).is_some()
+}
+
+/// The chunks stored in exactly one of `a` and `b`, ascending: both levels' stored chunks walked
+/// side by side, nothing allocated where they agree.
+pub fn stored_difference<'a>(a: &'a Level, b: &'a Level) -> impl Iterator<Item = ChunkCoord> + 'a {
+    let (mut x, mut y) = (a.chunks().map(|(c, _)| *c).peekable(), b.chunks().map(|(c, _)| *c).peekable());
+    std::iter::from_fn(move || {
+        loop {
+            match (x.peek(), y.peek()) {
+                (Some(p), Some(q)) if p == q => {
+                    x.next();
+                    y.next();
+                }
+                (Some(p), Some(q)) => return if p < q { x.next() } else { y.next() },
+                (Some(_), None) => return x.next(),
+                (None, _) => return y.next(),
+            }
+        }
+    })
+}
+
 /// The chunks to re-bake after `changes` turned `before` into `after`, for bakes made with
 /// `settings`. This is the rebuild engine's default spread ([`crate::rebuild::Rebuild`]).
 pub fn dirty_chunks(before: &Map, after: &Map, changes: &ChangeSet, settings: &CompileSettings) -> BTreeSet<ChunkKey> {
@@ -256,9 +323,9 @@ pub fn dirty_chunks(before: &Map, after: &Map, changes: &ChangeSet, settings: &C
             }
             for level in [old, new] {
                 for light in scene_lights(level) {
-                    let lit = light_chunks(level, &light);
-                    if changed.iter().any(|c| lit.contains(c)) {
-                        set.extend(lit);
+                    // Listed only for a light that reaches a changed chunk.
+                    if changed.iter().any(|&c| light_reaches(level, &light, c)) {
+                        set.extend(light_chunks(level, &light));
                     }
                 }
             }
@@ -301,4 +368,76 @@ pub fn draft_chunks(after: &Map, changes: &ChangeSet) -> BTreeSet<ChunkKey> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pmfedit_core::map::coords::LatticeBox;
+    use pmfedit_core::map::ids::{MaterialId, PhysicsId, SoundId};
+    use pmfedit_core::map::library::Light;
+    use pmfedit_core::map::octree::Cube;
+
+    /// A small xorshift, so that the cases are the same on every run.
+    fn next(seed: &mut u64) -> u64 {
+        *seed ^= *seed << 13;
+        *seed ^= *seed >> 7;
+        *seed ^= *seed << 17;
+        *seed
+    }
+
+    /// A level of 4-unit chunks with a cube in each of `n` pseudo-random chunks of a 6³ box.
+    fn scattered(seed: &mut u64, n: usize) -> Level {
+        let mut level = Level::new("main", 2).unwrap();
+        let f = level.frame();
+        let o = f.chunk_min_lattice(f.center_chunk);
+        let cube = Cube::solid(MaterialId(0), PhysicsId(0), SoundId(0));
+        for _ in 0..n {
+            let v = next(seed);
+            let c = IVec3::new((v % 6) as i32, (v / 6 % 6) as i32, (v / 36 % 6) as i32) * 32 + o;
+            level.fill_box(LatticeBox::new(c, c + IVec3::splat(8)), cube).unwrap();
+        }
+        level
+    }
+
+    #[test]
+    fn stored_difference_is_the_symmetric_difference_of_the_stored_chunks() {
+        let mut seed = 0x9E37_79B9_7F4A_7C15;
+        for n in 0..40 {
+            let (a, b) = (scattered(&mut seed, n % 9), scattered(&mut seed, n % 7));
+            let keys = |l: &Level| l.chunks().map(|(c, _)| *c).collect::<BTreeSet<_>>();
+            let want: Vec<ChunkCoord> = keys(&a).symmetric_difference(&keys(&b)).copied().collect();
+            assert_eq!(stored_difference(&a, &b).collect::<Vec<_>>(), want, "case {n}");
+            assert_eq!(stored_difference(&a, &a).count(), 0);
+        }
+    }
+
+    #[test]
+    fn a_light_reaches_exactly_the_chunks_it_lists() {
+        let mut seed = 0x2545_F491_4F6C_DD1D;
+        let mut level = scattered(&mut seed, 5);
+        let f = level.frame();
+        let o = f.world_from_lattice(f.chunk_min_lattice(f.center_chunk));
+        for _ in 0..12 {
+            let v = next(&mut seed);
+            // Anywhere in and around the box, near the coordinate space's low edge too.
+            let p = o + DVec3::new((v % 40) as f64 - 12.0, (v / 40 % 40) as f64 - 12.0, (v / 1600 % 40) as f64 - 12.0);
+            let mut lamp = Light::point("lamp", p.as_vec3());
+            lamp.range = 1.0 + (v / 64_000 % 12) as f32;
+            level.objects.add(lamp).unwrap();
+        }
+        let center = level.frame().center_chunk.as_ivec3();
+        for light in scene_lights(&level) {
+            let listed: BTreeSet<ChunkCoord> = light_chunks(&level, &light).into_iter().collect();
+            assert!(!listed.is_empty());
+            for x in -6..12 {
+                for y in -6..12 {
+                    for z in -6..12 {
+                        let c = ChunkCoord::from_ivec3(center + IVec3::new(x, y, z));
+                        assert_eq!(light_reaches(&level, &light, c), listed.contains(&c), "{c:?}");
+                    }
+                }
+            }
+        }
+    }
 }

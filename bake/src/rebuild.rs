@@ -59,7 +59,9 @@ use pmfedit_core::map::library::ids::TableId;
 use crate::compile::{
     Assembled, ChunkBake, CompileError, CompileSettings, assemble, fill_chunks, keep_air_data, snapshot_grid,
 };
-use crate::deps::{ChunkKey, all_chunks, dirty_chunks, draft_chunks, library_users};
+use crate::deps::{
+    ChunkKey, GridPart, all_chunks, dirty_chunks, draft_chunks, in_all_chunks, library_users, stored_difference,
+};
 use crate::scheduler::{BakeEvent, Scheduler, Stage};
 use crate::vis::SummaryGrid;
 
@@ -368,6 +370,7 @@ impl Rebuild {
         }
         self.request(keys, &BTreeSet::new());
         self.check_counts();
+        self.check_slots();
     }
 
     /// The map became `map` through `changes` (an edit, undo, redo or history jump): queues the
@@ -397,11 +400,12 @@ impl Rebuild {
         }
         // Bakes whose rays stopped below a changed chunk and may have passed it.
         dirty.extend(above_top_readers(&before, &self.map, self.settings(), &self.slots, &touched));
-        let now = every_chunk(&self.map);
-        let entered: Vec<ChunkKey> = now.iter().filter(|k| !self.slots.contains_key(k)).copied().collect();
-        let gone: Vec<ChunkKey> = self.slots.keys().filter(|k| !now.contains(k)).copied().collect();
+        // Chunks that entered or left the level grids: the engine keeps a slot for each chunk of
+        // `all_chunks`, found per chunk ([`in_all_chunks`]) rather than listed per edit.
+        let parts: Vec<GridPart> = self.map.levels.iter().map(GridPart::of).collect();
+        let (entered, gone) = self.grid_moves(&before, &parts);
         dirty.extend(entered);
-        dirty.retain(|k| now.contains(k));
+        dirty.retain(|k| self.map.levels.get(k.0).is_some_and(|l| in_all_chunks(l, &parts[k.0], k.1)));
         for k in gone {
             if let Some(slot) = self.slots.remove(&k) {
                 *self.counts.slot(slot.state) -= 1;
@@ -421,7 +425,61 @@ impl Rebuild {
         let n = dirty.len();
         self.request(dirty, &urgent);
         self.check_counts();
+        self.check_slots();
         n
+    }
+
+    /// The chunks that entered the level grids (no slot yet) and those that left them (a slot
+    /// still) when the map went from `before` to the current one; `parts`: the current levels'
+    /// [`GridPart`]s. Where a level's grid part stayed the same, only a chunk that became or
+    /// stopped being stored can have entered or left: the two maps' stored chunks are walked
+    /// side by side ([`stored_difference`]), no set of every chunk is built. On
+    /// `terrain(32,4,32)` building that set and comparing it with the slots took 0.85 ms of the
+    /// 1.3 ms an edit spent here.
+    fn grid_moves(&self, before: &Map, parts: &[GridPart]) -> (Vec<ChunkKey>, Vec<ChunkKey>) {
+        let (mut entered, mut gone) = (Vec::new(), Vec::new());
+        let mut check = |key: ChunkKey, member: bool| match (member, self.slots.contains_key(&key)) {
+            (true, false) => entered.push(key),
+            (false, true) => gone.push(key),
+            _ => {}
+        };
+        for (li, level) in self.map.levels.iter().enumerate() {
+            let part = &parts[li];
+            match before.levels.get(li).filter(|old| GridPart::of(old) == *part) {
+                Some(old) => {
+                    for c in stored_difference(old, level) {
+                        check((li, c), in_all_chunks(level, part, c));
+                    }
+                }
+                None => {
+                    let now = all_chunks(level);
+                    for &c in &now {
+                        check((li, c), true);
+                    }
+                    for &(_, c) in self.slots.range(level_keys(li)).map(|(k, _)| k) {
+                        if !now.contains(&c) {
+                            check((li, c), false);
+                        }
+                    }
+                }
+            }
+        }
+        // Slots of levels that are no more.
+        for &key in
+            self.slots.range((self.map.levels.len(), ChunkCoord::new(i32::MIN, i32::MIN, i32::MIN))..).map(|(k, _)| k)
+        {
+            check(key, false);
+        }
+        (entered, gone)
+    }
+
+    /// In tests and debug builds: the engine has a slot for every chunk of every level's
+    /// [`all_chunks`] and for nothing else.
+    fn check_slots(&self) {
+        if cfg!(debug_assertions) {
+            let every = every_chunk(&self.map);
+            debug_assert!(self.slots.keys().eq(every.iter()), "slots kept against every chunk of the map");
+        }
     }
 
     /// How many full bakes the last [`Self::edited`] brought up to the changed far sets without
@@ -883,6 +941,11 @@ fn update_full(slot: &mut ChunkSlot, f: impl FnOnce(&mut ChunkBake) -> bool) -> 
     }
     slot.full = Some(full);
     changed
+}
+
+/// The slot keys of level `li`, for [`BTreeMap::range`].
+fn level_keys(li: usize) -> std::ops::RangeInclusive<ChunkKey> {
+    (li, ChunkCoord::new(i32::MIN, i32::MIN, i32::MIN))..=(li, ChunkCoord::new(i32::MAX, i32::MAX, i32::MAX))
 }
 
 /// Every chunk of every level the engine keeps a slot for: each level's exported grid plus every

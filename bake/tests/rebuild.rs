@@ -524,6 +524,52 @@ fn a_chunk_that_leaves_the_grid_is_forgotten_and_reported() {
     assert!(changed.contains(&between), "the viewer is not told to drop the chunk");
 }
 
+/// In a level whose grid is too large to list (cubes at opposite corners of the coordinate
+/// space), the engine keeps a slot for the stored chunks and the center chunk only: a cube in a
+/// chunk far from both gets that chunk a slot, and the engine's slots stay every chunk of
+/// `all_chunks` edit after edit (which the engine also checks itself in debug builds).
+#[test]
+fn in_a_grid_too_large_to_list_stored_chunks_enter_and_leave_the_engine() {
+    use pmfedit_bake::deps::all_chunks;
+    let mut map = Map::new("scattered");
+    map.levels[0] = Level::new("main", 0).unwrap();
+    map.levels[0].lighting = LevelLighting::none();
+    let far = IVec3::new(4095, 255, 4095) * 8;
+    for at in [IVec3::ZERO, far] {
+        map.levels[0].fill_box(LatticeBox::new(at, at + IVec3::ONE), stone()).unwrap();
+    }
+    let mut e = engine(&map);
+    let mut history = History::new();
+    let slots = |e: &Rebuild| e.slots().keys().copied().collect::<BTreeSet<ChunkKey>>();
+    let every = |m: &Map| all_chunks(&m.levels[0]).into_iter().map(|c| (0, c)).collect::<BTreeSet<ChunkKey>>();
+    assert_eq!(slots(&e), every(&map));
+    let at = IVec3::new(1000, 100, 2000) * 8;
+    let key = chunk_at(&map, at);
+    assert!(e.slot(key).is_none());
+    // A cube placed, then the chunk's whole box emptied: an edit keeps the emptied chunk
+    // stored (and so in the engine).
+    let whole = LatticeBox::new(at, at + IVec3::splat(8));
+    for op in [
+        CubeOp::SetCube { addr: CubeAddr::containing(at, 0), cube: stone() },
+        CubeOp::FillBox { region: whole, cube: Cube::EMPTY },
+    ] {
+        let changes = history.apply(&mut map, Edit::Cubes { level: 0, op }).unwrap();
+        assert!(e.edited(Arc::new(map.clone()), &changes) > 0);
+        assert_eq!(slots(&e), every(&map));
+        assert!(map.levels[0].chunk(key.1).is_some() && e.slot(key).is_some());
+        e.wait();
+    }
+    // Saved and read again, an empty chunk is not stored: the reload drops it from the engine,
+    // though neither the grid nor the center chunk moved.
+    let exp = map.levels[0].frame().chunk_lattice_log2();
+    map.levels[0].insert_chunk(key.1, pmfedit_core::map::octree::Octree::new(exp)).unwrap();
+    assert!(map.levels[0].chunk(key.1).is_none());
+    e.reload(Arc::new(map.clone()));
+    assert_eq!(slots(&e), every(&map));
+    assert!(e.slot(key).is_none(), "the chunk left but the engine kept it");
+    assert!(e.take_changed().contains(&key), "the viewer is not told to drop the chunk");
+}
+
 #[test]
 fn a_reload_works_out_the_change_and_equals_a_full_compile() {
     let mut map = floor_map(4, 6.0);

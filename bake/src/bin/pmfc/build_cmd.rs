@@ -682,6 +682,10 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
     // changed by a changed summary) with the time that took, the new summary grid included.
     let mut engine_chunks = Vec::new();
     let (mut far_refreshed, mut far_refresh_ms) = (Vec::new(), Vec::new());
+    // What telling the engine about an edit takes (`Rebuild::edited`: the spread, the chunks
+    // that entered or left the grid, the far refresh, the queueing): the editor's UI thread
+    // waits for it on every edit.
+    let mut request_ms = Vec::new();
     // Visibility work of an edit in the engine: its far refresh (the new summary grid included)
     // plus the visibility stage of every full bake the edit made it do (own lists worked out or
     // taken from the chunk's last bake, far lists written from the grid), summed over its
@@ -787,7 +791,10 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
         dirty_counts.push(dirty.len() as f64);
         let t = Instant::now();
         let work = engine.vis_cache().work();
-        engine_chunks.push(engine.edited(Arc::new(map.clone()), &changes) as f64);
+        let snapshot = Arc::new(map.clone());
+        let asked = Instant::now();
+        engine_chunks.push(engine.edited(snapshot, &changes) as f64);
+        request_ms.push(ms(asked.elapsed()));
         let requeued: Vec<_> = engine.keys_in_flight().collect();
         let (n, refresh) = engine.last_far_refresh();
         far_refreshed.push(n as f64);
@@ -1017,6 +1024,10 @@ pub fn bench(a: BenchArgs) -> Result<(), Failure> {
     // points): points, and their tables, MiB.
     figures["light_memo_after_full_bake"] = kept_memo;
     figures["edit_final_edited_chunk_ms_median"] = percentile(&mut final_edited_ms, 0.5).into();
+    figures["edit_engine_request_ms"] = serde_json::json!({
+        "median": percentile(&mut request_ms.clone(), 0.5),
+        "p95": percentile(&mut request_ms, 0.95),
+    });
     figures["edit_final_per_dirty_chunk_ms_median"] = percentile(&mut final_per_chunk_ms, 0.5).into();
     figures["light_parts_ms_per_chunk"] = light_parts;
     figures["edit_draft_chunks_median"] = percentile(&mut draft_counts, 0.5).into();
