@@ -769,14 +769,17 @@ impl Rebuild {
         Some(self.slots.get(&key)?.state)
     }
 
-    /// The chunks in `state`, in key order.
+    /// The chunks in `state`, in key order. The walk of the slots stops at the last of them (the
+    /// census counts them), so it costs nothing when no chunk is in `state`: a viewer asks for
+    /// the queued ones every frame.
     pub fn keys(&self, state: ChunkState) -> impl Iterator<Item = ChunkKey> + '_ {
-        self.slots.iter().filter(move |(_, s)| s.state == state).map(|(k, _)| *k)
+        self.slots.iter().filter(move |(_, s)| s.state == state).map(|(k, _)| *k).take(self.counts.count(state))
     }
 
-    /// The chunks with a result on its way, in key order.
+    /// The chunks with a result on its way, in key order (the walk stops at the last, as
+    /// [`Self::keys`]'s).
     pub fn keys_in_flight(&self) -> impl Iterator<Item = ChunkKey> + '_ {
-        self.slots.iter().filter(|(_, s)| s.state.in_flight()).map(|(k, _)| *k)
+        self.slots.iter().filter(|(_, s)| s.state.in_flight()).map(|(k, _)| *k).take(self.counts.in_flight())
     }
 
     /// Every chunk's slot, in key order.
