@@ -140,7 +140,7 @@ pub fn lights_through(level: &Level, settings: &CompileSettings, n: ChunkCoord) 
     let bounce = bounce_reach(level, settings);
     let mut out = BTreeSet::new();
     for light in scene_lights(level) {
-        if light_chunks(level, &light).contains(&n) {
+        if light_reaches(level, &light, n) {
             out.extend(chunks_near_light(level, &light, bounce));
         }
     }

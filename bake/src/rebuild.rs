@@ -246,6 +246,56 @@ pub struct Rebuild {
     /// How many slots are in each state, kept as states change ([`set_state`]): a viewer asks
     /// every frame, and a walk of a 16 384-chunk map's slots takes a millisecond and more.
     counts: Census,
+    /// The tops the full bakes in the slots were made with, kept as they come and go: every edit
+    /// asks for each level's lowest ([`above_top_readers`]).
+    tops: Tops,
+}
+
+/// How many full bakes of each level were made with each top ([`ChunkBake::top_layer`]; none
+/// counts as `i32::MIN`, below every layer).
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Tops(BTreeMap<(usize, i32), usize>);
+
+impl Tops {
+    fn key(key: ChunkKey, bake: &ChunkBake) -> (usize, i32) {
+        (key.0, bake.top_layer.unwrap_or(i32::MIN))
+    }
+
+    fn add(&mut self, key: ChunkKey, bake: &ChunkBake) {
+        *self.0.entry(Self::key(key, bake)).or_default() += 1;
+    }
+
+    fn remove(&mut self, key: ChunkKey, bake: &ChunkBake) {
+        let k = Self::key(key, bake);
+        if let Some(n) = self.0.get_mut(&k) {
+            *n -= 1;
+            if *n == 0 {
+                self.0.remove(&k);
+            }
+        }
+    }
+
+    /// A full bake `new` took the place of `old`.
+    fn set(&mut self, key: ChunkKey, old: Option<&ChunkBake>, new: &ChunkBake) {
+        if let Some(old) = old {
+            self.remove(key, old);
+        }
+        self.add(key, new);
+    }
+
+    /// The lowest top a full bake of level `li` was made with (`None`: no full bake).
+    fn lowest(&self, li: usize) -> Option<i32> {
+        self.0.range((li, i32::MIN)..=(li, i32::MAX)).next().map(|(&(_, top), _)| top)
+    }
+
+    /// Counted by a walk of `slots`.
+    fn of(slots: &BTreeMap<ChunkKey, ChunkSlot>) -> Self {
+        let mut t = Self::default();
+        for (&key, full) in slots.iter().filter_map(|(k, s)| Some((k, s.full.as_ref()?))) {
+            t.add(key, full);
+        }
+        t
+    }
 }
 
 impl fmt::Debug for Rebuild {
@@ -286,6 +336,7 @@ impl Rebuild {
             holding: false,
             held: BTreeSet::new(),
             counts: Census::default(),
+            tops: Tops::default(),
         };
         engine.replace_with(map, bakes);
         engine
@@ -336,6 +387,7 @@ impl Rebuild {
         self.changed.extend(self.slots.keys().copied());
         self.slots.clear();
         self.counts = Census::default();
+        self.tops = Tops::default();
         self.readers.clear();
         self.changed_at.clear();
         self.far_grids.clear();
@@ -363,6 +415,7 @@ impl Rebuild {
             // Keys are distinct and the slots were cleared: every insert is a new slot.
             self.counts.done += 1;
             slot.shown = Some(Staged { stage: Stage::Full, bake: bake.clone() });
+            self.tops.add(key, &bake);
             slot.full = Some(bake);
             self.slots.insert(key, slot);
             self.changed.insert(key);
@@ -399,7 +452,7 @@ impl Rebuild {
             dirty.extend(self.readers.get(&key).into_iter().flatten().copied());
         }
         // Bakes whose rays stopped below a changed chunk and may have passed it.
-        dirty.extend(above_top_readers(&before, &self.map, self.settings(), &self.slots, &touched));
+        dirty.extend(above_top_readers(&before, &self.map, self.settings(), &self.slots, &self.tops, &touched));
         // Chunks that entered or left the level grids: the engine keeps a slot for each chunk of
         // `all_chunks`, found per chunk ([`in_all_chunks`]) rather than listed per edit.
         let parts: Vec<GridPart> = self.map.levels.iter().map(GridPart::of).collect();
@@ -409,6 +462,9 @@ impl Rebuild {
         for k in gone {
             if let Some(slot) = self.slots.remove(&k) {
                 *self.counts.slot(slot.state) -= 1;
+                if let Some(full) = &slot.full {
+                    self.tops.remove(k, full);
+                }
                 self.forget_reads(k, slot.full.as_deref());
             }
             self.changed.insert(k);
@@ -655,11 +711,11 @@ impl Rebuild {
                         // the chunk again from the current map.
                         Stage::Full if is_stale => {
                             stale.insert(key);
-                            slot.full = Some(bake.clone());
+                            self.tops.set(key, slot.full.replace(bake.clone()).as_deref(), &bake);
                             ChunkState::Queued
                         }
                         Stage::Full => {
-                            slot.full = Some(bake.clone());
+                            self.tops.set(key, slot.full.replace(bake.clone()).as_deref(), &bake);
                             ChunkState::Done
                         }
                     };
@@ -700,6 +756,7 @@ impl Rebuild {
                 *c.slot(s.state) += 1;
             }
             debug_assert_eq!(c, self.counts, "state counts kept against a walk of the slots");
+            debug_assert!(Tops::of(&self.slots) == self.tops, "bake tops kept against a walk of the slots");
         }
     }
 
@@ -893,17 +950,13 @@ fn above_top_readers(
     after: &Map,
     settings: &CompileSettings,
     slots: &BTreeMap<ChunkKey, ChunkSlot>,
+    tops: &Tops,
     changed: &[ChunkKey],
 ) -> BTreeSet<ChunkKey> {
-    // Per level, the lowest top a full bake was made with (`None`: nothing occupied, below all).
-    let mut lowest: BTreeMap<usize, i32> = BTreeMap::new();
-    for (&(li, _), full) in slots.iter().filter_map(|(k, s)| Some((k, s.full.as_ref()?))) {
-        let top = full.top_layer.unwrap_or(i32::MIN);
-        lowest.entry(li).and_modify(|t| *t = (*t).min(top)).or_insert(top);
-    }
     let mut out = BTreeSet::new();
     for &(li, c) in changed {
-        if lowest.get(&li).is_none_or(|&top| c.y <= top) {
+        // The lowest top a full bake of the level was made with (kept, not walked for).
+        if tops.lowest(li).is_none_or(|top| c.y <= top) {
             continue;
         }
         let Some(level) = after.levels.get(li) else { continue };
