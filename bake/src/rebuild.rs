@@ -69,7 +69,7 @@ use crate::vis::SummaryGrid;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Plan {
     /// For a viewer: the chunks that draw an edit (its changed chunks and the face neighbours it
-    /// touches, [`draft_chunks`]) get a draft and a preview before their full bake
+    /// touches, [`draft_chunks`]) get a draft before their full bake, and go first
     /// ([`Scheduler::submit_urgent`]); every other dirty chunk (the rest of an edit's spread, every
     /// chunk of an open the bake cache could not give, the users of a changed library entry) goes
     /// straight to its full bake ([`Scheduler::submit_full`]), nearest the camera first.
@@ -78,7 +78,9 @@ pub enum Plan {
     /// whose light takes tens to hundreds: it would show such a chunk no sooner, and for a big map
     /// it doubled the light work, because the full bakes came only after every preview, by when
     /// the light memos (bounded) no longer held the early previews' light. Opening
-    /// `terrain(32,4,32)` without its bakes on 2 cores: 406 s with previews, see the README.
+    /// `terrain(32,4,32)` without its bakes on 2 cores: 406 s with previews, see the README. The
+    /// edited chunks' previews, run beside their full bakes, took a core each for as long as the
+    /// full bake and arrived after it on 2 cores (README, *An edit on screen one paint sooner*).
     Interactive,
     /// For headless tools: full bakes only ([`Scheduler::submit_full`]).
     FinalOnly,
@@ -90,8 +92,7 @@ pub enum ChunkState {
     /// Re-bake requested; nothing of the request has arrived yet. A viewer draws the chunk's
     /// older bake, if any, tinted.
     Queued,
-    /// The request's draft (approximate lighting) is drawn; the preview (the chunks that draw an
-    /// edit) or the full bake (the others) is on its way.
+    /// The request's draft (approximate lighting) is drawn; the full bake is on its way.
     Drafted,
     /// The request's preview (the exact mesh and lightmaps) is drawn; the full bake (visibility,
     /// pathfinding) is on its way.
@@ -243,6 +244,8 @@ pub struct Rebuild {
     holding: bool,
     /// Chunks requested while holding: their full bakes wait for the release.
     held: BTreeSet<ChunkKey>,
+    /// The chunks that draw the last edit ([`Rebuild::urgent`]).
+    urgent: BTreeSet<ChunkKey>,
     /// How many slots are in each state, kept as states change ([`set_state`]): a viewer asks
     /// every frame, and a walk of a 16 384-chunk map's slots takes a millisecond and more.
     counts: Census,
@@ -335,6 +338,7 @@ impl Rebuild {
             far_refresh: (0, Duration::ZERO),
             holding: false,
             held: BTreeSet::new(),
+            urgent: BTreeSet::new(),
             counts: Census::default(),
             tops: Tops::default(),
         };
@@ -480,6 +484,7 @@ impl Rebuild {
         urgent.retain(|k| dirty.contains(k));
         let n = dirty.len();
         self.request(dirty, &urgent);
+        self.urgent = urgent;
         self.check_counts();
         self.check_slots();
         n
@@ -627,6 +632,12 @@ impl Rebuild {
             // the full bakes arrive (see [`Plan::Interactive`]).
             self.scheduler.submit_full(self.map.clone(), keys);
         }
+    }
+
+    /// The chunks that draw the last edit (its changed chunks and the face neighbours it touches,
+    /// among those it re-baked): they went first, and a viewer meshes them first too.
+    pub fn urgent(&self) -> &BTreeSet<ChunkKey> {
+        &self.urgent
     }
 
     /// Whether full bakes are held back ([`Rebuild::hold`]).

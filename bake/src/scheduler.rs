@@ -9,12 +9,16 @@
 //! Stages: [`Scheduler::submit`] queues each chunk twice — a [`Stage::Preview`] job (mesh and
 //! lightmaps only, [`CompileSettings::preview`]: what a viewport draws) and a [`Stage::Full`] job
 //! (the normal bake, visibility and pathfinding included: what an export compiles).
-//! [`Scheduler::submit_urgent`] (the chunks an edit changed) also queues a [`Stage::Draft`]
-//! (the preview with cheap lighting, [`CompileSettings::draft`]), so the edited geometry is on
-//! screen within a few milliseconds even where soft shadows make the exact lightmaps slow; no
-//! draft is queued when it would equal the preview ([`CompileSettings::draft_differs`]). Every
-//! pending draft runs before any preview, and every preview before any full job; within a stage,
-//! urgent chunks first, then nearest-to-camera first.
+//! [`Scheduler::submit_urgent`] (the chunks an edit changed) queues a [`Stage::Draft`] (the
+//! preview with cheap lighting, [`CompileSettings::draft`]) and the full bake, no preview: the
+//! edited geometry is on screen within a few milliseconds even where soft shadows make the exact
+//! lightmaps slow, and the exact lightmaps come with the full bake (a preview is the full bake
+//! less visibility and pathfinding, a few milliseconds of it: run beside the full bake it took a
+//! core for as long, and delivered no sooner). No draft is queued when it would equal the
+//! preview ([`CompileSettings::draft_differs`]). Every pending draft runs before any preview, and
+//! every preview before any full job, and no full job starts while a draft runs (a draft alone
+//! takes milliseconds; beside full bakes on a machine with few cores, many times that); within a
+//! stage, urgent chunks first, then nearest-to-camera first.
 //! [`Scheduler::submit_full`] queues full jobs only (headless tools need no preview).
 //!
 //! Supersession is per chunk: a newer request for a chunk replaces all of its pending jobs; a
@@ -139,6 +143,8 @@ struct State {
     requested: HashMap<ChunkKey, u64>,
     next_epoch: u64,
     running: usize,
+    /// Draft jobs running: no full job starts while one does (see `worker`).
+    drafting: usize,
     camera: Option<(usize, DVec3)>,
     shutdown: bool,
 }
@@ -290,11 +296,11 @@ impl Scheduler {
         self.submit_stages(snapshot, chunks, &[Stage::Preview, Stage::Full], false);
     }
 
-    /// Like [`Scheduler::submit`], but within each stage these chunks go before the others (the
-    /// chunks an edit changed, so that their meshes are on screen first), and a draft of each
-    /// comes before its preview (unless the draft would equal the preview).
+    /// Queues a draft and a full bake of each of `chunks` (the full bake only where the draft
+    /// would equal the preview), before the other chunks within each stage: the chunks an edit
+    /// changed, so that their meshes are on screen first (see the module docs: no preview).
     pub fn submit_urgent(&self, snapshot: Arc<Map>, chunks: impl IntoIterator<Item = ChunkKey>) {
-        let stages: &[Stage] = if self.draft_differs { &Stage::ALL } else { &[Stage::Preview, Stage::Full] };
+        let stages: &[Stage] = if self.draft_differs { &[Stage::Draft, Stage::Full] } else { &[Stage::Full] };
         self.submit_stages(snapshot, chunks, stages, true);
     }
 
@@ -442,8 +448,13 @@ fn worker(
                 if st.shutdown {
                     return;
                 }
-                // Every draft before any preview, every preview before any full job.
-                if let Some(stage) = stages.iter().copied().find(|s| !st.pending[s.index()].is_empty()) {
+                // Every draft before any preview, every preview before any full job; and no full
+                // job starts while a draft runs: a draft is what puts an edit on screen, a few
+                // milliseconds alone, many times that beside full bakes on a machine with few
+                // cores. (A full job already running goes on.)
+                if let Some(stage) = stages.iter().copied().find(|s| !st.pending[s.index()].is_empty())
+                    && (stage != Stage::Full || st.drafting == 0)
+                {
                     break stage;
                 }
                 st = shared.work.wait(st).unwrap_or_else(|e| e.into_inner());
@@ -463,6 +474,7 @@ fn worker(
                 .expect("the stage has pending jobs");
             let job = pending.remove(&key).expect("key is pending");
             st.running += 1;
+            st.drafting += usize::from(stage == Stage::Draft);
             (stage, key, job)
         };
         let job_settings = match stage {
@@ -515,6 +527,13 @@ fn worker(
         }
         let mut st = shared.lock();
         st.running -= 1;
+        if stage == Stage::Draft {
+            st.drafting -= 1;
+            if st.drafting == 0 && !st.pending[Stage::Full.index()].is_empty() {
+                // Full jobs waited for the drafts.
+                shared.work.notify_all();
+            }
+        }
         if st.pending_len() == 0 && st.running == 0 {
             shared.idle.notify_all();
         }

@@ -455,45 +455,50 @@ fn urgent_chunks_go_first_within_each_stage() {
     drop(hold);
     s.wait_idle();
     let runs = runs.lock().unwrap().clone();
-    // A draft of the urgent chunk, a preview and a full bake of each.
-    assert_eq!(runs.len(), 13, "{runs:?}");
+    // A preview and a full bake of each of the others; a draft and a full bake of the urgent one
+    // (no preview: it would take as long as its full bake).
+    assert_eq!(runs.len(), 12, "{runs:?}");
     assert_eq!(runs.iter().filter(|r| r.0 == Stage::Draft).collect::<Vec<_>>(), [&(Stage::Draft, far.1)]);
+    assert!(!runs.contains(&(Stage::Preview, far.1)), "{runs:?}");
     // The worker may have taken one job before the urgent submit; the urgent chunk's draft comes
-    // next, then its preview before the other previews.
+    // next, then the five previews, then the urgent chunk's full bake before the other ones.
     let draft = runs.iter().position(|r| *r == (Stage::Draft, far.1)).unwrap();
     assert!(draft <= 1, "{runs:?}");
-    assert_eq!(runs[draft + 1], (Stage::Preview, far.1), "{runs:?}");
-    assert_eq!(runs[7], (Stage::Full, far.1), "{runs:?}");
+    assert!(runs[..6].iter().all(|r| r.0 != Stage::Full), "{runs:?}");
+    assert_eq!(runs[6], (Stage::Full, far.1), "{runs:?}");
 }
 
-/// A draft that finishes after its own request's preview was delivered is dropped: the viewport
-/// never goes back from exact lightmaps to draft ones.
+/// No full bake starts while a draft runs (an edit's draft gets the cores to itself); one starts
+/// as soon as the draft is done.
 #[test]
-fn a_draft_finishing_after_its_preview_is_dropped() {
+fn full_bakes_wait_for_a_running_draft() {
     let map = Arc::new(sample::demo());
-    let k = keys(&map, 1);
+    let k = keys(&map, 3);
     let gate = Arc::new(Gate::default());
-    let g = gate.clone();
+    let (g, fulls) = (gate.clone(), Arc::new(AtomicUsize::new(0)));
+    let f = fulls.clone();
     let bake: Arc<BakeFn> = Arc::new(move |m: &Map, (l, c): ChunkKey, stage: Stage, s: &CompileSettings| {
-        if stage == Stage::Draft {
-            g.wait();
+        match stage {
+            Stage::Draft => g.wait(),
+            Stage::Full => {
+                f.fetch_add(1, Ordering::SeqCst);
+            }
+            Stage::Preview => {}
         }
         bake_chunk(m, l, c, s)
     });
-    let s = Scheduler::with_options(2, CompileSettings::default(), Arc::new(|| {}), bake, false);
-    s.submit_urgent(map.clone(), k.clone());
-    // The draft is held; the other worker delivers the preview and the full bake.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let mut got = Vec::new();
-    while got.len() < 2 {
-        assert!(Instant::now() < deadline, "no preview and full bake while the draft was held: {got:?}");
-        got.extend(s.drain().iter().map(BakeEvent::stage));
-        std::thread::sleep(Duration::from_millis(2));
-    }
-    assert_eq!(got, [Stage::Preview, Stage::Full]);
+    // Three general workers: two stay idle while the draft is held, though full jobs wait.
+    let s = Scheduler::with_options(3, CompileSettings::default(), Arc::new(|| {}), bake, false);
+    s.submit_full(map.clone(), k[1..].to_vec());
+    until(|| fulls.load(Ordering::SeqCst) == 2);
+    s.submit_urgent(map.clone(), [k[0]]);
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(fulls.load(Ordering::SeqCst), 2, "a full bake started while the draft ran");
     gate.open();
     s.wait_idle();
-    assert!(s.drain().is_empty(), "the late draft was delivered");
+    assert_eq!(fulls.load(Ordering::SeqCst), 3);
+    let stages: Vec<Stage> = s.drain().iter().filter(|e| e.key() == k[0]).map(BakeEvent::stage).collect();
+    assert_eq!(stages, [Stage::Draft, Stage::Full]);
 }
 
 /// A draft is the preview's mesh and lightmap layout with cheaper luxels; settings whose
@@ -530,7 +535,7 @@ fn drafts_share_the_preview_layout_and_are_skipped_when_they_would_equal_it() {
     s.submit_urgent(map.clone(), [chunk]);
     s.wait_idle();
     let stages: Vec<Stage> = s.drain().iter().map(BakeEvent::stage).collect();
-    assert_eq!(stages, [Stage::Preview, Stage::Full]);
+    assert_eq!(stages, [Stage::Full]);
 }
 
 /// An interactive scheduler's preview worker bakes a new preview while every general worker is

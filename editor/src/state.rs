@@ -718,40 +718,35 @@ mod tests {
         state
     }
 
-    /// An edit's changed chunk is drawn from its preview while its full bake waits; the full bake
-    /// that follows draws the same picture, so it is not uploaded again.
+    /// An edit's changed chunk is drawn from its draft while its full bake waits, then from the
+    /// full bake (its exact light). No chunk gets a preview: beside the full bake it would take a
+    /// core as long and arrive no sooner.
     #[test]
-    fn an_edited_chunk_is_drawn_from_its_preview_while_its_full_bake_finishes() {
+    fn an_edited_chunk_is_drawn_from_its_draft_while_its_full_bake_finishes() {
         let gate = Arc::new(Gate::default());
         let mut state = final_gated_state(&gate);
         state.bake.take_changed();
         gate.close();
 
         let edited = toggle_a_cube(&mut state);
-        poll_until(&mut state, |s| s.bake.state(edited) == Some(ChunkState::Previewed));
+        poll_until(&mut state, |s| s.bake.state(edited) == Some(ChunkState::Drafted));
         let slot = state.bake.slot(edited).unwrap();
-        assert_eq!(slot.shown.as_ref().map(|s| s.stage), Some(Stage::Preview));
+        assert_eq!(slot.shown.as_ref().map(|s| s.stage), Some(Stage::Draft));
         assert!(state.bake.take_changed().contains(&edited));
+        assert!(state.bake.urgent().contains(&edited), "the edited chunk is meshed first");
         assert!(!state.bake.is_final());
 
         gate.open();
         poll_until(&mut state, |s| s.bake.is_final());
-        assert!(!state.bake.take_changed().contains(&edited), "the full bake drew the preview's picture again");
-        // Only the chunks that draw the edit (those with a draft) had a preview; the rest of its
-        // spread went straight to their full bakes.
-        let slots = state.bake.slots();
-        assert!(
-            slots
-                .values()
-                .all(|s| s.times[Stage::Preview.index()].is_some() == s.times[Stage::Draft.index()].is_some()),
-            "a chunk without a draft got a preview"
-        );
+        assert!(state.bake.take_changed().contains(&edited), "the full bake's exact light is not drawn");
+        assert_eq!(state.bake.slot(edited).unwrap().shown.as_ref().map(|s| s.stage), Some(Stage::Full));
+        assert!(state.bake.slots().values().all(|s| s.times[Stage::Preview.index()].is_none()), "a preview was baked");
     }
 
-    /// An edit's changed chunk is drawn from its draft while its preview is held back, then the
-    /// preview replaces the draft; dirty neighbours (no draft) stay queued meanwhile.
+    /// An edit's changed chunk is drawn from its draft while its exact bake is held back, then the
+    /// exact bake replaces the draft; dirty neighbours (no draft) stay queued meanwhile.
     #[test]
-    fn an_edited_chunk_is_drawn_from_its_draft_until_its_preview_arrives() {
+    fn an_edited_chunk_is_drawn_from_its_draft_until_its_exact_bake_arrives() {
         use std::sync::atomic::{AtomicBool, Ordering};
         let hold = Arc::new(AtomicBool::new(false));
         let h = hold.clone();
@@ -797,7 +792,7 @@ mod tests {
         let before: Vec<(ChunkKey, Arc<_>)> =
             state.bake.slots().iter().map(|(k, s)| (*k, s.full.clone().unwrap())).collect();
 
-        // Edit one cube: its chunks get re-baked (a preview first for those that draw it); until
+        // Edit one cube: its chunks get re-baked (a draft first for those that draw it); until
         // their full bakes are in, the export waits.
         toggle_a_cube(&mut state);
         let dirty = keys_in(&state, ChunkState::Queued);

@@ -60,8 +60,8 @@ enum Phase {
     Loading,
     Settling(u32),
     Measuring,
-    /// Waiting for the edited chunk's re-baked mesh (its draft, or its preview) to be uploaded
-    /// (`first_ms` then set), then for its exact lightmaps (the preview) to be uploaded.
+    /// Waiting for the edited chunk's re-baked mesh (its draft, or its exact bake) to be uploaded
+    /// (`first_ms` then set), then for its exact lightmaps (a full bake, or a preview) to be uploaded.
     Edited {
         at: Instant,
         key: ChunkKey,
@@ -256,8 +256,8 @@ impl Bench {
         println!("edits: {} (first mesh / exact lightmaps / full bakes, ms: {})", self.edits.len(), each.join(", "));
         match edit_ms {
             Some([first, exact, full]) => {
-                println!("edit → re-baked mesh uploaded (draft or preview): median {first:.1} ms");
-                println!("edit → exact lightmaps uploaded (preview): median {exact:.1} ms");
+                println!("edit → re-baked mesh uploaded (draft, or the exact bake): median {first:.1} ms");
+                println!("edit → exact lightmaps uploaded (the full bake): median {exact:.1} ms");
                 println!("edit → full bake of all dirty chunks: median {full:.1} ms");
             }
             None => println!("edit → re-baked mesh uploaded: n/a"),
@@ -355,12 +355,12 @@ impl Driver for Bench {
                 }
             }
             Phase::Edited { at, key, first_ms } => {
-                // An upload after the edit's draft or preview bake arrived.
+                // An upload after the edit's draft or exact bake arrived, once no newer mesh of it is on its way.
                 let state = &app.state;
                 let uploaded = app.viewport.uploaded_at(key).filter(|&t| t > at);
-                if let Some(t) = uploaded.filter(|_| {
-                    state.bake.state(key) != Some(ChunkState::Queued) && app.viewport.uploads_waiting() == 0
-                }) {
+                if let Some(t) = uploaded
+                    .filter(|_| state.bake.state(key) != Some(ChunkState::Queued) && !app.viewport.mesh_pending(key))
+                {
                     let ms = t.duration_since(at).as_secs_f64() * 1e3;
                     let first_ms = first_ms.unwrap_or(ms);
                     self.phase = if state.bake.state(key) == Some(ChunkState::Drafted) {

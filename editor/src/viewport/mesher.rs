@@ -41,6 +41,15 @@ pub struct Job {
     pub slot: u32,
 }
 
+impl Job {
+    /// The chunk's GPU-ready mesh: what a worker makes of the job (the UI thread calls it for
+    /// a few chunks, [`super::inline_budget`]).
+    pub fn build(&self) -> GpuMesh {
+        let mesh = build_chunk_mesh_with(&self.bake, &self.looks, &self.textures);
+        GpuMesh::pack(&mesh, &self.layers, self.offset, self.slot, self.origin)
+    }
+}
+
 /// A finished job.
 #[derive(Debug)]
 pub struct Built {
@@ -145,6 +154,11 @@ impl Mesher {
         self.latest.clear();
     }
 
+    /// Whether a job of `key` is in flight whose result [`Mesher::poll`] will return.
+    pub fn is_meshing(&self, key: ChunkKey) -> bool {
+        self.latest.contains_key(&key)
+    }
+
     /// Jobs submitted and not yet returned by [`Mesher::poll`].
     pub fn in_flight(&self) -> usize {
         self.in_flight
@@ -190,9 +204,7 @@ fn work(jobs: &Mutex<Receiver<(u64, Job)>>, done: &Sender<(u64, Built)>, unfinis
         };
         let Ok((seq, job)) = next else { return };
         let started = Instant::now();
-        let mesh = build_chunk_mesh_with(&job.bake, &job.looks, &job.textures);
-        let mesh = GpuMesh::pack(&mesh, &job.layers, job.offset, job.slot, job.origin);
-        let built = Built { key: job.key, mesh, took: started.elapsed() };
+        let built = Built { key: job.key, mesh: job.build(), took: started.elapsed() };
         if done.send((seq, built)).is_err() {
             return;
         }
@@ -260,6 +272,8 @@ mod tests {
             let i = chunks.iter().position(|c| *c == b.key.1).unwrap();
             let expected = GpuMesh::pack(&build_chunk_mesh(&bakes[i], &map.library), &[], Vec3::ZERO, 0, DVec3::ZERO);
             assert_eq!(b.mesh, expected);
+            // The UI thread's build of the same job (an edit's first chunks) is the same mesh.
+            assert_eq!(job(&map, b.key, bakes[i].clone()).build(), expected);
         }
         // Two jobs of one chunk: only the newer one's result is taken, whichever finishes first.
         let key = (0, chunks[0]);
@@ -274,7 +288,9 @@ mod tests {
         assert_eq!(built[0].mesh.slot, 2);
         // A cancelled or reset job's result is dropped.
         m.submit(job(&map, key, bakes[0].clone()));
+        assert!(m.is_meshing(key));
         m.cancel(key);
+        assert!(!m.is_meshing(key), "a cancelled job's result still counts as on its way");
         m.submit(job(&map, (0, chunks[1]), bakes[1].clone()));
         m.reset();
         assert!(drain(&mut m).is_empty());
