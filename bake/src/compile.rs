@@ -930,6 +930,49 @@ pub struct Assembled<'a> {
     /// How the file's LZ4 frames are searched when it is written ([`Compression::Fast`]
     /// unless set): smaller or faster, the same records (PMF-NOTES L1).
     pub compression: Compression,
+    /// Frames kept from the last export of the same engine and the bakes' `Arc`s, per level in
+    /// PMF order ([`Self::with_frames`]).
+    frames: Option<(&'a ExportFrames, Vec<Vec<&'a Arc<ChunkBake>>>)>,
+    /// Chunks this assembly encoded and compressed (not taken from [`Self::frames`]).
+    encoded: std::sync::atomic::AtomicUsize,
+}
+
+/// The compressed frames of each chunk from an engine's last export, kept for its next one
+/// ([`Assembled::with_frames`]): an export after an edit encodes and compresses only the chunks
+/// re-baked since. Frames are a function of the chunk's record, the level's grid and chunk size
+/// and the compression alone (PMF-NOTES X1), so kept frames of the same bake are the bytes
+/// encoding it again would give.
+#[derive(Debug, Default)]
+pub struct ExportFrames {
+    kept: std::sync::Mutex<std::collections::HashMap<(usize, ChunkCoord), KeptFrames>>,
+}
+
+#[derive(Debug)]
+struct KeptFrames {
+    /// The bake the frames were encoded from, held weakly: its address stays this bake's while
+    /// the weak pointer lives (a bake changed through `Arc::make_mut` moves to a new allocation
+    /// when a weak pointer is left), and the bake itself can still be dropped.
+    bake: std::sync::Weak<ChunkBake>,
+    grid: Grid,
+    chunk_size_exp: u8,
+    compression: Compression,
+    frames: pmf::EncodedChunk,
+}
+
+impl ExportFrames {
+    fn lock(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<(usize, ChunkCoord), KeptFrames>> {
+        self.kept.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// How many chunks' frames are kept.
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// Whether no frames are kept.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 }
 
 impl<'a> Assembled<'a> {
@@ -938,6 +981,64 @@ impl<'a> Assembled<'a> {
     fn chunk(&self, li: usize, i: usize) -> std::borrow::Cow<'a, pmf::Chunk> {
         let (grid, bakes) = &self.levels[li];
         file_record(&bakes[i].pmf, grid)
+    }
+
+    /// Takes each chunk's frames from `kept` where they were encoded from the same bake (the
+    /// same `Arc`), grid, chunk size and compression, and keeps what this assembly writes there
+    /// for the next (frames of chunks no longer in the grids are dropped). `arc_of` gives the
+    /// `Arc` each bake of the assembly is held in; `None` when one is not the bake assembled.
+    pub fn with_frames(
+        mut self,
+        kept: &'a ExportFrames,
+        arc_of: impl Fn((usize, ChunkCoord)) -> Option<&'a Arc<ChunkBake>>,
+    ) -> Option<Self> {
+        let mut arcs = Vec::with_capacity(self.levels.len());
+        let mut keys = std::collections::HashSet::new();
+        for (li, (grid, bakes)) in self.levels.iter().enumerate() {
+            let mut level = Vec::with_capacity(bakes.len());
+            for (c, bake) in grid.chunks().into_iter().zip(bakes) {
+                let arc = arc_of((li, c)).filter(|a| std::ptr::eq(Arc::as_ptr(a), *bake))?;
+                level.push(arc);
+                keys.insert((li, c));
+            }
+            arcs.push(level);
+        }
+        kept.lock().retain(|k, _| keys.contains(k));
+        self.frames = Some((kept, arcs));
+        Some(self)
+    }
+
+    /// How many chunks the writes so far encoded and compressed rather than took from the kept
+    /// frames ([`Self::with_frames`]).
+    pub fn encoded(&self) -> usize {
+        self.encoded.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Chunk `i` of level `li` encoded and compressed, or its kept frames ([`Self::with_frames`]).
+    fn encode_chunk(&self, enc: &mut pmf::ChunkEncoder, li: usize, i: usize) -> pmf::WriteResult<pmf::EncodedChunk> {
+        let level = &self.file.levels[li];
+        let (exp, grid) = (level.chunk_size_exp, self.levels[li].0);
+        let kept = self.frames.as_ref().map(|(kept, arcs)| (*kept, arcs[li][i]));
+        if let Some((kept, arc)) = kept
+            && let Some(k) = kept.lock().get(&(li, arc.chunk))
+            && std::ptr::eq(k.bake.as_ptr(), Arc::as_ptr(arc))
+            && (k.grid, k.chunk_size_exp, k.compression) == (grid, exp, self.compression)
+        {
+            return Ok(k.frames.clone());
+        }
+        let frames = enc.encode(&self.chunk(li, i), li, i, exp, level.grid)?;
+        self.encoded.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if let Some((kept, arc)) = kept {
+            let k = KeptFrames {
+                bake: Arc::downgrade(arc),
+                grid,
+                chunk_size_exp: exp,
+                compression: self.compression,
+                frames: frames.clone(),
+            };
+            kept.lock().insert((li, arc.chunk), k);
+        }
+        Ok(frames)
     }
 
     /// The chunk records, level by level in grid order, as their bakes hold them (chunk
@@ -1000,20 +1101,14 @@ impl<'a> Assembled<'a> {
     /// file are ever whole in memory beside the bakes. Returns the file's size.
     pub fn write_to<W: std::io::Write + std::io::Seek>(&self, threads: usize, out: W) -> Result<u64, pmf::StreamError> {
         let sizes = self.levels.iter().map(|(_, b)| b.len());
-        stream_levels(&self.file, sizes, threads, self.compression, out, |enc, li, i| {
-            let level = &self.file.levels[li];
-            enc.encode(&self.chunk(li, i), li, i, level.chunk_size_exp, level.grid)
-        })
+        stream_levels(&self.file, sizes, threads, self.compression, out, |enc, li, i| self.encode_chunk(enc, li, i))
     }
 
     /// Every level's chunks encoded and compressed on `threads` threads, for
     /// [`pmf::write_with_chunks`] with [`Self::file`] (as [`Self::write`] does).
     pub fn encode(&self, threads: usize) -> Result<Vec<Vec<pmf::EncodedChunk>>, CompileError> {
         let sizes = self.levels.iter().map(|(_, b)| b.len());
-        Ok(encode_levels(sizes, threads, self.compression, |enc, li, i| {
-            let level = &self.file.levels[li];
-            enc.encode(&self.chunk(li, i), li, i, level.chunk_size_exp, level.grid)
-        })?)
+        Ok(encode_levels(sizes, threads, self.compression, |enc, li, i| self.encode_chunk(enc, li, i))?)
     }
 }
 
@@ -1208,7 +1303,13 @@ pub fn assemble<'a>(
         }
         bake_levels.push((grid, chunk_bakes));
     }
-    Ok(Assembled { file, levels: bake_levels, compression: Compression::Fast })
+    Ok(Assembled {
+        file,
+        levels: bake_levels,
+        compression: Compression::Fast,
+        frames: None,
+        encoded: std::sync::atomic::AtomicUsize::new(0),
+    })
 }
 
 /// The file [`assemble`] makes of `map`, every level's `chunks` empty, and each level's grid.

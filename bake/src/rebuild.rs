@@ -57,7 +57,8 @@ use pmfedit_core::map::library::Table;
 use pmfedit_core::map::library::ids::TableId;
 
 use crate::compile::{
-    Assembled, ChunkBake, CompileError, CompileSettings, assemble, fill_chunks, keep_air_data, snapshot_grid,
+    Assembled, ChunkBake, CompileError, CompileSettings, ExportFrames, assemble, fill_chunks, keep_air_data,
+    snapshot_grid,
 };
 use crate::deps::{
     ChunkKey, GridPart, all_chunks, dirty_chunks, draft_chunks, in_all_chunks, library_users, stored_difference,
@@ -246,6 +247,8 @@ pub struct Rebuild {
     held: BTreeSet<ChunkKey>,
     /// The chunks that draw the last edit ([`Rebuild::urgent`]).
     urgent: BTreeSet<ChunkKey>,
+    /// Each chunk's frames from the last export, for the next ([`Rebuild::keep_export_frames`]).
+    export_frames: Option<ExportFrames>,
     /// How many slots are in each state, kept as states change ([`set_state`]): a viewer asks
     /// every frame, and a walk of a 16 384-chunk map's slots takes a millisecond and more.
     counts: Census,
@@ -339,6 +342,7 @@ impl Rebuild {
             holding: false,
             held: BTreeSet::new(),
             urgent: BTreeSet::new(),
+            export_frames: None,
             counts: Census::default(),
             tops: Tops::default(),
         };
@@ -640,6 +644,21 @@ impl Rebuild {
         &self.urgent
     }
 
+    /// Keep each chunk's compressed frames from one export ([`Self::assemble`]) for the next, so
+    /// that an export after an edit encodes only the chunks re-baked since ([`ExportFrames`]):
+    /// for an engine that lives on (the editor, `pmfc watch`). Costs the frames' memory, about
+    /// the exported file's size.
+    pub fn keep_export_frames(&mut self, keep: bool) {
+        if keep != self.export_frames.is_some() {
+            self.export_frames = keep.then(ExportFrames::default);
+        }
+    }
+
+    /// The frames kept for the next export ([`Self::keep_export_frames`]).
+    pub fn export_frames(&self) -> Option<&ExportFrames> {
+        self.export_frames.as_ref()
+    }
+
     /// Whether full bakes are held back ([`Rebuild::hold`]).
     pub fn holding(&self) -> bool {
         self.holding
@@ -923,7 +942,13 @@ impl Rebuild {
         if let Some(t) = timestamp {
             settings.timestamp = t;
         }
-        Ok(assemble(&self.map, |k| Some(&**self.slots.get(&k)?.full.as_ref()?), &settings)?)
+        let assembled = assemble(&self.map, |k| Some(&**self.slots.get(&k)?.full.as_ref()?), &settings)?;
+        Ok(match &self.export_frames {
+            Some(kept) => assembled
+                .with_frames(kept, |k| self.slots.get(&k)?.full.as_ref())
+                .expect("the slots hold the bakes just assembled"),
+            None => assembled,
+        })
     }
 }
 

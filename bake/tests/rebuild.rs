@@ -1147,3 +1147,48 @@ fn bakes_loaded_from_the_cache_serve_their_own_lists_and_paths_to_the_next_bake(
         assert!(**e.full(k).unwrap() == bake_chunk(&map, k.0, k.1, &settings()).unwrap(), "{k:?}");
     }
 }
+
+/// With its frames kept, an engine's export after an edit encodes only the chunks re-baked since
+/// the last export, and writes a full compile's bytes; a grid that grew encodes every chunk (its
+/// chunk references change).
+#[test]
+fn a_kept_export_encodes_only_the_rebaked_chunks_and_writes_a_full_compiles_bytes() {
+    let mut map = floor_map(5, 4.0);
+    let mut history = History::new();
+    let mut e = engine(&map);
+    e.keep_export_frames(true);
+    let export = |e: &Rebuild| {
+        let a = e.assemble(None).unwrap();
+        let bytes = a.write(2).unwrap();
+        (bytes, a.encoded())
+    };
+    let all = e.slots().len();
+    let (first, n) = export(&e);
+    assert_eq!(n, all, "the first export encodes every chunk");
+    assert!(first == bytes(&compile_full(&map, &settings()).unwrap()));
+    assert_eq!(e.export_frames().unwrap().len(), all);
+    let (again, n) = export(&e);
+    assert_eq!(n, 0, "nothing changed, nothing is encoded");
+    assert!(again == first);
+
+    let before: Vec<(ChunkKey, Arc<pmfedit_bake::compile::ChunkBake>)> =
+        e.slots().iter().map(|(k, s)| (*k, s.full.clone().unwrap())).collect();
+    let at = origin(&map) + IVec3::new(3 * EDGE + 4, 8, 3 * EDGE + 4);
+    let set =
+        |at: IVec3| Edit::Cubes { level: 0, op: CubeOp::SetCube { addr: CubeAddr::containing(at, 3), cube: stone() } };
+    edit_and_check(&mut e, &mut map, &mut history, set(at));
+    let rebaked = before.iter().filter(|(k, b)| !Arc::ptr_eq(b, e.full(*k).unwrap())).count();
+    assert!(rebaked > 0 && rebaked < all, "{rebaked} of {all}");
+    let (after, n) = export(&e);
+    assert_eq!(n, rebaked, "only the re-baked chunks are encoded");
+    assert!(after == bytes(&compile_full(&map, &settings()).unwrap()), "kept frames != full");
+
+    // A cube beyond the grid: every chunk's references move.
+    let beyond = origin(&map) + IVec3::new(7 * EDGE, 8, 0);
+    edit_and_check(&mut e, &mut map, &mut history, set(beyond));
+    let grown = e.slots().len();
+    assert!(grown > all);
+    let (after, n) = export(&e);
+    assert_eq!(n, grown, "a grown grid encodes every chunk");
+    assert!(after == bytes(&compile_full(&map, &settings()).unwrap()));
+}

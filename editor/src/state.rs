@@ -57,6 +57,9 @@ pub struct ExportSummary {
     pub warnings: Vec<String>,
     /// The map had no project folder: resources were looked up in the asset folders only.
     pub unsaved: bool,
+    /// Chunks encoded and compressed for it; the others' frames were kept from the last export
+    /// ([`Rebuild::keep_export_frames`]).
+    pub encoded: usize,
 }
 
 impl ExportSummary {
@@ -165,7 +168,9 @@ impl EditorState {
         let snapshot = Arc::new(map.snapshot());
         let (cached, cache_report) = cached_bakes(project.as_ref(), &snapshot, scheduler.settings());
         let cache_read = started.elapsed();
-        let bake = Rebuild::with_bakes(scheduler, Plan::Interactive, snapshot, cached);
+        let mut bake = Rebuild::with_bakes(scheduler, Plan::Interactive, snapshot, cached);
+        // Exports after an edit encode only the chunks it re-baked.
+        bake.keep_export_frames(true);
         let open_times = OpenTimes { cache_read, engine: started.elapsed() - cache_read };
         let mut s = Self {
             map,
@@ -506,15 +511,19 @@ impl EditorState {
             .bake
             .assemble(Some(self.export_timestamp.unwrap_or_else(unix_now)))
             .map_err(|e| e.to_string())
-            .and_then(|mut a| export::write_assembled(&mut a, &roots, path, false).map_err(|e| e.to_string()));
+            .and_then(|mut a| {
+                let done = export::write_assembled(&mut a, &roots, path, false).map_err(|e| e.to_string())?;
+                Ok((done, a.encoded()))
+            });
         match result {
-            Ok(done) => {
+            Ok((done, encoded)) => {
                 let summary = ExportSummary {
                     path: path.to_owned(),
                     bytes: done.bytes,
                     embedded: done.resources.embedded.clone(),
                     warnings: done.warnings(),
                     unsaved: self.project.is_none(),
+                    encoded,
                 };
                 self.say(summary.message(&done));
                 self.last_export = Some(summary);

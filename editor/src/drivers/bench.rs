@@ -11,7 +11,9 @@
 //! asks for no frames of its own but one every [`LOAD_POLL`]: the load's frames are the app's,
 //! paced as a user's ([`crate::pace`]); the measured frames and the edits draw continuously.
 //! With `--bench-export PATH` the map as opened is exported there after the frames (timed; the
-//! bytes `pmfc build --timestamp 1` writes, [`EXPORT_TIMESTAMP`]), before the edits.
+//! bytes `pmfc build --timestamp 1` writes, [`EXPORT_TIMESTAMP`]), before the edits, and the map
+//! as the edits left it to `PATH` with the extension `edited.pmf` after them (the chunks the
+//! edits did not re-bake keep their frames from the first export).
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -54,6 +56,10 @@ struct LoadTimes {
     /// The app's UI passes of those frames.
     ui: Duration,
 }
+
+/// An export's seconds, and its bytes, the chunks it encoded and the map's chunks, or why it
+/// failed.
+type Exported = (f64, Result<(usize, usize, usize), String>);
 
 #[derive(Debug)]
 enum Phase {
@@ -105,8 +111,11 @@ pub struct Bench {
     gpu_bytes: Option<crate::viewport::regions::GpuBytes>,
     /// Where to export the map as opened (taken when done).
     export: Option<PathBuf>,
-    /// The export's seconds and bytes, or why it failed.
-    exported: Option<(f64, Result<usize, String>)>,
+    /// The export of the map as opened ([`Bench::export`]).
+    exported: Option<Exported>,
+    /// Where to export the map after the edits, and how that went.
+    export_after: Option<PathBuf>,
+    exported_after: Option<Exported>,
     /// The cube the last scripted edit placed (level, box), which the next one takes away.
     placed: Option<(usize, LatticeBox)>,
 }
@@ -133,27 +142,31 @@ impl Bench {
             gpu_bytes: None,
             export,
             exported: None,
+            export_after: None,
+            exported_after: None,
             placed: None,
         }
     }
 
     /// Exports the map as opened to `path` (every chunk is settled: the export is immediate).
-    fn export(&mut self, app: &mut App, path: PathBuf) {
+    /// Exports the map as it is to `path`, timed: seconds, and the bytes and chunks encoded or
+    /// why not.
+    fn export(app: &mut App, path: PathBuf) -> Exported {
         app.state.export_timestamp = Some(EXPORT_TIMESTAMP);
         app.state.last_export = None;
         let t = Instant::now();
         let mut refused = app.state.apply(Command::Export(path)).err().map(|e| e.to_string());
         let secs = t.elapsed().as_secs_f64();
         if app.state.pending_export.take().is_some() {
-            // Not after the edits: that would be another map.
+            // Not later: that would be another map.
             refused = Some("chunks were still baking".to_owned());
         }
         let outcome = match (&app.state.last_export, refused) {
-            (Some(done), None) => Ok(done.bytes),
+            (Some(done), None) => Ok((done.bytes, done.encoded, app.state.bake.slots().len())),
             (_, Some(why)) => Err(why),
             (None, None) => Err(app.state.status.as_ref().map_or_else(|| "not exported".to_owned(), |s| s.0.clone())),
         };
-        self.exported = Some((secs, outcome));
+        (secs, outcome)
     }
 
     /// Queues a scripted edit; `false` when there is nothing to edit in front of the camera.
@@ -246,10 +259,17 @@ impl Bench {
             );
         }
         match &self.exported {
-            Some((t, Ok(bytes))) => {
-                println!("export (compile, encode, write; the map as opened): {t:.2} s, {bytes} bytes")
-            }
+            Some((t, Ok((bytes, encoded, _)))) => println!(
+                "export (compile, encode, write; the map as opened): {t:.2} s, {bytes} bytes, {encoded} chunks encoded"
+            ),
             Some((_, Err(why))) => println!("export failed: {why}"),
+            None => {}
+        }
+        match &self.exported_after {
+            Some((t, Ok((bytes, encoded, chunks)))) => println!(
+                "export after the edits: {t:.2} s, {bytes} bytes, {encoded} of {chunks} chunks encoded (the rest kept from the first)"
+            ),
+            Some((_, Err(why))) => println!("export after the edits failed: {why}"),
             None => {}
         }
         let each: Vec<String> = self.edits.iter().map(|e| format!("{:.0}/{:.0}/{:.0}", e[0], e[1], e[2])).collect();
@@ -347,7 +367,8 @@ impl Driver for Bench {
                 if self.intervals.len() as u32 >= self.frames
                     && let Some(path) = self.export.take()
                 {
-                    self.export(app, path);
+                    self.export_after = Some(path.with_extension("edited.pmf"));
+                    self.exported = Some(Self::export(app, path));
                 }
                 if self.intervals.len() as u32 >= self.frames && !self.edit(app) {
                     eprintln!("pmfedit: nothing in front of the camera to edit");
@@ -375,6 +396,9 @@ impl Driver for Bench {
                     let full_ms = at.elapsed().as_secs_f64() * 1e3;
                     self.edits.push([first_ms, exact_ms, full_ms]);
                     if self.edits.len() >= BENCH_EDITS || !self.edit(app) {
+                        if let Some(path) = self.export_after.take() {
+                            self.exported_after = Some(Self::export(app, path));
+                        }
                         let median = |i: usize| {
                             let mut v: Vec<f64> = self.edits.iter().map(|e| e[i]).collect();
                             v.sort_by(f64::total_cmp);

@@ -492,6 +492,8 @@ pub fn watch(a: WatchArgs) -> Result<(), Failure> {
     let t = Instant::now();
     let (mut engine, hashes) =
         cached_engine(&a.project, map, &settings, threads(a.threads), a.no_cache, false, true, &mut Phases::start());
+    // Each re-export encodes only the chunks re-baked since the last.
+    engine.keep_export_frames(true);
     finish(&mut engine, true)?;
     // Unedited since the cache read: its hashes hold for this first write only.
     store_cache(&a.project, &engine, &hashes, a.no_cache, true);
