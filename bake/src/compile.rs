@@ -935,6 +935,8 @@ pub struct Assembled<'a> {
     frames: Option<(&'a ExportFrames, Vec<Vec<&'a Arc<ChunkBake>>>)>,
     /// Chunks this assembly encoded and compressed (not taken from [`Self::frames`]).
     encoded: std::sync::atomic::AtomicUsize,
+    /// Counts the chunks written so far, for a progress display ([`Self::with_progress`]).
+    progress: Option<&'a std::sync::atomic::AtomicUsize>,
 }
 
 /// The compressed frames of each chunk from an engine's last export, kept for its next one
@@ -1008,6 +1010,18 @@ impl<'a> Assembled<'a> {
         Some(self)
     }
 
+    /// Adds one to `counter` for each chunk encoded or taken from the kept frames, as it is done
+    /// (not in file order): a progress display reads it from another thread.
+    pub fn with_progress(mut self, counter: &'a std::sync::atomic::AtomicUsize) -> Self {
+        self.progress = Some(counter);
+        self
+    }
+
+    /// How many chunks the file holds (every level's grid).
+    pub fn chunk_count(&self) -> usize {
+        self.levels.iter().map(|(_, bakes)| bakes.len()).sum()
+    }
+
     /// How many chunks the writes so far encoded and compressed rather than took from the kept
     /// frames ([`Self::with_frames`]).
     pub fn encoded(&self) -> usize {
@@ -1016,6 +1030,15 @@ impl<'a> Assembled<'a> {
 
     /// Chunk `i` of level `li` encoded and compressed, or its kept frames ([`Self::with_frames`]).
     fn encode_chunk(&self, enc: &mut pmf::ChunkEncoder, li: usize, i: usize) -> pmf::WriteResult<pmf::EncodedChunk> {
+        let frames = self.encode_or_keep(enc, li, i);
+        if let Some(p) = self.progress {
+            p.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        frames
+    }
+
+    /// [`Self::encode_chunk`] without the progress count.
+    fn encode_or_keep(&self, enc: &mut pmf::ChunkEncoder, li: usize, i: usize) -> pmf::WriteResult<pmf::EncodedChunk> {
         let level = &self.file.levels[li];
         let (exp, grid) = (level.chunk_size_exp, self.levels[li].0);
         let kept = self.frames.as_ref().map(|(kept, arcs)| (*kept, arcs[li][i]));
@@ -1309,6 +1332,7 @@ pub fn assemble<'a>(
         compression: Compression::Fast,
         frames: None,
         encoded: std::sync::atomic::AtomicUsize::new(0),
+        progress: None,
     })
 }
 

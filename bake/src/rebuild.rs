@@ -248,7 +248,7 @@ pub struct Rebuild {
     /// The chunks that draw the last edit ([`Rebuild::urgent`]).
     urgent: BTreeSet<ChunkKey>,
     /// Each chunk's frames from the last export, for the next ([`Rebuild::keep_export_frames`]).
-    export_frames: Option<ExportFrames>,
+    export_frames: Option<Arc<ExportFrames>>,
     /// How many slots are in each state, kept as states change ([`set_state`]): a viewer asks
     /// every frame, and a walk of a 16 384-chunk map's slots takes a millisecond and more.
     counts: Census,
@@ -650,13 +650,13 @@ impl Rebuild {
     /// the exported file's size.
     pub fn keep_export_frames(&mut self, keep: bool) {
         if keep != self.export_frames.is_some() {
-            self.export_frames = keep.then(ExportFrames::default);
+            self.export_frames = keep.then(Arc::default);
         }
     }
 
     /// The frames kept for the next export ([`Self::keep_export_frames`]).
     pub fn export_frames(&self) -> Option<&ExportFrames> {
-        self.export_frames.as_ref()
+        self.export_frames.as_deref()
     }
 
     /// Whether full bakes are held back ([`Rebuild::hold`]).
@@ -931,6 +931,22 @@ impl Rebuild {
     /// [`Self::compile`] without copying the bakes: write the result with [`Assembled::write`]
     /// (chunks encoded in parallel, straight from the bakes).
     pub fn assemble(&self, timestamp: Option<u64>) -> Result<Assembled<'_>, RebuildError> {
+        let settings = self.export_settings(timestamp)?;
+        assemble_bakes(&self.map, &settings, |k| self.slots.get(&k)?.full.as_ref(), self.export_frames.as_deref())
+    }
+
+    /// What [`Self::assemble`] reads, owned: the map, the full bakes (their `Arc`s, not copies),
+    /// the settings and the kept frames, to export on another thread while the engine goes on
+    /// (the editor's Export). Edits made meanwhile are not in it: it exports the map as it was.
+    pub fn export_source(&self, timestamp: Option<u64>) -> Result<ExportSource, RebuildError> {
+        let settings = self.export_settings(timestamp)?;
+        let bakes = self.slots.iter().filter_map(|(k, s)| Some((*k, s.full.clone()?))).collect();
+        Ok(ExportSource { map: self.map.clone(), settings, bakes, frames: self.export_frames.clone() })
+    }
+
+    /// The settings an export compiles with (`timestamp` in the header, else the settings'
+    /// own), once every chunk has its full bake of the current map.
+    fn export_settings(&self, timestamp: Option<u64>) -> Result<CompileSettings, RebuildError> {
         if let Some((key, slot)) = self.slots.iter().find(|(_, s)| s.state == ChunkState::Failed) {
             return Err(RebuildError::Failed { key: *key, error: slot.error.clone().unwrap_or_default() });
         }
@@ -942,14 +958,47 @@ impl Rebuild {
         if let Some(t) = timestamp {
             settings.timestamp = t;
         }
-        let assembled = assemble(&self.map, |k| Some(&**self.slots.get(&k)?.full.as_ref()?), &settings)?;
-        Ok(match &self.export_frames {
-            Some(kept) => assembled
-                .with_frames(kept, |k| self.slots.get(&k)?.full.as_ref())
-                .expect("the slots hold the bakes just assembled"),
-            None => assembled,
-        })
+        Ok(settings)
     }
+}
+
+/// An export's inputs taken from a [`Rebuild`] ([`Rebuild::export_source`]), owned so that it
+/// can be written on another thread: [`Self::assemble`] gives the same [`Assembled`] (the same
+/// bytes) as [`Rebuild::assemble`] gave when it was taken, and keeps frames for the engine's
+/// next export the same way.
+#[derive(Debug, Clone)]
+pub struct ExportSource {
+    map: Arc<Map>,
+    settings: CompileSettings,
+    bakes: BTreeMap<ChunkKey, Arc<ChunkBake>>,
+    frames: Option<Arc<ExportFrames>>,
+}
+
+impl ExportSource {
+    /// The file to write ([`Rebuild::assemble`] as it was when this was taken).
+    pub fn assemble(&self) -> Result<Assembled<'_>, RebuildError> {
+        assemble_bakes(&self.map, &self.settings, |k| self.bakes.get(&k), self.frames.as_deref())
+    }
+
+    /// How many chunks the export writes (every level's grid).
+    pub fn chunks(&self) -> usize {
+        self.bakes.len()
+    }
+}
+
+/// [`assemble`] of `map` from the full bakes `arc_of` gives, taking and keeping frames in
+/// `frames` when the engine keeps them.
+fn assemble_bakes<'a>(
+    map: &Map,
+    settings: &CompileSettings,
+    arc_of: impl Fn(ChunkKey) -> Option<&'a Arc<ChunkBake>> + Copy,
+    frames: Option<&'a ExportFrames>,
+) -> Result<Assembled<'a>, RebuildError> {
+    let assembled = assemble(map, |k| arc_of(k).map(|a| &**a), settings)?;
+    Ok(match frames {
+        Some(kept) => assembled.with_frames(kept, arc_of).expect("the bakes just assembled are these"),
+        None => assembled,
+    })
 }
 
 /// [`ChunkBake::refresh_far`] of every bake with a grid for its level in `grids`, on `threads`

@@ -647,6 +647,16 @@ impl App {
         ui.separator();
     }
 
+    /// The export under way, with its progress (it runs on its own thread: the next frames come
+    /// to show it move).
+    fn export_status(&self, ui: &mut egui::Ui) {
+        let Some(job) = self.state.export_job() else { return };
+        ui.add(egui::ProgressBar::new(job.done() as f32 / job.chunks.max(1) as f32).desired_width(120.0));
+        ui.label(job.label());
+        ui.separator();
+        ui.ctx().request_repaint_after(std::time::Duration::from_millis(100));
+    }
+
     /// The menu bar: each menu's command items from the table (in table order, submenus and
     /// separators as the entries say), then its settings that are not commands (View: theme,
     /// panels, view options, bookmarks).
@@ -982,6 +992,7 @@ impl eframe::App for App {
         egui::Panel::bottom("status").show(ui, |ui| {
             ui.horizontal(|ui| {
                 self.import_status(ui);
+                self.export_status(ui);
                 // The engine's kept state counts (no walk of the slots, which a big map has thousands of).
                 let c = self.state.bake.census();
                 let (n, m, drafts) = (c.queued, c.drafted + c.previewed, c.drafted);
@@ -1073,5 +1084,11 @@ impl eframe::App for App {
         }
         storage.set_string("pmfedit.panels", panels);
         storage.set_string(crate::viewport::bookmarks::STORAGE_KEY, self.viewport.bookmarks.unsaved_text());
+    }
+
+    /// An export under way is finished before the editor quits: it replaces its file atomically,
+    /// so quitting mid-way would leave the old file and a temporary one behind.
+    fn on_exit(&mut self, _gl: Option<&eframe::glow::Context>) {
+        self.state.poll_export(true);
     }
 }

@@ -78,6 +78,37 @@ impl ExportSummary {
     }
 }
 
+/// An export writing on its own thread ([`EditorState::export_now`]): the editor stays live while
+/// it runs, and edits made meanwhile are not in the file (it writes the map as it was when the
+/// export began, from the full bakes' `Arc`s).
+pub struct ExportJob {
+    /// The file being written.
+    pub path: PathBuf,
+    /// When it began.
+    pub started: Instant,
+    /// Chunks in the file.
+    pub chunks: usize,
+    /// Chunks written so far (encoded, or taken from the kept frames).
+    progress: Arc<std::sync::atomic::AtomicUsize>,
+    /// The map had no project folder when the export began.
+    unsaved: bool,
+    handle: std::thread::JoinHandle<Result<(export::Exported, usize), String>>,
+}
+
+impl ExportJob {
+    /// Chunks written so far.
+    pub fn done(&self) -> usize {
+        self.progress.load(std::sync::atomic::Ordering::Relaxed).min(self.chunks)
+    }
+
+    /// "Exporting OUT.pmf… 1 234 of 4 096 chunks".
+    pub fn label(&self) -> String {
+        let name =
+            self.path.file_name().map_or_else(|| self.path.display().to_string(), |n| n.to_string_lossy().into());
+        format!("Exporting {name}… {} of {} chunks", self.done(), self.chunks)
+    }
+}
+
 /// How long the steps of opening a document took (the project's files are read before, by the
 /// caller).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -121,8 +152,12 @@ pub struct EditorState {
     pub start_view: Option<StartView>,
     /// Status-bar message and when it was set.
     pub status: Option<(String, Instant)>,
-    /// An export waiting for the bake to catch up.
+    /// An export waiting for the bake to catch up (or for the export under way).
     pub pending_export: Option<PathBuf>,
+    /// The export being written ([`Self::export_now`]).
+    export_job: Option<ExportJob>,
+    /// Called from the export thread when it is done (the app asks for a frame).
+    wake: Option<Arc<dyn Fn() + Send + Sync>>,
     /// The header creation time exports are stamped with (Unix seconds); `None`: the time of
     /// the export. Fixed, an export is byte-for-byte `pmfc build --timestamp`.
     pub export_timestamp: Option<u64>,
@@ -157,7 +192,13 @@ impl EditorState {
     /// A document for `map`; `wake` is called from bake threads when results arrive.
     pub fn new(map: Map, project: Option<Project>, wake: Arc<dyn Fn() + Send + Sync>) -> Self {
         let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 8);
-        Self::with_scheduler(map, project, Scheduler::interactive(threads, CompileSettings::default(), wake))
+        let mut s = Self::with_scheduler(
+            map,
+            project,
+            Scheduler::interactive(threads, CompileSettings::default(), wake.clone()),
+        );
+        s.wake = Some(wake);
+        s
     }
 
     /// A document baking on `scheduler` (tests choose the thread count, or a bake function that
@@ -189,6 +230,8 @@ impl EditorState {
             start_view: None,
             status: None,
             pending_export: None,
+            export_job: None,
+            wake: None,
             export_timestamp: None,
             asset_roots: Vec::new(),
             last_export: None,
@@ -248,8 +291,10 @@ impl EditorState {
         }
         self.bake.poll();
         self.refresh_cache();
+        self.poll_export(false);
         // Exports compile from full bakes only (a failed chunk makes the export say so).
         if self.bake.is_settled()
+            && self.export_job.is_none()
             && let Some(path) = self.pending_export.take()
         {
             self.export_now(&path);
@@ -387,8 +432,11 @@ impl EditorState {
             Command::Frame { target, distance } => self.camera_request = Some((target, distance)),
             Command::Export(path) => {
                 // Only full bakes of the current map are exported: wait for every chunk's.
-                if self.bake.is_settled() {
+                if self.bake.is_settled() && self.export_job.is_none() {
                     self.export_now(&path);
+                } else if let Some(job) = &self.export_job {
+                    self.say(format!("Exporting {} when {} is written…", path.display(), job.path.display()));
+                    self.pending_export = Some(path);
                 } else {
                     self.say(format!("Exporting when {} chunks finish baking…", self.bake.in_flight()));
                     self.pending_export = Some(path);
@@ -501,38 +549,85 @@ impl EditorState {
         export::resource_roots(self.project.as_ref().map(Project::dir), self.asset_roots.iter().cloned())
     }
 
-    /// Compiles and writes `path` the way `pmfc build` does ([`export::write_map`]: resources
-    /// embedded, atomic write); the status line says what was embedded and repeats the build's
-    /// warnings.
+    /// Compiles and writes `path` the way `pmfc build` does ([`export::write_assembled`]:
+    /// resources embedded, atomic write), on its own thread: the editor stays live, and
+    /// [`Self::poll_bakes`] tells what was written or why not ([`Self::last_export`], the status
+    /// line with what was embedded and the build's warnings).
     fn export_now(&mut self, path: &Path) {
         let roots = self.resource_roots();
         // Straight from the bakes: a big map's records are never copied into a second file.
-        let result = self
-            .bake
-            .assemble(Some(self.export_timestamp.unwrap_or_else(unix_now)))
-            .map_err(|e| e.to_string())
-            .and_then(|mut a| {
-                let done = export::write_assembled(&mut a, &roots, path, false).map_err(|e| e.to_string())?;
+        let source = match self.bake.export_source(Some(self.export_timestamp.unwrap_or_else(unix_now))) {
+            Ok(s) => s,
+            Err(e) => return self.export_failed(path, &e.to_string()),
+        };
+        let chunks = source.chunks();
+        let progress = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let (out, counter, wake) = (path.to_owned(), progress.clone(), self.wake.clone());
+        let spawned = std::thread::Builder::new().name("export".into()).spawn(move || {
+            let result = source.assemble().map_err(|e| e.to_string()).and_then(|a| {
+                let mut a = a.with_progress(&counter);
+                let done = export::write_assembled(&mut a, &roots, &out, false).map_err(|e| e.to_string())?;
                 Ok((done, a.encoded()))
             });
+            if let Some(wake) = wake {
+                wake();
+            }
+            result
+        });
+        match spawned {
+            Ok(handle) => {
+                let unsaved = self.project.is_none();
+                self.export_job = Some(ExportJob {
+                    path: path.to_owned(),
+                    started: Instant::now(),
+                    chunks,
+                    progress,
+                    unsaved,
+                    handle,
+                });
+            }
+            Err(e) => self.export_failed(path, &format!("could not start the export: {e}")),
+        }
+    }
+
+    /// The export under way, if any.
+    pub fn export_job(&self) -> Option<&ExportJob> {
+        self.export_job.as_ref()
+    }
+
+    /// Whether an export is under way or waiting (for the bake, or for the one under way).
+    pub fn exporting(&self) -> bool {
+        self.pending_export.is_some() || self.export_job.is_some()
+    }
+
+    /// Takes the result of the export under way once it is written (with `wait`, waits for it:
+    /// before the editor quits, so no export is cut short, and in scripted runs).
+    pub fn poll_export(&mut self, wait: bool) {
+        if !self.export_job.as_ref().is_some_and(|j| wait || j.handle.is_finished()) {
+            return;
+        }
+        let Some(job) = self.export_job.take() else { return };
+        let result = job.handle.join().unwrap_or_else(|_| Err("the export thread panicked".to_owned()));
         match result {
             Ok((done, encoded)) => {
                 let summary = ExportSummary {
-                    path: path.to_owned(),
+                    path: job.path,
                     bytes: done.bytes,
                     embedded: done.resources.embedded.clone(),
                     warnings: done.warnings(),
-                    unsaved: self.project.is_none(),
+                    unsaved: job.unsaved,
                     encoded,
                 };
                 self.say(summary.message(&done));
                 self.last_export = Some(summary);
             }
-            Err(e) => {
-                self.last_export = None;
-                self.say(format!("Export failed: {}: {e}", path.display()));
-            }
+            Err(e) => self.export_failed(&job.path, &e),
         }
+    }
+
+    fn export_failed(&mut self, path: &Path, error: &str) {
+        self.last_export = None;
+        self.say(format!("Export failed: {}: {error}", path.display()));
     }
 
     /// Writes the recovery snapshot every few seconds while there are unsaved edits.
@@ -697,7 +792,7 @@ mod tests {
         assert!(matches!(state.compile(), Err(RebuildError::NotFinal(n)) if n == all), "compiled without full bakes");
 
         gate.open();
-        poll_until(&mut state, |s| s.pending_export.is_none());
+        poll_until(&mut state, |s| !s.exporting());
         assert!(state.bake.is_final());
         // Each chunk was baked once, as a full bake, and is uploaded once.
         assert!(state.bake.slots().values().all(|s| s.times[Stage::Full.index()].is_some()
@@ -717,6 +812,62 @@ mod tests {
         assert!(bytes == expected, "the export differs from a full compile");
         let chunks = file.levels.iter().flat_map(|l| &l.chunks);
         assert!(chunks.flat_map(|c| &c.common.cubes).any(|c| c.visibility.is_some()));
+    }
+
+    /// An export writes on its own thread: the editor goes on at once, an edit made meanwhile is
+    /// not in the file (it is the map as it was when the export began, byte for byte), the
+    /// progress counts every chunk, and an export asked for meanwhile waits for it.
+    #[test]
+    fn an_export_runs_beside_the_editor_and_writes_the_map_as_it_was() {
+        let mut state =
+            state_with(2, Arc::new(|m: &Map, (l, c): ChunkKey, _: Stage, s: &CompileSettings| bake_chunk(m, l, c, s)));
+        poll_until(&mut state, |s| s.bake.is_final());
+        state.export_timestamp = Some(1_700_000_000);
+        let settings = CompileSettings { timestamp: 1_700_000_000, ..CompileSettings::default() };
+        let mut before = compile_full(&state.map, &settings).unwrap();
+        pmfedit_bake::resources::embed_resources(&mut before, &state.resource_roots(), &[]).unwrap();
+        let chunks = state.bake.slots().len();
+
+        let dir = tempfile::tempdir().unwrap();
+        let (first, second) = (dir.path().join("first.pmf"), dir.path().join("second.pmf"));
+        state.apply(Command::Export(first.clone())).unwrap();
+        let job = state.export_job().expect("the export runs on its own thread");
+        assert_eq!((job.path.as_path(), job.chunks), (first.as_path(), chunks));
+        assert!(job.label().starts_with("Exporting first.pmf… "), "{}", job.label());
+        toggle_a_cube(&mut state);
+        state.apply(Command::Export(second.clone())).unwrap();
+        assert_eq!(state.pending_export.as_deref(), Some(second.as_path()), "waits for the export under way");
+        let (status, _) = state.status.clone().unwrap();
+        assert!(status.contains("when") && status.contains("first.pmf"), "{status}");
+
+        poll_until(&mut state, |s| s.export_job().is_some_and(|j| j.path == second) || !s.exporting());
+        let bytes = std::fs::read(&first).unwrap();
+        assert!(bytes == pmf::write(&before).unwrap(), "the first export is not the map as it was");
+        poll_until(&mut state, |s| !s.exporting());
+        assert_eq!(state.last_export.as_ref().map(|e| e.path.as_path()), Some(second.as_path()));
+        let mut after = compile_full(&state.map, &settings).unwrap();
+        pmfedit_bake::resources::embed_resources(&mut after, &state.resource_roots(), &[]).unwrap();
+        assert!(
+            std::fs::read(&second).unwrap() == pmf::write(&after).unwrap(),
+            "the second export is not the edited map"
+        );
+        assert!(bytes != std::fs::read(&second).unwrap());
+    }
+
+    /// The progress of an export counts each chunk once, whether encoded or kept.
+    #[test]
+    fn an_exports_progress_reaches_every_chunk() {
+        let mut state =
+            state_with(2, Arc::new(|m: &Map, (l, c): ChunkKey, _: Stage, s: &CompileSettings| bake_chunk(m, l, c, s)));
+        poll_until(&mut state, |s| s.bake.is_final());
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["a.pmf", "b.pmf"] {
+            state.apply(Command::Export(dir.path().join(name))).unwrap();
+            let job = state.export_job.take().unwrap();
+            let (chunks, progress) = (job.chunks, job.progress.clone());
+            assert!(job.handle.join().unwrap().is_ok());
+            assert_eq!(progress.load(std::sync::atomic::Ordering::Relaxed), chunks, "{name}");
+        }
     }
 
     /// A [`gated_state`] with the gate opened until every chunk is final.
@@ -810,7 +961,7 @@ mod tests {
         let path = dir.path().join("out.pmf");
         state.apply(Command::Export(path.clone())).unwrap();
         assert!(state.pending_export.is_some());
-        poll_until(&mut state, |s| s.pending_export.is_none());
+        poll_until(&mut state, |s| !s.exporting());
         assert!(path.exists());
         assert!(state.bake.is_final());
         for (k, old) in before {
@@ -839,7 +990,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("out.pmf");
         state.apply(Command::Export(path.clone())).expect("an export is never refused");
-        poll_until(&mut state, |s| s.pending_export.is_none());
+        poll_until(&mut state, |s| !s.exporting());
         assert!(!path.exists(), "exported stale bakes");
         let (status, _) = state.status.clone().unwrap();
         assert!(status.starts_with("Export failed") && status.contains("injected"), "{status}");
@@ -904,7 +1055,7 @@ mod tests {
         colour(&mut state, 200);
         state.apply(Command::EndStroke).unwrap();
         assert!(!state.bake.holding());
-        poll_until(&mut state, |s| s.pending_export.is_none());
+        poll_until(&mut state, |s| !s.exporting());
         assert!(state.bake.is_final() && path.exists());
         assert_eq!(fulls.load(Ordering::SeqCst) - before, dirty, "one full re-bake per dirty chunk");
         let (k, slot) = state.bake.slots().iter().next().unwrap();

@@ -273,6 +273,7 @@ fn settled(app: &App) -> bool {
     s.baking() == 0
         && !s.bake.slots().is_empty()
         && s.pending_export.is_none()
+        && s.export_job().is_none()
         && (!app.viewport.has_renderer() || app.viewport.uploads_waiting() == 0)
 }
 
