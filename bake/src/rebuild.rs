@@ -403,6 +403,8 @@ impl Rebuild {
         self.holding = false;
         self.epoch += 1;
         self.map = map;
+        // The old document's warm-ups are of no use to this one.
+        self.scheduler.warm(self.map.clone(), []);
         let mut keys = every_chunk(&self.map);
         let mut bakes: Vec<(ChunkKey, ChunkBake)> = bakes.into_iter().filter(|(key, _)| keys.remove(key)).collect();
         // A saved bake's far lists are from the summaries of the map it was made in: write them
@@ -699,6 +701,44 @@ impl Rebuild {
     /// Bakes near this point of level `level` (world space) go first.
     pub fn set_camera(&self, level: usize, position: DVec3) {
         self.scheduler.set_camera(level, position);
+    }
+
+    /// Warms up the light memos of the chunks of level `level` within `radius` chunks (a cube)
+    /// of world point `point` while the workers are idle, nearest first ([`Scheduler::warm`]):
+    /// the first edit there then re-traces only the luxels it reaches, as later ones do, instead
+    /// of every luxel of its chunks (bakes from the cache come with no memo). Chunks without
+    /// geometry, or with a memo already, are left out; the list replaces the last one.
+    pub fn warm_around(&self, level: usize, point: DVec3, radius: i32) {
+        let Some(l) = self.map.levels.get(level) else { return };
+        let frame = l.frame();
+        let centre = frame.chunk_from_lattice(frame.lattice_from_world(point));
+        let light = self.scheduler.light_cache();
+        let mut keys: Vec<(f64, ChunkKey)> = Vec::new();
+        for dx in -radius..=radius {
+            for dy in -radius..=radius {
+                for dz in -radius..=radius {
+                    let c = ChunkCoord { x: centre.x + dx, y: centre.y + dy, z: centre.z + dz };
+                    let key = (level, c);
+                    let lit = self
+                        .slots
+                        .get(&key)
+                        .and_then(|s| s.full.as_ref())
+                        .is_some_and(|b| !b.pmf.client.vertices.is_empty());
+                    if lit && light.get(level, c).is_none() {
+                        keys.push((frame.chunk_center_world(c).distance_squared(point), key));
+                    }
+                }
+            }
+        }
+        keys.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        self.scheduler.warm(self.map.clone(), keys.into_iter().map(|(_, k)| k));
+    }
+
+    /// The scheduler's warm-ups so far ([`Self::warm_around`]): done, still listed, and whether
+    /// one runs now.
+    pub fn warm_ups(&self) -> (usize, usize, bool) {
+        let (left, running) = self.scheduler.warming();
+        (self.scheduler.warmed(), left, running)
     }
 
     /// Takes the results that arrived. Call once per frame (a viewer) or after [`Self::wait`].

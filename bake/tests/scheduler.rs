@@ -583,3 +583,74 @@ fn an_interactive_preview_is_not_stuck_behind_running_full_bakes() {
     cv.notify_all();
     s.wait_idle();
 }
+
+/// Warm-ups ([`Scheduler::warm`]) leave each listed chunk's light memo and deliver nothing; a
+/// chunk that has a memo is skipped; a newer list replaces the older one.
+#[test]
+fn warm_ups_leave_light_memos_and_deliver_nothing() {
+    let map = Arc::new(sample::demo());
+    let k = keys(&map, 4);
+    let s = Scheduler::new(2, CompileSettings::default(), Arc::new(|| {}));
+    let light = s.light_cache().clone();
+    assert!(k.iter().all(|&(l, c)| light.get(l, c).is_none()));
+    s.warm(map.clone(), k[..3].to_vec());
+    until(|| s.warming() == (0, false));
+    assert_eq!(s.warmed(), 3);
+    assert!(k[..3].iter().all(|&(l, c)| light.get(l, c).is_some()), "a warmed chunk has no memo");
+    assert!(light.get(k[3].0, k[3].1).is_none(), "an unlisted chunk was warmed");
+    assert!(s.drain().is_empty(), "a warm-up delivered a bake");
+    // Listed again with one more: only the one without a memo is baked.
+    s.warm(map.clone(), k.clone());
+    until(|| s.warming() == (0, false));
+    assert_eq!(s.warmed(), 4);
+    assert!(light.get(k[3].0, k[3].1).is_some());
+    // A full bake after the warm-up is the same as one from scratch (it starts from the memo).
+    s.submit_full(map.clone(), [k[0]]);
+    s.wait_idle();
+    match s.drain().pop() {
+        Some(BakeEvent::Baked { bake, .. }) => {
+            assert_eq!(*bake, bake_chunk(&map, 0, k[0].1, &CompileSettings::default()).unwrap())
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+/// No warm-up starts while a job waits or runs, nor until the pool has been idle for
+/// [`pmfedit_bake::scheduler::WARM_AFTER`]; warm-ups are previews whose results are dropped.
+#[test]
+fn warm_ups_wait_for_an_idle_pool() {
+    let map = Arc::new(sample::demo());
+    let k = keys(&map, 4);
+    let gate = Arc::new(Gate::default());
+    type Timed = Arc<Mutex<Vec<(Stage, ChunkCoord, Instant)>>>;
+    let (g, runs): (_, Timed) = (gate.clone(), Arc::new(Mutex::new(Vec::new())));
+    let r = runs.clone();
+    let bake: Arc<BakeFn> = Arc::new(move |m: &Map, (l, c): ChunkKey, stage: Stage, s: &CompileSettings| {
+        if stage == Stage::Full {
+            g.wait();
+        }
+        r.lock().unwrap().push((stage, c, Instant::now()));
+        bake_chunk(m, l, c, s)
+    });
+    let s = Scheduler::with_options(2, CompileSettings::default(), Arc::new(|| {}), bake, false);
+    s.submit_full(map.clone(), [k[0]]);
+    s.warm(map.clone(), k[1..].to_vec());
+    std::thread::sleep(Duration::from_millis(300) + pmfedit_bake::scheduler::WARM_AFTER);
+    assert!(runs.lock().unwrap().is_empty(), "warmed up while a job ran");
+    assert_eq!(s.warming(), (3, false));
+    gate.open();
+    s.wait_idle();
+    let idle = Instant::now();
+    until(|| s.warming() == (0, false));
+    let runs = runs.lock().unwrap().clone();
+    let order: Vec<(Stage, ChunkCoord)> = runs.iter().map(|&(st, c, _)| (st, c)).collect();
+    let expected: Vec<(Stage, ChunkCoord)> =
+        std::iter::once((Stage::Full, k[0].1)).chain(k[1..].iter().map(|&(_, c)| (Stage::Preview, c))).collect();
+    assert_eq!(order, expected, "the full job, then a preview per listed chunk in list order");
+    let waited = runs[1].2.saturating_duration_since(idle);
+    assert!(
+        waited >= pmfedit_bake::scheduler::WARM_AFTER - Duration::from_millis(50),
+        "warmed up {waited:?} after idle"
+    );
+    assert_eq!(s.drain().len(), 1, "only the full job is delivered");
+}

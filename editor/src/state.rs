@@ -158,6 +158,9 @@ pub struct EditorState {
     export_job: Option<ExportJob>,
     /// Called from the export thread when it is done (the app asks for a frame).
     wake: Option<Arc<dyn Fn() + Send + Sync>>,
+    /// The chunk (level, chunk) under the view's centre the light memos were last warmed up
+    /// around ([`Rebuild::warm_around`]).
+    warmed_at: Option<ChunkKey>,
     /// The header creation time exports are stamped with (Unix seconds); `None`: the time of
     /// the export. Fixed, an export is byte-for-byte `pmfc build --timestamp`.
     pub export_timestamp: Option<u64>,
@@ -232,6 +235,7 @@ impl EditorState {
             pending_export: None,
             export_job: None,
             wake: None,
+            warmed_at: None,
             export_timestamp: None,
             asset_roots: Vec::new(),
             last_export: None,
@@ -292,6 +296,7 @@ impl EditorState {
         self.bake.poll();
         self.refresh_cache();
         self.poll_export(false);
+        self.warm_up();
         // Exports compile from full bakes only (a failed chunk makes the export say so).
         if self.bake.is_settled()
             && self.export_job.is_none()
@@ -299,6 +304,26 @@ impl EditorState {
         {
             self.export_now(&path);
         }
+    }
+
+    /// Once every chunk is baked, warms up the light memos around the point under the view's
+    /// centre ([`Self::view_point`], [`WARM_RADIUS`]) whenever it moves to another chunk: the next
+    /// edit there re-traces only the luxels it reaches (the first edit after an open took 5 s of
+    /// exact lighting on `terrain(32,4,32)` on 2 cores, later ones 0.75 s).
+    fn warm_up(&mut self) {
+        let Some(p) = self.view_point else { return };
+        let Some(level) = self.map.levels.get(self.level) else { return };
+        let frame = level.frame();
+        let key = (self.level, frame.chunk_from_lattice(frame.lattice_from_world(p)));
+        if self.warmed_at != Some(key) && self.bake.is_settled() {
+            self.bake.warm_around(self.level, p, WARM_RADIUS);
+            self.warmed_at = Some(key);
+        }
+    }
+
+    /// Whether the light memos were warmed up around the view since the document was opened.
+    pub fn warm_requested(&self) -> bool {
+        self.warmed_at.is_some()
     }
 
     /// Notes how an open used the bake cache; an open that must re-bake chunks the cache had
@@ -532,6 +557,7 @@ impl EditorState {
         let (cached, report) = cached_bakes(self.project.as_ref(), &snapshot, self.bake.settings());
         let cache_read = started.elapsed();
         self.bake.replace_with(snapshot, cached);
+        self.warmed_at = None;
         self.open_times = OpenTimes { cache_read, engine: started.elapsed() - cache_read };
         self.opened_with(report);
     }
@@ -644,6 +670,10 @@ impl EditorState {
     }
 }
 
+/// Chunks around the view's centre whose light memos are warmed up ([`EditorState::warm_up`]): a
+/// cube of 5 × 5 × 5 chunks, an edit's 3 × 3 × 3 dirty chunks anywhere near the centre.
+pub const WARM_RADIUS: i32 = 2;
+
 /// How long a dragged value must stay unchanged to count as settled ([`EditorState::poll_bakes`]).
 pub const SETTLE: Duration = Duration::from_millis(300);
 
@@ -676,7 +706,7 @@ mod tests {
     use pmfedit_bake::compile::{bake_chunk, compile_full};
     use pmfedit_bake::deps::ChunkKey;
     use pmfedit_bake::scheduler::{BakeFn, Stage};
-    use pmfedit_core::map::coords::CubeAddr;
+    use pmfedit_core::map::coords::{ChunkCoord, CubeAddr};
     use pmfedit_core::sample;
 
     use super::*;
@@ -867,6 +897,54 @@ mod tests {
             let (chunks, progress) = (job.chunks, job.progress.clone());
             assert!(job.handle.join().unwrap().is_ok());
             assert_eq!(progress.load(std::sync::atomic::Ordering::Relaxed), chunks, "{name}");
+        }
+    }
+
+    /// Once every chunk is baked, the light memos of the chunks around the point under the
+    /// view's centre are warmed up (the cache's bakes come with none), and again when that point
+    /// moves to another chunk; not while chunks bake.
+    #[test]
+    fn light_memos_are_warmed_up_around_the_view_once_everything_is_baked() {
+        let mut state = EditorState::new(sample::demo(), None, Arc::new(|| {}));
+        let memos = state.bake.light_cache().clone();
+        let frame = state.map.levels[0].frame();
+        let (lo, hi) = state.map.levels[0].occupied_bounds().unwrap();
+        // A corner of the map: some of its chunks lie beyond the radius.
+        state.view_point = Some(frame.chunk_center_world(lo));
+        state.poll_bakes();
+        assert!(!state.warm_requested(), "warmed up while chunks bake");
+        state.view_point = None;
+        poll_until(&mut state, |s| s.bake.is_final());
+        // As bakes from the cache have none.
+        memos.clear();
+        state.view_point = Some(frame.chunk_center_world(lo));
+        state.poll_bakes();
+        assert!(state.warm_requested());
+        poll_until(&mut state, |s| matches!(s.bake.warm_ups(), (_, 0, false)));
+        let from = |a: ChunkCoord, c: ChunkCoord| (c.x - a.x).abs().max((c.y - a.y).abs()).max((c.z - a.z).abs());
+        let lit: Vec<ChunkKey> = state
+            .bake
+            .slots()
+            .iter()
+            .filter(|(_, s)| s.full.as_ref().is_some_and(|b| !b.pmf.client.vertices.is_empty()))
+            .map(|(k, _)| *k)
+            .collect();
+        assert!(lit.iter().any(|k| from(lo, k.1) > WARM_RADIUS), "the demo has lit chunks beyond the radius");
+        for &(l, c) in &lit {
+            assert_eq!(memos.get(l, c).is_some(), from(lo, c) <= WARM_RADIUS, "chunk {c:?}");
+        }
+        let (warmed, _, _) = state.bake.warm_ups();
+        assert_eq!(warmed, lit.iter().filter(|k| from(lo, k.1) <= WARM_RADIUS).count());
+        // The view moves to the other corner: the chunks around it are warmed up too.
+        state.view_point = Some(frame.chunk_center_world(hi));
+        state.poll_bakes();
+        poll_until(&mut state, |s| matches!(s.bake.warm_ups(), (_, 0, false)));
+        for &(l, c) in &lit {
+            assert_eq!(
+                memos.get(l, c).is_some(),
+                from(lo, c) <= WARM_RADIUS || from(hi, c) <= WARM_RADIUS,
+                "chunk {c:?}"
+            );
         }
     }
 

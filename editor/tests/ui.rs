@@ -1123,7 +1123,7 @@ fn pmfc_build_bytes(project: &std::path::Path, out: &std::path::Path, timestamp:
 /// Runs frames until the export waiting for the bake has been written (bounded).
 fn frames_until_exported(h: &mut Harness<'_, App>) {
     let deadline = std::time::Instant::now() + Duration::from_secs(600);
-    while h.state().state.pending_export.is_some() || h.state().state.last_export.is_none() {
+    while h.state().state.exporting() || h.state().state.last_export.is_none() {
         assert!(std::time::Instant::now() < deadline, "the export never ran: {}", status(h));
         h.step();
         std::thread::sleep(Duration::from_millis(2));

@@ -107,7 +107,7 @@ fn check(steps: &[Step], threads: usize, spread: Option<pmfedit_bake::rebuild::S
     let path = dir.path().join("out.pmf");
     apply(&mut state, Command::Export(path.clone()));
     let t = Instant::now();
-    while state.pending_export.is_some() {
+    while state.exporting() {
         if t.elapsed() > Duration::from_secs(600) {
             return Err("the export never ran".into());
         }

@@ -66,6 +66,10 @@ type Exported = (f64, f64, Result<(usize, usize, usize), String>);
 #[derive(Debug)]
 enum Phase {
     Loading,
+    /// Loaded; waiting for the light memos around the view to be warmed up
+    /// ([`crate::state::EditorState::warm_up`]), so that the frames are measured with nothing
+    /// baking and the edits see what a user who looked a few seconds before editing sees.
+    Warming(Instant),
     Settling(u32),
     Measuring,
     /// Waiting for the edited chunk's re-baked mesh (its draft, or its exact bake) to be uploaded
@@ -98,6 +102,8 @@ pub struct Bench {
     /// without timer queries: [`crate::viewport::render::PaintTime::gpu_chunks`]).
     gpu_times: Vec<f64>,
     load_seconds: f64,
+    /// The warm-up after the load: chunks warmed up, seconds.
+    warm: Option<(usize, f64)>,
     /// How the open used the project's bake cache, and how many chunks it had to bake (the
     /// load figure is an open from the cache only when that is 0).
     open: Option<(Option<pmfedit_bake::cache::Report>, usize)>,
@@ -136,6 +142,7 @@ impl Bench {
             app_times: Vec::new(),
             gpu_times: Vec::new(),
             load_seconds: 0.0,
+            warm: None,
             open: None,
             edits: Vec::new(),
             draw_stats: None,
@@ -232,6 +239,11 @@ impl Bench {
             );
         }
         println!("first load (open, cached bakes, bake + upload): {:.2} s", self.load_seconds);
+        if let Some((chunks, secs)) = self.warm {
+            println!(
+                "then light memos warmed up around the view (before the frames and edits): {chunks} chunks in {secs:.2} s"
+            );
+        }
         if let Some(b) = &self.gpu_bytes {
             use pmfedit_bake::memory::mib;
             println!(
@@ -355,6 +367,13 @@ impl Driver for Bench {
                     self.load_seconds = self.started.elapsed().as_secs_f64();
                     self.load_parts = Some((app.state.open_times, app.viewport.paint_time(), app.viewport.mesh_busy()));
                     self.gpu_bytes = app.viewport.gpu_bytes();
+                    self.phase = Phase::Warming(Instant::now());
+                }
+            }
+            Phase::Warming(since) => {
+                let (done, left, running) = app.state.bake.warm_ups();
+                if app.state.warm_requested() && left == 0 && !running {
+                    self.warm = Some((done, since.elapsed().as_secs_f64()));
                     self.phase = Phase::Settling(3);
                 }
             }

@@ -1,5 +1,6 @@
 //! The bake panel: chunks waiting for a re-baked mesh and for their full bake (visibility,
-//! pathfinding), the last bake times of every chunk, and errors.
+//! pathfinding), the light memos warmed up around the view, the last bake times of every chunk,
+//! and errors.
 
 use std::time::Duration;
 
@@ -30,6 +31,18 @@ pub fn ui(ui: &mut Ui, cx: &mut PanelCtx<'_>) {
             let max = times.iter().copied().fold(0.0, f64::max);
             ui.weak(format!("last {what}: {total:.0} ms in all, slowest {max:.1} ms"));
         }
+    }
+    // Idle work: the light memos around the view (an edit there then re-traces only what it reaches).
+    let (warmed, left, running) = bake.warm_ups();
+    if warmed + left > 0 || running {
+        ui.weak(format!(
+            "light warmed up around the view: {warmed} chunks{}",
+            if left > 0 || running {
+                format!(", {} to go (while idle)", left + usize::from(running))
+            } else {
+                String::new()
+            }
+        ));
     }
     let errors = bake.errors();
     if !errors.is_empty() {
