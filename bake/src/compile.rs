@@ -1017,11 +1017,6 @@ impl<'a> Assembled<'a> {
         self
     }
 
-    /// How many chunks the file holds (every level's grid).
-    pub fn chunk_count(&self) -> usize {
-        self.levels.iter().map(|(_, bakes)| bakes.len()).sum()
-    }
-
     /// How many chunks the writes so far encoded and compressed rather than took from the kept
     /// frames ([`Self::with_frames`]).
     pub fn encoded(&self) -> usize {

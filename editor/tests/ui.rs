@@ -2263,3 +2263,33 @@ fn an_idle_editor_stops_drawing() {
     assert!(h.try_run().is_ok(), "idle again after the click");
     assert!(h.get_by_label("Add material").rect().width() > 0.0);
 }
+
+/// The Bake tab says how far the idle warm-up of the light memos around the view got: after the
+/// view moves to other chunks whose memos are gone, the chunks around it are warmed up and
+/// counted there.
+#[test]
+fn the_bake_tab_shows_the_light_warmed_up_around_the_view() {
+    let mut h = harness();
+    let deadline = std::time::Instant::now() + Duration::from_secs(600);
+    while !h.state().state.bake.is_final() || !h.state().state.warm_requested() {
+        assert!(std::time::Instant::now() < deadline, "the full bakes did not finish");
+        h.step();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // As after an open from the bake cache: no memo anywhere. Then look at another corner.
+    h.state().state.bake.light_cache().clear();
+    let level = &h.state().state.map.levels[0];
+    let (lo, hi) = level.occupied_bounds().unwrap();
+    let (a, b) = (level.frame().chunk_center_world(lo), level.frame().chunk_center_world(hi));
+    let target = if h.state().state.view_point.is_some_and(|p| p.distance(a) < p.distance(b)) { b } else { a };
+    h.state_mut().state.camera_request = Some((target, 30.0));
+    h.get_by_label("Bake").click();
+    while !matches!(h.state().state.bake.warm_ups(), (1.., 0, false)) {
+        assert!(std::time::Instant::now() < deadline, "no warm-up: {:?}", h.state().state.bake.warm_ups());
+        h.step();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    frames(&mut h);
+    let (warmed, _, _) = h.state().state.bake.warm_ups();
+    h.get_by_label(&format!("light warmed up around the view: {warmed} chunks"));
+}
