@@ -54,6 +54,8 @@ pub fn ui(ui: &mut Ui, cx: &mut PanelCtx<'_>) {
         });
     }
     ui.separator();
+    // Chunks baked in this session (those from the bake cache have no times).
+    let timed: Vec<_> = bake.slots().iter().filter(|(_, s)| s.times.iter().any(Option::is_some)).collect();
     egui::ScrollArea::vertical().id_salt("bake_chunks").show(ui, |ui| {
         egui::Grid::new("bake_table").num_columns(4).striped(true).show(ui, |ui| {
             ui.strong("level");
@@ -61,8 +63,7 @@ pub fn ui(ui: &mut Ui, cx: &mut PanelCtx<'_>) {
             ui.strong("preview");
             ui.strong("full bake");
             ui.end_row();
-            let timed = bake.slots().iter().filter(|(_, s)| s.times.iter().any(Option::is_some));
-            for ((level, c), slot) in timed.take(500) {
+            for ((level, c), slot) in timed.iter().take(500) {
                 ui.label(level.to_string());
                 ui.label(format!("{}, {}, {}", c.x, c.y, c.z));
                 let time =
@@ -75,8 +76,10 @@ pub fn ui(ui: &mut Ui, cx: &mut PanelCtx<'_>) {
                 ui.end_row();
             }
         });
-        if bake.slots().len() > 500 {
-            ui.weak(format!("… and {} more", bake.slots().len() - 500));
+        if timed.len() > 500 {
+            ui.weak(format!("… and {} more", timed.len() - 500));
+        } else if timed.is_empty() && !bake.slots().is_empty() {
+            ui.weak("no chunk baked since the open: every bake came from the bake cache");
         }
     });
 }
