@@ -332,12 +332,6 @@ impl AirVis {
     }
 }
 
-/// The chunk holding a level-space point.
-fn chunk_of_world(level: &Level, p: DVec3) -> ChunkCoord {
-    let frame = level.frame();
-    frame.chunk_from_lattice(frame.lattice_from_world(p))
-}
-
 /// Whether boxes `[a0, a1]` and `[b0, b1]` overlap with positive volume.
 fn boxes_overlap(a0: DVec3, a1: DVec3, b0: DVec3, b1: DVec3) -> bool {
     a0.cmplt(b1).all() && b0.cmplt(a1).all()
@@ -873,7 +867,7 @@ fn entity_chunk(level: &Level, e: &pmfedit_core::map::library::MapEntity) -> Opt
     match (e.scope, pos) {
         (EntityScope::Level, _) => None,
         (EntityScope::Chunk, None) => Some(level.frame().center_chunk),
-        (_, Some(p)) => Some(chunk_of_world(level, p)),
+        (_, Some(p)) => Some(level.frame().chunk_from_world(p)),
         (EntityScope::Auto, None) => None,
     }
 }

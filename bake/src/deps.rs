@@ -54,8 +54,8 @@ fn chunks_in_box(level: &Level, lo: DVec3, hi: DVec3) -> impl Iterator<Item = Ch
 /// The first and last chunk coordinates (inclusive) of [`chunks_in_box`].
 fn chunk_range(level: &Level, lo: DVec3, hi: DVec3) -> (IVec3, IVec3) {
     let frame = level.frame();
-    let a = frame.chunk_from_lattice(frame.lattice_from_world(lo)).as_ivec3().max(IVec3::ZERO);
-    let b = frame.chunk_from_lattice(frame.lattice_from_world(hi)).as_ivec3().min(IVec3::new(4095, 255, 4095));
+    let a = frame.chunk_from_world(lo).as_ivec3().max(IVec3::ZERO);
+    let b = frame.chunk_from_world(hi).as_ivec3().min(IVec3::new(4095, 255, 4095));
     (a, b)
 }
 
@@ -165,7 +165,7 @@ fn object_chunks(level: &Level, obj: ObjRef, bounce: f64, out: &mut BTreeSet<Chu
         ObjRef::Entity(id) => {
             if let Some(p) = objects.entities().get(id).and_then(|e| e.position()) {
                 let frame = level.frame();
-                out.insert(frame.chunk_from_lattice(frame.lattice_from_world(p.as_dvec3())));
+                out.insert(frame.chunk_from_world(p.as_dvec3()));
             }
             // Entities without a position go to the center chunk when scoped to a chunk.
             out.insert(level.frame().center_chunk);

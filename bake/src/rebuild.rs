@@ -703,6 +703,12 @@ impl Rebuild {
         self.scheduler.set_camera(level, position);
     }
 
+    /// The point of level `level` (world space) where the next edits are likely: the light memos
+    /// nearest it are the ones kept ([`Scheduler::set_focus`]; else the camera's).
+    pub fn set_focus(&self, level: usize, position: DVec3) {
+        self.scheduler.set_focus(level, position);
+    }
+
     /// Warms up the light memos of the chunks of level `level` within `radius` chunks (a cube)
     /// of world point `point` while the workers are idle, nearest first ([`Scheduler::warm`]):
     /// the first edit there then re-traces only the luxels it reaches, as later ones do, instead
@@ -711,7 +717,7 @@ impl Rebuild {
     pub fn warm_around(&self, level: usize, point: DVec3, radius: i32) {
         let Some(l) = self.map.levels.get(level) else { return };
         let frame = l.frame();
-        let centre = frame.chunk_from_lattice(frame.lattice_from_world(point));
+        let centre = frame.chunk_from_world(point);
         let light = self.scheduler.light_cache();
         let mut keys: Vec<(f64, ChunkKey)> = Vec::new();
         for dx in -radius..=radius {

@@ -166,6 +166,8 @@ struct State {
     warmed: usize,
     /// When the pool last became idle (`None`: it never ran a job).
     idle_since: Option<Instant>,
+    /// The light memos' focus was set apart from the camera ([`Scheduler::set_focus`]).
+    focus_set: bool,
 }
 
 struct Shared {
@@ -385,10 +387,24 @@ impl Scheduler {
         self.shared.lock().warmed
     }
 
-    /// Bakes near this point of level `level` (world space) go first, and the light memos of the
-    /// chunks nearest it are the ones kept ([`LightCache::set_focus`]).
+    /// Bakes near this point of level `level` (world space) go first, and, unless a focus was
+    /// set ([`Self::set_focus`]), the light memos of the chunks nearest it are the ones kept
+    /// ([`LightCache::set_focus`]).
     pub fn set_camera(&self, level: usize, position: DVec3) {
-        self.shared.lock().camera = Some((level, position));
+        let focus_set = {
+            let mut st = self.shared.lock();
+            st.camera = Some((level, position));
+            st.focus_set
+        };
+        if !focus_set {
+            self.light.set_focus(level, position);
+        }
+    }
+
+    /// Where the next edits are likely (the editor: the point under the view's centre): the
+    /// light memos of the chunks nearest it are the ones kept, from now on whatever the camera.
+    pub fn set_focus(&self, level: usize, position: DVec3) {
+        self.shared.lock().focus_set = true;
         self.light.set_focus(level, position);
     }
 

@@ -654,3 +654,16 @@ fn warm_ups_wait_for_an_idle_pool() {
     );
     assert_eq!(s.drain().len(), 1, "only the full job is delivered");
 }
+
+/// The light memos follow the camera until a focus is set ([`Scheduler::set_focus`], the editor's
+/// view centre), then the focus whatever the camera does.
+#[test]
+fn an_explicit_light_focus_outlasts_camera_moves() {
+    let s = Scheduler::new(1, CompileSettings::default(), Arc::new(|| {}));
+    let (a, b, c) = (DVec3::new(1.0, 2.0, 3.0), DVec3::new(-5.0, 0.0, 9.0), DVec3::new(40.0, 50.0, 60.0));
+    s.set_camera(0, a);
+    assert_eq!(s.light_cache().focus(), Some((0, a)));
+    s.set_focus(0, b);
+    s.set_camera(0, c);
+    assert_eq!(s.light_cache().focus(), Some((0, b)), "the camera moved the focus");
+}

@@ -250,6 +250,11 @@ impl LightCache {
         self.lock().focus = Some((level, position));
     }
 
+    /// The focus ([`Self::set_focus`]), if any.
+    pub fn focus(&self) -> Option<(usize, DVec3)> {
+        self.lock().focus
+    }
+
     /// Whether a memo of chunk `chunk` of level `level`, centred at `centre` (world space), would
     /// be kept now: while on, when the chunk has one already, the budget has room, there is no
     /// focus, or it lies nearer the focus than some kept memo. A bake whose memo would not be

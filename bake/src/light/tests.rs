@@ -95,7 +95,7 @@ fn box_faces(first_id: u32, lo: [f64; 3], hi: [f64; 3], outward: bool) -> Vec<Su
 
 fn chunk_at(level: &Level, p: [f64; 3]) -> ChunkCoord {
     let f = level.frame();
-    f.chunk_from_lattice(f.lattice_from_world(DVec3::from(p)))
+    f.chunk_from_world(DVec3::from(p))
 }
 
 fn bake(level: &Level, settings: LightSettings, faces: &[SurfaceFace], cells: &[DVec3]) -> ChunkLighting {

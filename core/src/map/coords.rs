@@ -357,6 +357,11 @@ impl LevelFrame {
         self.lattice_from_world_f(w).floor().as_ivec3()
     }
 
+    /// The chunk holding world point `w` (the chunk of its lattice cell).
+    pub fn chunk_from_world(&self, w: DVec3) -> ChunkCoord {
+        self.chunk_from_lattice(self.lattice_from_world(w))
+    }
+
     /// Fractional level lattice position of world position `w`.
     pub fn lattice_from_world_f(&self, w: DVec3) -> DVec3 {
         w * f64::from(LATTICE_PER_UNIT) + self.origin_lattice().as_dvec3()

@@ -106,7 +106,7 @@ fn mean_in(samples: &[Sample], lo: [f64; 3], hi: [f64; 3], normal: Vec3) -> f64 
 /// The chunk holding a world point of the demo.
 fn chunk_at(map: &Map, p: DVec3) -> ChunkCoord {
     let f = map.levels[0].frame();
-    f.chunk_from_lattice(f.lattice_from_world(p))
+    f.chunk_from_world(p)
 }
 
 #[test]
