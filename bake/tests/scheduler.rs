@@ -177,6 +177,34 @@ fn nearest_chunks_go_first() {
     }
 }
 
+/// A focus (the editor's view centre) orders the bakes whatever the camera: the light memos kept
+/// are the focus's nearest, so bakes nearest it record the memos that stay.
+#[test]
+fn a_focus_orders_the_bakes_whatever_the_camera() {
+    let map = Arc::new(sample::demo());
+    let all = keys(&map, 25);
+    let order = Arc::new(Mutex::new(Vec::new()));
+    let o = order.clone();
+    let bake: Arc<BakeFn> = Arc::new(move |m: &Map, (l, c): ChunkKey, _: Stage, s: &CompileSettings| {
+        o.lock().unwrap().push(c);
+        bake_chunk(m, l, c, s)
+    });
+    let s = Scheduler::with_bake_fn(1, CompileSettings::default(), Arc::new(|| {}), bake);
+    // Focus far out along −X, the camera far out along +X, before and after: smaller x first.
+    s.set_camera(0, DVec3::new(1000.0, 0.0, 0.0));
+    s.set_focus(0, DVec3::new(-1000.0, 0.0, 0.0));
+    s.set_camera(0, DVec3::new(1000.0, 0.0, 0.0));
+    s.submit(map.clone(), all.clone());
+    s.wait_idle();
+    let order = order.lock().unwrap();
+    assert_eq!(order.len(), 2 * all.len());
+    for stage in order.chunks(all.len()) {
+        let xs: Vec<i32> = stage.iter().map(|c| c.x).collect();
+        assert!(xs.windows(2).all(|w| w[0] <= w[1]), "not nearest the focus first: {xs:?}");
+        assert!(xs.first() < xs.last(), "the chunks differ in x: {xs:?}");
+    }
+}
+
 /// Blocks the calling bake until the test opens it.
 #[derive(Default)]
 struct Gate {

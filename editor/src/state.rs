@@ -307,11 +307,11 @@ impl EditorState {
         }
     }
 
-    /// Makes the point under the view's centre ([`Self::view_point`]) the light memos' focus,
-    /// and once every chunk is baked, warms up the memos around it ([`WARM_RADIUS`]), whenever it
-    /// moves to another chunk: the next
-    /// edit there re-traces only the luxels it reaches (the first edit after an open took 5 s of
-    /// exact lighting on `terrain(32,4,32)` on 2 cores, later ones 0.75 s).
+    /// Makes the point under the view's centre ([`Self::view_point`]) the bakes' and the light
+    /// memos' focus, and once every chunk is baked, warms up the memos around it
+    /// ([`WARM_RADIUS`]), whenever it moves to another chunk: the next edit there re-traces only
+    /// the luxels it reaches (the first edit after an open took 5 s of exact lighting on
+    /// `terrain(32,4,32)` on 2 cores, later ones 0.75 s).
     fn warm_up(&mut self) {
         let Some(p) = self.view_point else { return };
         let Some(level) = self.map.levels.get(self.level) else { return };
@@ -320,6 +320,7 @@ impl EditorState {
         if self.focused_at != Some(key) {
             // The memos kept are those nearest where the next edits are likely: here, not at the
             // camera's eye, which on an overview of a terrain hangs far above what it looks at.
+            // Bakes go nearest it first too, so that the memos recorded are the ones kept.
             self.bake.set_focus(self.level, p);
             self.focused_at = Some(key);
         }
