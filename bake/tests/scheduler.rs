@@ -153,8 +153,9 @@ fn stale_results_are_dropped_and_newer_requests_win() {
     assert_eq!(*started.lock().unwrap(), 3);
 }
 
-#[test]
-fn nearest_chunks_go_first() {
+/// The x of each demo chunk a one-worker scheduler bakes, in order, per stage (previews, then
+/// full bakes), once `aim` has set its camera or focus.
+fn bake_order_x(aim: impl FnOnce(&Scheduler)) -> Vec<Vec<i32>> {
     let map = Arc::new(sample::demo());
     let all = keys(&map, 25);
     let order = Arc::new(Mutex::new(Vec::new()));
@@ -164,16 +165,20 @@ fn nearest_chunks_go_first() {
         bake_chunk(m, l, c, s)
     });
     let s = Scheduler::with_bake_fn(1, CompileSettings::default(), Arc::new(|| {}), bake);
-    // Camera far out along +X: chunks with larger x first.
-    s.set_camera(0, DVec3::new(1000.0, 0.0, 0.0));
+    aim(&s);
     s.submit(map.clone(), all.clone());
     s.wait_idle();
     let order = order.lock().unwrap();
     assert_eq!(order.len(), 2 * all.len());
-    // Within each stage.
-    for stage in order.chunks(all.len()) {
-        let xs: Vec<i32> = stage.iter().map(|c| c.x).collect();
+    order.chunks(all.len()).map(|stage| stage.iter().map(|c| c.x).collect()).collect()
+}
+
+#[test]
+fn nearest_chunks_go_first() {
+    // Camera far out along +X: chunks with larger x first, within each stage.
+    for xs in bake_order_x(|s| s.set_camera(0, DVec3::new(1000.0, 0.0, 0.0))) {
         assert!(xs.windows(2).all(|w| w[0] >= w[1]), "not nearest first: {xs:?}");
+        assert!(xs.first() > xs.last(), "the chunks differ in x: {xs:?}");
     }
 }
 
@@ -181,25 +186,13 @@ fn nearest_chunks_go_first() {
 /// are the focus's nearest, so bakes nearest it record the memos that stay.
 #[test]
 fn a_focus_orders_the_bakes_whatever_the_camera() {
-    let map = Arc::new(sample::demo());
-    let all = keys(&map, 25);
-    let order = Arc::new(Mutex::new(Vec::new()));
-    let o = order.clone();
-    let bake: Arc<BakeFn> = Arc::new(move |m: &Map, (l, c): ChunkKey, _: Stage, s: &CompileSettings| {
-        o.lock().unwrap().push(c);
-        bake_chunk(m, l, c, s)
-    });
-    let s = Scheduler::with_bake_fn(1, CompileSettings::default(), Arc::new(|| {}), bake);
     // Focus far out along −X, the camera far out along +X, before and after: smaller x first.
-    s.set_camera(0, DVec3::new(1000.0, 0.0, 0.0));
-    s.set_focus(0, DVec3::new(-1000.0, 0.0, 0.0));
-    s.set_camera(0, DVec3::new(1000.0, 0.0, 0.0));
-    s.submit(map.clone(), all.clone());
-    s.wait_idle();
-    let order = order.lock().unwrap();
-    assert_eq!(order.len(), 2 * all.len());
-    for stage in order.chunks(all.len()) {
-        let xs: Vec<i32> = stage.iter().map(|c| c.x).collect();
+    let order = bake_order_x(|s| {
+        s.set_camera(0, DVec3::new(1000.0, 0.0, 0.0));
+        s.set_focus(0, DVec3::new(-1000.0, 0.0, 0.0));
+        s.set_camera(0, DVec3::new(1000.0, 0.0, 0.0));
+    });
+    for xs in order {
         assert!(xs.windows(2).all(|w| w[0] <= w[1]), "not nearest the focus first: {xs:?}");
         assert!(xs.first() < xs.last(), "the chunks differ in x: {xs:?}");
     }
