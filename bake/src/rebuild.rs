@@ -216,6 +216,11 @@ pub struct Polled {
     pub failed: usize,
 }
 
+/// Chunks around where the next edits are likely whose light memos are warmed up
+/// ([`Rebuild::warm_around`]; the editor's view centre, `pmfc watch`'s last edit): a cube of
+/// 5 × 5 × 5 chunks, an edit's 3 × 3 × 3 dirty chunks anywhere near the centre.
+pub const WARM_RADIUS: i32 = 2;
+
 /// The rebuild engine (see the module documentation).
 pub struct Rebuild {
     scheduler: Scheduler,
@@ -738,6 +743,23 @@ impl Rebuild {
         }
         keys.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
         self.scheduler.warm(self.map.clone(), keys.into_iter().map(|(_, k)| k));
+    }
+
+    /// Where the last edit was, for an engine without a view (`pmfc watch`): makes the centre of
+    /// the chunks that draw it ([`Self::urgent`]; of the first level among them) the focus
+    /// ([`Self::set_focus`]) and warms up the memos within [`WARM_RADIUS`] of it
+    /// ([`Self::warm_around`]), so that the next edit near the last re-traces only what it
+    /// reaches. Returns that centre; `None` (and nothing done) when the last edit re-baked no
+    /// chunk.
+    pub fn focus_on_last_edit(&self) -> Option<(usize, DVec3)> {
+        let level = self.urgent.first()?.0;
+        let frame = self.map.levels.get(level)?.frame();
+        let centres: Vec<DVec3> =
+            self.urgent.iter().filter(|k| k.0 == level).map(|&(_, c)| frame.chunk_center_world(c)).collect();
+        let centre = centres.iter().sum::<DVec3>() / centres.len() as f64;
+        self.set_focus(level, centre);
+        self.warm_around(level, centre, WARM_RADIUS);
+        Some((level, centre))
     }
 
     /// The scheduler's warm-ups so far ([`Self::warm_around`]): done, still listed, and whether

@@ -12,12 +12,12 @@ use glam::{IVec3, Vec3};
 use pmfedit_bake::compile::{CompileError, CompileSettings, bake_chunk, bake_chunk_cached, compile_full};
 use pmfedit_bake::deps::{ChunkKey, bounce_reach, draft_chunks};
 use pmfedit_bake::light::LightCache;
-use pmfedit_bake::rebuild::{ChunkState, Plan, Rebuild, RebuildError, diff};
+use pmfedit_bake::rebuild::{ChunkState, Plan, Rebuild, RebuildError, WARM_RADIUS, diff};
 use pmfedit_bake::scheduler::{BakeFn, Scheduler, Stage};
 use pmfedit_bake::vis::VisCache;
 use pmfedit_core::edit::{CubeOp, Edit, History, LibItem, LibRef, ObjRef};
 use pmfedit_core::format::pmf;
-use pmfedit_core::map::coords::{CubeAddr, LatticeBox};
+use pmfedit_core::map::coords::{ChunkCoord, CubeAddr, LatticeBox};
 use pmfedit_core::map::ids::{MaterialId, PhysicsId, SoundId};
 use pmfedit_core::map::library::{Light, Material};
 use pmfedit_core::map::lighting::LevelLighting;
@@ -1191,4 +1191,52 @@ fn a_kept_export_encodes_only_the_rebaked_chunks_and_writes_a_full_compiles_byte
     let (after, n) = export(&e);
     assert_eq!(n, grown, "a grown grid encodes every chunk");
     assert!(after == bytes(&compile_full(&map, &settings()).unwrap()));
+}
+
+/// An engine without a view (`pmfc watch`): after an edit, the centre of the chunks that draw it
+/// becomes the focus, and the light memos of the lit chunks within [`WARM_RADIUS`] of it are
+/// warmed up (bakes from the cache carry none); the chunks beyond have one only where the edit
+/// re-baked them.
+#[test]
+fn after_an_edit_the_memos_around_it_are_warmed_up() {
+    let mut map = pmfedit_core::sample::demo();
+    let mut e = Rebuild::new(Scheduler::new(2, settings(), Arc::new(|| {})), Plan::FinalOnly, Arc::new(map.clone()));
+    e.wait();
+    assert_eq!(e.focus_on_last_edit(), None, "no edit yet");
+    let light = e.light_cache().clone();
+    // As after an open from the bake cache.
+    light.clear();
+    let frame = map.levels[0].frame();
+    let (lo, _) = map.levels[0].occupied_bounds().unwrap();
+    // A stone cube high in a corner chunk.
+    let at = frame.chunk_min_lattice(lo) + IVec3::new(4, (1 << frame.chunk_lattice_log2()) - 4, 4);
+    let edit = Edit::Cubes { level: 0, op: CubeOp::SetCube { addr: CubeAddr::containing(at, 2), cube: stone() } };
+    let changes = History::new().apply(&mut map, edit).unwrap();
+    e.edited(Arc::new(map.clone()), &changes);
+    let rebaked: BTreeSet<ChunkKey> = e.keys(ChunkState::Queued).collect();
+    e.wait();
+    assert!(e.urgent().contains(&(0, lo)), "{:?}", e.urgent());
+    let (level, centre) = e.focus_on_last_edit().unwrap();
+    assert_eq!(light.focus(), Some((level, centre)));
+    let mid = frame.chunk_from_world(centre);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while !matches!(e.warm_ups(), (_, 0, false)) {
+        assert!(std::time::Instant::now() < deadline, "warm-ups never finished");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let from = |c: ChunkCoord| (c.x - mid.x).abs().max((c.y - mid.y).abs()).max((c.z - mid.z).abs());
+    let lit: Vec<ChunkKey> = e
+        .slots()
+        .iter()
+        .filter(|(_, s)| s.full.as_ref().is_some_and(|b| !b.pmf.client.vertices.is_empty()))
+        .map(|(k, _)| *k)
+        .collect();
+    assert!(lit.iter().any(|k| from(k.1) > WARM_RADIUS && !rebaked.contains(k)), "nothing lit beyond the radius");
+    for &(l, c) in &lit {
+        let expected = from(c) <= WARM_RADIUS || rebaked.contains(&(l, c));
+        assert_eq!(light.get(l, c).is_some(), expected, "chunk {c:?}, {} from the edit", from(c));
+    }
+    let (warmed, _, _) = e.warm_ups();
+    assert!(warmed > 0, "the edit re-baked every lit chunk around it");
+    assert_eq!(warmed, lit.iter().filter(|k| from(k.1) <= WARM_RADIUS && !rebaked.contains(k)).count());
 }

@@ -13,7 +13,7 @@ use pmfedit_bake::cache;
 use pmfedit_bake::compile::{ChunkBake, CompileSettings};
 use pmfedit_bake::deps::ChunkKey;
 use pmfedit_bake::export;
-use pmfedit_bake::rebuild::{ChunkState, Plan, Rebuild, RebuildError};
+use pmfedit_bake::rebuild::{ChunkState, Plan, Rebuild, RebuildError, WARM_RADIUS};
 use pmfedit_bake::scheduler::Scheduler;
 use pmfedit_core::edit::{ChangeSet, EditError, History};
 use pmfedit_core::format::pmf;
@@ -672,10 +672,6 @@ impl EditorState {
         }
     }
 }
-
-/// Chunks around the view's centre whose light memos are warmed up ([`EditorState::warm_up`]): a
-/// cube of 5 × 5 × 5 chunks, an edit's 3 × 3 × 3 dirty chunks anywhere near the centre.
-pub const WARM_RADIUS: i32 = 2;
 
 /// How long a dragged value must stay unchanged to count as settled ([`EditorState::poll_bakes`]).
 pub const SETTLE: Duration = Duration::from_millis(300);

@@ -544,6 +544,10 @@ pub fn watch(a: WatchArgs) -> Result<(), Failure> {
             Ok(summary) => eprintln!("re-baked {n_dirty} chunks; {}: {summary}", a.out.display()),
             Err(Failure(e)) => eprintln!("{e}"),
         }
+        // The next change is likely near this one: bakes there go first and keep their light
+        // memos, and while we wait, the memos around it are warmed up (bakes from the cache
+        // carry none), so that its re-bake traces only what it reaches.
+        engine.focus_on_last_edit();
         builds += 1;
         if a.max_builds.is_some_and(|m| builds >= m) {
             break;
