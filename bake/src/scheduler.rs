@@ -21,14 +21,15 @@
 //! stage, urgent chunks first, then nearest first.
 //! [`Scheduler::submit_full`] queues full jobs only (headless tools need no preview).
 //!
-//! *Warm-up* ([`Scheduler::warm`], the editor's chunks around where the camera looks): once the
-//! pool has been idle for [`WARM_AFTER`], one general worker at a time bakes a preview of the next
-//! listed chunk that has no light memo and drops the result, so that the memo is there when an
-//! edit comes ([`crate::light::LightMemo`]: an edit's re-bake then traces only the luxels whose
-//! rays passed it). Cached bakes come with no memo: the first edit after an open traced every
-//! luxel of its ~27 chunks (5 s on `terrain(32,4,32)`, 2 cores), the next ones 0.75 s. Warm-ups
-//! deliver nothing, never start while a job waits or runs, and do not count as running; the
-//! snapshot is the newest one submitted (a memo of any snapshot is safe to start from).
+//! *Warm-up* ([`Scheduler::warm`]: the editor's chunks around where the view looks, `pmfc
+//! watch`'s around its last change): once the pool has been idle for [`WARM_AFTER`], one general
+//! worker at a time bakes a preview of the next listed chunk that has no light memo and drops the
+//! result, so that the memo is there when an edit comes ([`crate::light::LightMemo`]: an edit's
+//! re-bake then traces only the luxels whose rays passed it). Cached bakes come with no memo: the
+//! first edit after an open traced every luxel of its ~27 chunks (5 s on `terrain(32,4,32)`, 2
+//! cores), the next ones 0.75 s. Warm-ups deliver nothing, never start while a job waits or runs,
+//! and do not count as running; the snapshot is the newest one submitted (a memo of any snapshot
+//! is safe to start from).
 //!
 //! Supersession is per chunk: a newer request for a chunk replaces all of its pending jobs; a
 //! result computed from an older request than the chunk's latest is dropped (never delivered,
@@ -470,10 +471,10 @@ impl Drop for Scheduler {
     }
 }
 
-/// Distance from the focus, else the camera, to the chunk's center, for ordering (chunks of other
-/// levels last).
-fn distance(job: &Job, key: ChunkKey, camera: Option<(usize, DVec3)>) -> f64 {
-    let Some((level, pos)) = camera else { return 0.0 };
+/// Distance from `from` (the focus, else the camera) to the chunk's center, for ordering (chunks
+/// of other levels last).
+fn distance(job: &Job, key: ChunkKey, from: Option<(usize, DVec3)>) -> f64 {
+    let Some((level, pos)) = from else { return 0.0 };
     let Some(l) = job.snapshot.levels.get(key.0) else { return f64::INFINITY };
     if key.0 != level {
         return f64::INFINITY;
@@ -580,7 +581,7 @@ fn worker(
                     continue;
                 }
             };
-            let camera = st.focus.or(st.camera);
+            let from = st.focus.or(st.camera);
             let pending = &mut st.pending[stage.index()];
             // Urgent first, then nearest; ties in key order, so the order is deterministic.
             let key = *pending
@@ -588,7 +589,7 @@ fn worker(
                 .min_by(|a, b| {
                     b.1.urgent
                         .cmp(&a.1.urgent)
-                        .then(distance(a.1, *a.0, camera).total_cmp(&distance(b.1, *b.0, camera)))
+                        .then(distance(a.1, *a.0, from).total_cmp(&distance(b.1, *b.0, from)))
                         .then(a.0.cmp(b.0))
                 })
                 .map(|(k, _)| k)
