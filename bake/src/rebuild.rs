@@ -703,13 +703,15 @@ impl Rebuild {
         }
     }
 
-    /// Bakes near this point of level `level` (world space) go first.
+    /// Unless a focus was set ([`Self::set_focus`]): bakes near this point of level `level` (world
+    /// space) go first and the light memos nearest it are kept ([`Scheduler::set_camera`]).
     pub fn set_camera(&self, level: usize, position: DVec3) {
         self.scheduler.set_camera(level, position);
     }
 
-    /// The point of level `level` (world space) where the next edits are likely: the light memos
-    /// nearest it are the ones kept ([`Scheduler::set_focus`]; else the camera's).
+    /// The point of level `level` (world space) where the next edits are likely, from now on
+    /// whatever the camera: bakes nearest it go first and the light memos nearest it are the ones
+    /// kept ([`Scheduler::set_focus`]).
     pub fn set_focus(&self, level: usize, position: DVec3) {
         self.scheduler.set_focus(level, position);
     }
@@ -754,9 +756,12 @@ impl Rebuild {
     pub fn focus_on_last_edit(&self) -> Option<(usize, DVec3)> {
         let level = self.urgent.first()?.0;
         let frame = self.map.levels.get(level)?.frame();
-        let centres: Vec<DVec3> =
-            self.urgent.iter().filter(|k| k.0 == level).map(|&(_, c)| frame.chunk_center_world(c)).collect();
-        let centre = centres.iter().sum::<DVec3>() / centres.len() as f64;
+        let (sum, n) = self
+            .urgent
+            .iter()
+            .filter(|k| k.0 == level)
+            .fold((DVec3::ZERO, 0.0), |(sum, n), &(_, c)| (sum + frame.chunk_center_world(c), n + 1.0));
+        let centre = sum / n;
         self.set_focus(level, centre);
         self.warm_around(level, centre, WARM_RADIUS);
         Some((level, centre))

@@ -155,7 +155,6 @@ struct State {
     running: usize,
     /// Draft jobs running: no full job starts while one does (see `worker`).
     drafting: usize,
-    camera: Option<(usize, DVec3)>,
     shutdown: bool,
     /// Chunks to warm up, next first ([`Scheduler::warm`]).
     warm: std::collections::VecDeque<ChunkKey>,
@@ -167,9 +166,10 @@ struct State {
     warmed: usize,
     /// When the pool last became idle (`None`: it never ran a job).
     idle_since: Option<Instant>,
-    /// Where the next edits are likely, set apart from the camera ([`Scheduler::set_focus`]):
-    /// bakes go nearest it first and the light memos nearest it are kept.
-    focus: Option<(usize, DVec3)>,
+    /// A focus was set apart from the camera ([`Scheduler::set_focus`]). The point itself is the
+    /// light cache's ([`LightCache::focus`]): the one point both the bake order and the memos
+    /// kept follow.
+    focus_set: bool,
 }
 
 struct Shared {
@@ -393,12 +393,8 @@ impl Scheduler {
     /// (world space) go first, and the light memos of the chunks nearest it are the ones kept
     /// ([`LightCache::set_focus`]).
     pub fn set_camera(&self, level: usize, position: DVec3) {
-        let focus_set = {
-            let mut st = self.shared.lock();
-            st.camera = Some((level, position));
-            st.focus.is_some()
-        };
-        if !focus_set {
+        let st = self.shared.lock();
+        if !st.focus_set {
             self.light.set_focus(level, position);
         }
     }
@@ -410,7 +406,8 @@ impl Scheduler {
     /// beyond a corner of a terrain it looks at) records memos for every chunk between the two,
     /// each dropped again by a nearer one (a fifth more on a cold open of `terrain(32,4,32)`).
     pub fn set_focus(&self, level: usize, position: DVec3) {
-        self.shared.lock().focus = Some((level, position));
+        let mut st = self.shared.lock();
+        st.focus_set = true;
         self.light.set_focus(level, position);
     }
 
@@ -581,7 +578,7 @@ fn worker(
                     continue;
                 }
             };
-            let from = st.focus.or(st.camera);
+            let from = light.focus();
             let pending = &mut st.pending[stage.index()];
             // Urgent first, then nearest; ties in key order, so the order is deterministic.
             let key = *pending
